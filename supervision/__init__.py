@@ -1,0 +1,1 @@
+"""Supervisor trees, the worker supervisor, and the sans-IO lease state machines."""
