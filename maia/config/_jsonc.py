@@ -1,0 +1,148 @@
+"""A strict JSONC reader: JSON plus comments and trailing commas, nothing more.
+
+Why our own: json5 accepts far more than JSONC (unquoted keys, single quotes, hex numbers)
+and is slow. This reader is stdlib `json` for strings, with a small recursive-descent
+parser around it so that every error names its line and column, duplicate keys are refused,
+and NaN, Infinity and deep nesting never get through.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final
+
+MAX_DEPTH: Final = 64
+MAX_BYTES: Final = 1 << 20
+
+_NUMBER: Final = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
+_LITERALS: Final = (("true", True), ("false", False), ("null", None))
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+class JsoncError(ValueError):
+    """Malformed JSONC, with the 1-based line and column where reading stopped."""
+
+    def __init__(self, message: str, text: str, offset: int, source: str = "<jsonc>"):
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        super().__init__(f"{source}:{line}:{column}: {message}")
+        self.reason = message
+        self.line = line
+        self.column = column
+        self.source = source
+
+
+def loads_jsonc(text: str, source: str = "<jsonc>") -> Any:
+    """Parse JSONC text. Raises JsoncError naming line and column for any fault."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        raise JsoncError(f"larger than {MAX_BYTES} bytes", text, 0, source)
+    parser = _Parser(text, source)
+    value = parser.value(0)
+    parser.skip_blank()
+    if parser.pos != len(text):
+        parser.fail("unexpected text after the document")
+    return value
+
+
+class _Parser:
+    def __init__(self, text: str, source: str):
+        self.text = text
+        self.source = source
+        self.pos = 0
+
+    def fail(self, message: str, offset: int | None = None) -> None:
+        raise JsoncError(message, self.text, self.pos if offset is None else offset, self.source)
+
+    def skip_blank(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.pos < n:
+            char = text[self.pos]
+            if char in " \t\r\n":
+                self.pos += 1
+            elif text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                self.pos = n if end < 0 else end + 1
+            elif text.startswith("/*", self.pos):
+                end = text.find("*/", self.pos + 2)
+                if end < 0:
+                    self.fail("unterminated /* comment")
+                self.pos = end + 2
+            else:
+                return
+
+    def value(self, depth: int) -> Any:
+        if depth > MAX_DEPTH:
+            self.fail(f"nested deeper than {MAX_DEPTH}")
+        self.skip_blank()
+        if self.pos >= len(self.text):
+            self.fail("unexpected end of input")
+        char = self.text[self.pos]
+        if char == "{":
+            return self.obj(depth)
+        if char == "[":
+            return self.array(depth)
+        if char == '"':
+            return self.string()
+        for word, literal in _LITERALS:
+            if self.text.startswith(word, self.pos):
+                self.pos += len(word)
+                return literal
+        match = _NUMBER.match(self.text, self.pos)
+        if match is None:
+            self.fail(f"unexpected character {char!r}")
+            raise AssertionError  # unreachable: fail raises
+        self.pos = match.end()
+        if match.group(1) or match.group(2):
+            return float(match.group(0))
+        return int(match.group(0))
+
+    def string(self) -> str:
+        try:  # strict: raw control characters (a newline too) are refused inside strings
+            value, self.pos = _scanstring(self.text, self.pos + 1, True)
+        except json.JSONDecodeError as error:
+            self.fail(error.msg, error.pos)
+        return str(value)
+
+    def expect(self, char: str) -> None:
+        self.skip_blank()
+        if not self.text.startswith(char, self.pos):
+            self.fail(f"expected {char!r}")
+        self.pos += 1
+
+    def obj(self, depth: int) -> dict[str, Any]:
+        self.pos += 1
+        result: dict[str, Any] = {}
+        while True:
+            self.skip_blank()
+            if self.text.startswith("}", self.pos):
+                self.pos += 1
+                return result
+            if not self.text.startswith('"', self.pos):
+                self.fail("expected a quoted key or '}'")
+            key_at = self.pos
+            key = self.string()
+            if key in result:
+                self.fail(f"duplicate key {key!r}", key_at)
+            self.expect(":")
+            result[key] = self.value(depth + 1)
+            self.skip_blank()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+            elif not self.text.startswith("}", self.pos):
+                self.fail("expected ',' or '}'")
+
+    def array(self, depth: int) -> list[Any]:
+        self.pos += 1
+        result: list[Any] = []
+        while True:
+            self.skip_blank()
+            if self.text.startswith("]", self.pos):
+                self.pos += 1
+                return result
+            result.append(self.value(depth + 1))
+            self.skip_blank()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+            elif not self.text.startswith("]", self.pos):
+                self.fail("expected ',' or ']'")
