@@ -41,6 +41,7 @@ _CODES: tuple[ErrorCode, ...] = (
     ErrorCode("resource_not_found", 404, False, "{resource} {id} does not exist"),
     ErrorCode("revision_conflict", 409, False, "{resource} {id} is at revision {actual}"),
     ErrorCode("storage_conflict", 409, False, "the change conflicts with stored state"),
+    ErrorCode("storage_version_unsupported", 409, False, "schema {found} is newer than {known}"),
     ErrorCode("idempotency_conflict", 409, False, "command {commandId} was used with other input"),
     ErrorCode("invalid_state", 409, False, "{resource} {id} is {state}"),
     ErrorCode("turn_queue_full", 429, False, "session {sessionId} has {limit} pending turns"),
