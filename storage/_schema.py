@@ -1,0 +1,232 @@
+"""Migrations: numbered, forward-only, recorded in `PRAGMA user_version`.
+
+Migration N (1-based) is `MIGRATIONS[N - 1]`; a database at version V gets migrations V+1..
+in order, each in its own `BEGIN IMMEDIATE` transaction together with the new user_version,
+so a crash leaves it at a whole version. A database whose user_version is above what this
+code knows was written by a newer Maia: it is refused before anything is written (the version
+is read on a read-only connection first). Never edit a shipped migration; append a new one.
+
+Plain SQL rather than sqlite-utils' `Migrations`, which tracks applied migrations by name in a
+table of its own and has no notion of a newer database to refuse.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Final
+
+from maia.protocol import MaiaError
+
+_V1: Final = """
+CREATE TABLE node (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+    node_id TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+-- Named counters that only move forward (worker_epoch).
+CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO counters (name, value) VALUES ('worker_epoch', 0);
+-- Small facts about the store itself (oldest retained journal position).
+CREATE TABLE storage_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO storage_meta (key, value) VALUES ('oldest_retained_position', 1);
+
+CREATE TABLE projects (
+    project_id TEXT PRIMARY KEY,
+    project_key TEXT NOT NULL UNIQUE,
+    root TEXT NOT NULL UNIQUE,
+    name TEXT,
+    revision INTEGER NOT NULL DEFAULT 1,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL
+);
+
+CREATE TABLE sessions (
+    session_id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL REFERENCES projects (project_id),
+    executor TEXT NOT NULL,
+    title TEXT,
+    labels TEXT NOT NULL DEFAULT '{}',          -- JSON object of label -> value
+    cwd TEXT,
+    state TEXT NOT NULL,
+    activity TEXT NOT NULL DEFAULT 'stopped',
+    revision INTEGER NOT NULL DEFAULT 1,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    archived INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)),
+    archived_ms INTEGER,
+    archive_summary TEXT,
+    transcript_path TEXT,
+    latest_turn_id TEXT
+);
+CREATE INDEX sessions_by_project ON sessions (project_id, updated_ms);
+CREATE INDEX sessions_by_state ON sessions (state);
+
+CREATE TABLE turns (
+    turn_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    seq INTEGER NOT NULL,                       -- send order within the Session, from 1
+    state TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1,
+    text TEXT NOT NULL,
+    failure_reason TEXT,
+    created_ms INTEGER NOT NULL,
+    started_ms INTEGER,
+    finished_ms INTEGER,
+    UNIQUE (session_id, seq)
+);
+CREATE INDEX turns_by_state ON turns (state, session_id, seq);
+
+CREATE TABLE turn_items (
+    item_id TEXT PRIMARY KEY,
+    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
+    seq INTEGER NOT NULL,                       -- order within the turn, from 1
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    UNIQUE (turn_id, seq)
+);
+
+CREATE TABLE worker_attempts (
+    attempt_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    epoch INTEGER NOT NULL UNIQUE,              -- from counters.worker_epoch, never reused
+    node_epoch INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    pid INTEGER,
+    started_ms INTEGER NOT NULL,
+    ended_ms INTEGER,
+    end_reason TEXT
+);
+CREATE INDEX worker_attempts_by_session ON worker_attempts (session_id, epoch);
+
+-- The event journal. AUTOINCREMENT: a position is never handed out twice, even after pruning.
+CREATE TABLE events (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id TEXT NOT NULL UNIQUE,
+    event_type TEXT NOT NULL,
+    owner_type TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    owner_seq INTEGER NOT NULL,
+    aggregate_revision INTEGER,
+    project_id TEXT,
+    session_id TEXT,
+    actor_id TEXT,
+    causation_id TEXT,
+    correlation_id TEXT,
+    classification TEXT NOT NULL,
+    occurred_ms INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    UNIQUE (owner_id, owner_seq)
+);
+-- The last sequence of owners whose newest events were pruned, so sequences stay gap-free.
+CREATE TABLE pruned_owner_heads (
+    owner_id TEXT PRIMARY KEY,
+    last_seq INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- A receipt row is also the idempotency key (actor, operation, command) and its stored result.
+CREATE TABLE receipts (
+    receipt_id TEXT PRIMARY KEY,
+    actor_id TEXT NOT NULL,
+    operation_id TEXT NOT NULL,
+    command_id TEXT NOT NULL,
+    project_id TEXT,
+    input_digest TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    targets TEXT NOT NULL,
+    event_ids TEXT NOT NULL,
+    effect_ids TEXT NOT NULL,
+    evidence_digest TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    UNIQUE (actor_id, operation_id, command_id)
+);
+CREATE INDEX receipts_by_operation ON receipts (operation_id, created_ms);
+CREATE INDEX receipts_by_time ON receipts (created_ms);
+CREATE TABLE receipt_targets (
+    target_id TEXT NOT NULL,
+    receipt_id TEXT NOT NULL REFERENCES receipts (receipt_id) ON DELETE CASCADE,
+    PRIMARY KEY (target_id, receipt_id)
+) WITHOUT ROWID;
+
+CREATE TABLE previews (
+    preview_id TEXT PRIMARY KEY,
+    actor_id TEXT NOT NULL,
+    operation_id TEXT NOT NULL,
+    input_digest TEXT NOT NULL,
+    proof_hash TEXT NOT NULL,                   -- sha256 of the proof; the proof is never kept
+    targets TEXT NOT NULL,
+    node_epoch INTEGER NOT NULL,                -- expiry is judged on this epoch's clock only
+    expires_monotonic_ms INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL,                -- wall time, for people; decides nothing
+    created_ms INTEGER NOT NULL,
+    spent_ms INTEGER,
+    spent_command_id TEXT
+);
+CREATE INDEX previews_by_creation ON previews (created_ms);
+"""
+
+MIGRATIONS: Final[tuple[str, ...]] = (_V1,)
+SCHEMA_VERSION: Final = len(MIGRATIONS)
+
+
+def read_schema_version(path: Path) -> int | None:
+    """The user_version of the database at `path` read without writing, or None if absent."""
+    if not path.exists():
+        return None
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+    return int(version)
+
+
+def refuse_newer(version: int | None, path: Path) -> None:
+    """Raise `storage_version_unsupported` if `version` is newer than this code knows."""
+    if version is not None and version > SCHEMA_VERSION:
+        raise MaiaError(
+            "storage_version_unsupported",
+            f"the database {path} has schema version {version}, newer than this Maia's "
+            f"{SCHEMA_VERSION}; it was left untouched (use the newer Maia, or a backup)",
+            {"path": str(path), "found": version, "known": SCHEMA_VERSION},
+        )
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> int:
+    """Apply pending migrations on `conn` (autocommit mode); return the new version.
+
+    Raises `storage_version_unsupported` for a newer database (nothing written), and
+    sqlite3.Error if a migration fails (that migration rolled back, earlier ones kept).
+    """
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    refuse_newer(current, path)
+    for number in range(current + 1, SCHEMA_VERSION + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(MIGRATIONS[number - 1]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return SCHEMA_VERSION
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into complete statements (executescript would COMMIT)."""
+    statements: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        raise ValueError(f"incomplete statement in migration: {pending.strip()[:60]}")
+    return statements

@@ -1,0 +1,228 @@
+"""The storage actor: group commit, isolation of failures, bounds, shutdown, migrations."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+import trio
+
+import storage
+from maia.protocol import FakeClock, MaiaError
+
+
+def _insert_counter(name: str, value: int = 1) -> storage.WriteFn[str]:
+    def fn(conn: sqlite3.Connection) -> str:
+        conn.execute("INSERT INTO counters (name, value) VALUES (?, ?)", (name, value))
+        return name
+
+    return fn
+
+
+def _counters(path: Path) -> dict[str, int]:
+    with sqlite3.connect(path) as conn:
+        return dict(conn.execute("SELECT name, value FROM counters").fetchall())
+
+
+async def test_write_commits_and_read_sees_it(tmp_path: Path) -> None:
+    """A write's result comes back after commit and a read-only connection sees it."""
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        assert await store.write(_insert_counter("a", 7)) == "a"
+        value = await store.read(
+            lambda c: c.execute("SELECT value FROM counters WHERE name='a'").fetchone()[0]
+        )
+        assert value == 7
+    assert _counters(tmp_path / "m.db")["a"] == 7
+
+
+async def test_failing_request_in_a_batch_does_not_affect_the_others(tmp_path: Path) -> None:
+    """In one group-commit batch, a request that raises is rolled back alone; others commit."""
+    gate = threading.Event()
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        results: dict[str, object] = {}
+
+        def blocker(conn: sqlite3.Connection) -> None:
+            gate.wait(10)  # hold the writer so the next requests queue into one batch
+
+        def failing(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO counters (name, value) VALUES ('bad', 1)")
+            raise ValueError("this request fails")
+
+        async def call(name: str, fn: storage.WriteFn[object]) -> None:
+            try:
+                results[name] = await store.write(fn)
+            except ValueError as error:
+                results[name] = error
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(call, "blocker", blocker)
+                await trio.sleep(0.05)
+                nursery.start_soon(call, "one", _insert_counter("one"))
+                nursery.start_soon(call, "bad", failing)
+                nursery.start_soon(call, "two", _insert_counter("two"))
+                await trio.sleep(0.05)
+                gate.set()
+        assert results["one"] == "one"
+        assert results["two"] == "two"
+        assert isinstance(results["bad"], ValueError)
+        stats = store.statistics()
+        assert stats.max_batch_size == 3
+        assert stats.failed_requests == 1
+    counters = _counters(tmp_path / "m.db")
+    assert "one" in counters
+    assert "two" in counters
+    assert "bad" not in counters
+
+
+async def test_failed_commit_acknowledges_no_request_of_the_batch(tmp_path: Path) -> None:
+    """When COMMIT fails (a deferred foreign key), every request of the batch gets unavailable."""
+    gate = threading.Event()
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        errors: list[BaseException] = []
+
+        def dangling(conn: sqlite3.Connection) -> None:
+            conn.execute("PRAGMA defer_foreign_keys = ON")
+            conn.execute(
+                "INSERT INTO sessions (session_id, project_id, executor, state, created_ms,"
+                " updated_ms) VALUES ('session_x', 'project_missing', 'echo', 'idle', 0, 0)"
+            )
+
+        async def call(fn: storage.WriteFn[object]) -> None:
+            try:
+                await store.write(fn)
+            except MaiaError as error:
+                errors.append(error)
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(call, lambda c: gate.wait(10))
+                await trio.sleep(0.05)
+                nursery.start_soon(call, _insert_counter("good"))
+                nursery.start_soon(call, dangling)
+                await trio.sleep(0.05)
+                gate.set()
+        assert len(errors) == 2
+        assert {e.code for e in errors if isinstance(e, MaiaError)} == {"unavailable"}
+        assert store.statistics().failed_commits == 1
+        # The actor goes on: the next batch commits.
+        assert await store.write(_insert_counter("after")) == "after"
+    counters = _counters(tmp_path / "m.db")
+    assert "good" not in counters
+    assert "after" in counters
+
+
+async def test_newer_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    """A database whose user_version is above ours is refused with a clear error, unchanged."""
+    path = tmp_path / "m.db"
+    async with storage.open_storage(path, clock=FakeClock()):
+        pass
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {storage.SCHEMA_VERSION + 1}")
+    conn.close()
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(MaiaError) as caught:
+        async with storage.open_storage(path, clock=FakeClock()):
+            pass
+    assert caught.value.code == "storage_version_unsupported"
+    assert str(storage.SCHEMA_VERSION + 1) in caught.value.message
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+async def test_migrations_reach_the_schema_version_and_epochs_move(tmp_path: Path) -> None:
+    """A new file is migrated to SCHEMA_VERSION; the node epoch grows on each open."""
+    path = tmp_path / "m.db"
+    epochs = []
+    for _ in range(3):
+        async with storage.open_storage(path, clock=FakeClock()) as store:
+            epochs.append((store.node_id, store.node_epoch))
+    assert [e for _, e in epochs] == [1, 2, 3]
+    assert len({n for n, _ in epochs}) == 1
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == storage.SCHEMA_VERSION
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+async def test_worker_epochs_strictly_increase_across_restarts(tmp_path: Path) -> None:
+    """next_worker_epoch never repeats a committed value, even across reopen."""
+    path = tmp_path / "m.db"
+    seen: list[int] = []
+    for _ in range(2):
+        async with storage.open_storage(path, clock=FakeClock()) as store:
+            for _ in range(3):
+                seen.append(await store.write(storage.next_worker_epoch))
+    assert seen == sorted(set(seen))
+    assert seen[0] >= 1
+
+
+async def test_full_mailbox_waits_then_refuses_overloaded(tmp_path: Path) -> None:
+    """With the mailbox full past the admission bound, a write raises overloaded."""
+    gate = threading.Event()
+    async with storage.open_storage(
+        tmp_path / "m.db", clock=FakeClock(), mailbox_size=1, admission_timeout_s=0.1
+    ) as store:
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(store.write, lambda c: gate.wait(10))
+                await trio.sleep(0.05)
+                assert store.statistics().mailbox_depth == 1
+                with pytest.raises(MaiaError) as caught:
+                    await store.write(_insert_counter("late"))
+                assert caught.value.code == "overloaded"
+                assert caught.value.retryable
+                gate.set()
+    assert "late" not in _counters(tmp_path / "m.db")
+
+
+async def test_stopped_actor_fails_pending_and_new_requests(tmp_path: Path) -> None:
+    """A writer stuck past the close deadline fails its callers; later writes fail at once."""
+    gate = threading.Event()
+    codes: list[str] = []
+    try:
+        async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+
+            async def call(fn: storage.WriteFn[object]) -> None:
+                try:
+                    await store.write(fn)
+                except MaiaError as error:
+                    codes.append(error.code)
+
+            with trio.fail_after(10):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(call, lambda c: gate.wait(10))
+                    await trio.sleep(0.05)
+                    nursery.start_soon(call, _insert_counter("queued"))
+                    await trio.sleep(0.05)
+                    await store.aclose(timeout_s=0.1)
+            assert codes == ["unavailable", "unavailable"]
+            with pytest.raises(MaiaError) as caught:
+                await store.write(_insert_counter("after"))
+            assert caught.value.code == "unavailable"
+            with pytest.raises(MaiaError):
+                await store.read(lambda c: 1)
+            gate.set()
+    finally:
+        gate.set()
+
+
+async def test_backup_is_a_consistent_copy(tmp_path: Path) -> None:
+    """backup_to writes a complete, integrity-checked copy with every committed write."""
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        await store.write(_insert_counter("kept"))
+        await store.backup_to(tmp_path / "copy.db")
+    with sqlite3.connect(tmp_path / "copy.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
+    assert _counters(tmp_path / "copy.db")["kept"] == 1
+
+
+async def test_bad_settings_are_refused(tmp_path: Path) -> None:
+    """An unknown synchronous mode is refused before anything is created."""
+    with pytest.raises(ValueError, match="synchronous"):
+        async with storage.open_storage(tmp_path / "m.db", clock=FakeClock(), synchronous="FAST"):
+            pass
+    assert not (tmp_path / "m.db").exists()
