@@ -1,0 +1,209 @@
+"""The actor runtime: tell/ask, bounded mailbox, deadlines, refusals, crashes and stop."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+import trio.testing
+
+from actors import Actor, ActorState
+from maia.protocol import MaiaError
+
+
+class Recorder:
+    """A handler that records messages, answers doubled ints and refuses negative ones."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+        self.gate: trio.Event | None = None
+
+    async def __call__(self, message: int) -> int:
+        if self.gate is not None:
+            await self.gate.wait()
+        if message < 0:
+            raise MaiaError("invalid_request", "negative", {"detail": "negative"})
+        if message == 666:
+            raise RuntimeError("boom")
+        self.seen.append(message)
+        return message * 2
+
+
+async def test_tell_and_ask_in_order() -> None:
+    """Told and asked messages are handled once each, in send order, and ask gets the answer."""
+    rec = Recorder()
+    actor: Actor[int, int] = Actor("a", rec)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(actor.serve)
+        for i in range(100):
+            await actor.tell(i)
+        assert await actor.ask(7) == 14
+        assert rec.seen == [*range(100), 7]
+        stats = actor.statistics()
+        assert stats.processed == 101
+        assert stats.depth == 0
+        actor.close()
+    assert actor.state is ActorState.STOPPED
+
+
+async def test_refusal_goes_to_asker_and_actor_survives() -> None:
+    """A MaiaError from the handler reaches the asker; the actor keeps serving."""
+    actor: Actor[int, int] = Actor("a", Recorder())
+    async with trio.open_nursery() as nursery:
+        await nursery.start(actor.serve)
+        with pytest.raises(MaiaError) as info:
+            await actor.ask(-1)
+        assert info.value.code == "invalid_request"
+        assert await actor.ask(2) == 4
+        assert actor.statistics().failures == 1
+        actor.close()
+
+
+async def test_full_mailbox_waits_then_overloaded(autojump_clock: trio.testing.MockClock) -> None:
+    """A sender facing a full mailbox waits its bound, then gets `overloaded`; nothing dropped."""
+    rec = Recorder()
+    rec.gate = trio.Event()
+    actor: Actor[int, int] = Actor("a", rec, capacity=2, send_timeout=1.0)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(actor.serve)
+        await actor.tell(1)  # taken by the actor, blocked on the gate
+        await trio.testing.wait_all_tasks_blocked()
+        await actor.tell(2)
+        await actor.tell(3)
+        with pytest.raises(MaiaError) as info:
+            actor.tell_nowait(4)
+        assert info.value.code == "overloaded"
+        start = trio.current_time()
+        with pytest.raises(MaiaError) as info:
+            await actor.tell(4)
+        assert info.value.code == "overloaded"
+        assert trio.current_time() - start == pytest.approx(1.0)
+        rec.gate.set()
+        await actor.tell(5)  # space frees up once the actor drains
+        assert await actor.ask(6) == 12
+        assert rec.seen == [1, 2, 3, 5, 6]
+        actor.close()
+
+
+async def test_waiting_sender_gets_space(autojump_clock: trio.testing.MockClock) -> None:
+    """A sender parked on a full mailbox is admitted once the actor drains a batch."""
+    rec = Recorder()
+    rec.gate = trio.Event()
+    actor: Actor[int, int] = Actor("a", rec, capacity=1, send_timeout=10.0)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(actor.serve)
+        await actor.tell(1)
+        await trio.testing.wait_all_tasks_blocked()
+        await actor.tell(2)
+        nursery.start_soon(actor.tell, 3)
+        await trio.testing.wait_all_tasks_blocked()
+        assert actor.statistics().waiting_senders == 1
+        rec.gate.set()
+        assert await actor.ask(4) == 8
+        assert rec.seen == [1, 2, 3, 4]
+        actor.close()
+
+
+async def test_ask_deadline(autojump_clock: trio.testing.MockClock) -> None:
+    """An ask past its deadline fails `deadline_exceeded` at the deadline; the actor goes on."""
+    rec = Recorder()
+    rec.gate = trio.Event()
+    actor: Actor[int, int] = Actor("a", rec)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(actor.serve)
+        start = trio.current_time()
+        with pytest.raises(MaiaError) as info:
+            await actor.ask(1, within=2.5)
+        assert info.value.code == "deadline_exceeded"
+        assert trio.current_time() - start == pytest.approx(2.5)
+        rec.gate.set()
+        assert await actor.ask(3) == 6  # the late answer to 1 went nowhere, harmlessly
+        assert rec.seen == [1, 3]
+        actor.close()
+
+
+async def test_pending_asks_fail_when_stopped(autojump_clock: trio.testing.MockClock) -> None:
+    """Stopping an actor fails every pending ask with `unavailable`; later sends are refused."""
+    rec = Recorder()
+    rec.gate = trio.Event()
+    actor: Actor[int, int] = Actor("a", rec)
+    errors: list[str] = []
+
+    async def asker(value: int) -> None:
+        try:
+            await actor.ask(value, within=100)
+        except MaiaError as exc:
+            errors.append(exc.code)
+
+    async with trio.open_nursery() as outer, trio.open_nursery() as inner:
+        await inner.start(actor.serve)
+        for i in range(5):
+            outer.start_soon(asker, i)
+        await trio.testing.wait_all_tasks_blocked()
+        inner.cancel_scope.cancel()
+    assert errors == ["unavailable"] * 5
+    with pytest.raises(MaiaError) as info:
+        await actor.tell(9)
+    assert info.value.code == "unavailable"
+
+
+async def test_close_without_drain_fails_queued(autojump_clock: trio.testing.MockClock) -> None:
+    """`close(drain=False)` fails queued asks, counts queued tells as dropped, then stops."""
+    rec = Recorder()
+    rec.gate = trio.Event()
+    actor: Actor[int, int] = Actor("a", rec)
+    codes: list[str] = []
+
+    async def asker() -> None:
+        try:
+            await actor.ask(2)
+        except MaiaError as exc:
+            codes.append(exc.code)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(actor.serve)
+        await actor.tell(1)
+        await trio.testing.wait_all_tasks_blocked()
+        await actor.tell(3)
+        nursery.start_soon(asker)
+        await trio.testing.wait_all_tasks_blocked()
+        actor.close(drain=False)
+        rec.gate.set()
+        await actor.wait_stopped()
+    assert codes == ["unavailable"]
+    assert rec.seen == [1]
+    assert actor.statistics().dropped == 1
+
+
+async def test_close_with_drain_handles_queued() -> None:
+    """`close()` (drain) handles everything already queued before stopping."""
+    rec = Recorder()
+    actor: Actor[int, int] = Actor("a", rec)
+    async with trio.open_nursery() as nursery:
+        for i in range(10):
+            actor.tell_nowait(i)  # queued before the actor starts
+        await nursery.start(actor.serve)
+        actor.close()
+        await actor.wait_stopped()
+    assert rec.seen == list(range(10))
+
+
+async def test_crash_fails_asker_and_propagates() -> None:
+    """A non-MaiaError exception crashes the actor: the asker gets `unavailable`, the rest too."""
+    actor: Actor[int, int] = Actor("a", Recorder())
+    codes: list[str] = []
+
+    async def asker(value: int) -> None:
+        try:
+            await actor.ask(value)
+        except MaiaError as exc:
+            codes.append(exc.code)
+
+    with pytest.RaisesGroup(RuntimeError):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(asker, 666)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(asker, 1)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(actor.serve)
+    assert codes == ["unavailable", "unavailable"]
+    assert actor.statistics().failures == 1
