@@ -1,0 +1,17 @@
+"""The built registry of Maia's operations (checked at import: a bad op fails here)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ._ops_node import NODE_OPERATIONS
+from ._ops_records import RECORD_OPERATIONS
+from ._ops_session import SESSION_OPERATIONS
+from ._ops_turn import TURN_OPERATIONS
+from ._registry import Registry, build_registry
+
+# Bump when an op is removed or altered (the contract check refuses it otherwise).
+REGISTRY_VERSION: Final = "0.1.0"
+
+ALL_OPERATIONS: Final = NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS
+REGISTRY: Final[Registry] = build_registry(ALL_OPERATIONS)

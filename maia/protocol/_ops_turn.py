@@ -1,0 +1,227 @@
+"""Turn operations (spec: Turn queue operations): send queues, wait/show read, the queue
+lists, cancel takes the queued turn's own revision, interrupt stops a running turn.
+"""
+
+# ruff: noqa: RUF009  (field() returns attrs.field: a field definition, not a shared default)
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from ._common import (
+    TURN_STATES,
+    Delivery,
+    ItemKind,
+    Turn,
+    TurnState,
+    command_id_field,
+    count_field,
+    id_field,
+    mutation,
+    operation,
+    revision_field,
+    timestamp_field,
+)
+from ._fields import field
+from ._limits import (
+    INPUT_PREVIEW_MAX_BYTES,
+    MAX_ITEM_TEXT_LENGTH,
+    MAX_SESSION_PENDING_TURNS,
+    MAX_TURN_ITEMS,
+    MAX_TURN_TEXT_LENGTH,
+    WAIT_MILLISECONDS_MAX,
+)
+
+
+@attrs.frozen
+class TurnSendInput:
+    """Queue a prompt on a Session; its worker starts if none runs."""
+
+    command_id: str = command_id_field()
+    session_id: str = id_field("The Session.")
+    text: str = field(doc="The prompt.", min_length=1, max_length=MAX_TURN_TEXT_LENGTH)
+
+
+@attrs.frozen
+class TurnResult:
+    """A turn changed by a mutation, how the command was delivered and its receipt."""
+
+    delivery: Delivery = field(doc="new, or duplicate for a retried commandId.")
+    receipt_id: str = id_field("The command's receipt.")
+    turn: Turn = field(doc="The turn after the change.")
+
+
+@attrs.frozen
+class TurnSendOutput:
+    """The queued turn and its place: 0 is the running turn's place."""
+
+    delivery: Delivery = field(doc="new, or duplicate for a retried commandId.")
+    receipt_id: str = id_field("The command's receipt.")
+    turn: Turn = field(doc="The queued turn.")
+    position: int = count_field(
+        "Place in the Session's queue.", maximum=MAX_SESSION_PENDING_TURNS - 1
+    )
+
+
+@attrs.frozen
+class TurnWaitInput:
+    """Wait (at most 4 s a call) for a turn to reach one of the states (default: it ends)."""
+
+    turn_id: str = id_field("The turn.")
+    states: tuple[TurnState, ...] = field(
+        doc="States that satisfy the wait (default: completed, failed, interrupted).",
+        factory=tuple,
+        min_items=1,
+        max_items=len(TURN_STATES),
+    )
+    wait_milliseconds: int = field(
+        doc="How long to wait in this call.",
+        default=WAIT_MILLISECONDS_MAX,
+        minimum=0,
+        maximum=WAIT_MILLISECONDS_MAX,
+    )
+
+
+@attrs.frozen
+class TurnWaitOutput:
+    """Whether the wait was satisfied, and the turn as it is now."""
+
+    method: Literal["turn.wait"] = field(doc="Always turn.wait.")
+    satisfied: bool = field(doc="False when the wait ended first.")
+    turn: Turn = field(doc="The turn now.")
+
+
+@attrs.frozen
+class TurnRef:
+    """Names one turn."""
+
+    turn_id: str = id_field("The turn.")
+
+
+@attrs.frozen
+class TurnItem:
+    """One item a worker produced in a turn, with its text assembled from the deltas."""
+
+    item_id: str = id_field("The item.")
+    kind: ItemKind = field(doc="What the item is.")
+    state: Literal["started", "completed"] = field(doc="Open or finished.")
+    sequence: int = count_field("Order within the turn.")
+    text: str = field(doc="Assembled text.", max_length=MAX_ITEM_TEXT_LENGTH)
+    data: object = field(
+        doc="Kind-specific extension (namespaced keys).", default=None, opaque="item extension"
+    )
+
+
+@attrs.frozen
+class TurnShowOutput:
+    """A turn, its failure reason if any, and its items."""
+
+    turn: Turn = field(doc="The turn.")
+    items: tuple[TurnItem, ...] = field(doc="Its items in order.", max_items=MAX_TURN_ITEMS)
+    items_truncated: bool = field(doc="True when more items exist than are listed.", default=False)
+
+
+@attrs.frozen
+class SessionRefInput:
+    """Names one Session."""
+
+    session_id: str = id_field("The Session.")
+
+
+@attrs.frozen
+class QueueEntry:
+    """A pending turn: its place, its own revision and the start of its text."""
+
+    turn_id: str = id_field("The turn.")
+    state: TurnState = field(doc="queued, dispatching or running.")
+    position: int = count_field("0 for the active turn, then dispatch order.")
+    revision: int = revision_field("The turn's own revision (turn.cancel takes it).")
+    input_preview: str = field(
+        doc="Start of the prompt.", max_length=INPUT_PREVIEW_MAX_BYTES, length_unit="utf8-bytes"
+    )
+    created_at: str = timestamp_field("When it was sent.")
+
+
+@attrs.frozen
+class TurnQueueListOutput:
+    """The dispatching or running turn, then the queue in dispatch order."""
+
+    session_id: str = id_field("The Session.")
+    active_turn: QueueEntry | None = field(doc="The dispatching or running turn.")
+    queue: tuple[QueueEntry, ...] = field(
+        doc="Queued turns in dispatch order.", max_items=MAX_SESSION_PENDING_TURNS
+    )
+    limit: int = field(doc="Pending turns a Session may hold, the running one included.", minimum=1)
+
+
+@attrs.frozen
+class TurnCancelInput:
+    """Cancel a queued turn; it then reads failed with reason turn_rejected."""
+
+    command_id: str = command_id_field()
+    turn_id: str = id_field("The queued turn.")
+    expected_revision: int = revision_field("The turn's own revision (from turn.queue.list).")
+
+
+@attrs.frozen
+class TurnInterruptInput:
+    """Interrupt a running turn (interrupt frame, bounded)."""
+
+    command_id: str = command_id_field()
+    turn_id: str = id_field("The running turn.")
+    expected_revision: int | None = revision_field("The turn's own revision.", default=None)
+
+
+TURN_OPERATIONS = (
+    mutation(
+        operation_id="turn.send",
+        summary="Queue a prompt on a Session (at most 8 pending).",
+        input_type=TurnSendInput,
+        output_type=TurnSendOutput,
+        errors=("resource_not_found", "invalid_state", "turn_queue_full", "saturated"),
+        event_types=("turn.queued",),
+        effect_class="native-reconcilable",
+    ),
+    operation(
+        operation_id="turn.wait",
+        summary="Wait up to 4 s for a turn to end (or reach given states).",
+        input_type=TurnWaitInput,
+        output_type=TurnWaitOutput,
+        errors=("resource_not_found",),
+    ),
+    operation(
+        operation_id="turn.show",
+        summary="Show a turn, its failure reason and its items.",
+        input_type=TurnRef,
+        output_type=TurnShowOutput,
+        errors=("resource_not_found",),
+    ),
+    operation(
+        operation_id="turn.queue.list",
+        summary="The active turn and the queue of a Session.",
+        input_type=SessionRefInput,
+        output_type=TurnQueueListOutput,
+        errors=("resource_not_found",),
+    ),
+    mutation(
+        operation_id="turn.cancel",
+        summary="Cancel a queued turn by its own revision.",
+        input_type=TurnCancelInput,
+        output_type=TurnResult,
+        errors=("resource_not_found", "revision_conflict", "turn_not_queued"),
+        revision_fields=("expectedRevision",),
+        event_types=("turn.failed",),
+    ),
+    mutation(
+        operation_id="turn.interrupt",
+        summary="Interrupt a running turn.",
+        input_type=TurnInterruptInput,
+        output_type=TurnResult,
+        errors=("resource_not_found", "revision_conflict", "invalid_state"),
+        revision_fields=("expectedRevision",),
+        event_types=("turn.interrupted",),
+        effect_class="native-reconcilable",
+    ),
+)

@@ -1,0 +1,239 @@
+"""The operation registry: one frozen `OperationDescriptor` per op, checked when built.
+
+The descriptor carries every field of the spec's OperationDescriptorV1 plus what Maia needs
+beside it: the input and output schema classes, the typed error codes, the caller roles and
+the model/voice exposure policy. `build_registry` refuses the combinations the spec refuses
+(see `_refusals`), so a bad op fails at import, not at the first call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Final, Literal
+
+import attrs
+
+from ._digests import digest_json
+from ._errors import ERROR_CODES
+from ._shapes import class_plan
+
+PROTOCOL_VERSION: Final = "maia.protocol/v1alpha1"
+SCHEMA_BASE: Final = "urn:maia:schema:maia.protocol:v1alpha1"
+ERROR_SCHEMA_REF: Final = f"{SCHEMA_BASE}:error"
+CALLER_ROLES: Final = frozenset({"local-user", "session", "machine"})
+# Errors any op may answer (entry check, authority, the request deadline, the Node's health).
+COMMON_ERRORS: Final = (
+    "invalid_request",
+    "validation_failed",
+    "unauthenticated",
+    "role_denied",
+    "deadline_exceeded",
+    "unavailable",
+    "internal_error",
+    "command_not_implemented",
+)
+
+Stability = Literal["alpha", "beta", "stable", "deprecated"]
+Owner = Literal["protocol", "node", "swarm", "provider"]
+Surface = Literal["cli", "tui", "sdk", "model", "voice", "a2a"]
+Risk = Literal["read", "reversible", "consequential", "destructive"]
+Idempotency = Literal["none", "optional", "required"]
+Confirmation = Literal["none", "required"]
+EffectClass = Literal["none", "native-idempotent", "native-reconcilable", "external-uncertain"]
+StreamMode = Literal["snapshot", "events", "snapshot-then-events"]
+
+
+@attrs.frozen
+class StreamDescriptor:
+    """How a streaming op delivers: its mode and the schemas of its cursor and reset."""
+
+    mode: StreamMode
+    cursor_schema_ref: str
+    reset_schema_ref: str
+
+
+@attrs.frozen
+class ExposurePolicy:
+    """The explicit policy a model- or voice-exposed op needs (spec: Operation registry)."""
+
+    policy_ref: str
+    may_preview: bool = True
+    may_confirm: bool = False  # speech and model tools never issue or consume a confirmation
+
+
+def _schema_ref(which: str) -> Any:
+    return attrs.Factory(
+        lambda self: f"{SCHEMA_BASE}:operation:{self.operation_id}:{which}", takes_self=True
+    )
+
+
+@attrs.frozen(kw_only=True)
+class OperationDescriptor:
+    """One operation: OperationDescriptorV1's fields, its schema classes, errors and callers."""
+
+    operation_id: str
+    summary: str
+    input_type: type | None
+    output_type: type | None
+    since: str = "0.1.0"
+    stability: Stability = "alpha"
+    replacement_operation_id: str | None = None
+    owner: Owner = "node"
+    availability: tuple[Surface, ...] = ("cli", "tui", "sdk")
+    input_schema_ref: str = _schema_ref("input")
+    output_schema_ref: str = _schema_ref("output")
+    error_schema_ref: str = ERROR_SCHEMA_REF
+    risk: Risk = "read"
+    authorization_scope: str = "node.local"
+    revision_fields: tuple[str, ...] = ()
+    idempotency: Idempotency = "none"
+    confirmation: Confirmation = "none"
+    effect_class: EffectClass = "none"
+    event_types: tuple[str, ...] = ()
+    receipt: bool = False
+    stream: StreamDescriptor | None = None
+    redaction_policy_ref: str = "redaction:default"
+    errors: tuple[str, ...] = ()
+    callers: frozenset[str] = frozenset({"local-user"})
+    exposure: ExposurePolicy | None = None
+
+    @property
+    def is_mutation(self) -> bool:
+        return self.risk != "read"
+
+    def projection(self) -> dict[str, Any]:
+        """The descriptor's JSON projection (the spec's field names), without schemas."""
+        out: dict[str, Any] = {
+            "operationId": self.operation_id,
+            "since": self.since,
+            "stability": self.stability,
+            "owner": self.owner,
+            "availability": list(self.availability),
+            "inputSchemaRef": self.input_schema_ref,
+            "outputSchemaRef": self.output_schema_ref,
+            "errorSchemaRef": self.error_schema_ref,
+            "risk": self.risk,
+            "authorizationScope": self.authorization_scope,
+            "revisionFields": list(self.revision_fields),
+            "idempotency": self.idempotency,
+            "confirmation": self.confirmation,
+            "effectClass": self.effect_class,
+            "eventTypes": list(self.event_types),
+            "receipt": self.receipt,
+            "redactionPolicyRef": self.redaction_policy_ref,
+            "errors": list(self.errors),
+            "callers": sorted(self.callers),
+        }
+        if self.replacement_operation_id is not None:
+            out["replacementOperationId"] = self.replacement_operation_id
+        if self.stream is not None:
+            out["stream"] = {
+                "mode": self.stream.mode,
+                "cursorSchemaRef": self.stream.cursor_schema_ref,
+                "resetSchemaRef": self.stream.reset_schema_ref,
+            }
+        if self.exposure is not None:
+            out["exposure"] = {
+                "policyRef": self.exposure.policy_ref,
+                "mayPreview": self.exposure.may_preview,
+                "mayConfirm": self.exposure.may_confirm,
+            }
+        return out
+
+
+class RegistryError(ValueError):
+    """A registry the spec refuses (raised at build time: our bug, never a client's)."""
+
+
+def _refusals(op: OperationDescriptor) -> Iterator[str]:
+    name = op.operation_id
+    if op.input_type is None or op.output_type is None:
+        yield f"{name}: missing input or output schema"
+    else:
+        for cls in (op.input_type, op.output_type):
+            try:
+                class_plan(cls)
+            except TypeError as error:
+                yield f"{name}: schema {cls!r} is unusable: {error}"
+    if op.is_mutation and not op.receipt:
+        yield f"{name}: a mutation must record a receipt"
+    if op.risk in ("consequential", "destructive") and (
+        op.idempotency != "required" or op.confirmation != "required"
+    ):
+        yield f"{name}: a {op.risk} operation needs required idempotency and confirmation"
+    if op.idempotency == "required" and op.input_type is not None:
+        wires = {p.wire for p in class_plan(op.input_type)} if attrs.has(op.input_type) else set()
+        if "commandId" not in wires:
+            yield f"{name}: required idempotency needs a commandId input field"
+    if {"model", "voice"} & set(op.availability) and op.exposure is None:
+        yield f"{name}: model or voice exposure needs an explicit exposure policy"
+    if op.exposure is not None and op.exposure.may_confirm:
+        yield f"{name}: model and voice tools never confirm"
+    unknown = [code for code in op.errors if code not in ERROR_CODES]
+    if unknown:
+        yield f"{name}: unknown error codes {', '.join(unknown)}"
+    if not op.callers or not op.callers <= CALLER_ROLES:
+        yield f"{name}: callers must be a non-empty subset of {sorted(CALLER_ROLES)}"
+    if op.replacement_operation_id is not None and op.stability != "deprecated":
+        yield f"{name}: only a deprecated operation names a replacement"
+
+
+class Registry:
+    """The built, checked, immutable set of operations (iterate it for descriptors)."""
+
+    def __init__(self, operations: tuple[OperationDescriptor, ...], digest: str) -> None:
+        self._operations = operations
+        self._by_id = {op.operation_id: op for op in operations}
+        self.digest = digest
+
+    def get(self, operation_id: str) -> OperationDescriptor | None:
+        return self._by_id.get(operation_id)
+
+    def __iter__(self) -> Iterator[OperationDescriptor]:
+        return iter(self._operations)
+
+    def __len__(self) -> int:
+        return len(self._operations)
+
+    def __contains__(self, operation_id: object) -> bool:
+        return operation_id in self._by_id
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(op.operation_id for op in self._operations)
+
+
+def registry_projection(operations: Iterable[OperationDescriptor]) -> dict[str, Any]:
+    """The canonical projection the registry digest covers: descriptors and their schemas."""
+    from ._documents import operation_schema  # documents import this module
+
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "operations": [
+            {
+                **op.projection(),
+                "inputSchema": operation_schema(op, "input"),
+                "outputSchema": operation_schema(op, "result"),
+            }
+            for op in sorted(operations, key=lambda op: op.operation_id)
+        ],
+    }
+
+
+def build_registry(operations: Iterable[OperationDescriptor]) -> Registry:
+    """Check every op and build the registry.
+
+    Raises RegistryError listing every refusal: duplicate IDs, missing or unusable schemas,
+    a mutation without a receipt, a consequential op without required idempotency and
+    confirmation, model/voice exposure without a policy, unknown error codes, bad callers.
+    """
+    ops = tuple(sorted(operations, key=lambda op: op.operation_id))
+    problems: list[str] = []
+    seen: set[str] = set()
+    for op in ops:
+        if op.operation_id in seen:
+            problems.append(f"{op.operation_id}: duplicate operation ID")
+        seen.add(op.operation_id)
+        problems.extend(_refusals(op))
+    if problems:
+        raise RegistryError("; ".join(problems))
+    return Registry(ops, digest_json(registry_projection(ops)))
