@@ -4,3 +4,15 @@ per-aggregate actors: Session, Routine, Webhook and MachineAssignment."""
 from ._actor import Actor as Actor
 from ._actor import ActorState as ActorState
 from ._actor import ActorStatistics as ActorStatistics
+from ._lifecycles import SESSION_TABLE as SESSION_TABLE
+from ._lifecycles import TABLES as TABLES
+from ._lifecycles import TURN_TABLE as TURN_TABLE
+from ._lifecycles import SessionEvent as SessionEvent
+from ._lifecycles import SessionState as SessionState
+from ._lifecycles import TurnEvent as TurnEvent
+from ._lifecycles import TurnState as TurnState
+from ._table import Guard as Guard
+from ._table import TableError as TableError
+from ._table import Transition as Transition
+from ._table import TransitionTable as TransitionTable
+from ._table import row as row
