@@ -1,0 +1,22 @@
+"""The Python SDK of the Maia Node (anyio + wsproto: runs under trio and under asyncio).
+
+    async with open_client() as client:
+        status = await client.node.status()
+
+Methods are a projection of the operation registry; failures are `MaiaError` with a code
+from the closed set.
+"""
+
+from maia.protocol import MaiaError as MaiaError
+
+from ._client import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
+from ._client import MaiaClient as MaiaClient
+from ._client import open_client as open_client
+from ._discovery import NODE_ENV as NODE_ENV
+from ._discovery import Discovery as Discovery
+from ._discovery import find_live_node as find_live_node
+from ._discovery import read_discovery as read_discovery
+from ._locate import Endpoint as Endpoint
+from ._locate import locate_node as locate_node
+from ._projection import OPERATION_TREE as OPERATION_TREE
+from ._transport import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES

@@ -1,0 +1,113 @@
+"""The SDK's methods, projected from the operation registry (never a hand-written list).
+
+Every registered op becomes a method under its dotted ID: `client.node.status()`,
+`client.session.create(title=...)`, `client.turn.queue.list(session_id=...)`. A method takes
+either an instance of the op's input class, or keyword arguments that build one (Python
+names), checks it locally, sends its JSON form, and decodes the answer into the op's output
+class. `client.call(op_id, ...)` is the same by name.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from maia.protocol import PROTOCOL_VERSION, REGISTRY, MaiaError, OperationDescriptor, check, to_json
+
+
+def hello_params() -> dict[str, Any]:
+    """The params of this SDK's `node.hello`: its protocol version and registry digest."""
+    return {"protocol": PROTOCOL_VERSION, "registryDigest": REGISTRY.digest}
+
+
+def descriptor_of(op_id: str) -> OperationDescriptor:
+    """Raises `MaiaError(unknown_method)` for an op this SDK does not know."""
+    descriptor = REGISTRY.get(op_id)
+    if descriptor is None:
+        raise MaiaError("unknown_method", f"no operation named {op_id}", {"method": op_id})
+    return descriptor
+
+
+def encode_params(
+    descriptor: OperationDescriptor, params: Any, fields: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The wire params for `descriptor` from an input instance, a wire dict, or fields.
+
+    Raises `MaiaError(validation_failed)` when they do not make a valid input.
+    """
+    input_type = descriptor.input_type
+    if params is not None and fields:
+        raise MaiaError(
+            "validation_failed",
+            "params: pass an input object or keyword fields, not both",
+            {"path": "params"},
+        )
+    if params is None:
+        if input_type is None or not attrs.has(input_type):
+            return dict(fields)
+        try:
+            params = input_type(**fields)
+        except TypeError as error:
+            raise MaiaError("validation_failed", f"params: {error}", {"path": "params"}) from error
+    if isinstance(params, Mapping):
+        wire = dict(params)
+    elif input_type is not None and isinstance(params, input_type):
+        wire = to_json(params)
+    else:
+        raise MaiaError(
+            "validation_failed",
+            f"params: expected {getattr(input_type, '__name__', 'a mapping')}",
+            {"path": "params"},
+        )
+    if input_type is not None and attrs.has(input_type):
+        check(input_type, wire)  # refuse locally what the Node would refuse
+    return wire
+
+
+def decode_result(descriptor: OperationDescriptor, result: Any) -> Any:
+    """The op's output instance. Raises `MaiaError(validation_failed)` on a foreign shape."""
+    output_type = descriptor.output_type
+    if output_type is None or not attrs.has(output_type):
+        return result
+    return check(output_type, result)
+
+
+def _tree() -> dict[str, Any]:
+    root: dict[str, Any] = {}
+    for descriptor in REGISTRY:
+        node = root
+        for part in descriptor.operation_id.split("."):
+            node = node.setdefault(part, {})
+        node[""] = descriptor.operation_id
+    return root
+
+
+OPERATION_TREE: dict[str, Any] = _tree()
+
+
+class Namespace:
+    """A dotted prefix of op IDs; calling it calls the op of that exact ID."""
+
+    def __init__(self, client: Any, node: dict[str, Any], prefix: str) -> None:
+        self._client = client
+        self._node = node
+        self._prefix = prefix
+
+    def __getattr__(self, name: str) -> Namespace:
+        key = name[:-1] if name.endswith("_") and keyword.iskeyword(name[:-1]) else name
+        child = self._node.get(key)
+        if child is None or key == "":
+            raise AttributeError(f"no operation under {self._prefix}.{name}")
+        return Namespace(self._client, child, f"{self._prefix}.{key}")
+
+    def __dir__(self) -> list[str]:
+        return [name for name in self._node if name]
+
+    async def __call__(self, params: Any = None, /, **fields: Any) -> Any:
+        op_id = self._node.get("")
+        if op_id is None:
+            raise MaiaError("unknown_method", f"no operation named {self._prefix}", {})
+        return await self._client.call(op_id, params, **fields)

@@ -1,0 +1,206 @@
+"""A WebSocket client connection on anyio + wsproto: runs under trio and under asyncio.
+
+wsproto is sans-IO (bytes in, events out); this module is the thin loop that moves bytes
+between it and an anyio TCP stream. Messages are reassembled under a size bound; a peer
+that sends more is closed with 1009. A refused upgrade becomes a `MaiaError` carrying the
+Node's typed error from the HTTP body.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.abc
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import (
+    AcceptConnection,
+    BytesMessage,
+    CloseConnection,
+    Event,
+    Ping,
+    RejectConnection,
+    RejectData,
+    Request,
+    TextMessage,
+)
+
+from maia.protocol import ERROR_CODES, MaiaError
+
+MAX_MESSAGE_BYTES = 1024 * 1024
+_READ_CHUNK = 65536
+_MAX_REJECT_BODY = 64 * 1024
+
+
+def error_from_wire(value: Any) -> MaiaError:
+    """A `MaiaError` from the wire's error object (an unknown code becomes internal_error)."""
+    if not isinstance(value, dict):
+        return MaiaError("internal_error", "the Node sent a malformed error", {"error": value})
+    code, message = value.get("code"), value.get("message")
+    raw_details = value.get("details")
+    details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
+    if not isinstance(code, str) or code not in ERROR_CODES:
+        return MaiaError("internal_error", str(message), {**details, "nodeCode": code})
+    return MaiaError(code, str(message), details)
+
+
+def split_url(url: str) -> tuple[str, int, str]:
+    """(host, port, path) of a `ws://` URL. Raises `MaiaError(configuration_invalid)`."""
+    parts = urlsplit(url)
+    if parts.scheme != "ws" or not parts.hostname or parts.port is None:
+        raise MaiaError(
+            "configuration_invalid",
+            f"configuration is invalid: the Node URL {url!r} must look like "
+            "ws://127.0.0.1:PORT/api/v1",
+            {"url": url},
+        )
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return host, parts.port, parts.path or "/"
+
+
+class WebSocket:
+    """One open client connection. Use `open_websocket`, then `send`/`receive`/`aclose`."""
+
+    def __init__(self, stream: anyio.abc.ByteStream, ws: WSConnection) -> None:
+        self._stream = stream
+        self._ws = ws
+        self._send_lock = anyio.Lock()
+        self._parts: list[Any] = []
+        self._size = 0
+        self._pending: list[Event] = []
+        self.close_code: int | None = None
+        self.close_reason: str = ""
+
+    async def send(self, text: str) -> None:
+        """Send one text message. Raises `anyio.BrokenResourceError`/`ClosedResourceError`."""
+        async with self._send_lock:
+            await self._stream.send(self._ws.send(TextMessage(data=text)))
+
+    async def receive(self) -> str | bytes | None:
+        """The next whole message, or None once the connection is closed."""
+        while True:
+            while self._pending:
+                message = await self._on_event(self._pending.pop(0))
+                if message is not None:
+                    return message
+            if self.close_code is not None:
+                return None
+            try:
+                data = await self._stream.receive(_READ_CHUNK)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self.close_code = self.close_code or 1006
+                return None
+            self._ws.receive_data(data)
+            self._pending.extend(self._ws.events())
+
+    async def _on_event(self, event: Event) -> str | bytes | None:
+        if isinstance(event, TextMessage | BytesMessage):
+            self._size += len(event.data)
+            if self._size > MAX_MESSAGE_BYTES:
+                await self._close(1009, "frame_too_large")
+                return None
+            self._parts.append(event.data)
+            if not event.message_finished:
+                return None
+            parts, self._parts, self._size = self._parts, [], 0
+            if isinstance(event, TextMessage):
+                return "".join(str(part) for part in parts)
+            return b"".join(bytes(part) for part in parts)
+        if isinstance(event, Ping):
+            async with self._send_lock:
+                await self._stream.send(self._ws.send(event.response()))
+        elif isinstance(event, CloseConnection):
+            self.close_code, self.close_reason = event.code, event.reason or ""
+            try:
+                async with self._send_lock:
+                    await self._stream.send(self._ws.send(event.response()))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+        return None
+
+    async def _close(self, code: int, reason: str) -> None:
+        self.close_code, self.close_reason = code, reason
+        try:
+            async with self._send_lock:
+                await self._stream.send(self._ws.send(CloseConnection(code=code, reason=reason)))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+
+    async def aclose(self) -> None:
+        """Say goodbye (bounded) and close the TCP stream."""
+        with anyio.move_on_after(1, shield=True):
+            if self.close_code is None:
+                await self._close(1000, "bye")
+        await self._stream.aclose()
+
+
+async def open_websocket(
+    url: str, *, headers: list[tuple[bytes, bytes]], timeout_s: float = 5.0
+) -> WebSocket:
+    """Connect and upgrade.
+
+    Raises `MaiaError`: unavailable (nothing listens, or the timeout), or the Node's typed
+    refusal (unauthenticated, invalid_request, ...) when it declines the upgrade.
+    """
+    host, port, path = split_url(url)
+    try:
+        with anyio.fail_after(timeout_s):
+            stream = await anyio.connect_tcp(host.strip("[]"), port)
+    except (OSError, TimeoutError) as error:
+        raise MaiaError(
+            "unavailable",
+            f"node at {url} is unavailable: {error}",
+            {"target": "node", "url": url},
+        ) from error
+    ws = WSConnection(ConnectionType.CLIENT)
+    try:
+        with anyio.fail_after(timeout_s):
+            await stream.send(
+                ws.send(Request(host=f"{host}:{port}", target=path, extra_headers=headers))
+            )
+            return await _await_accept(stream, ws, url)
+    except BaseException as error:
+        await anyio.aclose_forcefully(stream)
+        if isinstance(error, TimeoutError):
+            raise MaiaError(
+                "unavailable", f"node at {url} did not answer the upgrade", {"url": url}
+            ) from error
+        raise
+
+
+async def _await_accept(stream: anyio.abc.ByteStream, ws: WSConnection, url: str) -> WebSocket:
+    status, body = 0, b""
+    while True:
+        try:
+            data = await stream.receive(_READ_CHUNK)
+        except (anyio.EndOfStream, anyio.BrokenResourceError) as error:
+            if status:
+                break
+            raise MaiaError(
+                "unavailable", f"node at {url} closed during the upgrade", {"url": url}
+            ) from error
+        ws.receive_data(data)
+        for event in ws.events():
+            if isinstance(event, AcceptConnection):
+                return WebSocket(stream, ws)
+            if isinstance(event, RejectConnection):
+                status = event.status_code
+                if not event.has_body:
+                    _refused(status, body, url)
+            elif isinstance(event, RejectData):
+                body += event.data
+                if event.body_finished or len(body) > _MAX_REJECT_BODY:
+                    _refused(status, body, url)
+    _refused(status, body, url)
+
+
+def _refused(status: int, body: bytes, url: str) -> NoReturn:
+    try:
+        error = json.loads(body)["error"]
+    except (ValueError, KeyError, TypeError):
+        raise MaiaError(
+            "unavailable", f"node at {url} refused the connection: HTTP {status}", {"url": url}
+        ) from None
+    raise error_from_wire(error)

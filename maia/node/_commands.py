@@ -1,0 +1,191 @@
+"""`maia node start|status|stop` as a click group (also `python -m maia.node ...`).
+
+`start` runs the Node in the foreground until SIGTERM/SIGINT; `start --detach` starts it
+as a new session leader with its output in `<home>/node.log` and returns once the Node has
+written its discovery file (it listens by then), or fails with the log's last lines.
+`status` asks the running Node over the API (the SDK); `stop` sends SIGTERM to the pid in
+the discovery file and waits, bounded, until the process is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import trio
+
+from maia.client import open_client
+from maia.client._discovery import find_live_node, process_start_time, read_discovery
+from maia.protocol import MaiaError
+
+from ._home import NodeHome
+from ._service import NodeConfig, NodeRunning, NodeStartError, run_node
+
+READY_TIMEOUT_S = 30.0
+STOP_WAIT_S = 30.0
+
+home_option = click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The Node's home folder (default: $MAIA_HOME or ~/.maia).",
+)
+
+
+@click.group("node")
+def node_group() -> None:
+    """Start, inspect and stop the local Maia Node."""
+
+
+@node_group.command("start")
+@click.option("--detach", is_flag=True, help="Run in the background; return once it is ready.")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="API port (0: a free one).")
+@home_option
+def start_command(detach: bool, port: int, home: Path | None) -> None:
+    """Run the Node (in the foreground unless --detach)."""
+    node_home = NodeHome.resolve(home)
+    if detach:
+        sys.exit(_start_detached(node_home, port))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+
+    def ready(running: NodeRunning) -> None:
+        click.echo(f"Maia Node {running.node_id} (pid {running.pid}) listening on {running.url}")
+
+    try:
+        trio.run(lambda: run_node(NodeConfig(node_home, port), on_ready=ready))
+    except NodeStartError as error:
+        click.echo(f"maia node: {error}", err=True)
+        sys.exit(1)
+    click.echo("Maia Node stopped")
+
+
+def _start_detached(home: NodeHome, port: int) -> int:
+    try:
+        home.ensure()
+    except MaiaError as error:
+        click.echo(f"maia node: {error.message}", err=True)
+        return 1
+    try:
+        running = find_live_node(home.root)
+    except MaiaError:
+        pass  # nothing live: go on (the child takes the lock, so a race still has one winner)
+    else:
+        click.echo(
+            f"maia node: a Maia Node already runs on {home.root}: pid {running.pid} at "
+            f"{running.url}",
+            err=True,
+        )
+        return 1
+    command = [sys.executable, "-m", "maia.node", "start", "--home", str(home.root)]
+    command += ["--port", str(port)]
+    log_fd = os.open(home.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(log_fd, 0o600)
+        child = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(log_fd)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            click.echo(f"maia node: the Node exited with status {child.returncode}", err=True)
+            click.echo(_log_tail(home.log_path), err=True)
+            return 1
+        record = read_discovery(home.discovery_path)
+        if record is not None and record.pid == child.pid and record.is_live():
+            click.echo(f"Maia Node (pid {record.pid}) listening on {record.url}")
+            return 0
+        time.sleep(0.05)
+    click.echo(f"maia node: not ready within {READY_TIMEOUT_S:.0f} s; stopping it", err=True)
+    child.terminate()
+    return 1
+
+
+def _log_tail(path: Path, lines: int = 10) -> str:
+    try:
+        with path.open("rb") as file:
+            file.seek(max(0, path.stat().st_size - 8192))
+            text = file.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+@node_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+@home_option
+def status_command(as_json: bool, home: Path | None) -> None:
+    """Show the running Node's identity, uptime, storage and load."""
+
+    async def fetch() -> Any:
+        async with open_client(home=NodeHome.resolve(home).root) as client:
+            return await client.request("node.status")
+
+    try:
+        status = trio.run(fetch)
+    except MaiaError as error:
+        if as_json:
+            click.echo(json.dumps({"ok": False, "error": error.to_wire()}))
+        else:
+            click.echo(f"maia node: {error.message}", err=True)
+        sys.exit(1)
+    if as_json:
+        click.echo(json.dumps(status, sort_keys=True))
+        return
+    click.echo(_human_status(status))
+
+
+def _human_status(status: dict[str, Any]) -> str:
+    sessions = ", ".join(f"{k} {v}" for k, v in sorted(status["sessionsByState"].items()))
+    return "\n".join(
+        [
+            f"node      {status['nodeId']} (epoch {status['epoch']}, version {status['version']})",
+            f"uptime    {status['uptimeMs'] / 1000:.1f} s (since {status['startedAt']})",
+            f"storage   {status['storage']['integrity']} "
+            f"(schema {status['storage']['schemaVersion']})",
+            f"sessions  {sessions or 'none'}",
+            f"workers   {status['liveWorkers']} live, {status['queuedTurns']} turns queued",
+            f"protocol  {status['protocol']} ({status['registryDigest']})",
+        ]
+    )
+
+
+@node_group.command("stop")
+@click.option("--timeout", type=click.FloatRange(1, 600), default=STOP_WAIT_S, show_default=True)
+@home_option
+def stop_command(timeout: float, home: Path | None) -> None:
+    """Stop the running Node gracefully (SIGTERM, then wait until it has exited)."""
+    node_home = NodeHome.resolve(home)
+    try:
+        record = find_live_node(node_home.root)
+    except MaiaError as error:
+        click.echo(f"maia node: {error.message}")
+        return
+    try:
+        os.kill(record.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        click.echo("Maia Node already stopped")
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        started = process_start_time(record.pid)
+        if started is None or abs(started - record.start_time) > 0.05:
+            click.echo(f"Maia Node (pid {record.pid}) stopped")
+            return
+        time.sleep(0.05)
+    click.echo(f"maia node: pid {record.pid} did not stop within {timeout:.0f} s", err=True)
+    sys.exit(1)

@@ -1,0 +1,144 @@
+"""From a parsed request to a response: schema check, caller check, deadline, handler.
+
+Handlers are registered by operation ID, one line each:
+
+    @HANDLERS.handler("node.status")
+    async def node_status(call: Call, params: NodeStatusInput) -> NodeStatusOutput: ...
+
+Registering a handler for an ID the registry does not know raises at import time, and
+`Dispatcher` checks the table against its registry again when it is built, so a typo can
+never ship. A registered op with no handler answers `command_not_implemented`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol, TypeVar
+
+import attrs
+import trio
+
+from maia.protocol import MaiaError
+
+from ._ops import REGISTRY, OperationDescriptor, decode_input, encode_output
+
+LOCAL_USER_ROLE = "local-user"
+DEFAULT_DEADLINE_S = 5.0
+
+log = logging.getLogger("maia.node")
+
+
+@attrs.frozen
+class Call:
+    """What a handler knows about the call it serves: the caller and the Node's services."""
+
+    role: str
+    method: str
+    connection_id: int
+    services: Any  # the Node's service bundle (`_service.NodeServices`), typed there
+
+
+Handler = Callable[[Call, Any], Awaitable[Any]]
+H = TypeVar("H", bound=Handler)
+
+
+class _Registry(Protocol):
+    def get(self, op_id: str, /) -> OperationDescriptor | None: ...
+
+
+class HandlerTable:
+    """Handlers keyed by operation ID; refuses IDs its registry does not know."""
+
+    def __init__(self, registry: _Registry = REGISTRY) -> None:
+        self._registry = registry
+        self._handlers: dict[str, Handler] = {}
+
+    def handler(self, op_id: str) -> Callable[[H], H]:
+        """Decorator registering the handler of `op_id`.
+
+        Raises `LookupError` for an ID the registry does not know, `ValueError` for a second
+        handler of the same ID.
+        """
+        if self._registry.get(op_id) is None:
+            raise LookupError(f"no registered operation {op_id!r}: cannot serve it")
+        if op_id in self._handlers:
+            raise ValueError(f"{op_id!r} already has a handler")
+
+        def register(function: H) -> H:
+            self._handlers[op_id] = function
+            return function
+
+        return register
+
+    def get(self, op_id: str) -> Handler | None:
+        return self._handlers.get(op_id)
+
+    def op_ids(self) -> Iterable[str]:
+        return tuple(self._handlers)
+
+
+HANDLERS = HandlerTable()
+
+
+class Dispatcher:
+    """Runs one request to its JSON-safe result, or raises `MaiaError`."""
+
+    def __init__(
+        self,
+        handlers: HandlerTable,
+        *,
+        registry: _Registry = REGISTRY,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+    ) -> None:
+        for op_id in handlers.op_ids():
+            if registry.get(op_id) is None:
+                raise LookupError(f"handler for {op_id!r}, which the registry does not know")
+        self._handlers = handlers
+        self._registry = registry
+        self._deadline_s = deadline_s
+
+    async def dispatch(self, call: Call, params: dict[str, Any]) -> Any:
+        """The encoded result of `call.method` with `params`.
+
+        Raises `MaiaError`: unknown_method, validation_failed (naming the field),
+        role_denied, command_not_implemented, deadline_exceeded, internal_error, or what
+        the handler raised.
+        """
+        descriptor = self._registry.get(call.method)
+        if descriptor is None:
+            raise MaiaError(
+                "unknown_method", f"no operation named {call.method}", {"method": call.method}
+            )
+        if call.role not in descriptor.callers:
+            raise MaiaError(
+                "role_denied",
+                f"{call.role} may not call {call.method}",
+                {"role": call.role, "method": call.method},
+            )
+        value = decode_input(descriptor, params)
+        handler = self._handlers.get(call.method)
+        if handler is None:
+            raise MaiaError(
+                "command_not_implemented",
+                f"{call.method} is registered but not served",
+                {"method": call.method},
+            )
+        with trio.move_on_after(self._deadline_s) as scope:
+            try:
+                result = await handler(call, value)
+            except MaiaError:
+                raise
+            except Exception as error:
+                log.exception("handler of %s failed", call.method)
+                raise MaiaError(
+                    "internal_error", "an internal error occurred", {"method": call.method}
+                ) from error
+        if scope.cancelled_caught:
+            raise MaiaError(
+                "deadline_exceeded",
+                f"{call.method} did not finish within {math.floor(self._deadline_s * 1000)} ms",
+                {"method": call.method, "ms": math.floor(self._deadline_s * 1000)},
+            )
+        return encode_output(descriptor, result)

@@ -1,0 +1,191 @@
+"""The API server: trio-websocket on 127.0.0.1, one task per connection, requests in parallel.
+
+Each connection must open with `node.hello`; until the hello succeeds, frames are handled
+one at a time, so a pipelined request after the hello sees it done. After it, each request
+runs in its own task (at most `MAX_IN_FLIGHT` per connection; beyond that `overloaded`),
+and answers go out as they finish, matched by `id`.
+
+Bad frames get typed error answers and the connection stays open. The one exception is a
+frame over `MAX_FRAME_BYTES`: reading it whole would defeat the bound, so trio-websocket
+closes the connection with code 1009 (message too big) and the reason names
+`frame_too_large`; the SDK turns that close into `MaiaError("frame_too_large")`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+from typing import Any
+
+import attrs
+import trio
+from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
+
+from maia.protocol import MaiaError
+
+from ._dispatch import LOCAL_USER_ROLE, Call, Dispatcher
+from ._gate import check_upgrade
+from ._wire import MAX_FRAME_BYTES, Request, encode_error, encode_result, parse_request
+
+MAX_IN_FLIGHT = 32
+HELLO = "node.hello"
+log = logging.getLogger("maia.node")
+
+
+@attrs.frozen
+class ApiStatistics:
+    connections: int
+    accepted: int
+    refused: int
+    requests: int
+
+
+class ApiServer:
+    """Serves `/api/v1`. Start with `await nursery.start(server.serve, port)`."""
+
+    def __init__(self, dispatcher: Dispatcher, services: Any, *, token: str) -> None:
+        self._dispatcher = dispatcher
+        self._services = services
+        self._token = token
+        self._port = 0
+        self._ids = itertools.count(1)
+        self._open = 0
+        self._accepted = 0
+        self._refused = 0
+        self._requests = 0
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    def statistics(self) -> ApiStatistics:
+        return ApiStatistics(self._open, self._accepted, self._refused, self._requests)
+
+    async def serve(self, port: int = 0, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """Listen on 127.0.0.1:`port` (0: a free port) until cancelled; reports the port."""
+        async with trio.open_nursery() as nursery:
+            server = await nursery.start(
+                lambda task_status: serve_websocket(
+                    self._handle,
+                    "127.0.0.1",
+                    port,
+                    None,
+                    max_message_size=MAX_FRAME_BYTES,
+                    connect_timeout=10,
+                    disconnect_timeout=2,
+                    task_status=task_status,
+                )
+            )
+            self._port = server.port
+            task_status.started(self._port)
+
+    async def _handle(self, request: WebSocketRequest) -> None:
+        # trio-websocket has no public accessor for the Host that wsproto lifted out.
+        host: str | None = getattr(getattr(request, "_event", None), "host", None)
+        refusal = check_upgrade(
+            request.path, host, request.headers, token=self._token, port=self._port
+        )
+        if refusal is not None:
+            self._refused += 1
+            await request.reject(
+                refusal.status,
+                extra_headers=[(b"Content-Type", b"application/json"), *refusal.headers],
+                body=refusal.body(),
+            )
+            return
+        socket = await request.accept()
+        self._accepted += 1
+        self._open += 1
+        try:
+            await _Connection(self, socket, next(self._ids)).serve()
+        finally:
+            self._open -= 1
+
+
+class _Connection:
+    def __init__(self, server: ApiServer, socket: WebSocketConnection, number: int) -> None:
+        self._server = server
+        self._socket = socket
+        self._number = number
+        self._greeted = False
+        self._in_flight = 0
+
+    async def serve(self) -> None:
+        async with trio.open_nursery() as nursery:
+            try:
+                while True:
+                    frame = await self._socket.get_message()
+                    await self._on_frame(frame, nursery)
+            except ConnectionClosed:
+                pass
+            finally:
+                nursery.cancel_scope.cancel()
+
+    async def _on_frame(self, frame: str | bytes, nursery: trio.Nursery) -> None:
+        self._server._requests += 1
+        try:
+            request = parse_request(frame)
+        except MaiaError as error:
+            await self._send(encode_error(error.details.get("id"), error))
+            return
+        if not self._greeted:
+            if request.method != HELLO:
+                await self._send(
+                    encode_error(
+                        request.id,
+                        MaiaError(
+                            "hello_required",
+                            "the first request must be node.hello",
+                            {"method": request.method},
+                        ),
+                    )
+                )
+                return
+            self._greeted = await self._run(request)
+            return
+        if self._in_flight >= MAX_IN_FLIGHT:
+            overloaded = MaiaError(
+                "overloaded",
+                f"connection is overloaded: {MAX_IN_FLIGHT} requests in flight",
+                {"target": "connection", "limit": MAX_IN_FLIGHT},
+            )
+            await self._send(encode_error(request.id, overloaded))
+            return
+        self._in_flight += 1
+        nursery.start_soon(self._run_counted, request)
+
+    async def _run_counted(self, request: Request) -> None:
+        try:
+            await self._run(request)
+        finally:
+            self._in_flight -= 1
+
+    async def _run(self, request: Request) -> bool:
+        call = Call(
+            role=LOCAL_USER_ROLE,
+            method=request.method,
+            connection_id=self._number,
+            services=self._server._services,
+        )
+        try:
+            result = await self._server._dispatcher.dispatch(call, request.params)
+            frame = encode_result(request.id, result)
+        except MaiaError as error:
+            await self._send(encode_error(request.id, error))
+            return False
+        if len(frame) > MAX_FRAME_BYTES:
+            too_large = MaiaError(
+                "frame_too_large",
+                f"the answer to {request.method} exceeds {MAX_FRAME_BYTES} bytes",
+                {"limit": MAX_FRAME_BYTES},
+            )
+            await self._send(encode_error(request.id, too_large))
+            return False
+        await self._send(frame)
+        return True
+
+    async def _send(self, frame: str) -> None:
+        # A peer that left has nowhere to receive its pending answers.
+        with contextlib.suppress(ConnectionClosed):
+            await self._socket.send_message(frame)
