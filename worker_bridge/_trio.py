@@ -1,0 +1,65 @@
+"""The thin trio adapter: a `Connection` over a pair of byte streams (a worker's pipes).
+
+A short loop around the sans-IO core, nothing more: reads feed `receive_data`, frames come
+out of `next_event`, `send` writes under a lock so concurrent senders never interleave lines.
+Only this module (and the supervisor above it) touches trio; workers do not import it.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from ._connection import Connection
+from ._frames import Frame
+from ._wire import Signal
+
+READ_SIZE = 65536
+
+
+class TrioFrameStream:
+    """Typed frames over trio streams. `receive` returns None once the peer has closed."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        send_stream: trio.abc.SendStream,
+        receive_stream: trio.abc.ReceiveStream,
+    ) -> None:
+        self.connection = connection
+        self._send_stream = send_stream
+        self._receive_stream = receive_stream
+        self._send_lock = trio.Lock()
+
+    async def send(self, frame: Frame) -> None:
+        """Encode and write one frame. Raises `LocalProtocolError`, or trio's stream errors
+        (`BrokenResourceError`, `ClosedResourceError`) when the peer is gone."""
+        async with self._send_lock:
+            await self._send_stream.send_all(self.connection.send(frame))
+
+    async def send_ack(self) -> None:
+        """Acknowledge every event received so far, if any awaits it."""
+        async with self._send_lock:
+            line = self.connection.ack()
+            if line is not None:
+                await self._send_stream.send_all(line)
+
+    async def receive(self) -> Frame | None:
+        """The next frame, or None at end of stream. Raises `RemoteProtocolError`."""
+        while True:
+            event = self.connection.next_event()
+            if event is Signal.NEED_DATA:
+                try:
+                    data = await self._receive_stream.receive_some(READ_SIZE)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    data = b""
+                self.connection.receive_data(bytes(data))
+            elif event is Signal.PEER_CLOSED:
+                return None
+            else:
+                assert not isinstance(event, Signal)
+                return event
+
+    async def aclose(self) -> None:
+        """Close our writing end (the peer sees end of stream)."""
+        async with self._send_lock:
+            await self._send_stream.aclose()

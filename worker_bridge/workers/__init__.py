@@ -1,0 +1,1 @@
+"""Reference workers: `echo` (for tests and benchmarks) and `exec` (any command as a worker)."""
