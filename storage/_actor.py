@@ -34,6 +34,7 @@ import trio
 
 from maia.protocol import Clock, MaiaError
 
+from ._cursors import CursorSigner, load_or_create_node_key
 from ._node import NodeIdentity, open_node_identity
 from ._readers import ReaderPool
 from ._schema import migrate, read_schema_version, refuse_newer
@@ -89,8 +90,11 @@ class Storage:
         admission_timeout_s: float,
         max_batch: int,
         readers: int,
+        key_path: Path,
     ) -> None:
         self.path = path
+        self._key_path = key_path
+        self._cursors: CursorSigner | None = None
         self.clock = clock
         self.identity: NodeIdentity | None = None
         self._synchronous = synchronous
@@ -128,6 +132,12 @@ class Storage:
     def node_epoch(self) -> int:
         assert self.identity is not None
         return self.identity.epoch
+
+    @property
+    def cursors(self) -> CursorSigner:
+        """Signs and opens this Node run's cursors (key from the 0600 node key file)."""
+        assert self._cursors is not None
+        return self._cursors
 
     @property
     def closed(self) -> bool:
@@ -291,6 +301,12 @@ class Storage:
             conn.execute("PRAGMA busy_timeout = 5000")
             migrate(conn, self.path)
             self.identity = open_node_identity(conn, self.clock.wall_ms())
+            self._cursors = CursorSigner(
+                load_or_create_node_key(self._key_path),
+                node_id=self.identity.node_id,
+                node_epoch=self.identity.epoch,
+                clock=self.clock,
+            )
         except BaseException:
             conn.close()
             raise
@@ -394,12 +410,14 @@ async def open_storage(
     max_batch: int = 512,
     readers: int = 2,
     open_timeout_s: float = 120.0,
+    key_path: Path | None = None,
 ) -> AsyncIterator[Storage]:
     """Open (creating and migrating as needed) the database at `path` and run its actor.
 
     Each open increments the node epoch. Raises `storage_version_unsupported` for a database
-    from a newer Maia (left untouched), ValueError for a bad setting, sqlite3.Error if the
-    file cannot be opened or migrated.
+    from a newer Maia (left untouched), `configuration_invalid` for a node key others can
+    read, ValueError for a bad setting, sqlite3.Error if the file cannot be opened or
+    migrated. The node key defaults to `<db dir>/secrets/node.key`.
     """
     mode = synchronous.upper()
     if mode not in SYNCHRONOUS_MODES:
@@ -414,6 +432,7 @@ async def open_storage(
         admission_timeout_s=admission_timeout_s,
         max_batch=max_batch,
         readers=readers,
+        key_path=key_path or path.parent / "secrets" / "node.key",
     )
     await store._start(open_timeout_s)
     try:

@@ -1,0 +1,190 @@
+"""Idempotent mutations: run once per `(actorId, operationId, commandId)`, leave a receipt.
+
+`run_mutation` is called inside a `Storage.write` fn, so the duplicate check, the preview
+proof consumption, the mutation itself (state rows and events) and the receipt with its key
+all commit in one transaction or not at all. The writer runs requests one after another, so
+two concurrent requests with the same key cannot both execute: the second sees the first's
+receipt (same batch or a later one) and replays it.
+
+A mutation that raises leaves nothing behind (its savepoint rolls back), so a retry with the
+same commandId runs again; only applied mutations are remembered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable
+from typing import Any, Literal
+
+import attrs
+import orjson
+
+from maia.protocol import Clock, MaiaError, new_id
+
+from ._previews import consume_preview
+from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
+
+Delivery = Literal["new", "duplicate"]
+
+
+@attrs.frozen
+class MutationKey:
+    """The idempotency key of a mutation."""
+
+    actor_id: str
+    operation_id: str
+    command_id: str
+
+
+@attrs.frozen
+class Confirmation:
+    """The preview a consequential mutation must spend, as the confirm request carried it."""
+
+    preview_id: str | None
+    proof: str | None
+
+
+@attrs.frozen
+class Applied:
+    """What a mutation body reports: its result (JSON values) and what the receipt records."""
+
+    result: Any
+    targets: tuple[ReceiptTarget, ...] = ()
+    event_ids: tuple[str, ...] = ()
+    effect_ids: tuple[str, ...] = ()
+    project_id: str | None = None
+    outcome: Outcome = "applied"
+
+
+@attrs.frozen
+class MutationResult:
+    """The answer to a mutation: `delivery` says whether it ran now or was replayed."""
+
+    delivery: Delivery
+    result: Any
+    receipt: Receipt
+
+
+def run_mutation(
+    conn: sqlite3.Connection,
+    *,
+    key: MutationKey,
+    input_digest: str,
+    now_ms: int,
+    apply: Callable[[sqlite3.Connection], Applied],
+    confirmation: Confirmation | None = None,
+    clock: Clock | None = None,
+    node_epoch: int | None = None,
+) -> MutationResult:
+    """Run `apply` once for `key`, or replay the stored result of an earlier run.
+
+    Same key and same `input_digest` → the stored result with delivery "duplicate", without
+    calling `apply` (even after the preview's proof expired). Same key, other digest →
+    `idempotency_conflict`. With `confirmation`, its preview is spent first (needs `clock` and
+    `node_epoch`); its refusals (`confirmation_required`, `preview_expired`, `proof_spent`,
+    `preview_mismatch`) and anything `apply` raises propagate and record nothing.
+    """
+    stored = find_receipt(
+        conn, actor_id=key.actor_id, operation_id=key.operation_id, command_id=key.command_id
+    )
+    if stored is not None:
+        if stored.normalized_input_digest != input_digest:
+            raise MaiaError(
+                "idempotency_conflict",
+                f"command {key.command_id} was used for {key.operation_id} with other input",
+                {"commandId": key.command_id, "operationId": key.operation_id},
+            )
+        return MutationResult("duplicate", stored.result, stored)
+    if confirmation is not None:
+        if clock is None or node_epoch is None:
+            raise ValueError("a confirmed mutation needs the clock and the node epoch")
+        consume_preview(
+            conn,
+            preview_id=confirmation.preview_id,
+            proof=confirmation.proof,
+            actor_id=key.actor_id,
+            operation_id=key.operation_id,
+            input_digest=input_digest,
+            command_id=key.command_id,
+            clock=clock,
+            node_epoch=node_epoch,
+        )
+    applied = apply(conn)
+    receipt = _write_receipt(conn, key, input_digest, now_ms, applied)
+    # The round-tripped result, so a first answer and its duplicates are the same values.
+    return MutationResult("new", receipt.result, receipt)
+
+
+def _write_receipt(
+    conn: sqlite3.Connection, key: MutationKey, input_digest: str, now_ms: int, applied: Applied
+) -> Receipt:
+    receipt_id = new_id("receipt")
+    targets = [t.to_wire() for t in applied.targets]
+    result_json = orjson.dumps(applied.result)
+    targets_json = orjson.dumps(targets)
+    events_json = orjson.dumps(list(applied.event_ids))
+    effects_json = orjson.dumps(list(applied.effect_ids))
+    # The evidence digest binds what the mutation did: sorted-key compact JSON (orjson) of the
+    # receipt's facts and the result. Cheaper than RFC 8785 and only ever recomputed here.
+    evidence = orjson.dumps(
+        {
+            "commandId": key.command_id,
+            "operationId": key.operation_id,
+            "actorId": key.actor_id,
+            "normalizedInputDigest": input_digest,
+            "outcome": applied.outcome,
+            "targets": targets,
+            "eventIds": applied.event_ids,
+            "effectIds": applied.effect_ids,
+            "result": applied.result,
+        },
+        option=orjson.OPT_SORT_KEYS,
+    )
+    evidence_digest = "sha256:" + hashlib.sha256(evidence).hexdigest()
+    sequence = conn.execute(
+        "INSERT INTO receipts (receipt_id, actor_id, operation_id, command_id, project_id,"
+        " input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,"
+        " created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid",
+        (
+            receipt_id,
+            key.actor_id,
+            key.operation_id,
+            key.command_id,
+            applied.project_id,
+            input_digest,
+            applied.outcome,
+            targets_json,
+            events_json,
+            effects_json,
+            evidence_digest,
+            result_json,
+            now_ms,
+        ),
+    ).fetchone()[0]
+    if len(applied.targets) == 1:
+        conn.execute(
+            "INSERT OR IGNORE INTO receipt_targets (target_id, receipt_id) VALUES (?, ?)",
+            (applied.targets[0].target_id, receipt_id),
+        )
+    elif applied.targets:
+        conn.executemany(
+            "INSERT OR IGNORE INTO receipt_targets (target_id, receipt_id) VALUES (?, ?)",
+            [(t.target_id, receipt_id) for t in applied.targets],
+        )
+    return Receipt(
+        receipt_id=receipt_id,
+        command_id=key.command_id,
+        operation_id=key.operation_id,
+        actor_id=key.actor_id,
+        project_id=applied.project_id,
+        normalized_input_digest=input_digest,
+        outcome=applied.outcome,
+        targets=applied.targets,
+        event_ids=applied.event_ids,
+        effect_ids=applied.effect_ids,
+        evidence_digest=evidence_digest,
+        created_ms=now_ms,
+        result=orjson.loads(result_json),
+        sequence=sequence,
+    )

@@ -1,0 +1,198 @@
+"""Receipts (the spec's OperationReceiptV1): what each mutation did, kept at least 30 days.
+
+A receipt row is also the mutation's idempotency key — `(actorId, operationId, commandId)` is
+unique — and holds the stored result a duplicate replays, so key, receipt and result are one
+write that commits or vanishes with the mutation. Targets are also indexed in
+`receipt_targets` so a list by target does not scan.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, Final, Literal
+
+import attrs
+import orjson
+
+from maia.protocol import MaiaError, format_timestamp_ms
+
+RECEIPT_SCHEMA_VERSION: Final = "maia.receipt.v1"
+MIN_RECEIPT_RETENTION_MS: Final = 30 * 24 * 3600 * 1000
+Outcome = Literal["applied", "rejected", "reconciled", "outcome-unknown"]
+
+_COLUMNS: Final = (
+    "receipt_id, command_id, operation_id, actor_id, project_id, input_digest, outcome,"
+    " targets, event_ids, effect_ids, evidence_digest, created_ms, result, rowid"
+)
+
+
+@attrs.frozen
+class ReceiptTarget:
+    """One aggregate a mutation touched, with its revision before and after."""
+
+    target_type: str
+    target_id: str
+    disposition: str  # created, updated, deleted, unchanged, ...
+    prior_revision: int | None = None
+    result_revision: int | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"targetType": self.target_type, "targetId": self.target_id}
+        if self.prior_revision is not None:
+            wire["priorRevision"] = self.prior_revision
+        if self.result_revision is not None:
+            wire["resultRevision"] = self.result_revision
+        wire["disposition"] = self.disposition
+        return wire
+
+    @classmethod
+    def from_wire(cls, wire: dict[str, Any]) -> ReceiptTarget:
+        return cls(
+            wire["targetType"],
+            wire["targetId"],
+            wire["disposition"],
+            wire.get("priorRevision"),
+            wire.get("resultRevision"),
+        )
+
+
+@attrs.frozen
+class Receipt:
+    """A stored receipt and the result its mutation returned."""
+
+    receipt_id: str
+    command_id: str
+    operation_id: str
+    actor_id: str
+    project_id: str | None
+    normalized_input_digest: str
+    outcome: str
+    targets: tuple[ReceiptTarget, ...]
+    event_ids: tuple[str, ...]
+    effect_ids: tuple[str, ...]
+    evidence_digest: str
+    created_ms: int
+    result: Any
+    sequence: int  # insertion order, for paging
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Receipt:
+        return cls(
+            receipt_id=row[0],
+            command_id=row[1],
+            operation_id=row[2],
+            actor_id=row[3],
+            project_id=row[4],
+            normalized_input_digest=row[5],
+            outcome=row[6],
+            targets=tuple(ReceiptTarget.from_wire(t) for t in orjson.loads(row[7])),
+            event_ids=tuple(orjson.loads(row[8])),
+            effect_ids=tuple(orjson.loads(row[9])),
+            evidence_digest=row[10],
+            created_ms=row[11],
+            result=orjson.loads(row[12]),
+            sequence=row[13],
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The OperationReceiptV1 object."""
+        wire: dict[str, Any] = {
+            "schemaVersion": RECEIPT_SCHEMA_VERSION,
+            "receiptId": self.receipt_id,
+            "commandId": self.command_id,
+            "operationId": self.operation_id,
+            "actorId": self.actor_id,
+        }
+        if self.project_id is not None:
+            wire["projectId"] = self.project_id
+        wire.update(
+            normalizedInputDigest=self.normalized_input_digest,
+            outcome=self.outcome,
+            targets=[t.to_wire() for t in self.targets],
+            eventIds=list(self.event_ids),
+            effectIds=list(self.effect_ids),
+            evidenceDigest=self.evidence_digest,
+            createdAt=format_timestamp_ms(self.created_ms),
+        )
+        return wire
+
+
+def get_receipt(conn: sqlite3.Connection, receipt_id: str) -> Receipt:
+    """The receipt `receipt_id`; raises `resource_not_found`."""
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM receipts WHERE receipt_id = ?", (receipt_id,)
+    ).fetchone()
+    if row is None:
+        raise MaiaError(
+            "resource_not_found",
+            f"receipt {receipt_id} does not exist",
+            {"resource": "receipt", "id": receipt_id},
+        )
+    return Receipt.from_row(row)
+
+
+def find_receipt(
+    conn: sqlite3.Connection, *, actor_id: str, operation_id: str, command_id: str
+) -> Receipt | None:
+    """The receipt stored under an idempotency key, if any."""
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM receipts"
+        " WHERE actor_id = ? AND operation_id = ? AND command_id = ?",
+        (actor_id, operation_id, command_id),
+    ).fetchone()
+    return None if row is None else Receipt.from_row(row)
+
+
+def list_receipts(
+    conn: sqlite3.Connection,
+    *,
+    operation_id: str | None = None,
+    target_id: str | None = None,
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+    after_sequence: int = 0,
+    limit: int = 50,
+) -> tuple[Receipt, ...]:
+    """Receipts in insertion order after `after_sequence`, filtered; at most `limit` (1-500).
+
+    Time filters are inclusive of `since_ms` and exclusive of `until_ms`. Raises
+    `validation_failed` for a bad limit.
+    """
+    if not 1 <= limit <= 500:
+        raise MaiaError("validation_failed", "limit: must be 1-500", {"path": "limit"})
+    sql = f"SELECT {_COLUMNS} FROM receipts WHERE rowid > ?"
+    args: list[Any] = [after_sequence]
+    if operation_id is not None:
+        sql += " AND operation_id = ?"
+        args.append(operation_id)
+    if target_id is not None:
+        sql += " AND receipt_id IN (SELECT receipt_id FROM receipt_targets WHERE target_id = ?)"
+        args.append(target_id)
+    if since_ms is not None:
+        sql += " AND created_ms >= ?"
+        args.append(since_ms)
+    if until_ms is not None:
+        sql += " AND created_ms < ?"
+        args.append(until_ms)
+    sql += " ORDER BY rowid LIMIT ?"
+    args.append(limit)
+    return tuple(Receipt.from_row(row) for row in conn.execute(sql, args))
+
+
+def prune_receipts(
+    conn: sqlite3.Connection, *, now_ms: int, retain_ms: int = MIN_RECEIPT_RETENTION_MS
+) -> int:
+    """Delete receipts (and so their idempotency keys) older than `retain_ms`; return count.
+
+    Raises ValueError for a retention under 30 days: keys must outlive every retry.
+    """
+    if retain_ms < MIN_RECEIPT_RETENTION_MS:
+        raise ValueError("receipts and idempotency keys are kept at least 30 days")
+    cutoff = now_ms - retain_ms
+    conn.execute(
+        "DELETE FROM receipt_targets WHERE receipt_id IN"
+        " (SELECT receipt_id FROM receipts WHERE created_ms < ?)",
+        (cutoff,),
+    )
+    return int(conn.execute("DELETE FROM receipts WHERE created_ms < ?", (cutoff,)).rowcount)

@@ -1,0 +1,215 @@
+"""Thin helpers over the first slice's tables: projects, sessions, turns, turn items, attempts.
+
+Rows are frozen attrs classes built by `from_row`; inserts take a row object. They own no
+rules: states, transitions and limits belong to the actors above, which call these inside a
+`Storage.write` fn (with `append_event` and `run_mutation`) and change revisioned rows through
+`compare_and_set`. Times are epoch milliseconds from the injected clock; JSON columns hold
+orjson text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+import orjson
+
+from maia.protocol import MaiaError
+
+
+def _missing(resource: str, row_id: str) -> MaiaError:
+    return MaiaError(
+        "resource_not_found",
+        f"{resource} {row_id} does not exist",
+        {"resource": resource, "id": row_id},
+    )
+
+
+def _insert(conn: sqlite3.Connection, table: str, values: Mapping[str, Any]) -> None:
+    names = ", ".join(values)
+    marks = ", ".join("?" * len(values))
+    conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", tuple(values.values()))
+
+
+@attrs.frozen
+class ProjectRow:
+    project_id: str
+    project_key: str
+    root: str
+    name: str | None
+    revision: int
+    created_ms: int
+    updated_ms: int
+
+
+@attrs.frozen
+class SessionRow:
+    session_id: str
+    project_id: str
+    executor: str
+    title: str | None
+    labels: Mapping[str, str]
+    cwd: str | None
+    state: str
+    activity: str
+    revision: int
+    created_ms: int
+    updated_ms: int
+    archived: bool
+    archived_ms: int | None
+    archive_summary: str | None
+    transcript_path: str | None
+    latest_turn_id: str | None
+
+
+@attrs.frozen
+class TurnRow:
+    turn_id: str
+    session_id: str
+    seq: int
+    state: str
+    revision: int
+    text: str
+    failure_reason: str | None
+    created_ms: int
+    started_ms: int | None
+    finished_ms: int | None
+
+
+@attrs.frozen
+class TurnItemRow:
+    item_id: str
+    turn_id: str
+    seq: int
+    kind: str
+    text: str
+    state: str
+    created_ms: int
+    updated_ms: int
+
+
+@attrs.frozen
+class WorkerAttemptRow:
+    attempt_id: str
+    session_id: str
+    epoch: int
+    node_epoch: int
+    state: str
+    pid: int | None
+    started_ms: int
+    ended_ms: int | None
+    end_reason: str | None
+
+
+_FIELDS: Final = {
+    cls: tuple(f.name for f in attrs.fields(cls))
+    for cls in (ProjectRow, SessionRow, TurnRow, TurnItemRow, WorkerAttemptRow)
+}
+
+
+def _to_values(row: Any) -> dict[str, Any]:
+    values = attrs.asdict(row, recurse=False)
+    if isinstance(row, SessionRow):
+        values["labels"] = orjson.dumps(dict(row.labels)).decode()
+        values["archived"] = int(row.archived)
+    return values
+
+
+def _from(cls: type[Any], row: Sequence[Any]) -> Any:
+    values = dict(zip(_FIELDS[cls], row, strict=True))
+    if cls is SessionRow:
+        values["labels"] = orjson.loads(values["labels"])
+        values["archived"] = bool(values["archived"])
+    return cls(**values)
+
+
+def _select(cls: type[Any], table: str, key: str) -> str:
+    return f"SELECT {', '.join(_FIELDS[cls])} FROM {table} WHERE {key} = ?"
+
+
+def insert_project(conn: sqlite3.Connection, row: ProjectRow) -> None:
+    """Insert a project; raises sqlite3.IntegrityError for a duplicate id, key or root."""
+    _insert(conn, "projects", _to_values(row))
+
+
+def get_project(conn: sqlite3.Connection, project_id: str) -> ProjectRow:
+    """Raises `resource_not_found`."""
+    found = conn.execute(_select(ProjectRow, "projects", "project_id"), (project_id,)).fetchone()
+    if found is None:
+        raise _missing("project", project_id)
+    result: ProjectRow = _from(ProjectRow, found)
+    return result
+
+
+def insert_session(conn: sqlite3.Connection, row: SessionRow) -> None:
+    """Insert a Session; raises sqlite3.IntegrityError for an unknown project or duplicate id."""
+    _insert(conn, "sessions", _to_values(row))
+
+
+def get_session(conn: sqlite3.Connection, session_id: str) -> SessionRow:
+    """Raises `resource_not_found`."""
+    found = conn.execute(_select(SessionRow, "sessions", "session_id"), (session_id,)).fetchone()
+    if found is None:
+        raise _missing("session", session_id)
+    result: SessionRow = _from(SessionRow, found)
+    return result
+
+
+def next_turn_seq(conn: sqlite3.Connection, session_id: str) -> int:
+    """The send-order number the Session's next turn gets (1 for the first)."""
+    row = conn.execute("SELECT max(seq) FROM turns WHERE session_id = ?", (session_id,)).fetchone()
+    return int(row[0] or 0) + 1
+
+
+def insert_turn(conn: sqlite3.Connection, row: TurnRow) -> None:
+    """Insert a turn; raises sqlite3.IntegrityError for a duplicate (session, seq)."""
+    _insert(conn, "turns", _to_values(row))
+
+
+def get_turn(conn: sqlite3.Connection, turn_id: str) -> TurnRow:
+    """Raises `resource_not_found`."""
+    found = conn.execute(_select(TurnRow, "turns", "turn_id"), (turn_id,)).fetchone()
+    if found is None:
+        raise _missing("turn", turn_id)
+    result: TurnRow = _from(TurnRow, found)
+    return result
+
+
+def list_turns(
+    conn: sqlite3.Connection, session_id: str, *, states: Sequence[str] | None = None
+) -> tuple[TurnRow, ...]:
+    """A Session's turns in send order, optionally only those in `states`."""
+    sql = f"SELECT {', '.join(_FIELDS[TurnRow])} FROM turns WHERE session_id = ?"
+    args: list[Any] = [session_id]
+    if states:
+        sql += f" AND state IN ({', '.join('?' * len(states))})"
+        args.extend(states)
+    return tuple(_from(TurnRow, r) for r in conn.execute(sql + " ORDER BY seq", args))
+
+
+def insert_turn_item(conn: sqlite3.Connection, row: TurnItemRow) -> None:
+    _insert(conn, "turn_items", _to_values(row))
+
+
+def list_turn_items(conn: sqlite3.Connection, turn_id: str) -> tuple[TurnItemRow, ...]:
+    """A turn's items in order."""
+    sql = f"SELECT {', '.join(_FIELDS[TurnItemRow])} FROM turn_items WHERE turn_id = ?"
+    return tuple(_from(TurnItemRow, r) for r in conn.execute(sql + " ORDER BY seq", (turn_id,)))
+
+
+def insert_worker_attempt(conn: sqlite3.Connection, row: WorkerAttemptRow) -> None:
+    """Insert an attempt; its epoch must come from `next_worker_epoch` (unique)."""
+    _insert(conn, "worker_attempts", _to_values(row))
+
+
+def get_worker_attempt(conn: sqlite3.Connection, attempt_id: str) -> WorkerAttemptRow:
+    """Raises `resource_not_found`."""
+    found = conn.execute(
+        _select(WorkerAttemptRow, "worker_attempts", "attempt_id"), (attempt_id,)
+    ).fetchone()
+    if found is None:
+        raise _missing("attempt", attempt_id)
+    result: WorkerAttemptRow = _from(WorkerAttemptRow, found)
+    return result

@@ -1,0 +1,70 @@
+"""Shared builders for storage tests: a project and Session rows, a representative mutation."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import storage
+from maia.protocol import new_id
+
+PROJECT_ID = "project_00000000000000000000000000000001"
+
+
+def seed_project(conn: sqlite3.Connection) -> None:
+    """Insert the test project (once)."""
+    if conn.execute("SELECT 1 FROM projects WHERE project_id = ?", (PROJECT_ID,)).fetchone():
+        return
+    storage.insert_project(
+        conn,
+        storage.ProjectRow(PROJECT_ID, "demo", "/tmp/demo", "Demo", 1, 0, 0),
+    )
+
+
+def session_row(session_id: str | None = None, *, title: str = "t") -> storage.SessionRow:
+    return storage.SessionRow(
+        session_id=session_id or new_id("session"),
+        project_id=PROJECT_ID,
+        executor="echo",
+        title=title,
+        labels={"team": "core"},
+        cwd="/tmp/demo",
+        state="idle",
+        activity="stopped",
+        revision=1,
+        created_ms=0,
+        updated_ms=0,
+        archived=False,
+        archived_ms=None,
+        archive_summary=None,
+        transcript_path=None,
+        latest_turn_id=None,
+    )
+
+
+def create_session_apply(row: storage.SessionRow, now_ms: int) -> storage.WriteFn[storage.Applied]:
+    """The body of a session.create-like mutation: row + event, reported for the receipt."""
+
+    def apply(conn: sqlite3.Connection) -> storage.Applied:
+        storage.insert_session(conn, row)
+        event = storage.append_event(
+            conn,
+            owner_id=row.session_id,
+            event_type="session.created",
+            payload={"title": row.title},
+            now_ms=now_ms,
+            aggregate_revision=1,
+            project_id=row.project_id,
+            session_id=row.session_id,
+        )
+        return storage.Applied(
+            result={"sessionId": row.session_id, "revision": 1},
+            targets=(storage.ReceiptTarget("session", row.session_id, "created", None, 1),),
+            event_ids=(event.event_id,),
+            project_id=row.project_id,
+        )
+
+    return apply
+
+
+def count(conn: sqlite3.Connection, table: str) -> int:
+    return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])

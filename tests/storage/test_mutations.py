@@ -1,0 +1,335 @@
+"""Mutations: idempotency by key, receipts, compare-and-set and preview proofs."""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from pathlib import Path
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+
+import storage
+from maia.protocol import FakeClock, MaiaError, digest_json, is_digest
+
+from ._fixtures import PROJECT_ID, count, create_session_apply, seed_project, session_row
+
+KEY = storage.MutationKey("actor_local_user", "session.create", "cmd-1")
+
+
+def _snapshot(conn: sqlite3.Connection) -> dict[str, int]:
+    return {t: count(conn, t) for t in ("sessions", "events", "receipts", "receipt_targets")}
+
+
+async def test_duplicate_replays_and_conflict_is_refused(tmp_path: Path) -> None:
+    """Same key + input replays without running; same key + other input → idempotency_conflict."""
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        await store.write(seed_project)
+        digest = digest_json({"title": "t"})
+        row = session_row()
+        first = await store.write(
+            lambda c: storage.run_mutation(
+                c, key=KEY, input_digest=digest, now_ms=10, apply=create_session_apply(row, 10)
+            )
+        )
+        runs: list[int] = []
+
+        def must_not_run(conn: sqlite3.Connection) -> storage.Applied:
+            runs.append(1)
+            raise AssertionError("a duplicate ran again")
+
+        again = await store.write(
+            lambda c: storage.run_mutation(
+                c, key=KEY, input_digest=digest, now_ms=20, apply=must_not_run
+            )
+        )
+        assert first.delivery == "new"
+        assert again.delivery == "duplicate"
+        assert again.result == first.result
+        assert again.receipt == first.receipt
+        assert runs == []
+        before = await store.read(_snapshot)
+        with pytest.raises(MaiaError) as caught:
+            await store.write(
+                lambda c: storage.run_mutation(
+                    c,
+                    key=KEY,
+                    input_digest=digest_json({"title": "u"}),
+                    now_ms=30,
+                    apply=must_not_run,
+                )
+            )
+        assert caught.value.code == "idempotency_conflict"
+        assert await store.read(_snapshot) == before
+
+
+async def test_receipt_has_the_spec_fields_and_is_listed(tmp_path: Path) -> None:
+    """The receipt carries OperationReceiptV1 fields and lists by operation, target and time."""
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        await store.write(seed_project)
+        rows = [session_row() for _ in range(3)]
+        results = []
+        for i, row in enumerate(rows):
+            key = storage.MutationKey("actor_local_user", "session.create", f"cmd-{i}")
+            results.append(
+                await store.write(
+                    functools.partial(
+                        storage.run_mutation,
+                        key=key,
+                        input_digest=digest_json({"i": i}),
+                        now_ms=1000 * (i + 1),
+                        apply=create_session_apply(row, 0),
+                    )
+                )
+            )
+        wire = results[0].receipt.to_wire()
+        assert wire["schemaVersion"] == "maia.receipt.v1"
+        assert wire["receiptId"].startswith("receipt_")
+        assert wire["projectId"] == PROJECT_ID
+        assert wire["outcome"] == "applied"
+        assert wire["targets"] == [
+            {
+                "targetType": "session",
+                "targetId": rows[0].session_id,
+                "resultRevision": 1,
+                "disposition": "created",
+            }
+        ]
+        assert len(wire["eventIds"]) == 1
+        assert wire["effectIds"] == []
+        assert is_digest(wire["evidenceDigest"])
+        assert wire["createdAt"] == "1970-01-01T00:00:01.000Z"
+        jsonschema.validate(wire, _RECEIPT_SCHEMA)
+        got = await store.read(lambda c: storage.get_receipt(c, results[1].receipt.receipt_id))
+        assert got == results[1].receipt
+        by_target = await store.read(
+            lambda c: storage.list_receipts(c, target_id=rows[2].session_id)
+        )
+        assert [r.receipt_id for r in by_target] == [results[2].receipt.receipt_id]
+        by_time = await store.read(
+            lambda c: storage.list_receipts(c, operation_id="session.create", since_ms=2000)
+        )
+        assert [r.command_id for r in by_time] == ["cmd-1", "cmd-2"]
+        page = await store.read(
+            lambda c: storage.list_receipts(c, after_sequence=by_time[0].sequence, limit=1)
+        )
+        assert [r.command_id for r in page] == ["cmd-2"]
+        with pytest.raises(MaiaError) as missing:
+            await store.read(lambda c: storage.get_receipt(c, "receipt_nope"))
+        assert missing.value.code == "resource_not_found"
+        with pytest.raises(ValueError, match="30 days"):
+            await store.write(lambda c: storage.prune_receipts(c, now_ms=0, retain_ms=1000))
+        assert await store.write(lambda c: storage.prune_receipts(c, now_ms=2000)) == 0
+
+
+async def test_stale_revision_changes_nothing(tmp_path: Path) -> None:
+    """A compare-and-set at a stale revision raises revision_conflict and writes nothing."""
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        await store.write(seed_project)
+        row = session_row(title="before")
+        await store.write(lambda c: storage.insert_session(c, row))
+
+        def rename(
+            title: str, expected: int, command: str
+        ) -> storage.WriteFn[storage.MutationResult]:
+            def apply(conn: sqlite3.Connection) -> storage.Applied:
+                revision = storage.compare_and_set(
+                    conn,
+                    "sessions",
+                    row.session_id,
+                    expected_revision=expected,
+                    changes={"title": title},
+                    now_ms=50,
+                )
+                event = storage.append_event(
+                    conn,
+                    owner_id=row.session_id,
+                    event_type="session.renamed",
+                    payload={"title": title},
+                    now_ms=50,
+                    aggregate_revision=revision,
+                )
+                return storage.Applied(
+                    {"revision": revision},
+                    (
+                        storage.ReceiptTarget(
+                            "session", row.session_id, "updated", expected, revision
+                        ),
+                    ),
+                    (event.event_id,),
+                )
+
+            key = storage.MutationKey("actor_local_user", "session.rename", command)
+            return lambda c: storage.run_mutation(
+                c, key=key, input_digest=digest_json({"title": title}), now_ms=50, apply=apply
+            )
+
+        done = await store.write(rename("after", 1, "cmd-a"))
+        assert done.result == {"revision": 2}
+        before = await store.read(_snapshot)
+        with pytest.raises(MaiaError) as caught:
+            await store.write(rename("stale", 1, "cmd-b"))
+        assert caught.value.code == "revision_conflict"
+        assert caught.value.details["actual"] == 2
+        assert await store.read(_snapshot) == before
+        current = await store.read(lambda c: storage.get_session(c, row.session_id))
+        assert (current.title, current.revision, current.updated_ms) == ("after", 2, 50)
+        with pytest.raises(MaiaError) as missing:
+            await store.write(
+                lambda c: storage.compare_and_set(
+                    c, "sessions", "session_nope", expected_revision=1, changes={"title": "x"}
+                )
+            )
+        assert missing.value.code == "resource_not_found"
+        with pytest.raises(ValueError, match="cannot set"):
+            await store.write(
+                lambda c: storage.compare_and_set(
+                    c, "sessions", row.session_id, expected_revision=2, changes={"revision": 9}
+                )
+            )
+
+
+async def test_preview_proof_is_one_time_and_refusals_change_nothing(tmp_path: Path) -> None:
+    """Confirm spends the proof once; spent, expired, mismatched or missing proofs write nothing."""
+    clock = FakeClock()
+    async with storage.open_storage(tmp_path / "m.db", clock=clock) as store:
+        await store.write(seed_project)
+        epoch = store.node_epoch
+        digest = digest_json({"title": "t"})
+
+        def preview(actor: str = "actor_local_user") -> storage.WriteFn[storage.IssuedPreview]:
+            return lambda c: storage.issue_preview(
+                c,
+                actor_id=actor,
+                operation_id="session.create",
+                input_digest=digest,
+                clock=clock,
+                node_epoch=epoch,
+                ttl_ms=30_000,
+            )
+
+        def confirm(
+            issued: storage.IssuedPreview,
+            command: str,
+            *,
+            proof: str | None = None,
+            input_digest: str = digest,
+        ) -> storage.WriteFn[storage.MutationResult]:
+            key = storage.MutationKey("actor_local_user", "session.create", command)
+            return lambda c: storage.run_mutation(
+                c,
+                key=key,
+                input_digest=input_digest,
+                now_ms=clock.wall_ms(),
+                apply=create_session_apply(session_row(), 0),
+                confirmation=storage.Confirmation(issued.preview_id, proof or issued.proof),
+                clock=clock,
+                node_epoch=epoch,
+            )
+
+        async def refused(fn: storage.WriteFn[object], code: str) -> None:
+            before = await store.read(_snapshot)
+            with pytest.raises(MaiaError) as caught:
+                await store.write(fn)
+            assert caught.value.code == code
+            assert await store.read(_snapshot) == before
+
+        issued = await store.write(preview())
+        stored = await store.read(
+            lambda c: c.execute("SELECT proof_hash FROM previews").fetchone()[0]
+        )
+        assert issued.proof not in stored
+        await refused(confirm(issued, "c0", proof="wrong-proof"), "preview_mismatch")
+        await refused(confirm(issued, "c0", input_digest=digest_json({})), "preview_mismatch")
+        done = await store.write(confirm(issued, "c1"))
+        assert done.delivery == "new"
+        # The same command again is a duplicate, not a second spend.
+        assert (await store.write(confirm(issued, "c1"))).delivery == "duplicate"
+        await refused(confirm(issued, "c2"), "proof_spent")
+        key = storage.MutationKey("actor_local_user", "session.create", "c3")
+        await refused(
+            lambda c: storage.run_mutation(
+                c,
+                key=key,
+                input_digest=digest,
+                now_ms=0,
+                apply=create_session_apply(session_row(), 0),
+                confirmation=storage.Confirmation(None, None),
+                clock=clock,
+                node_epoch=epoch,
+            ),
+            "confirmation_required",
+        )
+        other_actor = await store.write(preview("actor_someone_else"))
+        await refused(confirm(other_actor, "c4"), "preview_mismatch")
+        late = await store.write(preview())
+        clock.advance(30_000)
+        await refused(confirm(late, "c5"), "preview_expired")
+        pending = await store.write(preview())
+    async with storage.open_storage(tmp_path / "m.db", clock=clock) as store:
+        before = await store.read(_snapshot)
+        with pytest.raises(MaiaError) as restarted:
+            await store.write(
+                lambda c: storage.consume_preview(
+                    c,
+                    preview_id=pending.preview_id,
+                    proof=pending.proof,
+                    actor_id="actor_local_user",
+                    operation_id="session.create",
+                    input_digest=digest,
+                    command_id="c6",
+                    clock=clock,
+                    node_epoch=store.node_epoch,
+                )
+            )
+        assert restarted.value.code == "preview_expired"
+        assert await store.read(_snapshot) == before
+
+
+_RECEIPT_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": [
+        "schemaVersion",
+        "receiptId",
+        "commandId",
+        "operationId",
+        "actorId",
+        "normalizedInputDigest",
+        "outcome",
+        "targets",
+        "eventIds",
+        "effectIds",
+        "evidenceDigest",
+        "createdAt",
+    ],
+    "properties": {
+        "schemaVersion": {"const": "maia.receipt.v1"},
+        "receiptId": {"type": "string"},
+        "commandId": {"type": "string"},
+        "operationId": {"type": "string"},
+        "actorId": {"type": "string"},
+        "projectId": {"type": "string"},
+        "normalizedInputDigest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+        "outcome": {"enum": ["applied", "rejected", "reconciled", "outcome-unknown"]},
+        "targets": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["targetType", "targetId", "disposition"],
+                "properties": {
+                    "targetType": {"type": "string"},
+                    "targetId": {"type": "string"},
+                    "priorRevision": {"type": "integer"},
+                    "resultRevision": {"type": "integer"},
+                    "disposition": {"type": "string"},
+                },
+            },
+        },
+        "eventIds": {"type": "array", "items": {"type": "string"}},
+        "effectIds": {"type": "array", "items": {"type": "string"}},
+        "evidenceDigest": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+        "createdAt": {"type": "string"},
+    },
+}
