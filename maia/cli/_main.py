@@ -1,17 +1,110 @@
-"""Entry point of the `maia` console script."""
+"""Entry point of the `maia` console script: a click tree projected from the registry.
+
+Every registered op is a command `maia <noun> <verb>` (`turn.queue.list` is `maia turn queue
+list`). For now a command serves only `--schema`; running it says so (later issues connect
+it to the Node). No argument prints the version and a registry summary. Imports stay lazy:
+nothing here imports trio, and the registry is read only when a command path needs it.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
+from collections.abc import Sequence
+
+import click
 
 from maia import __version__
 
+from ._schema_mode import MESSAGE_MAX, Refusal, parse_schema_tokens, render_schema, wants_schema
 
-def main(argv: list[str] | None = None) -> int:
+
+def summary() -> str:
+    """The version and a registry summary (ops by noun, protocol, digest)."""
+    from maia.protocol import PROTOCOL_VERSION, REGISTRY
+
+    nouns = Counter(op.operation_id.split(".")[0] for op in REGISTRY)
+    lines = [
+        f"maia {__version__}",
+        f"protocol {PROTOCOL_VERSION}",
+        f"registry {REGISTRY.digest}",
+        f"operations {len(REGISTRY)}: " + ", ".join(f"{n} {c}" for n, c in sorted(nouns.items())),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _op_command(verb: str, operation_id: str, summary_text: str) -> click.Command:
+    @click.pass_context
+    def run(ctx: click.Context, args: tuple[str, ...]) -> None:
+        if not wants_schema(args):
+            raise click.ClickException(
+                f"{operation_id} is registered but not served by this CLI yet "
+                f"(try: --schema or --schema=input)"
+            )
+        which = parse_schema_tokens(args)
+        sys.stdout.write(render_schema(operation_id, which))
+
+    return click.Command(
+        name=verb,
+        callback=run,
+        help=f"{summary_text}\n\nOperation {operation_id}. --schema prints its output JSON "
+        "Schema, --schema=input its input schema.",
+        params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+        context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+    )
+
+
+def build_cli() -> click.Group:
+    """The click tree: one command per registered op, plus `contract`."""
+    from maia.protocol import REGISTRY
+
+    from ._contract_cmd import contract
+
+    @click.group(name="maia", invoke_without_command=True)
+    @click.option("--version", is_flag=True, help="Print the version and exit.")
+    @click.pass_context
+    def root(ctx: click.Context, version: bool) -> None:
+        """Maia: a local node service that runs AI-agent Sessions in supervised workers."""
+        if version:
+            click.echo(f"maia {__version__}")
+        elif ctx.invoked_subcommand is None:
+            sys.stdout.write(summary())
+
+    root.add_command(contract)
+    for op in REGISTRY:
+        *path, verb = op.operation_id.split(".")
+        group: click.Group = root
+        for noun in path:
+            found = group.commands.get(noun)
+            if not isinstance(found, click.Group):
+                found = click.Group(name=noun, help=f"{noun} operations.")
+                group.add_command(found)
+            group = found
+        group.add_command(_op_command(verb, op.operation_id, op.summary))
+    return root
+
+
+def _refuse(message: str, code: int = 2) -> int:
+    sys.stderr.write(f"maia: {message[:MESSAGE_MAX]}\n")
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
-    args = sys.argv[1:] if argv is None else argv
-    if args in ([], ["--version"]):
-        print(f"maia {__version__}")
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:  # fast path: no registry needed
+        sys.stdout.write(f"maia {__version__}\n")
         return 0
-    print(f"maia: unknown command {' '.join(args)!r}", file=sys.stderr)
-    return 2
+    try:
+        result = build_cli().main(args, prog_name="maia", standalone_mode=False)
+    except Refusal as refusal:
+        return _refuse(refusal.message)
+    except click.UsageError as error:
+        return _refuse(error.format_message().split("\n")[0])
+    except click.ClickException as error:
+        return _refuse(error.format_message(), 1)
+    except click.Abort:
+        return _refuse("aborted", 130)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 1
+    return result if isinstance(result, int) else 0

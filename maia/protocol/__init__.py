@@ -15,6 +15,13 @@ from ._common import TURN_STATES as TURN_STATES
 from ._common import Project as Project
 from ._common import Session as Session
 from ._common import Turn as Turn
+from ._contract import BEGIN_MARKER as BEGIN_MARKER
+from ._contract import END_MARKER as END_MARKER
+from ._contract import compatibility_problems as compatibility_problems
+from ._contract import lock_document as lock_document
+from ._contract import render_lock as render_lock
+from ._contract import render_reference as render_reference
+from ._contract import splice_reference as splice_reference
 from ._digests import DIGEST_PATTERN as DIGEST_PATTERN
 from ._digests import canonical_json as canonical_json
 from ._digests import digest_bytes as digest_bytes

@@ -181,10 +181,17 @@ def _refusals(op: OperationDescriptor) -> Iterator[str]:
 class Registry:
     """The built, checked, immutable set of operations (iterate it for descriptors)."""
 
-    def __init__(self, operations: tuple[OperationDescriptor, ...], digest: str) -> None:
+    def __init__(self, operations: tuple[OperationDescriptor, ...]) -> None:
         self._operations = operations
         self._by_id = {op.operation_id: op for op in operations}
-        self.digest = digest
+        self._digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """sha256 over the canonical projection (computed on first use: it builds every schema)."""
+        if self._digest is None:
+            self._digest = digest_json(registry_projection(self._operations))
+        return self._digest
 
     def get(self, operation_id: str) -> OperationDescriptor | None:
         return self._by_id.get(operation_id)
@@ -236,4 +243,4 @@ def build_registry(operations: Iterable[OperationDescriptor]) -> Registry:
         problems.extend(_refusals(op))
     if problems:
         raise RegistryError("; ".join(problems))
-    return Registry(ops, digest_json(registry_projection(ops)))
+    return Registry(ops)

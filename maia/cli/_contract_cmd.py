@@ -1,0 +1,94 @@
+"""`maia contract generate|check`: write or verify the registry's generated projections.
+
+The projections are the op reference between markers in `docs/protocol.md` and the lock
+`docs/registry.lock.json`. Both commands refuse an op removed or altered against the committed
+lock without a `REGISTRY_VERSION` bump.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+PROTOCOL_DOC = Path("docs/protocol.md")
+LOCK_FILE = Path("docs/registry.lock.json")
+
+
+def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
+    """What the two files should hold, and the compatibility problems against the old lock.
+
+    Raises ValueError when protocol.md lacks its markers.
+    """
+    from maia.protocol import (
+        REGISTRY,
+        REGISTRY_VERSION,
+        compatibility_problems,
+        lock_document,
+        render_lock,
+        render_reference,
+        splice_reference,
+    )
+
+    doc_path, lock_path = root / PROTOCOL_DOC, root / LOCK_FILE
+    lock = lock_document(REGISTRY, REGISTRY_VERSION)
+    problems: list[str] = []
+    if lock_path.exists():
+        try:
+            old: dict[str, Any] = json.loads(lock_path.read_text("utf-8"))
+        except ValueError:
+            old = {}
+            problems.append(f"{LOCK_FILE} is not JSON")
+        problems += compatibility_problems(old, lock)
+    doc = doc_path.read_text("utf-8")
+    return {
+        doc_path: splice_reference(doc, render_reference(REGISTRY)),
+        lock_path: render_lock(lock),
+    }, problems
+
+
+def _stale(files: dict[Path, str]) -> list[Path]:
+    return [p for p, text in files.items() if not p.exists() or p.read_text("utf-8") != text]
+
+
+@click.group(name="contract")
+def contract() -> None:
+    """Generate and check the registry's projections (docs/protocol.md, the lock file)."""
+
+
+@contract.command()
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+def generate(root: Path) -> None:
+    """Rewrite the op reference of docs/protocol.md and docs/registry.lock.json."""
+    files, problems = expected_files(root)
+    if problems:
+        for problem in problems:
+            click.echo(f"maia contract generate: {problem}", err=True)
+        raise SystemExit(1)
+    for path in _stale(files):
+        path.write_text(files[path], "utf-8")
+        click.echo(f"wrote {path}", err=True)
+
+
+@contract.command()
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def check(root: Path, as_json: bool) -> None:
+    """Exit non-zero, naming what is stale or incompatible, when the projections drifted."""
+    files, problems = expected_files(root)
+    stale = [str(p.relative_to(root)) for p in _stale(files)]
+    if as_json:
+        click.echo(
+            json.dumps({"ok": not (stale or problems), "stale": stale, "problems": problems})
+        )
+    else:
+        for name in stale:
+            click.echo(
+                f"maia contract check: {name} is stale (run maia contract generate)", err=True
+            )
+        for problem in problems:
+            click.echo(f"maia contract check: {problem}", err=True)
+    if stale or problems:
+        raise SystemExit(1)

@@ -1,0 +1,219 @@
+"""Generated projections of the registry: the op reference in `docs/protocol.md` and the
+registry lock file `docs/registry.lock.json`, and the check that compares them.
+
+Pure: callers read and write the files (`maia contract generate|check`). The lock records a
+digest per op; removing or altering an op against it without raising `REGISTRY_VERSION` is
+refused, by `check` and by `generate` alike, so regenerating cannot launder a breaking change.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Final
+
+from ._capabilities import NODE_CAPABILITIES
+from ._digests import digest_json
+from ._documents import operation_schema
+from ._errors import ERROR_CODES
+from ._jsonschema import class_doc, limits_text, type_text
+from ._registry import COMMON_ERRORS, PROTOCOL_VERSION, OperationDescriptor, Registry
+from ._shapes import ListOf, MapOf, Nullable, Obj, Shape, Tagged, class_plan
+
+BEGIN_MARKER: Final = "<!-- BEGIN GENERATED: maia contract generate -->"
+END_MARKER: Final = "<!-- END GENERATED -->"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _classes_in(shape: Shape) -> Iterable[type]:
+    match shape:
+        case Obj(cls=cls):
+            yield cls
+        case Tagged(members=members):
+            for _, cls in members:
+                yield cls
+        case ListOf(item=inner) | MapOf(value=inner) | Nullable(inner=inner):
+            yield from _classes_in(inner)
+        case _:
+            pass
+
+
+def _field_table(cls: type) -> list[str]:
+    lines = ["| field | type | required | limits | description |", "|---|---|---|---|---|"]
+    for plan in class_plan(cls):
+        limits = limits_text(plan.shape)
+        if plan.spec.message:
+            limits = f"{limits}; refusal: “{plan.spec.message}”".lstrip("; ")
+        lines.append(
+            f"| `{plan.wire}` | {type_text(plan.shape)} | {'yes' if plan.required else 'no'} "
+            f"| {_cell(limits)} | {_cell(plan.spec.doc)} |"
+        )
+    if len(lines) == 2:
+        return ["(no fields)"]
+    return lines
+
+
+def _op_section(op: OperationDescriptor) -> list[str]:
+    assert op.input_type is not None  # the registry refuses None
+    assert op.output_type is not None
+    specific = [code for code in op.errors if code not in COMMON_ERRORS]
+    facts = [
+        f"risk `{op.risk}`",
+        f"idempotency `{op.idempotency}`",
+        f"confirmation `{op.confirmation}`",
+        f"receipt {'yes' if op.receipt else 'no'}",
+        f"effect `{op.effect_class}`",
+        f"callers {', '.join(f'`{c}`' for c in sorted(op.callers))}",
+        f"surfaces {', '.join(op.availability)}",
+        f"since {op.since} ({op.stability})",
+    ]
+    if op.revision_fields:
+        facts.append(f"revision fields {', '.join(f'`{f}`' for f in op.revision_fields)}")
+    if op.event_types:
+        facts.append(f"events {', '.join(f'`{e}`' for e in op.event_types)}")
+    if op.stream is not None:
+        facts.append(f"stream `{op.stream.mode}`")
+    return [
+        f"### `{op.operation_id}`",
+        "",
+        op.summary,
+        "",
+        "; ".join(facts) + ".",
+        "",
+        "Errors: "
+        + (", ".join(f"`{c}`" for c in specific) if specific else "only the common ones")
+        + ".",
+        "",
+        f"Input ([{op.input_type.__name__}](#{op.input_type.__name__.lower()})):",
+        "",
+        *_field_table(op.input_type),
+        "",
+        f"Result ([{op.output_type.__name__}](#{op.output_type.__name__.lower()})):",
+        "",
+        *_field_table(op.output_type),
+        "",
+    ]
+
+
+def render_reference(registry: Registry) -> str:
+    """The generated block of `docs/protocol.md` (markers included)."""
+    lines = [
+        BEGIN_MARKER,
+        "",
+        f"Protocol `{PROTOCOL_VERSION}`, registry digest `{registry.digest}`.",
+        "",
+        "### Capabilities",
+        "",
+        "| capability | meaning |",
+        "|---|---|",
+        *(f"| `{name}` | {_cell(text)} |" for name, text in NODE_CAPABILITIES),
+        "",
+        "### Error codes",
+        "",
+        "| code | status | retryable | message shape |",
+        "|---|---|---|---|",
+        *(
+            f"| `{e.code}` | {e.status} | {'yes' if e.retryable else 'no'} | {_cell(e.summary)} |"
+            for e in ERROR_CODES.values()
+        ),
+        "",
+        "Every operation may also answer the common errors: "
+        + ", ".join(f"`{c}`" for c in COMMON_ERRORS)
+        + ".",
+        "",
+        "### Operations",
+        "",
+        "| operation | risk | receipt | summary |",
+        "|---|---|---|---|",
+        *(
+            f"| [`{op.operation_id}`](#{op.operation_id.replace('.', '')}) | {op.risk} "
+            f"| {'yes' if op.receipt else 'no'} | {_cell(op.summary)} |"
+            for op in registry
+        ),
+        "",
+    ]
+    shared: dict[str, type] = {}
+    for op in registry:
+        lines.extend(_op_section(op))
+        for cls in (op.input_type, op.output_type):
+            assert cls is not None
+            for plan in class_plan(cls):
+                for inner in _classes_in(plan.shape):
+                    _collect(inner, shared)
+    lines += ["### Shapes", ""]
+    for name, cls in sorted(shared.items()):
+        lines += [f"#### {name}", "", class_doc(cls), "", *_field_table(cls), ""]
+    lines.append(END_MARKER)
+    return "\n".join(lines) + "\n"
+
+
+def _collect(cls: type, found: dict[str, type]) -> None:
+    if cls.__name__ in found:
+        return
+    found[cls.__name__] = cls
+    for plan in class_plan(cls):
+        for inner in _classes_in(plan.shape):
+            _collect(inner, found)
+
+
+def splice_reference(document: str, block: str) -> str:
+    """Put `block` between the markers of `document`. Raises ValueError without markers."""
+    start = document.find(BEGIN_MARKER)
+    end = document.find(END_MARKER)
+    if start < 0 or end < start:
+        raise ValueError(f"docs/protocol.md lacks the markers {BEGIN_MARKER} … {END_MARKER}")
+    return document[:start] + block.rstrip("\n") + document[end + len(END_MARKER) :]
+
+
+def lock_document(registry: Registry, registry_version: str) -> dict[str, Any]:
+    """The registry snapshot: versions, digest, and a digest per op."""
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "registryVersion": registry_version,
+        "registryDigest": registry.digest,
+        "operations": {
+            op.operation_id: {
+                "since": op.since,
+                "stability": op.stability,
+                "digest": digest_json(
+                    {
+                        **op.projection(),
+                        "inputSchema": operation_schema(op, "input"),
+                        "outputSchema": operation_schema(op, "result"),
+                    }
+                ),
+            }
+            for op in registry
+        },
+    }
+
+
+def render_lock(lock: dict[str, Any]) -> str:
+    return json.dumps(lock, indent=2, sort_keys=True) + "\n"
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split("."))
+    except ValueError:
+        return (-1,)
+
+
+def compatibility_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Removed or altered ops against the committed lock without a registry version bump."""
+    if _version_tuple(str(new["registryVersion"])) > _version_tuple(
+        str(old.get("registryVersion", ""))
+    ):
+        return []
+    problems = []
+    old_ops: dict[str, Any] = old.get("operations", {})
+    for name, entry in sorted(old_ops.items()):
+        current = new["operations"].get(name)
+        if current is None:
+            problems.append(f"{name} was removed without a registry version bump")
+        elif current["digest"] != entry.get("digest"):
+            problems.append(f"{name} was altered without a registry version bump")
+    return problems
