@@ -1,0 +1,242 @@
+"""The turn queue of one Session, as a pure function: `step(state, event, now) -> (state, actions)`.
+
+It decides what the Session actor does next and nothing else: which turn goes to the worker
+and when, when a worker must be started or can be let go, and which turns end without
+running. It performs nothing: the actor carries out the returned actions (storage writes,
+worker calls) and feeds back what happened as events. Being pure, it is tested by a
+Hypothesis state machine with the queue's invariants (spec: Turn queue operations):
+  * at most `limit` pending turns, the active one included (`turn_queue_full` beyond);
+  * queued turns dispatch in send order, each at most once, one at a time;
+  * a turn that left the queue cannot be cancelled (`turn_not_queued`);
+  * a turn that was active when the runtime died is failed `runtime_lost`, never re-run.
+A refusal raises `MaiaError` and leaves the state as it was.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from maia.protocol import MAX_SESSION_PENDING_TURNS, MaiaError
+
+
+class Worker(enum.Enum):
+    NONE = "none"
+    STARTING = "starting"
+    READY = "ready"
+    STOPPING = "stopping"
+
+
+@attrs.frozen
+class QueueState:
+    """What the queue knows: turns waiting in send order, the active turn, the worker."""
+
+    queued: tuple[str, ...] = ()
+    active: str | None = None  # dispatched: dispatching or running
+    worker: Worker = Worker.NONE
+    interrupting: bool = False
+    closed: bool = False  # the Session is stopping or stopped: no new turns
+    limit: int = MAX_SESSION_PENDING_TURNS
+    idle_ms: int = 60_000  # how long a worker with nothing to do is kept
+    idle_since: int | None = None
+
+    @property
+    def pending(self) -> int:
+        """Queued plus active turns."""
+        return len(self.queued) + (self.active is not None)
+
+    def position(self, turn_id: str) -> int | None:
+        """0 for the active turn, then dispatch order; None when not pending."""
+        order = ((self.active,) if self.active is not None else ()) + self.queued
+        return order.index(turn_id) if turn_id in order else None
+
+
+# -- events -------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Send:
+    turn_id: str
+
+
+@attrs.frozen
+class Cancel:
+    turn_id: str
+
+
+@attrs.frozen
+class Interrupt:
+    turn_id: str
+
+
+@attrs.frozen
+class WorkerReady:
+    pass
+
+
+@attrs.frozen
+class WorkerGone:
+    """The worker stopped or died (`expected`: the Node stopped it on purpose)."""
+
+    expected: bool = False
+
+
+@attrs.frozen
+class TurnEnded:
+    turn_id: str
+
+
+@attrs.frozen
+class Tick:
+    """Time passed: a worker idle past `idle_ms` is let go."""
+
+
+@attrs.frozen
+class Close:
+    """The Session stops: queued turns are rejected, the worker is stopped."""
+
+
+QueueEvent = Send | Cancel | Interrupt | WorkerReady | WorkerGone | TurnEnded | Tick | Close
+
+# -- actions ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class StartWorker:
+    pass
+
+
+@attrs.frozen
+class StopWorker:
+    reason: str  # "idle" (released) or "stop" (session.stop)
+
+
+@attrs.frozen
+class Dispatch:
+    turn_id: str
+
+
+@attrs.frozen
+class SendInterrupt:
+    turn_id: str
+
+
+@attrs.frozen
+class FailTurn:
+    turn_id: str
+    reason: str  # turn_rejected, runtime_lost, worker_failed, session_stopped
+
+
+@attrs.frozen
+class ReleaseAt:
+    """Send `Tick` at `at_ms` (the worker has been idle since `at_ms - idle_ms`)."""
+
+    at_ms: int
+
+
+QueueAction = StartWorker | StopWorker | Dispatch | SendInterrupt | FailTurn | ReleaseAt
+Step = tuple[QueueState, tuple[QueueAction, ...]]
+
+
+def recover(
+    queued: tuple[str, ...], lost: tuple[str, ...], *, limit: int, idle_ms: int, now: int
+) -> Step:
+    """The queue after a Node restart: `lost` turns (active when it died) fail runtime_lost,
+    `queued` ones stay queued in send order and get a new worker."""
+    state = QueueState(queued=queued, limit=limit, idle_ms=idle_ms)
+    actions: list[QueueAction] = [FailTurn(turn, "runtime_lost") for turn in lost]
+    state, more = _advance(state, now)
+    return state, (*actions, *more)
+
+
+def _refuse(code: str, message: str, **details: object) -> MaiaError:
+    return MaiaError(code, message, details)
+
+
+def step(state: QueueState, event: QueueEvent, now: int) -> Step:
+    """The next state and what to do. Raises `MaiaError` (state unchanged) for a refusal:
+    `turn_queue_full`, `turn_not_queued`, `invalid_state`."""
+    match event:
+        case Send(turn_id):
+            if state.closed:
+                raise _refuse("invalid_state", "the Session is stopping or stopped",
+                              resource="session", state="stopped")  # fmt: skip
+            if state.pending >= state.limit:
+                raise _refuse(
+                    "turn_queue_full",
+                    f"the Session has {state.limit} pending turns",
+                    limit=state.limit,
+                )
+            return _advance(attrs.evolve(state, queued=(*state.queued, turn_id)), now)
+        case Cancel(turn_id) | Interrupt(turn_id) if turn_id in state.queued:
+            rest = tuple(t for t in state.queued if t != turn_id)
+            return attrs.evolve(state, queued=rest), (FailTurn(turn_id, "turn_rejected"),)
+        case Cancel(turn_id):
+            raise _refuse(
+                "turn_not_queued", f"turn {turn_id} already left the queue", turnId=turn_id
+            )
+        case Interrupt(turn_id):
+            if state.active != turn_id or state.worker is not Worker.READY:
+                raise _refuse("invalid_state", f"turn {turn_id} is not running",
+                              resource="turn", id=turn_id, state="not running")  # fmt: skip
+            if state.interrupting:
+                return state, ()
+            return attrs.evolve(state, interrupting=True), (SendInterrupt(turn_id),)
+        case WorkerReady():
+            if state.worker is not Worker.STARTING:
+                return state, ()
+            return _advance(attrs.evolve(state, worker=Worker.READY), now)
+        case WorkerGone(expected):
+            actions: list[QueueAction] = []
+            if state.active is not None:
+                reason = "session_stopped" if state.closed else "worker_failed"
+                actions.append(FailTurn(state.active, reason))
+            if not expected and state.worker is Worker.STARTING and not state.active:
+                # The worker never came up: the waiting turns would only fail the same way.
+                # The Session fails (its table: starting -> failed), so it takes no more.
+                actions += [FailTurn(t, "worker_failed") for t in state.queued]
+                state = attrs.evolve(state, queued=(), closed=True)
+            gone = attrs.evolve(
+                state, active=None, worker=Worker.NONE, interrupting=False, idle_since=None
+            )
+            gone, more = _advance(gone, now)
+            return gone, (*actions, *more)
+        case TurnEnded(turn_id):
+            if state.active != turn_id:
+                return state, ()
+            return _advance(attrs.evolve(state, active=None, interrupting=False), now)
+        case Tick():
+            idle = state.idle_since
+            if state.worker is Worker.READY and idle is not None and now >= idle + state.idle_ms:
+                return attrs.evolve(state, worker=Worker.STOPPING, idle_since=None), (
+                    StopWorker("idle"),
+                )
+            return state, ()
+        case Close():
+            if state.closed:
+                return state, ()
+            actions = [FailTurn(t, "turn_rejected") for t in state.queued]
+            closed = attrs.evolve(state, queued=(), closed=True, idle_since=None)
+            if state.worker in (Worker.STARTING, Worker.READY):
+                closed = attrs.evolve(closed, worker=Worker.STOPPING)
+                actions.append(StopWorker("stop"))
+            return closed, tuple(actions)
+    raise TypeError(f"not a queue event: {event!r}")  # our bug
+
+
+def _advance(state: QueueState, now: int) -> Step:
+    """Dispatch the next turn, start a worker for it, or note that the worker is idle."""
+    if state.closed or state.active is not None:
+        return attrs.evolve(state, idle_since=None), ()
+    if state.queued:
+        if state.worker is Worker.READY:
+            head, *rest = state.queued
+            moved = attrs.evolve(state, queued=tuple(rest), active=head, idle_since=None)
+            return moved, (Dispatch(head),)
+        if state.worker is Worker.NONE:
+            return attrs.evolve(state, worker=Worker.STARTING, idle_since=None), (StartWorker(),)
+        return state, ()
+    if state.worker is Worker.READY and state.idle_since is None:
+        return attrs.evolve(state, idle_since=now), (ReleaseAt(now + state.idle_ms),)
+    return state, ()
