@@ -133,6 +133,8 @@ class SchemaBuilder:
 
 def _string(spec: FieldSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "string"}
+    if spec.trim:
+        return {**out, **_trimmed(spec), "x-maia-trim": True}
     if spec.min_length is not None:
         out["minLength"] = spec.min_length
     if spec.max_length is not None:
@@ -142,11 +144,20 @@ def _string(spec: FieldSpec) -> dict[str, Any]:
             out["x-maia-maxUtf8Bytes"] = spec.max_length
     if spec.pattern is not None:
         out["pattern"] = spec.pattern
-    elif spec.trim and spec.min_length:
-        out["pattern"] = r"\S"
-    if spec.trim:
-        out["x-maia-trim"] = True
     return out
+
+
+def _trimmed(spec: FieldSpec) -> dict[str, Any]:
+    """Limits on the trimmed text, said as a pattern on the raw text (lengths cannot say it)."""
+    low, high = spec.min_length or 0, spec.max_length
+    if spec.pattern is not None or low > 1 or spec.length_unit != "characters":
+        raise TypeError("trim is supported with a character limit, min_length <= 1, no pattern")
+    if high is None:
+        return {"pattern": r"\S"} if low else {}
+    body = r"\S" if high == 1 else rf"(?:\S|\S[\s\S]{{0,{high - 2}}}\S)"
+    if not low:
+        body = f"(?:{body})?"
+    return {"pattern": rf"^\s*{body}\s*$"}
 
 
 def document(root: dict[str, Any], builder: SchemaBuilder, schema_id: str) -> dict[str, Any]:
