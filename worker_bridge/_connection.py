@@ -48,9 +48,14 @@ class Connection:
         """The bytes to write for `frame`. Raises `LocalProtocolError`."""
         return self.wire.send(frame_to_wire(frame))
 
-    def ack(self) -> bytes | None:
-        """An ack through everything received, or None when nothing awaits one."""
-        return self.wire.ack()
+    def ack(self, through: int | None = None) -> bytes | None:
+        """An ack through `through` (default: all received), or None when none is due."""
+        return self.wire.ack(through)
+
+    @property
+    def received_sequence(self) -> int:
+        """The sequence of the last frame received (to ack exactly what was consumed)."""
+        return self.wire.received_sequence
 
     @property
     def state(self) -> State:

@@ -36,10 +36,10 @@ class TrioFrameStream:
         async with self._send_lock:
             await self._send_stream.send_all(self.connection.send(frame))
 
-    async def send_ack(self) -> None:
-        """Acknowledge every event received so far, if any awaits it."""
+    async def send_ack(self, through: int | None = None) -> None:
+        """Acknowledge events through sequence `through` (default: all received)."""
         async with self._send_lock:
-            line = self.connection.ack()
+            line = self.connection.ack(through)
             if line is not None:
                 await self._send_stream.send_all(line)
 

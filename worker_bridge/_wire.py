@@ -267,11 +267,14 @@ class WireConnection:
                 self._received_events.popleft()
         return line
 
-    def ack(self) -> bytes | None:
-        """An `ack` through everything received, or None when nothing awaits one."""
-        if not self._received_events:
+    def ack(self, through: int | None = None) -> bytes | None:
+        """An `ack` through sequence `through` (default: everything received), or None when
+        no event up to there awaits one. Ack only what you have consumed: acking events
+        still queued lets the peer send past your buffer."""
+        through = self._received_sequence if through is None else through
+        if not self._received_events or self._received_events[0] > through:
             return None
-        return self.send({"type": "ack", "through": self._received_sequence})
+        return self.send({"type": "ack", "through": through})
 
     # -- inspection --------------------------------------------------------------------
 

@@ -1,0 +1,112 @@
+"""The process side of a worker: spawn in a new session, signal the group, sweep the tree.
+
+A worker runs in its own session and process group, so one `killpg` reaches it and its
+ordinary children. A descendant that calls `setsid` escapes that; the Node therefore makes
+itself a child subreaper (orphans are reparented to it, not to init) and, after the group
+kill, sweeps every descendant that carries the attempt's marker variable or was in the
+worker's tree when the stop began. Stderr is kept in a bounded ring for crash reports.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from collections import deque
+
+import psutil  # type: ignore[import-untyped]  # no stubs in the dev set
+
+PR_SET_CHILD_SUBREAPER = 36
+STDERR_RING_BYTES = 64 * 1024
+
+_subreaper = False
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper (Linux). Returns whether it is one; idempotent."""
+    global _subreaper
+    if _subreaper:
+        return True
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        return False
+    _subreaper = True
+    return True
+
+
+def signal_group(pgid: int, signum: int) -> bool:
+    """Send `signum` to process group `pgid`; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    return True
+
+
+def descendants(pid: int) -> list[psutil.Process]:
+    """The live descendants of `pid` (empty when it is gone)."""
+    try:
+        return list(psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return []
+
+
+def _carries_marker(process: psutil.Process, marker: str, attempt_id: str) -> bool:
+    try:
+        return bool(process.environ().get(marker) == attempt_id)
+    except psutil.Error:
+        return False
+
+
+def sweep(known: list[psutil.Process], marker: str, attempt_id: str, wait_s: float) -> list[int]:
+    """SIGKILL every process in `known` still alive, and every descendant of ours carrying
+    `marker=attempt_id`; reap what is ours. Returns the pids killed. Blocking: run it in a
+    thread."""
+    mine = [p for p in descendants(os.getpid()) if _carries_marker(p, marker, attempt_id)]
+    victims: dict[int, psutil.Process] = {}
+    for process in [*known, *mine]:
+        try:
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                victims[process.pid] = process
+            elif process.is_running():
+                victims.setdefault(process.pid, process)  # a zombie of ours: reap it
+        except psutil.Error:
+            continue
+    for process in victims.values():
+        try:
+            process.send_signal(signal.SIGKILL)
+        except psutil.Error:
+            continue
+    psutil.wait_procs(list(victims.values()), timeout=wait_s)
+    return sorted(victims)
+
+
+class StderrRing:
+    """The last `limit` bytes a worker wrote to stderr."""
+
+    def __init__(self, limit: int = STDERR_RING_BYTES) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._limit = limit
+        self.total = 0
+
+    def append(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(data) >= self._limit:
+            self._chunks = deque([data[-self._limit :]])
+            self._size = self._limit
+            return
+        self._chunks.append(data)
+        self._size += len(data)
+        while self._size - len(self._chunks[0]) >= self._limit:
+            self._size -= len(self._chunks.popleft())
+
+    def text(self) -> str:
+        """The tail, decoded leniently, at most `limit` bytes."""
+        data = b"".join(self._chunks)[-self._limit :]
+        return data.decode("utf-8", errors="replace")

@@ -1,0 +1,445 @@
+"""One live worker attempt, as the Session actor sees it.
+
+A Session actor uses a handle like this:
+
+    handle = await supervisor.start_worker(spec)        # spawned; new attempt and epoch
+    await handle.wait_initialized()                      # or WorkerFailed (fenced / exited)
+    async for event in handle.prompt(turn_id, text):     # started, delta…, then one end:
+        ...                                              # completed | failed | interrupted | lost
+    await handle.interrupt(turn_id)                      # bounded: escalates to stop()
+    info = await handle.stop("session stopped")          # bounded: interrupt → TERM → KILL
+    handle.statistics()                                  # state, attempt, epoch, heartbeat age
+
+`lost` means the worker died or was fenced mid-turn: the turn's outcome is uncertain, and
+the actor must not assume it ran or did not run. One turn at a time; `prompt` raises
+`MaiaError(invalid_state)` otherwise. Events are acknowledged as the actor consumes them,
+so a slow actor slows the worker (the 256-frame window), never the reader: heartbeats are
+read and counted however slow the actor is. Every wait is bounded by `WorkerTimings`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import signal
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+import attrs
+import trio
+
+from maia.protocol import MaiaError
+from worker_bridge import (
+    MAX_UNACKED_EVENTS,
+    Ack,
+    Error,
+    Event,
+    Heartbeat,
+    Hello,
+    Initialize,
+    Initialized,
+    Interrupt,
+    Interrupted,
+    ObservationBatch,
+    Prompt,
+    ProtocolError,
+    Shutdown,
+    Terminal,
+    TrioFrameStream,
+)
+
+from ._process_group import StderrRing, descendants, signal_group, sweep
+from ._worker_config import WorkerSpec, WorkerTimings
+
+ACK_EVERY = 64  # consumed events between acks while more are waiting
+DIAGNOSTICS_KEPT = 256
+
+
+class WorkerState(enum.Enum):
+    STARTING = "starting"
+    READY = "ready"
+    BUSY = "busy"
+    STOPPING = "stopping"
+    EXITED = "exited"
+
+
+@attrs.frozen
+class TurnEvent:
+    """One step of a turn: `started`, `delta`, `completed`, `failed`, `interrupted`, `lost`."""
+
+    turn_id: str
+    kind: str
+    text: str | None = None
+    data: dict[str, Any] | None = None
+    sequence: int = 0  # the worker's frame sequence (what the handle acks once consumed)
+
+    @property
+    def final(self) -> bool:
+        return self.kind in ("completed", "failed", "interrupted", "lost")
+
+
+_KINDS = {
+    "turn.started": "started",
+    "message.delta": "delta",
+    "message.completed": "message",
+    "turn.completed": "completed",
+    "turn.failed": "failed",
+}
+
+
+@attrs.frozen
+class ExitInfo:
+    """How an attempt ended: exit status or signal, the fence reason, the stderr tail."""
+
+    returncode: int | None
+    signal: int | None
+    fence_reason: str | None
+    stop_phase: str  # exited | interrupt | terminate | kill
+    swept: tuple[int, ...]
+    stderr_tail: str
+
+
+@attrs.frozen
+class WorkerStatistics:
+    attempt_id: str
+    epoch: int
+    pid: int
+    state: WorkerState
+    heartbeat_age_ms: int
+    turns: int
+    events: int
+    diagnostics_dropped: int
+    fence_reason: str | None
+
+
+class WorkerFailed(MaiaError):
+    """The worker cannot serve: it was fenced or exited. `info` says how, once known."""
+
+    def __init__(self, message: str, info: ExitInfo | None = None) -> None:
+        super().__init__("unavailable", message, {"target": "worker"})
+        self.info = info
+
+
+class WorkerHandle:
+    """A spawned worker attempt. Built by `WorkerSupervisor.start_worker`."""
+
+    def __init__(
+        self,
+        *,
+        spec: WorkerSpec,
+        timings: WorkerTimings,
+        process: trio.Process,
+        stream: TrioFrameStream,
+        attempt_id: str,
+        epoch: int,
+    ) -> None:
+        self.spec = spec
+        self.timings = timings
+        self.process = process
+        self.stream = stream
+        self.attempt_id = attempt_id
+        self.epoch = epoch
+        self.pid = process.pid
+        self.state = WorkerState.STARTING
+        self.fence_reason: str | None = None
+        self.stderr = StderrRing()
+        self.diagnostics: deque[dict[str, Any]] = deque(maxlen=DIAGNOSTICS_KEPT)
+        self.diagnostics_dropped = 0
+        self.hello: Hello | None = None
+        self.exit_info: ExitInfo | None = None
+        self._spawned_at = trio.current_time()
+        self._last_beat = self._spawned_at
+        self._initialized = trio.Event()
+        self._settled = trio.Event()  # initialized, or the attempt is ending
+        self._exited = trio.Event()
+        self._stopped = trio.Event()
+        self._stopping = False
+        self._turn_id: str | None = None
+        self._turn_send: trio.MemorySendChannel[TurnEvent] | None = None
+        self._turn_done = trio.Event()
+        self._turns = 0
+        self._events = 0
+        self._nursery: trio.Nursery | None = None
+
+    # -- lifecycle (the supervisor calls this) ----------------------------------------
+
+    def start_tasks(self, nursery: trio.Nursery) -> None:
+        self._nursery = nursery
+        nursery.start_soon(self._read_frames)
+        nursery.start_soon(self._read_stderr)
+        nursery.start_soon(self._watch)
+        nursery.start_soon(self._wait_exit)
+
+    # -- the Session actor's API ------------------------------------------------------
+
+    async def wait_initialized(self) -> None:
+        """Wait for `initialized` (bounded by the init bound: the watchdog fences after).
+
+        Raises `WorkerFailed` when the worker was fenced or exited instead."""
+        bound = (self.timings.init_ms + self.timings.kill_wait_ms) / 1000
+        with trio.move_on_after(bound):
+            await self._settled.wait()
+        if not self._initialized.is_set() or self._stopping:
+            raise WorkerFailed(self._why("before it was initialized"), self.exit_info)
+
+    def prompt(self, turn_id: str, text: str) -> AsyncIterator[TurnEvent]:
+        """Start a turn and iterate its events; the last one has `final` set.
+
+        Raises `MaiaError(invalid_state)` if the worker is not ready or busy."""
+        if self.state is not WorkerState.READY or self._turn_id is not None:
+            raise MaiaError(
+                "invalid_state",
+                f"worker {self.attempt_id} is {self.state.value}",
+                {"resource": "worker", "id": self.attempt_id, "state": self.state.value},
+            )
+        send, receive = trio.open_memory_channel[TurnEvent](MAX_UNACKED_EVENTS + 8)
+        self._turn_id, self._turn_send = turn_id, send
+        self._turn_done = trio.Event()
+        self.state = WorkerState.BUSY
+        self._turns += 1
+        return self._iterate(turn_id, text, receive)
+
+    async def _iterate(
+        self, turn_id: str, text: str, receive: trio.MemoryReceiveChannel[TurnEvent]
+    ) -> AsyncIterator[TurnEvent]:
+        try:
+            await self.stream.send_ack()  # leftovers of an abandoned turn
+            await self.stream.send(Prompt(turn_id=turn_id, text=text, request_id=turn_id))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+            self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
+        consumed = 0
+        async with receive:
+            async for event in receive:
+                consumed += 1
+                idle = not receive.statistics().current_buffer_used
+                if event.sequence and (event.final or idle or consumed % ACK_EVERY == 0):
+                    await self._ack(event.sequence)
+                yield event
+                if event.final:
+                    return
+
+    async def interrupt(self, turn_id: str) -> bool:
+        """Ask the worker to stop turn `turn_id`; True if the turn ended within the
+        interrupt bound. Otherwise the worker is stopped (SIGTERM, then SIGKILL)."""
+        if self._turn_id != turn_id:
+            return True
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+            await self.stream.send(Interrupt(turn_id=turn_id))
+        with trio.move_on_after(self.timings.interrupt_ms / 1000):
+            await self._turn_done.wait()
+            return True
+        self._begin_stop(graceful=False, reason=None)
+        return False
+
+    async def stop(self, reason: str = "stop") -> ExitInfo:
+        """Stop boundedly: interrupt and shutdown (interrupt bound), SIGTERM and SIGCONT to
+        the group (terminate bound), SIGKILL to the group; then sweep descendants."""
+        self._begin_stop(graceful=True, reason=reason)
+        await self._stopped.wait()
+        assert self.exit_info is not None
+        return self.exit_info
+
+    async def wait_stopped(self) -> ExitInfo:
+        """Wait until the attempt has fully ended (after a fence, crash or stop)."""
+        await self._stopped.wait()
+        assert self.exit_info is not None
+        return self.exit_info
+
+    def statistics(self) -> WorkerStatistics:
+        return WorkerStatistics(
+            attempt_id=self.attempt_id,
+            epoch=self.epoch,
+            pid=self.pid,
+            state=self.state,
+            heartbeat_age_ms=int((trio.current_time() - self._last_beat) * 1000),
+            turns=self._turns,
+            events=self._events,
+            diagnostics_dropped=self.diagnostics_dropped,
+            fence_reason=self.fence_reason,
+        )
+
+    # -- internals --------------------------------------------------------------------
+
+    def _why(self, when: str) -> str:
+        if self.fence_reason:
+            return f"worker {self.attempt_id} was fenced {when}: {self.fence_reason}"
+        return f"worker {self.attempt_id} exited {when}"
+
+    async def _ack(self, through: int) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+            await self.stream.send_ack(through)
+
+    def _end_turn(self, event: TurnEvent) -> None:
+        if self._turn_send is not None and event.turn_id == self._turn_id:
+            self._turn_send.send_nowait(event)
+            self._turn_send.close()
+            self._turn_send = None
+            self._turn_done.set()
+            self._turn_id = None
+            if self.state is WorkerState.BUSY:
+                self.state = WorkerState.READY
+
+    def fence(self, reason: str) -> None:
+        """Stop trusting the worker: no more frames are read, and it is stopped at once."""
+        if self.fence_reason is None and not self._exited.is_set():
+            self.fence_reason = reason
+        self._begin_stop(graceful=False, reason=None)
+
+    def _begin_stop(self, *, graceful: bool, reason: str | None) -> None:
+        if self._stopping:
+            return
+        self._stopping = True
+        self._settled.set()
+        self.state = WorkerState.STOPPING
+        assert self._nursery is not None
+        self._nursery.start_soon(self._stop, graceful, reason)
+
+    async def _read_frames(self) -> None:
+        try:
+            while True:
+                frame = await self.stream.receive()
+                if frame is None or self.fence_reason is not None:
+                    return
+                self._on_frame(frame)
+        except ProtocolError as exc:
+            self.fence(f"protocol error: {exc.message}")
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return
+        finally:
+            if self._turn_id is not None and (self._stopping or self.fence_reason):
+                self._end_turn(TurnEvent(self._turn_id, "lost", self._why("during the turn")))
+
+    def _on_frame(self, frame: object) -> None:
+        match frame:
+            case Heartbeat():
+                self._last_beat = trio.current_time()
+            case Event(turn_id=turn_id, kind=kind, text=text, data=data):
+                self._events += 1
+                if turn_id != self._turn_id:
+                    self.fence(f"event for turn {turn_id!r}, not the running turn")
+                    return
+                sequence = self.stream.connection.received_sequence
+                event = TurnEvent(turn_id, _KINDS[kind], text, data, sequence)
+                if event.final:
+                    self._end_turn(event)
+                elif self._turn_send is not None:
+                    try:
+                        self._turn_send.send_nowait(event)  # the window bounds the buffer
+                    except trio.WouldBlock:
+                        self.fence("more unacknowledged events than the window allows")
+            case Interrupted(turn_id=turn_id):
+                self._end_turn(TurnEvent(turn_id, "interrupted"))
+            case Hello():
+                self.hello = frame
+                self._nursery_send_initialize()
+            case Initialized():
+                self._last_beat = trio.current_time()
+                if self.state is WorkerState.STARTING:
+                    self.state = WorkerState.READY
+                self._initialized.set()
+                self._settled.set()
+            case ObservationBatch(records=records, dropped=dropped):
+                self.diagnostics.extend(records)
+                self.diagnostics_dropped += dropped
+            case Error(message=message):
+                self.fence(f"the worker reported an error: {message[:200]}")
+            case Terminal() | Ack():
+                pass
+
+    def _nursery_send_initialize(self) -> None:
+        assert self._nursery is not None
+        initialize = Initialize(
+            attempt_id=self.attempt_id,
+            heartbeat_ms=self.timings.heartbeat_ms,
+            activation=dict(self.spec.activation),
+            options=dict(self.spec.options),
+        )
+        self._nursery.start_soon(self._send_quietly, initialize)
+
+    async def _send_quietly(self, frame: Initialize | Shutdown | Interrupt) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+            await self.stream.send(frame)
+
+    async def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        try:
+            while data := await self.process.stderr.receive_some(65536):
+                self.stderr.append(bytes(data))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return
+
+    async def _watch(self) -> None:
+        """Fence at the init bound, or after the missed-heartbeat bound."""
+        init_deadline = self._spawned_at + self.timings.init_ms / 1000
+        while not self._stopping and not self._exited.is_set():
+            if not self._initialized.is_set():
+                if trio.current_time() >= init_deadline:
+                    self.fence(f"no initialized within {self.timings.init_ms} ms")
+                    return
+                deadline = init_deadline
+            else:
+                deadline = self._last_beat + self.timings.heartbeat_deadline_ms / 1000
+                if trio.current_time() >= deadline:
+                    self.fence(
+                        f"{self.timings.missed_heartbeats} heartbeats missed "
+                        f"({self.timings.heartbeat_ms} ms each)"
+                    )
+                    return
+            with trio.move_on_at(deadline):
+                await self._exited.wait()
+
+    async def _wait_exit(self) -> None:
+        await self.process.wait()
+        self._exited.set()
+        if not self._stopping:
+            self._begin_stop(graceful=False, reason=None)  # crashed or left: clean up after it
+
+    async def _stop(self, graceful: bool, reason: str | None) -> None:
+        try:
+            await self._stop_phases(graceful, reason)
+        finally:
+            self.state = WorkerState.EXITED
+            self._stopped.set()
+
+    async def _stop_phases(self, graceful: bool, reason: str | None) -> None:
+        timings = self.timings
+        phase = "exited"
+        known = await trio.to_thread.run_sync(descendants, self.pid)
+        if graceful and not self._exited.is_set():
+            phase = "interrupt"
+            if self._turn_id is not None:
+                await self._send_quietly(Interrupt(turn_id=self._turn_id))
+            await self._send_quietly(Shutdown(reason=(reason or "stop")[:200]))
+            with trio.move_on_after(timings.interrupt_ms / 1000):
+                await self._exited.wait()
+        if not self._exited.is_set():
+            phase = "terminate"
+            signal_group(self.pid, signal.SIGCONT)
+            signal_group(self.pid, signal.SIGTERM)
+            with trio.move_on_after(timings.terminate_ms / 1000):
+                await self._exited.wait()
+        if not self._exited.is_set():
+            phase = "kill"
+        known = [*known, *await trio.to_thread.run_sync(descendants, self.pid)]
+        signal_group(self.pid, signal.SIGKILL)  # also the group's leftovers after a clean exit
+        with trio.move_on_after(timings.kill_wait_ms / 1000):
+            await self._exited.wait()
+        swept = await trio.to_thread.run_sync(
+            sweep, known, "MAIA_WORKER_ATTEMPT", self.attempt_id, timings.kill_wait_ms / 1000
+        )
+        with trio.move_on_after(1):
+            await self.stream.aclose()
+            if self.process.stdout is not None:
+                await self.process.stdout.aclose()
+        returncode = self.process.returncode
+        self.exit_info = ExitInfo(
+            returncode=returncode if returncode is None or returncode >= 0 else None,
+            signal=-returncode if returncode is not None and returncode < 0 else None,
+            fence_reason=self.fence_reason,
+            stop_phase=phase,
+            swept=tuple(swept),
+            stderr_tail=self.stderr.text(),
+        )
+        if self._turn_id is not None:
+            self._end_turn(TurnEvent(self._turn_id, "lost", self._why("during the turn")))

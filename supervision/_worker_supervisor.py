@@ -1,0 +1,109 @@
+"""The worker supervisor: launches attempts and owns their tasks until they end.
+
+Each `start_worker` is a new attempt: a fresh attempt ID, an epoch from the injected
+`EpochSource` that must be strictly greater than every epoch this supervisor has seen (a
+source that goes back is our bug and raises), a new session and process group, the
+filtered environment. The supervisor's nursery runs each handle's reader, stderr reader,
+watchdog and stopper; leaving `open_worker_supervisor` stops every live worker boundedly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from subprocess import PIPE
+
+import trio
+
+from maia.protocol import MaiaError, new_id
+from worker_bridge import NODE, Connection, TrioFrameStream
+
+from ._process_group import become_subreaper
+from ._worker_config import EpochSource, WorkerSpec, WorkerTimings
+from ._worker_handle import WorkerHandle, WorkerState
+
+
+class WorkerSupervisor:
+    """Spawns and tracks worker attempts. Use `open_worker_supervisor`."""
+
+    def __init__(self, nursery: trio.Nursery, epochs: EpochSource, timings: WorkerTimings) -> None:
+        self._nursery = nursery
+        self._epochs = epochs
+        self.timings = timings
+        self._highest_epoch = 0
+        self.handles: dict[str, WorkerHandle] = {}
+        self.subreaper = become_subreaper()
+
+    async def start_worker(self, spec: WorkerSpec) -> WorkerHandle:
+        """Spawn one attempt of `spec`. Returns before `initialized`: call
+        `handle.wait_initialized()`. Raises `MaiaError(configuration_invalid)` for a bad
+        spec, `MaiaError(unavailable)` when the process cannot start."""
+        spec.check()
+        epoch = await self._epochs.next_epoch()
+        if epoch <= self._highest_epoch:
+            raise RuntimeError(f"epoch source went back: {epoch} after {self._highest_epoch}")
+        self._highest_epoch = epoch
+        attempt_id = new_id("attempt")
+        env = spec.environment(
+            epoch=epoch, attempt_id=attempt_id, heartbeat_ms=self.timings.heartbeat_ms
+        )
+        try:
+            process = await trio.lowlevel.open_process(
+                list(spec.argv),
+                stdin=PIPE,
+                stdout=PIPE,
+                stderr=PIPE,
+                cwd=spec.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise MaiaError(
+                "unavailable", f"worker {spec.argv[0]} could not start: {exc}", {"target": "worker"}
+            ) from exc
+        assert process.stdin is not None
+        assert process.stdout is not None
+        stream = TrioFrameStream(Connection(NODE, epoch=epoch), process.stdin, process.stdout)
+        handle = WorkerHandle(
+            spec=spec,
+            timings=self.timings,
+            process=process,
+            stream=stream,
+            attempt_id=attempt_id,
+            epoch=epoch,
+        )
+        self.handles[attempt_id] = handle
+        handle.start_tasks(self._nursery)
+        self._nursery.start_soon(self._forget, handle)
+        return handle
+
+    async def _forget(self, handle: WorkerHandle) -> None:
+        await handle.wait_stopped()
+        self.handles.pop(handle.attempt_id, None)
+
+    def live(self) -> list[WorkerHandle]:
+        return [h for h in self.handles.values() if h.state is not WorkerState.EXITED]
+
+    async def stop_all(self, reason: str = "supervisor stopping") -> None:
+        """Stop every live worker at once; bounded by the stop bounds."""
+        t = self.timings
+        bound = (t.interrupt_ms + t.terminate_ms + 2 * t.kill_wait_ms) / 1000 + 1
+        with trio.move_on_after(bound):
+            async with trio.open_nursery() as nursery:
+                for handle in self.live():
+                    nursery.start_soon(handle.stop, reason)
+
+
+@asynccontextmanager
+async def open_worker_supervisor(
+    epochs: EpochSource, timings: WorkerTimings | None = None
+) -> AsyncIterator[WorkerSupervisor]:
+    """A worker supervisor for the block; on exit every worker is stopped (bounded)."""
+    async with trio.open_nursery() as nursery:
+        supervisor = WorkerSupervisor(nursery, epochs, timings or WorkerTimings())
+        try:
+            yield supervisor
+        finally:
+            with trio.CancelScope(shield=True):
+                await supervisor.stop_all()
+            nursery.cancel_scope.cancel()

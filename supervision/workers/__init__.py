@@ -1,0 +1,17 @@
+"""The worker supervisor's public names (spawn, heartbeat, fence, bounded stop)."""
+
+from .._process_group import StderrRing as StderrRing
+from .._process_group import become_subreaper as become_subreaper
+from .._worker_config import EpochSource as EpochSource
+from .._worker_config import FileEpochSource as FileEpochSource
+from .._worker_config import MemoryEpochSource as MemoryEpochSource
+from .._worker_config import WorkerSpec as WorkerSpec
+from .._worker_config import WorkerTimings as WorkerTimings
+from .._worker_handle import ExitInfo as ExitInfo
+from .._worker_handle import TurnEvent as TurnEvent
+from .._worker_handle import WorkerFailed as WorkerFailed
+from .._worker_handle import WorkerHandle as WorkerHandle
+from .._worker_handle import WorkerState as WorkerState
+from .._worker_handle import WorkerStatistics as WorkerStatistics
+from .._worker_supervisor import WorkerSupervisor as WorkerSupervisor
+from .._worker_supervisor import open_worker_supervisor as open_worker_supervisor
