@@ -173,7 +173,9 @@ class Actor(Generic[M, R]):
 
     def _check_open(self) -> None:
         if self._state is not ActorState.RUNNING and self._state is not ActorState.NEW:
-            raise MaiaError("unavailable", f"actor {self.name} is stopped", {"target": self.name})
+            # reason "closed": refused before queueing, so the sender may safely retry
+            raise MaiaError("unavailable", f"actor {self.name} is stopped",
+                            {"target": self.name, "reason": "closed"})  # fmt: skip
 
     def _put(self, message: M, reply: _Reply | None) -> None:
         self._queue.append((message, reply))
