@@ -387,7 +387,10 @@ class WorkerHandle:
                     )
                     return
             with trio.move_on_at(deadline):
-                await self._exited.wait()
+                if self._initialized.is_set():
+                    await self._exited.wait()
+                else:
+                    await self._settled.wait()  # wakes at `initialized` to watch heartbeats
 
     async def _wait_exit(self) -> None:
         await self.process.wait()

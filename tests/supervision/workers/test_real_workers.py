@@ -1,0 +1,273 @@
+"""Real worker processes on the real clock: fencing, bounded stop, sweeps, epochs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from maia.protocol import MaiaError
+from supervision.workers import (
+    FileEpochSource,
+    MemoryEpochSource,
+    StderrRing,
+    TurnEvent,
+    WorkerFailed,
+    WorkerHandle,
+    WorkerSpec,
+    WorkerState,
+    WorkerSupervisor,
+    WorkerTimings,
+    open_worker_supervisor,
+)
+
+ECHO = "worker_bridge.workers.echo"
+INTERPRETER = os.path.abspath(sys.executable)
+SHORT = WorkerTimings(
+    init_ms=5_000, heartbeat_ms=200, interrupt_ms=800, terminate_ms=800, kill_wait_ms=2_000
+)
+
+
+def echo_spec(tmp_path: Path, **env: str) -> WorkerSpec:
+    return WorkerSpec.python_module(ECHO, cwd=str(tmp_path), env=env)
+
+
+async def turn(handle: WorkerHandle, turn_id: str, text: str) -> list[TurnEvent]:
+    return [event async for event in handle.prompt(turn_id, text)]
+
+
+def alive(pid: int) -> bool:
+    """Whether /proc shows `pid` as a process that is not a zombie."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
+
+
+async def test_echo_turn_streams_deltas_then_completed(tmp_path: Path) -> None:
+    """A prompt is answered by started, deltas whose text joins to the prompt, completed."""
+    log = tmp_path / "echo.log"
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path, MAIA_ECHO_LOG=str(log)))
+            await handle.wait_initialized()
+            text = "hello, worker " * 20
+            events = await turn(handle, "turn-1", text)
+            assert events[0].kind == "started"
+            assert events[-1].kind == "completed"
+            assert "".join(e.text or "" for e in events if e.kind == "delta") == text
+            stats = handle.statistics()
+            assert stats.state is WorkerState.READY
+            assert stats.epoch == 1
+            assert stats.turns == 1
+            info = await handle.stop("done")
+    assert info.returncode == 0
+    assert info.stop_phase == "interrupt"
+    assert log.read_text().split() == ["turn-1", handle.attempt_id, str(handle.pid)]
+
+
+@pytest.mark.slow
+async def test_ignore_term_worker_is_gone_within_default_bounds(tmp_path: Path) -> None:
+    """At the spec's timings, a worker ignoring interrupts and SIGTERM dies by SIGKILL
+    within interrupt (10 s) + terminate (5 s) + 1 s."""
+    async with open_worker_supervisor(MemoryEpochSource()) as supervisor:
+        handle = await supervisor.start_worker(echo_spec(tmp_path))
+        with trio.fail_after(15):
+            await handle.wait_initialized()
+        events = await turn(handle, "t", "/ignore-term stubborn")
+        assert events[-1].kind == "completed"
+        with trio.fail_after(10 + 5 + 1):
+            info = await handle.stop("test")
+    assert info.stop_phase == "kill"
+    assert info.signal == 9
+    assert not alive(handle.pid)
+
+
+async def test_silent_worker_is_fenced_after_three_missed_heartbeats(tmp_path: Path) -> None:
+    """/silent stops heartbeats: the worker is fenced and stopped, the turn is lost."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            events = await turn(handle, "t", "/silent")
+            info = await handle.wait_stopped()
+    assert events[-1].kind == "lost"
+    assert info.fence_reason is not None
+    assert "3 heartbeats missed" in info.fence_reason
+    assert not alive(handle.pid)
+
+
+async def test_grandchild_that_called_setsid_does_not_survive_the_stop(tmp_path: Path) -> None:
+    """A setsid grandchild escapes the group kill; the subreaper sweep still ends it."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            assert supervisor.subreaper
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            events = await turn(handle, "t", "/grandchild")
+            grandchild = int((events[-1].text or "").split()[-1])
+            assert alive(grandchild)
+            assert os.getsid(grandchild) != os.getsid(handle.pid)
+            info = await handle.stop("test")
+    assert grandchild in info.swept
+    assert not alive(grandchild)
+    assert not os.access(f"/proc/{grandchild}", os.F_OK)
+
+
+async def test_worker_that_never_initializes_is_fenced_at_the_init_bound(tmp_path: Path) -> None:
+    """A process that never speaks is fenced at init_ms and killed; waiting callers fail."""
+    spec = WorkerSpec(
+        argv=(INTERPRETER, "-c", "import time; time.sleep(60)"),
+        cwd=str(tmp_path),
+    )
+    timings = WorkerTimings(init_ms=700, heartbeat_ms=200, terminate_ms=800, kill_wait_ms=2000)
+    with trio.fail_after(15):
+        async with open_worker_supervisor(MemoryEpochSource(), timings) as supervisor:
+            handle = await supervisor.start_worker(spec)
+            with pytest.raises(WorkerFailed, match="no initialized within 700 ms"):
+                await handle.wait_initialized()
+            info = await handle.wait_stopped()
+    assert info.signal == 15  # SIGTERM sufficed: the fence skips the interrupt phase
+    assert not alive(handle.pid)
+
+
+async def test_frame_of_an_old_epoch_is_refused_and_fences(tmp_path: Path) -> None:
+    """A worker stamping an older epoch is fenced with a protocol error naming the epoch."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(last=41), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            assert handle.epoch == 42
+            events = await turn(handle, "t", "/stale-epoch")
+            info = await handle.wait_stopped()
+    assert events[-1].kind == "lost"
+    assert info.fence_reason is not None
+    assert "epoch: 41 is older than this attempt's epoch 42" in info.fence_reason
+
+
+@pytest.mark.parametrize(
+    ("directive", "needle"), [("/oversize", "exceeds 1048576"), ("/garbage", "UTF-8")]
+)
+async def test_oversize_and_garbage_fence_the_worker_not_the_supervisor(
+    tmp_path: Path, directive: str, needle: str
+) -> None:
+    """Protocol garbage fences that worker; the supervisor goes on serving a new attempt."""
+    with trio.fail_after(25):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            events = await turn(handle, "t", directive)
+            info = await handle.wait_stopped()
+            assert events[-1].kind == "lost"
+            assert info.fence_reason is not None
+            assert "protocol error" in info.fence_reason
+            assert needle in info.fence_reason
+            again = await supervisor.start_worker(echo_spec(tmp_path))
+            await again.wait_initialized()
+            assert again.epoch > handle.epoch
+            assert (await turn(again, "t2", "still here"))[-1].text == "still here"
+
+
+async def test_crash_mid_turn_loses_the_turn_and_records_the_exit_status(tmp_path: Path) -> None:
+    """/crash exits 3 mid-turn: the turn ends `lost` and the exit status is recorded."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            events = await turn(handle, "t", "/crash")
+            info = await handle.wait_stopped()
+    assert events[-1].kind == "lost"
+    assert info.returncode == 3
+    assert info.fence_reason is None
+
+
+async def test_interrupt_ends_a_sleeping_turn(tmp_path: Path) -> None:
+    """An interrupt during /sleep ends the turn `interrupted` and the worker stays ready."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            kinds = []
+            async for event in handle.prompt("t", "/sleep 30000 never"):
+                kinds.append(event.kind)
+                if event.kind == "started":
+                    assert await handle.interrupt("t")
+            assert kinds == ["started", "interrupted"]
+            assert handle.state is WorkerState.READY
+            assert (await turn(handle, "t2", "after"))[-1].kind == "completed"
+
+
+async def test_prompt_while_busy_is_refused(tmp_path: Path) -> None:
+    """A second prompt during a turn is `invalid_state`, and the first turn is unharmed."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            events = handle.prompt("t1", "/sleep 200 first")
+            with pytest.raises(MaiaError, match="busy"):
+                handle.prompt("t2", "second")
+            assert [e async for e in events][-1].text == "first"
+
+
+async def test_epochs_increase_across_attempts_and_file_restarts(tmp_path: Path) -> None:
+    """Each launch gets a greater epoch; a file source continues after a 'restart'."""
+    path = tmp_path / "epoch"
+    assert [await FileEpochSource(path).next_epoch() for _ in range(3)] == [1, 2, 3]
+    assert await FileEpochSource(path).next_epoch() == 4
+    with trio.fail_after(20):
+        async with open_worker_supervisor(FileEpochSource(path), SHORT) as supervisor:
+            first = await supervisor.start_worker(echo_spec(tmp_path))
+            second = await supervisor.start_worker(echo_spec(tmp_path))
+            await first.wait_initialized()
+            await second.wait_initialized()
+            assert (first.epoch, second.epoch) == (5, 6)
+            assert first.attempt_id != second.attempt_id
+
+
+async def test_an_epoch_source_that_goes_back_is_refused(tmp_path: Path) -> None:
+    """A source returning a used epoch is a bug: start_worker raises before spawning."""
+    source = MemoryEpochSource()
+    async with trio.open_nursery() as nursery:
+        supervisor = WorkerSupervisor(nursery, source, SHORT)
+        supervisor._highest_epoch = 5
+        with pytest.raises(RuntimeError, match="went back"):
+            await supervisor.start_worker(echo_spec(tmp_path))
+        assert supervisor.handles == {}
+
+
+async def test_bad_specs_are_refused_with_a_clear_error(tmp_path: Path) -> None:
+    """A relative interpreter or a missing cwd is `configuration_invalid`; nothing starts."""
+    async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+        with pytest.raises(MaiaError, match="absolute path"):
+            await supervisor.start_worker(WorkerSpec(argv=("python",), cwd=str(tmp_path)))
+        with pytest.raises(MaiaError, match="not a directory"):
+            await supervisor.start_worker(
+                WorkerSpec(argv=(sys.executable,), cwd=str(tmp_path / "missing"))
+            )
+        assert supervisor.handles == {}
+
+
+async def test_a_worker_exits_when_its_stdin_closes(tmp_path: Path) -> None:
+    """A dead Node (closed pipe) leaves no worker behind: the echo worker exits by itself."""
+    with trio.fail_after(10):
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", ECHO], stdin=-1, stdout=-1, stderr=-1, cwd=str(tmp_path)
+        )
+        assert process.stdin is not None
+        await process.stdin.aclose()
+        assert await process.wait() == 0
+
+
+def test_stderr_ring_keeps_the_last_64_kib() -> None:
+    """The crash report keeps the tail of stderr, bounded at 64 KiB."""
+    ring = StderrRing()
+    for index in range(100):
+        ring.append(f"{index:04d}".encode() * 1000)
+    text = ring.text()
+    assert len(text) == 64 * 1024
+    assert text.endswith("0099")
+    assert ring.total == 400_000
