@@ -20,7 +20,7 @@ LOCK_FILE = Path("docs/registry.lock.json")
 def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
     """What the two files should hold, and the compatibility problems against the old lock.
 
-    Raises ValueError when protocol.md lacks its markers.
+    Raises ClickException when protocol.md is missing or lacks its markers.
     """
     from maia.protocol import (
         REGISTRY,
@@ -42,11 +42,11 @@ def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
             old = {}
             problems.append(f"{LOCK_FILE} is not JSON")
         problems += compatibility_problems(old, lock)
-    doc = doc_path.read_text("utf-8")
-    return {
-        doc_path: splice_reference(doc, render_reference(REGISTRY)),
-        lock_path: render_lock(lock),
-    }, problems
+    try:
+        doc = splice_reference(doc_path.read_text("utf-8"), render_reference(REGISTRY))
+    except (OSError, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+    return {doc_path: doc, lock_path: render_lock(lock)}, problems
 
 
 def _stale(files: dict[Path, str]) -> list[Path]:

@@ -8,6 +8,7 @@ nothing here imports trio, and the registry is read only when a command path nee
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -17,6 +18,34 @@ import click
 from maia import __version__
 
 from ._schema_mode import MESSAGE_MAX, Refusal, parse_schema_tokens, render_schema, wants_schema
+
+# Commands served by other packages, loaded only when run (their imports may be heavy: trio).
+# A path that is also an op keeps `--schema`; without it the served command runs.
+SERVED_COMMANDS: dict[tuple[str, ...], str] = {
+    ("node", "start"): "maia.node._commands:start_command",
+    ("node", "status"): "maia.node._commands:status_command",
+    ("node", "stop"): "maia.node._commands:stop_command",
+}
+
+
+def _run_served(path: tuple[str, ...], args: Sequence[str]) -> None:
+    module_name, _, attribute = SERVED_COMMANDS[path].partition(":")
+    command: click.Command = getattr(importlib.import_module(module_name), attribute)
+    command.main(list(args), prog_name="maia " + " ".join(path), standalone_mode=False)
+
+
+def _served_command(path: tuple[str, ...]) -> click.Command:
+    @click.pass_context
+    def run(ctx: click.Context, args: tuple[str, ...]) -> None:
+        _run_served(path, args)
+
+    return click.Command(
+        name=path[-1],
+        callback=run,
+        help=f"maia {' '.join(path)} (see --help).",
+        params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+        context_settings={"ignore_unknown_options": True, "help_option_names": []},
+    )
 
 
 def summary() -> str:
@@ -34,9 +63,16 @@ def summary() -> str:
 
 
 def _op_command(verb: str, operation_id: str, summary_text: str) -> click.Command:
+    path = tuple(operation_id.split("."))
+
     @click.pass_context
     def run(ctx: click.Context, args: tuple[str, ...]) -> None:
-        if not wants_schema(args):
+        # click drops `--`; the raw line decides whether `--schema` came before it.
+        raw = (ctx.find_root().obj or {}).get("argv", args)
+        if not wants_schema(raw) or not wants_schema(args):
+            if path in SERVED_COMMANDS:
+                _run_served(path, args)
+                return
             raise click.ClickException(
                 f"{operation_id} is registered but not served by this CLI yet "
                 f"(try: --schema or --schema=input)"
@@ -81,6 +117,16 @@ def build_cli() -> click.Group:
                 group.add_command(found)
             group = found
         group.add_command(_op_command(verb, op.operation_id, op.summary))
+    for served in SERVED_COMMANDS:
+        group = root
+        for noun in served[:-1]:
+            found = group.commands.get(noun)
+            if not isinstance(found, click.Group):
+                found = click.Group(name=noun, help=f"{noun} commands.")
+                group.add_command(found)
+            group = found
+        if served[-1] not in group.commands:
+            group.add_command(_served_command(served))
     return root
 
 
@@ -96,7 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(f"maia {__version__}\n")
         return 0
     try:
-        result = build_cli().main(args, prog_name="maia", standalone_mode=False)
+        result = build_cli().main(
+            args, prog_name="maia", standalone_mode=False, obj={"argv": tuple(args)}
+        )
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:

@@ -1,0 +1,109 @@
+"""`maia contract generate|check`: fresh on main, stale and incompatible after an op changes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+import maia.protocol
+from maia.cli import main
+from maia.cli._contract_cmd import expected_files
+from maia.protocol import REGISTRY, build_registry, field
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@attrs.frozen
+class ShorterSessionRef:
+    """Names one Session (with a shorter ID limit than the registered one)."""
+
+    session_id: str = field(doc="The Session.", min_length=1, max_length=64)
+
+
+def _changed_registry(**changes: Any) -> maia.protocol.Registry:
+    ops = [
+        attrs.evolve(op, **changes) if op.operation_id == "session.show" else op for op in REGISTRY
+    ]
+    return build_registry(ops)
+
+
+def _copy_docs(tmp_path: Path) -> Path:
+    (tmp_path / "docs").mkdir()
+    for name in ("protocol.md", "registry.lock.json"):
+        shutil.copy(REPO / "docs" / name, tmp_path / "docs" / name)
+    return tmp_path
+
+
+def test_committed_projections_are_fresh() -> None:
+    """docs/protocol.md and docs/registry.lock.json match what the registry generates."""
+    files, problems = expected_files(REPO)
+    stale = [str(p) for p, text in files.items() if p.read_text("utf-8") != text]
+    assert stale == [], "run: maia contract generate"
+    assert problems == []
+
+
+def test_check_passes_on_main(capsys: pytest.CaptureFixture[str]) -> None:
+    """`maia contract check --json` exits 0 on the committed tree."""
+    assert main(["contract", "check", "--root", str(REPO), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"ok": True, "stale": [], "problems": []}
+
+
+def test_check_fails_after_an_op_changes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An input limit changed without regenerating: stale files and an unbumped change named."""
+    monkeypatch.setattr(maia.protocol, "REGISTRY", _changed_registry(input_type=ShorterSessionRef))
+    assert main(["contract", "check", "--root", str(REPO)]) == 1
+    err = capsys.readouterr().err
+    assert "docs/protocol.md is stale" in err
+    assert "docs/registry.lock.json is stale" in err
+    assert "session.show was altered without a registry version bump" in err
+
+
+def test_generate_refuses_an_unbumped_change_and_takes_a_bumped_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """generate will not launder an alteration; after a version bump it writes and check passes."""
+    root = _copy_docs(tmp_path)
+    before = (root / "docs" / "registry.lock.json").read_text("utf-8")
+    monkeypatch.setattr(
+        maia.protocol, "REGISTRY", _changed_registry(event_types=("session.peeked",))
+    )
+    assert main(["contract", "generate", "--root", str(root)]) == 1
+    assert "session.show was altered" in capsys.readouterr().err
+    assert (root / "docs" / "registry.lock.json").read_text("utf-8") == before
+    monkeypatch.setattr(maia.protocol, "REGISTRY_VERSION", "0.2.0")
+    assert main(["contract", "generate", "--root", str(root)]) == 0
+    assert main(["contract", "check", "--root", str(root)]) == 0
+    assert "session.peeked" in (root / "docs" / "protocol.md").read_text("utf-8")
+    assert json.loads(before)["registryVersion"] != "0.2.0"
+
+
+def test_removal_is_refused_and_addition_is_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Removing an op without a bump fails the check; adding one only makes files stale."""
+    root = _copy_docs(tmp_path)
+    without = build_registry([op for op in REGISTRY if op.operation_id != "turn.show"])
+    monkeypatch.setattr(maia.protocol, "REGISTRY", without)
+    assert main(["contract", "check", "--root", str(root)]) == 1
+    assert "turn.show was removed without a registry version bump" in capsys.readouterr().err
+    show = REGISTRY.get("turn.show")
+    assert show is not None
+    extra = attrs.evolve(show, operation_id="turn.peek")
+    monkeypatch.setattr(maia.protocol, "REGISTRY", build_registry([*REGISTRY, extra]))
+    assert main(["contract", "generate", "--root", str(root)]) == 0
+    assert main(["contract", "check", "--root", str(root)]) == 0
+
+
+def test_missing_markers_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A protocol.md without its markers is refused with a message naming them."""
+    root = _copy_docs(tmp_path)
+    (root / "docs" / "protocol.md").write_text("# no markers\n", "utf-8")
+    assert main(["contract", "check", "--root", str(root)]) != 0
+    assert "BEGIN GENERATED" in capsys.readouterr().err

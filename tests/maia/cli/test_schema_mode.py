@@ -1,0 +1,152 @@
+"""`maia <noun> <verb> --schema`: exact documents, and refusals with empty stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+
+from maia import __version__
+from maia.cli import main
+from maia.protocol import REGISTRY, schema_document
+
+MAIA = [sys.executable, "-c", "import sys; from maia.cli import main; sys.exit(main())"]
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([*MAIA, *args], capture_output=True, timeout=60, check=False)
+
+
+def test_real_process_prints_one_identical_document() -> None:
+    """A real `maia session create --schema=input` prints the same single document twice."""
+    first, second = (
+        _run(["session", "create", "--schema=input"]),
+        _run(["session", "create", "--schema=input"]),
+    )
+    assert first.returncode == 0
+    assert first.stderr == b""
+    assert first.stdout == second.stdout
+    assert first.stdout.endswith(b"}\n")
+    assert first.stdout.count(b"\n}\n") == 1
+    doc = json.loads(first.stdout)
+    jsonschema.Draft202012Validator.check_schema(doc)
+    assert doc == schema_document("session.create", "input")
+
+
+def test_real_process_refuses_runtime_options() -> None:
+    """A real `maia session show --schema --node x` prints nothing and exits non-zero."""
+    result = _run(["session", "show", "--schema", "--node", "x"])
+    assert result.returncode != 0
+    assert result.stdout == b""
+    assert b"--node" in result.stderr
+    assert len(result.stderr) <= 300
+
+
+def test_schema_path_imports_no_trio() -> None:
+    """`maia session show --schema` never imports trio (it must stay fast)."""
+    code = (
+        "import sys, io, contextlib; from maia.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): rc = main(['session','show','--schema'])\n"
+        "assert rc == 0, rc\n"
+        "assert 'trio' not in sys.modules, sorted(m for m in sys.modules if 'trio' in m)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("operation_id", [op.operation_id for op in REGISTRY])
+def test_every_op_has_both_documents(operation_id: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each registered op's command prints its input and its output (envelope) schema."""
+    path = operation_id.split(".")
+    assert main([*path, "--schema=input"]) == 0
+    assert json.loads(capsys.readouterr().out) == schema_document(operation_id, "input")
+    assert main([*path, "--schema", "--json"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    assert output == schema_document(operation_id, "output")
+    assert {branch["properties"]["ok"]["const"] for branch in output["oneOf"]} == {True, False}
+    assert main([*path, "--schema=output"]) == 0
+    assert json.loads(capsys.readouterr().out) == output
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["session", "show", "--schema", "--node", "x"], "--node"),
+        (["session", "show", "--schema", "--node=secret-value"], "--node"),
+        (["session", "show", "session_1", "--schema"], "an operand"),
+        (["session", "create", "--schema", "input"], "an operand"),
+        (["session", "show", "--schema=bogus"], "no value but input or output"),
+        (["session", "show", "--schema", "--schema=input"], "more than once"),
+        (["session", "show", "--schema", "--schema"], "more than once"),
+        (["session", "show", "--schema", "--json", "--json"], "--json"),
+        (["events", "read", "--schema", "--follow"], "--follow"),
+        (["turn", "send", "--schema", "--wait"], "--wait"),
+        (["session", "stop", "--schema", "--yes"], "--yes"),
+        (["session", "show", "--schema", "--profile=p"], "--profile"),
+        (["session", "show", "--schema", "-"], "'-'"),
+        (["session", "show", "--schema-digest"], "not served"),
+        (["bogus", "--schema"], "No such command"),
+        (["session", "bogus", "--schema"], "No such command"),
+        (["session", "--schema"], "--schema"),
+        (["--node", "x", "session", "show", "--schema"], "--node"),
+        (["session", "show", "--", "--schema"], "not served"),
+        (["session", "show"], "not served"),
+    ],
+)
+def test_refusals_leave_stdout_empty(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each refused line exits non-zero with empty stdout and a short message naming it."""
+    assert main(args) != 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert says in err
+    assert len(err) <= 300
+    assert "secret-value" not in err
+
+
+def test_no_arguments_prints_version_and_registry_summary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`maia` alone prints the version, protocol, registry digest and ops by noun."""
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"maia {__version__}\n")
+    assert "protocol maia.protocol/v1alpha1" in out
+    assert REGISTRY.digest in out
+    assert f"operations {len(REGISTRY)}: " in out
+    assert "session 8" in out
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"maia {__version__}\n"
+
+
+def test_help_lists_nouns(capsys: pytest.CaptureFixture[str]) -> None:
+    """`maia --help` lists the nouns projected from the registry."""
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for noun in ("session", "turn", "receipt", "events", "contract"):
+        assert noun in out
+
+
+def test_console_script_is_installed() -> None:
+    """The installed `maia` console script runs (the README's entry point)."""
+    script = Path(sys.executable).parent / "maia"
+    result = subprocess.run([script, "--version"], capture_output=True, timeout=60, check=False)
+    assert result.stdout == f"maia {__version__}\n".encode()
+
+
+def test_node_status_without_schema_runs_the_served_command(tmp_path: Path) -> None:
+    """`maia node status` (no --schema) runs the Node package's command, not schema mode."""
+    env = {**os.environ, "MAIA_HOME": str(tmp_path / "home")}
+    result = subprocess.run(
+        [*MAIA, "node", "status"], capture_output=True, timeout=60, check=False, env=env
+    )
+    assert result.returncode != 0
+    assert result.stdout == b""
+    assert b"not served" not in result.stderr
+    assert b"node" in result.stderr.lower()
