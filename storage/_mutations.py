@@ -145,7 +145,8 @@ def _write_receipt(
     sequence = conn.execute(
         "INSERT INTO receipts (receipt_id, actor_id, operation_id, command_id, project_id,"
         " input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,"
-        " created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid",
+        " created_ms, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " RETURNING rowid",
         (
             receipt_id,
             key.actor_id,
@@ -160,17 +161,13 @@ def _write_receipt(
             evidence_digest,
             result_json,
             now_ms,
+            applied.targets[0].target_id if applied.targets else None,
         ),
     ).fetchone()[0]
-    if len(applied.targets) == 1:
-        conn.execute(
-            "INSERT OR IGNORE INTO receipt_targets (target_id, receipt_id) VALUES (?, ?)",
-            (applied.targets[0].target_id, receipt_id),
-        )
-    elif applied.targets:
+    if len(applied.targets) > 1:
         conn.executemany(
             "INSERT OR IGNORE INTO receipt_targets (target_id, receipt_id) VALUES (?, ?)",
-            [(t.target_id, receipt_id) for t in applied.targets],
+            [(t.target_id, receipt_id) for t in applied.targets[1:]],
         )
     return Receipt(
         receipt_id=receipt_id,

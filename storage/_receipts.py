@@ -2,8 +2,9 @@
 
 A receipt row is also the mutation's idempotency key — `(actorId, operationId, commandId)` is
 unique — and holds the stored result a duplicate replays, so key, receipt and result are one
-write that commits or vanishes with the mutation. Targets are also indexed in
-`receipt_targets` so a list by target does not scan.
+write that commits or vanishes with the mutation. The first target is an indexed column of the
+receipt and any further ones rows of `receipt_targets`, so a list by target does not scan and
+the common one-target receipt costs one insert.
 """
 
 from __future__ import annotations
@@ -167,8 +168,11 @@ def list_receipts(
         sql += " AND operation_id = ?"
         args.append(operation_id)
     if target_id is not None:
-        sql += " AND receipt_id IN (SELECT receipt_id FROM receipt_targets WHERE target_id = ?)"
-        args.append(target_id)
+        sql += (
+            " AND (target_id = ? OR receipt_id IN"
+            " (SELECT receipt_id FROM receipt_targets WHERE target_id = ?))"
+        )
+        args.extend((target_id, target_id))
     if since_ms is not None:
         sql += " AND created_ms >= ?"
         args.append(since_ms)

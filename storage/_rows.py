@@ -27,12 +27,6 @@ def _missing(resource: str, row_id: str) -> MaiaError:
     )
 
 
-def _insert(conn: sqlite3.Connection, table: str, values: Mapping[str, Any]) -> None:
-    names = ", ".join(values)
-    marks = ", ".join("?" * len(values))
-    conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", tuple(values.values()))
-
-
 @attrs.frozen
 class ProjectRow:
     project_id: str
@@ -103,18 +97,38 @@ class WorkerAttemptRow:
     end_reason: str | None
 
 
-_FIELDS: Final = {
+_FIELDS: Final[dict[type[Any], tuple[str, ...]]] = {
     cls: tuple(f.name for f in attrs.fields(cls))
     for cls in (ProjectRow, SessionRow, TurnRow, TurnItemRow, WorkerAttemptRow)
 }
 
 
-def _to_values(row: Any) -> dict[str, Any]:
-    values = attrs.asdict(row, recurse=False)
+_TABLES: Final[dict[type[Any], str]] = {
+    ProjectRow: "projects",
+    SessionRow: "sessions",
+    TurnRow: "turns",
+    TurnItemRow: "turn_items",
+    WorkerAttemptRow: "worker_attempts",
+}
+# One prepared INSERT per row class; the statement cache then skips parsing.
+_INSERTS: Final[dict[type[Any], str]] = {
+    cls: f"INSERT INTO {table} ({', '.join(_FIELDS[cls])})"
+    f" VALUES ({', '.join('?' * len(_FIELDS[cls]))})"
+    for cls, table in _TABLES.items()
+}
+
+
+def _insert(conn: sqlite3.Connection, row: Any) -> None:
+    values = attrs.astuple(row, recurse=False)
     if isinstance(row, SessionRow):
-        values["labels"] = orjson.dumps(dict(row.labels)).decode()
-        values["archived"] = int(row.archived)
-    return values
+        values = (
+            *values[:4],
+            orjson.dumps(dict(row.labels)).decode(),
+            *values[5:11],
+            int(row.archived),
+            *values[12:],
+        )
+    conn.execute(_INSERTS[type(row)], values)
 
 
 def _from(cls: type[Any], row: Sequence[Any]) -> Any:
@@ -131,7 +145,7 @@ def _select(cls: type[Any], table: str, key: str) -> str:
 
 def insert_project(conn: sqlite3.Connection, row: ProjectRow) -> None:
     """Insert a project; raises sqlite3.IntegrityError for a duplicate id, key or root."""
-    _insert(conn, "projects", _to_values(row))
+    _insert(conn, row)
 
 
 def get_project(conn: sqlite3.Connection, project_id: str) -> ProjectRow:
@@ -145,7 +159,7 @@ def get_project(conn: sqlite3.Connection, project_id: str) -> ProjectRow:
 
 def insert_session(conn: sqlite3.Connection, row: SessionRow) -> None:
     """Insert a Session; raises sqlite3.IntegrityError for an unknown project or duplicate id."""
-    _insert(conn, "sessions", _to_values(row))
+    _insert(conn, row)
 
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> SessionRow:
@@ -165,7 +179,7 @@ def next_turn_seq(conn: sqlite3.Connection, session_id: str) -> int:
 
 def insert_turn(conn: sqlite3.Connection, row: TurnRow) -> None:
     """Insert a turn; raises sqlite3.IntegrityError for a duplicate (session, seq)."""
-    _insert(conn, "turns", _to_values(row))
+    _insert(conn, row)
 
 
 def get_turn(conn: sqlite3.Connection, turn_id: str) -> TurnRow:
@@ -190,7 +204,7 @@ def list_turns(
 
 
 def insert_turn_item(conn: sqlite3.Connection, row: TurnItemRow) -> None:
-    _insert(conn, "turn_items", _to_values(row))
+    _insert(conn, row)
 
 
 def list_turn_items(conn: sqlite3.Connection, turn_id: str) -> tuple[TurnItemRow, ...]:
@@ -201,7 +215,7 @@ def list_turn_items(conn: sqlite3.Connection, turn_id: str) -> tuple[TurnItemRow
 
 def insert_worker_attempt(conn: sqlite3.Connection, row: WorkerAttemptRow) -> None:
     """Insert an attempt; its epoch must come from `next_worker_epoch` (unique)."""
-    _insert(conn, "worker_attempts", _to_values(row))
+    _insert(conn, row)
 
 
 def get_worker_attempt(conn: sqlite3.Connection, attempt_id: str) -> WorkerAttemptRow:

@@ -143,13 +143,17 @@ CREATE TABLE receipts (
     evidence_digest TEXT NOT NULL,
     result TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
+    target_id TEXT,                             -- the first target, indexed for lists
     UNIQUE (actor_id, operation_id, command_id)
 );
 CREATE INDEX receipts_by_operation ON receipts (operation_id, created_ms);
 CREATE INDEX receipts_by_time ON receipts (created_ms);
+CREATE INDEX receipts_by_target ON receipts (target_id);
+-- Targets after the first (most receipts have one, which receipts.target_id holds).
 CREATE TABLE receipt_targets (
     target_id TEXT NOT NULL,
-    receipt_id TEXT NOT NULL REFERENCES receipts (receipt_id) ON DELETE CASCADE,
+    -- No foreign key: SQLite would scan this table for children on every receipt insert.
+    receipt_id TEXT NOT NULL,
     PRIMARY KEY (target_id, receipt_id)
 ) WITHOUT ROWID;
 

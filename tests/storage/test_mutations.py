@@ -333,3 +333,27 @@ _RECEIPT_SCHEMA = {
         "createdAt": {"type": "string"},
     },
 }
+
+
+async def test_receipt_with_several_targets_lists_under_each(tmp_path: Path) -> None:
+    """A receipt naming two targets is found by either target id."""
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        targets = (
+            storage.ReceiptTarget("session", "session_one", "updated", 1, 2),
+            storage.ReceiptTarget("turn", "turn_two", "created", None, 1),
+        )
+        key = storage.MutationKey("actor_local_user", "turn.send", "cmd-t")
+        done = await store.write(
+            lambda c: storage.run_mutation(
+                c,
+                key=key,
+                input_digest=digest_json({}),
+                now_ms=1,
+                apply=lambda _: storage.Applied({"ok": True}, targets),
+            )
+        )
+        for target in ("session_one", "turn_two"):
+            found = await store.read(functools.partial(storage.list_receipts, target_id=target))
+            assert [r.receipt_id for r in found] == [done.receipt.receipt_id]
+            assert found[0].targets == targets
+        assert await store.read(lambda c: storage.list_receipts(c, target_id="nobody")) == ()
