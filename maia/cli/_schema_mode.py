@@ -62,7 +62,7 @@ def parse_schema_tokens(tokens: Sequence[str]) -> Literal["input", "output"]:
 
 
 def render_schema(operation_id: str, which: Literal["input", "output"]) -> str:
-    """The exact bytes printed: one JSON document and a newline, the same on every run."""
+    """The exact text printed: one ASCII JSON document and a newline, the same on every run."""
     from maia.protocol import schema_document
 
-    return json.dumps(schema_document(operation_id, which), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(schema_document(operation_id, which), indent=2) + "\n"
