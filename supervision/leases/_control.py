@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import attrs
-
 from maia.protocol import format_timestamp_ms
 
 from ._bounds import (
@@ -52,6 +50,7 @@ from ._control_types import (
     StatusIgnored,
     Tick,
 )
+from ._evolve import evolve
 from ._node_types import Reading
 from ._registration import RegistrationRecord, acknowledge, contradiction
 from ._rules import RULES, LeaseRules
@@ -108,7 +107,10 @@ def placement_blockers(state: ControlState, assignment_id: str, now: Reading) ->
     lease = state.assignments[assignment_id]
     if lease.phase is not C.ACTIVE or lease.node_id is None:
         return ("not_active",)
-    node = state.nodes[lease.node_id]
+    return _blockers(lease, state.nodes[lease.node_id], now)
+
+
+def _blockers(lease: AssignmentLease, node: NodeRecord, now: Reading) -> tuple[str, ...]:
     blockers: list[str] = []
     if node.last_heartbeat_ms is None or (
         (now.mono - node.last_heartbeat_ms) // HEARTBEAT_INTERVAL_MS >= HEARTBEAT_MISSES
@@ -125,13 +127,20 @@ def placement_blockers(state: ControlState, assignment_id: str, now: Reading) ->
     return tuple(blockers)
 
 
+REBASELINE_MS = 1_000
+"""How often the wall/monotonic baseline moves on: a step shows as a jump between two
+baselines, a slow rate error (which is no discontinuity) never accumulates."""
+
+
 def control_observe(state: ControlState, now: Reading) -> Step:
-    """Detect a wall/monotonic disagreement beyond the budget since the last reading."""
+    """Detect a wall/monotonic disagreement beyond the budget since the baseline."""
     if state.baseline is not None:
         wall0, mono0 = state.baseline
         if abs((now.wall - wall0) - (now.mono - mono0)) > CLOCK_ERROR_BUDGET_MS:
             return _discontinuity(state, Discontinuity("clock_disagreement"), now, RULES)
-    return attrs.evolve(state, baseline=(now.wall, now.mono)), ()
+        if now.mono - mono0 < REBASELINE_MS:
+            return state, ()
+    return evolve(state, baseline=(now.wall, now.mono)), ()
 
 
 def control_step(
@@ -145,7 +154,7 @@ def control_step(
 
 def control_restarted(state: ControlState, now: Reading) -> Step:
     """Control restarted from its durable state: that is a discontinuity."""
-    return _discontinuity(attrs.evolve(state, baseline=None), Discontinuity("restart"), now, RULES)
+    return _discontinuity(evolve(state, baseline=None), Discontinuity("restart"), now, RULES)
 
 
 def _discontinuity(
@@ -154,7 +163,7 @@ def _discontinuity(
     assert isinstance(event, Discontinuity)
     floor = now.mono + MAX_TTL_MS
     assignments = {
-        key: attrs.evolve(
+        key: evolve(
             lease,
             horizon_ms=max(floor, lease.horizon_ms or floor),
             floor_ms=floor,
@@ -162,7 +171,7 @@ def _discontinuity(
         )
         for key, lease in state.assignments.items()
     }
-    state = attrs.evolve(state, assignments=assignments, baseline=(now.wall, now.mono))
+    state = evolve(state, assignments=assignments, baseline=(now.wall, now.mono))
     return state, (DiscontinuityRaised(event.cause, floor),)
 
 
@@ -204,13 +213,13 @@ def _request(state: ControlState, event: ControlEvent, now: Reading, rules: Leas
         expires_at=format_timestamp_ms(now.wall + event.duration_ms),
     )
     issued = IssuedGrant(grant, now.mono)
-    lease = attrs.evolve(
+    lease = evolve(
         lease,
         next_sequence=lease.next_sequence + 1,
         grants=(*lease.grants, issued),
         horizon_ms=rules.next_horizon(lease.horizon_ms, issued.expiry_ms),
     )
-    state = attrs.evolve(state, assignments={**state.assignments, lease.assignment_id: lease})
+    state = evolve(state, assignments={**state.assignments, lease.assignment_id: lease})
     return state, (SendGrant(request.node_id, grant, duplicate=False),)
 
 
@@ -231,7 +240,7 @@ def _status(state: ControlState, event: ControlEvent, now: Reading, rules: Lease
             registration, report.observed_revocation_revision, {source: report.spool.last_sequence}
         )
         if proof is not None and not registration.recovery_required:
-            registration = attrs.evolve(registration, recovery_required=True)
+            registration = evolve(registration, recovery_required=True)
             actions.append(RollbackProven(status.node_id, proof))
         registration = acknowledge(registration, source, report.spool.last_sequence)
         lease = assignments.get(report.assignment_id)
@@ -241,15 +250,13 @@ def _status(state: ControlState, event: ControlEvent, now: Reading, rules: Lease
             and report.lease_epoch == lease.lease_epoch
         ):
             assignments[lease.assignment_id] = _apply_report(lease, report, rules)
-    node = attrs.evolve(
+    node = evolve(
         node,
         registration=registration,
         last_heartbeat_ms=now.mono,
         last_report_sequence=status.report_sequence,
     )
-    state = attrs.evolve(
-        state, nodes={**state.nodes, status.node_id: node}, assignments=assignments
-    )
+    state = evolve(state, nodes={**state.nodes, status.node_id: node}, assignments=assignments)
     return state, tuple(actions)
 
 
@@ -259,9 +266,9 @@ def _apply_report(
     if lease.phase in (C.UNPLACED, C.RECONCILED):
         return lease
     trigger = "stopped" if report.phase == "stopped" else "reported"
-    lease = attrs.evolve(lease, phase=_PHASES[(lease.phase, trigger)], last_report=report)
+    lease = evolve(lease, phase=_PHASES[(lease.phase, trigger)], last_report=report)
     if trigger == "stopped":  # cleanup reconciliation: nothing of this epoch runs any more
-        return attrs.evolve(lease, grants=(), previous_node_id=lease.node_id)
+        return evolve(lease, grants=(), previous_node_id=lease.node_id)
     for index, issued in enumerate(lease.grants):
         if confirms(report, issued):
             kept = lease.grants[index:]
@@ -269,7 +276,7 @@ def _apply_report(
             if barrier is not None and rules.barrier_clears(issued.grant.pair, barrier):
                 barrier, floor = None, None
             expiries = [g.expiry_ms for g in kept] + ([floor] if floor is not None else [])
-            return attrs.evolve(
+            return evolve(
                 lease, grants=kept, barrier=barrier, floor_ms=floor, horizon_ms=max(expiries)
             )
     return lease
@@ -288,7 +295,7 @@ def _tick(state: ControlState, event: ControlEvent, now: Reading, rules: LeaseRu
         if wants and rules.may_replace(reconciled, reached):
             target = _choose_node(state, lease, now)
             if target is not None:
-                lease = attrs.evolve(
+                lease = evolve(
                     lease,
                     phase=_PHASES[(lease.phase, "launch")],
                     previous_node_id=lease.node_id or lease.previous_node_id,
@@ -307,12 +314,15 @@ def _tick(state: ControlState, event: ControlEvent, now: Reading, rules: LeaseRu
                 LaunchAssignment(lease.node_id, key, lease.lease_epoch, lease.lease_epoch > 1)
             )
         assignments[key] = lease
-        if not placement_blockers(attrs.evolve(state, assignments=assignments), key, now):
-            assert lease.node_id is not None
+        if (
+            lease.phase is C.ACTIVE
+            and lease.node_id is not None
+            and not _blockers(lease, state.nodes[lease.node_id], now)
+        ):
             work_id = f"{key}.{lease.lease_epoch}.{lease.next_work}"
             actions.append(PlaceWork(lease.node_id, key, lease.lease_epoch, work_id))
-            assignments[key] = attrs.evolve(lease, next_work=lease.next_work + 1)
-    return attrs.evolve(state, assignments=assignments), tuple(actions)
+            assignments[key] = evolve(lease, next_work=lease.next_work + 1)
+    return evolve(state, assignments=assignments), tuple(actions)
 
 
 def _choose_node(state: ControlState, lease: AssignmentLease, now: Reading) -> str | None:
@@ -336,15 +346,15 @@ def _fence(state: ControlState, event: ControlEvent, now: Reading, rules: LeaseR
     node = state.nodes.get(event.node_id)
     if node is None:
         return state, ()
-    nodes = {**state.nodes, event.node_id: attrs.evolve(node, fenced=True)}
-    return attrs.evolve(state, nodes=nodes), ()
+    nodes = {**state.nodes, event.node_id: evolve(node, fenced=True)}
+    return evolve(state, nodes=nodes), ()
 
 
 def set_registration(state: ControlState, record: RegistrationRecord) -> ControlState:
     """Replace one registration (rotation, revocation, restore, fresh enrollment)."""
     node = state.nodes[record.node_id]
-    nodes = {**state.nodes, record.node_id: attrs.evolve(node, registration=record)}
-    return attrs.evolve(state, nodes=nodes)
+    nodes = {**state.nodes, record.node_id: evolve(node, registration=record)}
+    return evolve(state, nodes=nodes)
 
 
 _HANDLERS: Mapping[type, Callable[[ControlState, ControlEvent, Reading, LeaseRules], Step]] = {

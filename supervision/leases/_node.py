@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import attrs
-
 from ._bounds import CLOCK_ERROR_BUDGET_MS, MAX_ROUND_TRIP_MS
+from ._evolve import evolve
 from ._node_types import (
     CleanupConfirmed,
     GrantApplied,
@@ -53,7 +52,11 @@ from ._rules import RULES, LeaseRules
 from ._schemas import MachineLeaseGrant, MachineLeaseReport, MachineLeaseRequest
 
 RENEW_BEFORE_MS = 15_000
-"""Node policy: ask for a renewal once the local lease has this much left."""
+"""Node policy (default of `NodeLeaseState.renew_before_ms`): ask for a renewal once the
+local lease has this much left."""
+
+RENEW_SPACING_MS = 5_000
+"""Node policy: never ask for a renewal sooner than this after applying a grant."""
 
 RETRY_INTERVAL_MS = 1_000
 """Node policy: resend an unanswered request (same requestId) this often."""
@@ -92,14 +95,12 @@ def node_restarted(state: NodeLeaseState, boot: str) -> Step:
     A running or stopping execution is swept (stop, then confirm); an unstarted one is
     stopped; an outstanding request is forgotten, so its grant will be refused (item 5).
     """
-    state = attrs.evolve(
-        state, boot=boot, next_request=1, outstanding=None, tripwire=None, expired=True
-    )
+    state = evolve(state, boot=boot, next_request=1, outstanding=None, tripwire=None, expired=True)
     if state.phase in (P.RUNNING, P.STOPPING):
-        state = attrs.evolve(state, phase=P.STOPPING, stop_started_ms=None)
+        state = evolve(state, phase=P.STOPPING, stop_started_ms=None)
         return state, (StopExecution(state.lease_epoch, "restart"), ReportNow())
     if state.phase is P.STARTING:
-        return attrs.evolve(state, phase=P.STOPPED), (ReportNow(),)
+        return evolve(state, phase=P.STOPPED), (ReportNow(),)
     return state, ()
 
 
@@ -119,9 +120,9 @@ def node_report(state: NodeLeaseState, now: Reading) -> MachineLeaseReport | Non
 
 
 def _expire(state: NodeLeaseState, now: Reading, reason: str) -> Step:
-    state = attrs.evolve(state, expired=True, tripwire=None)
+    state = evolve(state, expired=True, tripwire=None)
     if state.phase is P.RUNNING:
-        state = attrs.evolve(state, phase=P.STOPPING, stop_started_ms=now.mono)
+        state = evolve(state, phase=P.STOPPING, stop_started_ms=now.mono)
         return state, (StopExecution(state.lease_epoch, reason), ReportNow())
     return state, ()
 
@@ -134,7 +135,7 @@ def _new_request(state: NodeLeaseState, now: Reading, kind: str) -> Step:
         lease_epoch=state.lease_epoch,
         kind="acquire" if kind == "acquire" else "renew",
     )
-    state = attrs.evolve(
+    state = evolve(
         state,
         next_request=state.next_request + 1,
         outstanding=Outstanding(request, now.mono, now.mono),
@@ -146,7 +147,7 @@ def _launch(state: NodeLeaseState, event: NodeEvent, now: Reading, rules: LeaseR
     assert isinstance(event, Launch)
     if event.lease_epoch <= state.lease_epoch:
         return state, ()  # a duplicate or an older launch: epochs are never reused
-    state = attrs.evolve(
+    state = evolve(
         state,
         lease_epoch=event.lease_epoch,
         phase=P.STARTING,
@@ -156,7 +157,7 @@ def _launch(state: NodeLeaseState, event: NodeEvent, now: Reading, rules: LeaseR
         stop_started_ms=None,
     )
     if not state.suspend_aware:
-        return attrs.evolve(state, phase=P.STOPPED), (ReportNow(),)
+        return evolve(state, phase=P.STOPPED), (ReportNow(),)
     state, actions = _new_request(state, now, "acquire")
     return state, (*actions, ReportNow())
 
@@ -164,17 +165,21 @@ def _launch(state: NodeLeaseState, event: NodeEvent, now: Reading, rules: LeaseR
 def _wake(state: NodeLeaseState, event: NodeEvent, now: Reading, rules: LeaseRules) -> Step:
     pending = state.outstanding
     if pending is not None and now.mono - pending.first_send_ms > MAX_ROUND_TRIP_MS:
-        state, pending = attrs.evolve(state, outstanding=None), None  # any answer is late now
+        state, pending = evolve(state, outstanding=None), None  # any answer is late now
     if pending is not None:
         if now.mono - pending.last_send_ms < RETRY_INTERVAL_MS:
             return state, ()
-        retry = attrs.evolve(pending, last_send_ms=now.mono)
-        return attrs.evolve(state, outstanding=retry), (SendRequest(pending.request, retry=True),)
+        retry = evolve(pending, last_send_ms=now.mono)
+        return evolve(state, outstanding=retry), (SendRequest(pending.request, retry=True),)
     if not state.suspend_aware:
         return state, ()
     if state.phase is P.STARTING:
         return _new_request(state, now, "acquire")
-    if state.deadline_ms is not None and state.deadline_ms - now.mono <= RENEW_BEFORE_MS:
+    if (
+        state.deadline_ms is not None
+        and state.deadline_ms - now.mono <= state.renew_before_ms
+        and (state.applied_ms is None or now.mono - state.applied_ms >= RENEW_SPACING_MS)
+    ):
         return _new_request(state, now, "renew")
     return state, ()
 
@@ -192,7 +197,7 @@ def _grant(state: NodeLeaseState, event: NodeEvent, now: Reading, rules: LeaseRu
     deadline = anchor + grant.duration_ms - CLOCK_ERROR_BUDGET_MS
     if deadline - now.mono <= 0:
         return state, (GrantRefused(grant.request_id, "no_remaining_lifetime"),)
-    state = attrs.evolve(
+    state = evolve(
         state,
         outstanding=None,
         deadline_ms=deadline,
@@ -201,11 +206,12 @@ def _grant(state: NodeLeaseState, event: NodeEvent, now: Reading, rules: LeaseRu
         applied_request_id=grant.request_id,
         revocation_high_water=max(state.revocation_high_water, grant.revocation_revision),
         tripwire=(now.wall, now.mono),
+        applied_ms=now.mono,
         spool=state.spool.acknowledge(grant.acknowledged_through),
     )
     actions: tuple[NodeAction, ...] = (GrantApplied(grant.request_id, grant.pair, deadline),)
     if state.phase is P.STARTING:
-        state = attrs.evolve(state, phase=P.RUNNING)
+        state = evolve(state, phase=P.RUNNING)
         actions += (StartExecution(state.lease_epoch),)
     return state, (*actions, ReportNow())
 
@@ -236,7 +242,7 @@ def _work(state: NodeLeaseState, event: NodeEvent, now: Reading, rules: LeaseRul
     if state.spool.admission(now.mono) == "stopped":
         return state, (WorkRefused(event.work_id, "spool_admission_stopped"),)
     spool = state.spool.append(event.size, now.mono)
-    return attrs.evolve(state, spool=spool), (WorkAdmitted(event.work_id, spool.last_sequence),)
+    return evolve(state, spool=spool), (WorkAdmitted(event.work_id, spool.last_sequence),)
 
 
 def _refuse_work(state: NodeLeaseState, event: NodeEvent, now: Reading, rules: LeaseRules) -> Step:
@@ -256,7 +262,7 @@ def _cleaned(state: NodeLeaseState, event: NodeEvent, now: Reading, rules: Lease
     assert isinstance(event, CleanupConfirmed)
     if event.lease_epoch != state.lease_epoch:
         return state, ()
-    return attrs.evolve(state, phase=P.STOPPED, stop_started_ms=None), (ReportNow(),)
+    return evolve(state, phase=P.STOPPED, stop_started_ms=None), (ReportNow(),)
 
 
 _TABLE: Mapping[tuple[NodePhase, type], Handler] = {

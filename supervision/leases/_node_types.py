@@ -49,6 +49,7 @@ class NodeLeaseState:
     assignment_id: str
     boot: str
     suspend_aware: bool = True
+    renew_before_ms: int = 15_000
     phase: NodePhase = NodePhase.IDLE
     lease_epoch: int = 0
     next_request: int = 1
@@ -59,6 +60,7 @@ class NodeLeaseState:
     applied_request_id: str | None = None
     revocation_high_water: int = 0
     tripwire: tuple[int, int] | None = None
+    applied_ms: int | None = None
     stop_started_ms: int | None = None
     spool: EvidenceSpool = attrs.field()
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from maia.protocol import MaiaError, is_digest, is_wire_id, parse_timestamp
+from maia.protocol import TIMESTAMP_PATTERN, MaiaError, is_digest, is_wire_id, parse_timestamp
 
 from ._bounds import MAX_TTL_MS, MIN_TTL_MS
 from ._spool import EvidenceSpoolStatus
@@ -41,7 +42,20 @@ def _count(minimum: int) -> Any:
 
 
 def _timestamp(_: object, attribute: attrs.Attribute[str], value: str) -> None:
-    parse_timestamp(value, attribute.name)
+    if not isinstance(value, str) or _TIMESTAMP.match(value) is None:
+        parse_timestamp(value if isinstance(value, str) else "", _camel(attribute.name))
+
+
+_TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
+
+
+def _timestamp_ms(text: str) -> int:
+    """Milliseconds of an already validated timestamp (the C parser; strptime is slow)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return parse_timestamp(text)  # raises validation_failed with the standard message
+    return int(moment.replace(microsecond=0).timestamp()) * 1000 + moment.microsecond // 1000
 
 
 @attrs.frozen
@@ -94,9 +108,7 @@ class MachineLeaseGrant:
 
     @duration_ms.default
     def _duration(self) -> int:
-        return parse_timestamp(self.expires_at, "expiresAt") - parse_timestamp(
-            self.issued_at, "issuedAt"
-        )
+        return _timestamp_ms(self.expires_at) - _timestamp_ms(self.issued_at)
 
     def __attrs_post_init__(self) -> None:
         if not MIN_TTL_MS <= self.duration_ms <= MAX_TTL_MS:
@@ -141,7 +153,7 @@ class NodeStatus:
     node_id: str = attrs.field(validator=_wire_id)
     registration_incarnation: int = attrs.field(validator=_count(1))
     report_sequence: int = attrs.field(validator=_count(1))
-    reports: tuple[MachineLeaseReport, ...] = attrs.field(converter=tuple)
+    reports: tuple[MachineLeaseReport, ...] = attrs.field(converter=tuple[MachineLeaseReport, ...])
 
 
 _CAMEL = re.compile(r"_([a-z])")

@@ -16,6 +16,7 @@ import attrs
 from maia.protocol import MaiaError
 
 from ._bounds import SPOOL_MAX_BYTES, SPOOL_MAX_RECORDS, SPOOL_MAX_UNACKNOWLEDGED_AGE_MS
+from ._evolve import evolve
 
 Admission = Literal["open", "stopped"]
 _SAFE = 2**53 - 1
@@ -99,7 +100,7 @@ class EvidenceSpool:
         if self.admission(now_ms) == "stopped" or self.retained_bytes + size > SPOOL_MAX_BYTES:
             raise MaiaError("held", f"admission is held: spool {self.source_id} is full")
         sequence = self.last_sequence + 1
-        return attrs.evolve(
+        return evolve(
             self,
             last_sequence=sequence,
             records=(*self.records, (sequence, size, now_ms)),
@@ -118,7 +119,7 @@ class EvidenceSpool:
             return self
         kept = tuple(record for record in self.records if record[0] > through)
         dropped = sum(record[1] for record in self.records if record[0] <= through)
-        return attrs.evolve(
+        return evolve(
             self,
             acknowledged_through=through,
             truncated_through=through,
