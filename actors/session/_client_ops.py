@@ -1,0 +1,257 @@
+"""What clients ask of a Session actor: send, cancel and interrupt turns; stop, rename and
+archive the Session. Each is one transaction with its receipt; a refusal is decided before
+the write but raised inside it, so a retried command that already ran is answered with its
+stored result (`duplicate`) rather than refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import attrs
+
+from actors._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent, TurnState
+from maia.protocol import MaiaError, to_json
+from storage import MutationResult, ReceiptTarget
+
+from . import _queue as q
+from ._actor import SessionCore, new_turn_id, saturated
+from ._messages import (
+    ArchiveSession,
+    CancelTurn,
+    InterruptTurn,
+    RenameSession,
+    SendTurn,
+    StopSession,
+)
+from ._store import Draft, TurnMemo, emit, session_step, set_activity, turn_step
+from ._views import turn_view
+
+_RESTING = (SessionState.IDLE, SessionState.STOPPED, SessionState.FAILED)
+
+
+def _revision_conflict(draft_revision: int, expected: int | None, session_id: str) -> None:
+    if expected is not None and expected != draft_revision:
+        raise MaiaError(
+            "revision_conflict",
+            f"session {session_id} is at revision {draft_revision}",
+            {"resource": "session", "id": session_id, "actual": draft_revision,
+             "expected": expected},
+        )  # fmt: skip
+
+
+class ClientOps(SessionCore):
+    async def send_turn(self, message: SendTurn) -> MutationResult:
+        now = self.now()
+        turn_id = new_turn_id()
+        refusal: MaiaError | None = None
+        after: q.QueueState = self.core
+        actions: tuple[q.QueueAction, ...] = ()
+        try:
+            after, actions = q.step(self.core, q.Send(turn_id), now)
+        except MaiaError as error:
+            refusal = error
+            refusal.details.setdefault("sessionId", self.session_id)
+        took = not self.holds_slot
+        if refusal is None and not self.need_slot(actions):
+            refusal = saturated(self.ctx.slots.limit)
+        took = took and self.holds_slot
+
+        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
+            if refusal is not None:
+                raise refusal
+            seq = conn.execute(
+                "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?",
+                (draft.session_id,),
+            ).fetchone()[0]
+            conn.execute(
+                "INSERT INTO turns (turn_id, session_id, seq, state, revision, text, created_ms)"
+                " VALUES (?, ?, ?, 'queued', 1, ?, ?)",
+                (turn_id, draft.session_id, seq, message.text, draft.now),
+            )
+            conn.execute(
+                "UPDATE sessions SET latest_turn_id = ? WHERE session_id = ?",
+                (turn_id, draft.session_id),
+            )
+            draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, message.text)
+            emit(conn, draft, "turn.queued", {"turnId": turn_id, "seq": seq}, revision=1)
+            draft.targets.append(ReceiptTarget("turn", turn_id, "created", None, 1))
+            self.apply_rows(conn, draft, after, actions)
+            return {"turn": to_json(turn_view(conn, turn_id)), "position": after.position(turn_id)}
+
+        try:
+            result = await self.mutate("turn.send", message.command, apply)
+        except BaseException:
+            if took:
+                self.holds_slot = False
+                self.ctx.slots.release()
+            raise
+        if result.delivery == "new":
+            self.core = after
+            self.after_commit(actions)
+            self.notify(turn_id)
+        elif took:
+            self.holds_slot = False
+            self.ctx.slots.release()
+        return result
+
+    async def cancel_turn(self, message: CancelTurn) -> MutationResult:
+        refusal: MaiaError | None = None
+        after: q.QueueState = self.core
+        try:
+            after, _ = q.step(self.core, q.Cancel(message.turn_id), self.now())
+        except MaiaError as error:
+            refusal = error
+
+        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
+            if refusal is not None:
+                raise refusal
+            turn_step(
+                conn,
+                draft,
+                message.turn_id,
+                TurnEvent.CANCEL,
+                caller=CLIENT,
+                expected_revision=message.expected_revision,
+                reason="turn_rejected",
+            )
+            self.apply_rows(conn, draft, after, ())
+            return {"turn": to_json(turn_view(conn, message.turn_id))}
+
+        result = await self.mutate("turn.cancel", message.command, apply)
+        if result.delivery == "new":
+            self.core = after
+            self.notify(message.turn_id)
+        return result
+
+    async def interrupt_turn(self, message: InterruptTurn) -> MutationResult:
+        turn_id = message.turn_id
+        memo = self.memory.turns.get(turn_id)
+        refusal: MaiaError | None = None
+        after: q.QueueState = self.core
+        actions: tuple[q.QueueAction, ...] = ()
+        try:
+            if memo is None:
+                raise MaiaError("invalid_state", f"turn {turn_id} has ended",
+                                {"resource": "turn", "id": turn_id, "state": "ended"})  # fmt: skip
+            if message.expected_revision not in (None, memo.revision):
+                raise MaiaError(
+                    "revision_conflict",
+                    f"turn {turn_id} is at revision {memo.revision}",
+                    {"resource": "turn", "id": turn_id, "actual": memo.revision,
+                     "expected": message.expected_revision},
+                )  # fmt: skip
+            after, actions = q.step(self.core, q.Interrupt(turn_id), self.now())
+        except MaiaError as error:
+            refusal = error
+        started = self.started_unflushed(turn_id)
+
+        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
+            if refusal is not None:
+                raise refusal
+            if any(isinstance(a, q.FailTurn) for a in actions):  # it was still queued
+                turn_step(conn, draft, turn_id, TurnEvent.REJECT, reason="turn_rejected")
+                draft.targets.append(ReceiptTarget("turn", turn_id, "updated"))
+            elif actions:
+                if started:
+                    turn_step(conn, draft, turn_id, TurnEvent.STARTED)
+                turn_step(conn, draft, turn_id, TurnEvent.INTERRUPT, caller=CLIENT)
+            self.apply_rows(conn, draft, after, ())
+            return {"turn": to_json(turn_view(conn, turn_id))}
+
+        result = await self.mutate("turn.interrupt", message.command, apply)
+        if result.delivery == "new":
+            if started:
+                self.mark_started_flushed(turn_id)
+            self.core = after
+            self.after_commit(actions)
+            self.notify(turn_id)
+        return result
+
+    async def stop_session(self, message: StopSession) -> MutationResult:
+        now = self.now()
+        after, actions = q.step(self.core, q.Close(), now)
+
+        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
+            _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
+            prior = draft.revision
+            session_step(conn, draft, SessionEvent.STOP, caller=CLIENT)
+            self.apply_rows(conn, draft, after, actions)
+            if draft.state is SessionState.STOPPING and after.worker is q.Worker.NONE:
+                session_step(conn, draft, SessionEvent.STOPPED)
+            self.session_target(draft, prior)
+            return {"session": self.session_json(conn, draft)}
+
+        result = await self.mutate("session.stop", message.command, apply)
+        if result.delivery == "new":
+            self.core = after
+            self.after_commit(actions)
+            self.settle_slot()
+            self.notify(*(a.turn_id for a in actions if isinstance(a, q.FailTurn)))
+        return result
+
+    async def rename_session(self, message: RenameSession) -> MutationResult:
+        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
+            _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
+            prior = draft.revision
+            self._touch(conn, draft, "title = ?", (message.title,))
+            emit(conn, draft, "session.renamed", {"title": message.title},
+                 revision=draft.revision, actor_id=message.command.actor_id)  # fmt: skip
+            self.session_target(draft, prior)
+            return {"session": self.session_json(conn, draft)}
+
+        result = await self.mutate("session.rename", message.command, apply)
+        self.notify()
+        return result
+
+    async def archive_session(self, message: ArchiveSession) -> MutationResult:
+        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
+            _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
+            archived = conn.execute(
+                "SELECT archived FROM sessions WHERE session_id = ?", (draft.session_id,)
+            ).fetchone()[0]
+            if archived or draft.state not in _RESTING or self.core.pending:
+                state = "archived" if archived else draft.state.value
+                raise MaiaError(
+                    "invalid_state",
+                    f"session {draft.session_id} is {state}: stop it before archiving",
+                    {"resource": "session", "id": draft.session_id, "state": state},
+                )
+            prior = draft.revision
+            self._touch(conn, draft, "archived = 1, archived_ms = ?, archive_summary = ?,"
+                        " transcript_path = ?",
+                        (draft.now, message.summary, message.transcript_path))  # fmt: skip
+            emit(conn, draft, "session.archived",
+                 {"summary": message.summary, "transcriptPath": message.transcript_path},
+                 revision=draft.revision, actor_id=message.command.actor_id)  # fmt: skip
+            set_activity(conn, draft, "stopped")
+            self.session_target(draft, prior)
+            return {"session": self.session_json(conn, draft)}
+
+        result = await self.mutate("session.archive", message.command, apply)
+        if result.delivery == "new":
+            self.core = attrs.evolve(self.core, closed=True)
+        self.notify()
+        return result
+
+    def _touch(self, conn: sqlite3.Connection, draft: Draft, sets: str,
+               values: tuple[Any, ...]) -> None:  # fmt: skip
+        changed = conn.execute(
+            f"UPDATE sessions SET {sets}, revision = revision + 1, updated_ms = ?"
+            " WHERE session_id = ? AND revision = ?",
+            (*values, draft.now, draft.session_id, draft.revision),
+        ).rowcount
+        if changed != 1:
+            raise MaiaError("storage_conflict", "the Session changed underneath its actor", {})
+        draft.revision += 1
+
+    # Provided by the worker side (`_worker_ops.WorkerOps`).
+    def after_commit(self, actions: tuple[q.QueueAction, ...]) -> None:
+        raise NotImplementedError
+
+    def started_unflushed(self, turn_id: str) -> bool:
+        raise NotImplementedError
+
+    def mark_started_flushed(self, turn_id: str) -> None:
+        raise NotImplementedError

@@ -1,0 +1,122 @@
+"""Launching a Session's worker: executor to `WorkerSpec`, epochs from storage, attempt rows,
+and the sweep of workers a dead Node left behind.
+
+Epochs come from the storage counter (`next_worker_epoch`), so an epoch is never reused
+across Node restarts. Each attempt is recorded with its pid as soon as it is spawned; the
+worker's environment carries `MAIA_WORKER_ATTEMPT=<attempt id>`, which is how a later Node
+recognizes a leftover process as its own (a pid alone may have been reused by then), with
+the process start time against the attempt's start as the fallback when the environment
+cannot be read.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+from collections.abc import Mapping
+
+import attrs
+import orjson
+import psutil  # type: ignore[import-untyped]
+
+from maia.config import ExecutorConfig
+from storage import Storage, next_worker_epoch
+from supervision.workers import WorkerSpec
+
+ECHO_MODULE = "worker_bridge.workers.echo"
+EXEC_MODULE = "worker_bridge.workers.exec"
+START_TIME_SLACK_MS = 10_000
+
+
+@attrs.define
+class StorageEpochSource:
+    """Worker epochs from the storage counter: strictly increasing, across restarts."""
+
+    store: Storage
+
+    async def next_epoch(self) -> int:
+        return await self.store.write(next_worker_epoch)
+
+
+def worker_spec(executor: ExecutorConfig, cwd: str, environ: Mapping[str, str]) -> WorkerSpec:
+    """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables."""
+    env = {name: environ[name] for name in executor.env if name in environ}
+    if executor.kind == "echo":
+        return WorkerSpec.python_module(ECHO_MODULE, cwd=cwd, env=env)
+    options = {
+        "argv": orjson.dumps(list(executor.argv)).decode(),
+        "env": orjson.dumps(list(executor.env)).decode(),
+        "wallTimeMs": str(executor.wall_time_ms),
+    }
+    return WorkerSpec.python_module(EXEC_MODULE, cwd=cwd, env=env, options=options)
+
+
+def record_attempt(conn: sqlite3.Connection, *, attempt_id: str, session_id: str, epoch: int,
+                   node_epoch: int, pid: int, now: int) -> None:  # fmt: skip
+    conn.execute(
+        "INSERT INTO worker_attempts (attempt_id, session_id, epoch, node_epoch, state, pid,"
+        " started_ms) VALUES (?, ?, ?, ?, 'running', ?, ?)",
+        (attempt_id, session_id, epoch, node_epoch, pid, now),
+    )
+
+
+def end_attempt(conn: sqlite3.Connection, attempt_id: str, reason: str, now: int) -> None:
+    conn.execute(
+        "UPDATE worker_attempts SET state = 'exited', ended_ms = ?, end_reason = ?"
+        " WHERE attempt_id = ? AND ended_ms IS NULL",
+        (now, reason[:200], attempt_id),
+    )
+
+
+@attrs.frozen
+class Leftover:
+    attempt_id: str
+    pid: int
+    started_ms: int
+
+
+def open_attempts(conn: sqlite3.Connection, node_epoch: int) -> list[Leftover]:
+    """Attempts of earlier Node runs that never recorded an end."""
+    rows = conn.execute(
+        "SELECT attempt_id, pid, started_ms FROM worker_attempts"
+        " WHERE ended_ms IS NULL AND node_epoch < ? AND pid IS NOT NULL",
+        (node_epoch,),
+    ).fetchall()
+    return [Leftover(r[0], r[1], r[2]) for r in rows]
+
+
+def _is_ours(process: psutil.Process, leftover: Leftover) -> bool:
+    try:
+        return bool(process.environ().get("MAIA_WORKER_ATTEMPT") == leftover.attempt_id)
+    except psutil.AccessDenied:
+        started = int(process.create_time() * 1000)
+        return abs(started - leftover.started_ms) <= START_TIME_SLACK_MS
+
+
+def kill_leftovers(leftovers: list[Leftover]) -> list[int]:
+    """SIGKILL the process group of each leftover that is still our worker; returns the pids.
+
+    Blocking (reads /proc): run it in a thread.
+    """
+    killed = []
+    for leftover in leftovers:
+        try:
+            process = psutil.Process(leftover.pid)
+            if process.status() == psutil.STATUS_ZOMBIE or not _is_ours(process, leftover):
+                continue
+            tree = process.children(recursive=True)
+            try:
+                os.killpg(leftover.pid, signal.SIGKILL)  # a worker leads its own group
+            except (ProcessLookupError, PermissionError):
+                process.kill()
+            for child in tree:
+                try:
+                    if child.environ().get("MAIA_WORKER_ATTEMPT") == leftover.attempt_id:
+                        child.kill()
+                except psutil.Error:
+                    continue
+            killed.append(leftover.pid)
+        except psutil.Error:
+            continue
+    return killed

@@ -1,0 +1,149 @@
+"""What a Session actor is told or asked, and the services it runs on.
+
+Client messages carry their idempotency key (actor, operation, commandId) and the digest of
+the normalized input, so the actor runs them through `run_mutation` in the same transaction
+as the transition. Worker messages name the attempt they come from: a message of an attempt
+the actor already let go is recorded (its end) but never drives the queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import attrs
+import trio
+
+from maia.config import UserConfig
+from maia.protocol import Clock
+from storage import Storage
+from supervision.workers import TurnEvent, WorkerHandle, WorkerSupervisor
+
+from ._notify import Notifier
+
+
+@attrs.frozen
+class Command:
+    """The idempotency key and input digest of a client mutation."""
+
+    command_id: str
+    actor_id: str
+    digest: str
+
+
+@attrs.frozen
+class SendTurn:
+    command: Command
+    text: str
+
+
+@attrs.frozen
+class CancelTurn:
+    command: Command
+    turn_id: str
+    expected_revision: int
+
+
+@attrs.frozen
+class InterruptTurn:
+    command: Command
+    turn_id: str
+    expected_revision: int | None
+
+
+@attrs.frozen
+class StopSession:
+    command: Command
+    expected_revision: int | None
+
+
+@attrs.frozen
+class RenameSession:
+    command: Command
+    title: str
+    expected_revision: int | None
+
+
+@attrs.frozen
+class ArchiveSession:
+    command: Command
+    expected_revision: int | None
+    summary: str | None
+    transcript_path: str | None
+
+
+@attrs.frozen
+class Resume:
+    """Start a worker for turns left queued (after a restart or a refused start)."""
+
+
+@attrs.frozen
+class WorkerSpawned:
+    handle: WorkerHandle
+
+
+@attrs.frozen
+class WorkerInitialized:
+    attempt_id: str
+
+
+@attrs.frozen
+class WorkerExited:
+    attempt_id: str | None  # None: the process never started
+    reason: str
+
+
+@attrs.frozen
+class Progress:
+    attempt_id: str
+    event: TurnEvent
+
+
+@attrs.frozen
+class Flush:
+    """Persist what was buffered of the running turn (started, message text so far)."""
+
+
+@attrs.frozen
+class Tick:
+    """The idle-release timer fired."""
+
+
+Message = (
+    SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
+    | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | Tick
+)  # fmt: skip
+
+
+class WorkerSlots:
+    """The live-Session limit: one slot per Session whose worker runs (or is starting)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+
+    def try_acquire(self) -> bool:
+        if self.used >= self.limit:
+            return False
+        self.used += 1
+        return True
+
+    def release(self) -> None:
+        self.used = max(0, self.used - 1)
+
+
+@attrs.frozen
+class SessionContext:
+    """The services every Session actor shares."""
+
+    store: Storage
+    clock: Clock
+    config: UserConfig
+    workers: WorkerSupervisor
+    notifier: Notifier
+    slots: WorkerSlots
+    nursery: trio.Nursery  # the actors' helper tasks (worker watchers, pumps, timers)
+    tell: Callable[[str, Any], Awaitable[None]]  # to a Session's live actor (spawning it)
+    environ: Mapping[str, str]
+    flush_ms: int = 25
+    keepalive_s: float = 30.0  # how often a worker's watcher touches its actor

@@ -1,0 +1,106 @@
+"""The Session runtime of a Node: the registry of Session actors and what they share.
+
+`open_session_runtime` starts the worker supervisor (epochs from storage), recovers what the
+previous Node left (see `_recovery`), runs the registry, and resumes Sessions with queued
+turns. Leaving it stops every worker boundedly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import trio
+
+from actors._registry import ActorRegistry
+from maia.config import UserConfig
+from maia.protocol import Clock, MaiaError
+from storage import Storage
+from supervision.workers import WorkerSupervisor, WorkerTimings, open_worker_supervisor
+
+from ._launch import StorageEpochSource
+from ._messages import Message, Resume, SessionContext, WorkerSlots
+from ._notify import Notifier
+from ._recovery import RecoveryReport, recover_sessions
+from ._session import SessionActor, rehydrate
+
+ASK_TIMEOUT_S = 4.5  # inside the API's 5 s request deadline
+
+
+@attrs.define
+class SessionRuntime:
+    """What handlers use: ask a Session's actor, wait for changes, read capacity."""
+
+    store: Storage
+    clock: Clock
+    config: UserConfig
+    registry: ActorRegistry[Message, Any]
+    notifier: Notifier
+    slots: WorkerSlots
+    workers: WorkerSupervisor
+    recovery: RecoveryReport | None = None
+
+    async def ask(self, session_id: str, message: Message) -> Any:
+        """Deliver a client message to the Session's actor and return its answer.
+
+        Raises what the actor raises (`MaiaError`), `resource_not_found` for no such Session.
+        """
+        return await self.registry.ask(session_id, message, within=ASK_TIMEOUT_S)
+
+    def live_workers(self) -> int:
+        return len(self.workers.live())
+
+
+@asynccontextmanager
+async def open_session_runtime(
+    store: Storage,
+    *,
+    clock: Clock,
+    config: UserConfig,
+    environ: Mapping[str, str] | None = None,
+    timings: WorkerTimings | None = None,
+    passivate_after_s: float = 300.0,
+) -> AsyncIterator[SessionRuntime]:
+    """Run the Session actors for the block (recovering the previous Node's Sessions first)."""
+    env = dict(os.environ if environ is None else environ)
+    notifier = Notifier()
+    slots = WorkerSlots(config.capacity.max_live_sessions)
+    recovery = await recover_sessions(store, clock.wall_ms())
+    supervisor = open_worker_supervisor(StorageEpochSource(store), timings)
+    async with supervisor as workers, trio.open_nursery() as nursery:
+        context: dict[str, SessionContext] = {}
+
+        async def spawn(session_id: str) -> Any:
+            actor: SessionActor = await rehydrate(context["ctx"], session_id)
+            return actor.handle
+
+        registry: ActorRegistry[Message, Any] = ActorRegistry(
+            "session", spawn, idle_s=passivate_after_s, capacity=64
+        )
+        await nursery.start(registry.serve)
+        context["ctx"] = SessionContext(
+            store=store, clock=clock, config=config, workers=workers, notifier=notifier,
+            slots=slots, nursery=nursery, tell=registry.tell, environ=env,
+        )  # fmt: skip
+        runtime = SessionRuntime(store, clock, config, registry, notifier, slots, workers,
+                                 recovery)  # fmt: skip
+        for session_id in recovery.resumable:
+            nursery.start_soon(_resume, registry, session_id)
+        try:
+            yield runtime
+        finally:
+            # Stop the workers while the pumps still read their last events (a handle whose
+            # reader is gone cannot deliver a turn's end), then stop the actors.
+            with trio.CancelScope(shield=True):
+                await workers.stop_all("node stopping")
+            nursery.cancel_scope.cancel()
+
+
+async def _resume(registry: ActorRegistry[Message, Any], session_id: str) -> None:
+    try:
+        await registry.tell(session_id, Resume())
+    except MaiaError:
+        return  # it resumes on its next message

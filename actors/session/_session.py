@@ -1,0 +1,179 @@
+"""The Session actor's entry points: rehydration from storage and the message switch.
+
+`rehydrate(ctx, session_id)` is the registry's spawn function: it reads the Session and its
+pending turns and builds the actor. A Session found with a dispatched turn but no worker of
+this actor (the Node restarted, or the actor crashed) fails that turn `runtime_lost` on
+`Resume`, never re-running it, and starts a worker for the turns still queued.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from typing import Any
+
+import attrs
+import trio
+
+from actors._lifecycles import SessionEvent, SessionState, TurnState
+from maia.protocol import MaiaError
+from storage import MutationResult
+
+from . import _queue as q
+from ._messages import (
+    ArchiveSession,
+    CancelTurn,
+    Flush,
+    InterruptTurn,
+    Message,
+    Progress,
+    RenameSession,
+    Resume,
+    SendTurn,
+    SessionContext,
+    StopSession,
+    Tick,
+    WorkerExited,
+    WorkerInitialized,
+    WorkerSpawned,
+)
+from ._store import PENDING_TURN_STATES, Draft, TurnMemo, session_step
+from ._worker_ops import WorkerOps
+
+RESUME_RETRY_S = 1.0
+_CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession)
+log = logging.getLogger("maia.session")
+_CLOSED = (SessionState.STOPPING, SessionState.STOPPED, SessionState.FAILED)
+_HAD_WORKER = (
+    SessionState.STARTING,
+    SessionState.RUNNING,
+    SessionState.WAITING_APPROVAL,
+    SessionState.INTERRUPTED,
+)
+
+
+class SessionActor(WorkerOps):
+    """One Session. Build with `rehydrate`; the registry feeds it messages."""
+
+    lost: tuple[str, ...] = ()
+
+    async def handle(self, message: Message) -> MutationResult | None:
+        """Handle one message. Raises `MaiaError` for a refused client message."""
+        stranded = self.core.queued and self.core.worker is q.Worker.NONE and not self.core.closed
+        if (self.lost or stranded) and not isinstance(message, Resume):
+            await self.resume()
+        if isinstance(message, _CLIENT):
+            return await self._client(message)
+        try:
+            await self._internal(message)
+        except MaiaError as error:  # a refused internal step is our bug: say so loudly
+            log.error("session %s: %s failed: %r", self.session_id, type(message).__name__,
+                      error)  # fmt: skip
+        return None
+
+    async def _client(self, message: Message) -> MutationResult | None:
+        match message:
+            case SendTurn():
+                return await self.send_turn(message)
+            case CancelTurn():
+                return await self.cancel_turn(message)
+            case InterruptTurn():
+                return await self.interrupt_turn(message)
+            case StopSession():
+                return await self.stop_session(message)
+            case RenameSession():
+                return await self.rename_session(message)
+            case ArchiveSession():
+                return await self.archive_session(message)
+        return None
+
+    async def _internal(self, message: Message) -> None:
+        match message:
+            case Progress():
+                await self.progress(message)
+            case Flush():
+                await self.flush()
+            case WorkerSpawned():
+                await self.worker_spawned(message)
+            case WorkerInitialized():
+                await self.worker_initialized(message)
+            case WorkerExited():
+                await self.worker_exited(message)
+            case Tick():
+                await self.tick()
+            case Resume():
+                await self.resume()
+
+    async def resume(self) -> None:
+        """Fail turns lost with an earlier runtime; start a worker for the queued ones."""
+        if (self.core.worker is not q.Worker.NONE or self.core.closed) and not self.lost:
+            return
+        after, actions = q.recover(
+            self.core.queued, self.lost, limit=self.core.limit, idle_ms=self.core.idle_ms,
+            now=self.now(),
+        )  # fmt: skip
+        after = attrs.evolve(after, closed=self.core.closed)
+        if self.core.closed:
+            actions = tuple(a for a in actions if not isinstance(a, q.StartWorker))
+            after = attrs.evolve(after, worker=q.Worker.NONE)
+        retry = False
+        if not self.need_slot(actions):  # at capacity: keep them queued, try again soon
+            actions = tuple(a for a in actions if not isinstance(a, q.StartWorker))
+            after = attrs.evolve(after, worker=q.Worker.NONE)
+            retry = True
+        lost = self.lost
+
+        def body(conn: sqlite3.Connection, draft: Draft) -> None:
+            if draft.state in _HAD_WORKER:
+                session_step(conn, draft, SessionEvent.NODE_RESTARTED)
+            self.apply_rows(conn, draft, after, actions)
+            if draft.state is SessionState.RECOVERING and not any(
+                isinstance(a, q.StartWorker) for a in actions
+            ):
+                session_step(conn, draft, SessionEvent.RECOVERED)
+
+        await self.commit(body)
+        self.lost = ()
+        self.core = after
+        self.after_commit(actions)
+        self.notify(*lost)
+        if retry:
+            self.ctx.nursery.start_soon(self._resume_later)
+
+    async def _resume_later(self) -> None:
+        await trio.sleep(RESUME_RETRY_S)
+        await self._tell(Resume())
+
+
+def _read(conn: sqlite3.Connection, session_id: str) -> tuple[Any, list[Any]]:
+    row = conn.execute(
+        "SELECT project_id, state, revision, activity, archived FROM sessions WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    turns = conn.execute(
+        "SELECT turn_id, state, revision, text FROM turns WHERE session_id = ? AND state IN"
+        f" ({', '.join('?' * len(PENDING_TURN_STATES))}) ORDER BY seq",
+        (session_id, *PENDING_TURN_STATES),
+    ).fetchall()
+    return row, turns
+
+
+async def rehydrate(ctx: SessionContext, session_id: str) -> SessionActor:
+    """Build the actor of `session_id` from storage. Raises `resource_not_found`."""
+    row, turns = await ctx.store.read(lambda conn: _read(conn, session_id))
+    if row is None:
+        raise MaiaError("resource_not_found", f"session {session_id} does not exist",
+                        {"resource": "session", "id": session_id})  # fmt: skip
+    project_id, state, revision, activity, archived = row
+    memos = {t[0]: TurnMemo(t[0], TurnState(t[1]), t[2], t[3]) for t in turns}
+    memory = Draft(session_id, project_id, SessionState(state), revision, activity, memos,
+                   ctx.clock.wall_ms())  # fmt: skip
+    core = q.QueueState(
+        queued=tuple(t[0] for t in turns if t[1] == "queued"),
+        limit=ctx.config.capacity.max_queued_messages,
+        idle_ms=ctx.config.sessions.worker_idle_ms,
+        closed=bool(archived) or memory.state in _CLOSED,
+    )
+    actor = SessionActor(ctx, memory, core)
+    actor.lost = tuple(t[0] for t in turns if t[1] != "queued")
+    return actor

@@ -1,0 +1,121 @@
+"""Sessions and turns as the wire shows them, read from their rows in one query each.
+
+Used inside the actor's write transactions (a mutation's stored result) and by the read
+handlers, so a Session looks the same whichever operation returns it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, Final
+
+import orjson
+
+from maia.protocol import INPUT_PREVIEW_MAX_BYTES, MaiaError, Session, Turn, format_timestamp_ms
+
+SETTLED_IDLE_MS: Final = 300_000
+_PENDING: Final = "('queued', 'dispatching', 'running')"
+
+SESSION_COLUMNS: Final = (
+    "s.session_id, s.project_id, s.executor, s.title, s.labels, s.cwd, s.state, s.activity,"
+    " s.revision, s.created_ms, s.updated_ms, s.archived, s.archived_ms, s.archive_summary,"
+    " s.transcript_path, s.latest_turn_id,"
+    " (SELECT t.state FROM turns t WHERE t.turn_id = s.latest_turn_id),"
+    f" (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id AND t.state IN {_PENDING})"
+)
+TURN_COLUMNS: Final = (
+    "turn_id, session_id, state, revision, created_ms, text, started_ms, finished_ms,"
+    " failure_reason"
+)
+
+
+def _missing(resource: str, row_id: str) -> MaiaError:
+    return MaiaError(
+        "resource_not_found", f"{resource} {row_id} does not exist",
+        {"resource": resource, "id": row_id},
+    )  # fmt: skip
+
+
+def input_preview(text: str) -> str:
+    """The start of `text`, at most 160 UTF-8 bytes, never cutting a character."""
+    data = text.encode("utf-8")
+    if len(data) <= INPUT_PREVIEW_MAX_BYTES:
+        return text
+    return data[:INPUT_PREVIEW_MAX_BYTES].decode("utf-8", "ignore")
+
+
+def session_from_row(row: Sequence[Any], now_ms: int) -> Session:
+    (session_id, project_id, executor, title, labels, cwd, state, activity, revision,
+     created, updated, archived, archived_ms, summary, transcript, latest, latest_state,
+     pending) = row  # fmt: skip
+    resting = pending == 0 and activity == "stopped"
+    settled = resting and (state in ("stopped", "failed") or now_ms - updated >= SETTLED_IDLE_MS)
+    reason = None
+    if settled:
+        reason = state if state in ("stopped", "failed") else "idle"
+    return Session(
+        session_id=session_id,
+        project_id=project_id,
+        executor=executor,
+        state=state,
+        revision=revision,
+        created_at=format_timestamp_ms(created),
+        updated_at=format_timestamp_ms(updated),
+        cwd=cwd,
+        labels=tuple(sorted(orjson.loads(labels))),
+        archived=bool(archived),
+        title=title,
+        activity=activity,
+        latest_turn_id=latest,
+        latest_turn_state=latest_state,
+        pending_turns=pending,
+        settled=settled,
+        settled_reason=reason,
+        archived_at=format_timestamp_ms(archived_ms) if archived_ms is not None else None,
+        summary=summary,
+        transcript_path=transcript,
+    )
+
+
+def session_view(conn: sqlite3.Connection, session_id: str, now_ms: int) -> Session:
+    """Raises `resource_not_found`."""
+    row = conn.execute(
+        f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.session_id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        raise _missing("session", session_id)
+    return session_from_row(row, now_ms)
+
+
+def output_text(conn: sqlite3.Connection, turn_id: str) -> str | None:
+    """The turn's message items' text, in order (None before any message)."""
+    rows = conn.execute(
+        "SELECT text FROM turn_items WHERE turn_id = ? AND kind = 'message' ORDER BY seq",
+        (turn_id,),
+    ).fetchall()
+    return "".join(r[0] for r in rows) if rows else None
+
+
+def turn_from_row(row: Sequence[Any], text: str | None) -> Turn:
+    turn_id, session_id, state, revision, created, prompt, started, finished, reason = row
+    return Turn(
+        turn_id=turn_id,
+        session_id=session_id,
+        state=state,
+        revision=revision,
+        created_at=format_timestamp_ms(created),
+        input_preview=input_preview(prompt),
+        started_at=format_timestamp_ms(started) if started is not None else None,
+        completed_at=format_timestamp_ms(finished) if finished is not None else None,
+        failure_reason=reason,
+        output_text=text,
+    )
+
+
+def turn_view(conn: sqlite3.Connection, turn_id: str) -> Turn:
+    """Raises `resource_not_found`."""
+    row = conn.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
+    if row is None:
+        raise _missing("turn", turn_id)
+    return turn_from_row(row, output_text(conn, turn_id))

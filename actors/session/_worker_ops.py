@@ -1,0 +1,280 @@
+"""The worker side of a Session actor: launching attempts, feeding prompts, turning worker
+events into turn items and transitions, and reacting to a worker's end.
+
+Helper tasks run in the shared nursery and report back through the registry (`ctx.tell`), so
+a message always reaches the Session's live actor. Item text is buffered: the running turn's
+`started` and its message text are written at most `flush_ms` after they arrive, and at the
+turn's end together with the next turn's dispatch, one transaction for both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from actors._lifecycles import SessionEvent, TurnEvent
+from maia.protocol import MaiaError, new_id
+from supervision.workers import TurnEvent as WorkerEvent
+from supervision.workers import WorkerFailed, WorkerHandle
+
+from . import _queue as q
+from ._client_ops import ClientOps
+from ._launch import end_attempt, record_attempt, worker_spec
+from ._messages import Flush, Progress, Tick, WorkerExited, WorkerInitialized, WorkerSpawned
+from ._store import Draft, OpenItem, end_turn, flush_item, session_step, turn_step
+
+_FINAL = {"completed": "completed", "failed": "failed", "interrupted": "interrupted"}
+
+
+async def _quietly(fn: Callable[[], Awaitable[object]]) -> None:
+    """Run a helper; a failure is the actor's to learn through messages, never a crash."""
+    with contextlib.suppress(MaiaError, trio.BrokenResourceError, trio.ClosedResourceError):
+        await fn()
+
+
+class WorkerOps(ClientOps):
+    worker: WorkerHandle | None = None
+    item: OpenItem | None = None
+    started: str | None = None  # a running turn whose `started` is not yet written
+    failure: str | None = None
+    flush_at: float | None = None
+    item_seq: int = 0
+
+    def started_unflushed(self, turn_id: str) -> bool:
+        return self.started == turn_id
+
+    def mark_started_flushed(self, turn_id: str) -> None:
+        if self.started == turn_id:
+            self.started = None
+
+    # -- side effects ---------------------------------------------------------------------
+
+    def after_commit(self, actions: tuple[q.QueueAction, ...]) -> None:
+        nursery = self.ctx.nursery
+        for action in actions:
+            match action:
+                case q.StartWorker():
+                    nursery.start_soon(self._launch)
+                case q.Dispatch(turn_id):
+                    handle = self.worker
+                    memo = self.memory.turns.get(turn_id)
+                    if handle is not None and memo is not None:
+                        self.item, self.started, self.failure, self.item_seq = None, None, None, 0
+                        nursery.start_soon(self._pump, handle, turn_id, memo.text)
+                case q.SendInterrupt(turn_id) if self.worker is not None:
+                    nursery.start_soon(_quietly, lambda h=self.worker, t=turn_id: h.interrupt(t))
+                case q.StopWorker(reason) if self.worker is not None:
+                    nursery.start_soon(_quietly, lambda h=self.worker, r=reason: h.stop(r))
+                case q.ReleaseAt(at_ms):
+                    delay = max(0, at_ms - self.now()) / 1000
+                    nursery.start_soon(self._tick_after, delay)
+
+    async def _tell(self, message: object) -> None:
+        with contextlib.suppress(MaiaError):
+            await self.ctx.tell(self.session_id, message)
+
+    async def _tick_after(self, delay: float) -> None:
+        await trio.sleep(delay)
+        await self._tell(Tick())
+
+    async def _launch(self) -> None:
+        row = await self.ctx.store.read(
+            lambda conn: conn.execute(
+                "SELECT executor, cwd FROM sessions WHERE session_id = ?", (self.session_id,)
+            ).fetchone()
+        )
+        try:
+            executor = self.ctx.config.executor(row[0])
+            spec = worker_spec(executor, row[1], self.ctx.environ)
+            handle = await self.ctx.workers.start_worker(spec)
+        except MaiaError as error:
+            await self._tell(WorkerExited(None, f"start failed: {error.message}"))
+            return
+        await self._tell(WorkerSpawned(handle))
+        with contextlib.suppress(WorkerFailed):
+            await handle.wait_initialized()
+            await self._tell(WorkerInitialized(handle.attempt_id))
+        while True:  # keep the actor live (not passivated) while its worker runs
+            with trio.move_on_after(self.ctx.keepalive_s):
+                info = await handle.wait_stopped()
+                break
+            await self._tell(Tick())
+        why = info.fence_reason or (
+            f"exit {info.returncode}" if info.signal is None else f"signal {info.signal}"
+        )
+        await self._tell(WorkerExited(handle.attempt_id, why))
+
+    async def _pump(self, handle: WorkerHandle, turn_id: str, text: str) -> None:
+        try:
+            async for event in handle.prompt(turn_id, text):
+                await self._tell(Progress(handle.attempt_id, event))
+        except MaiaError as error:
+            await self._tell(
+                Progress(handle.attempt_id, WorkerEvent(turn_id, "lost", error.message))
+            )
+
+    # -- messages from helpers ------------------------------------------------------------
+
+    async def worker_spawned(self, message: WorkerSpawned) -> None:
+        handle = message.handle
+        node_epoch = self.ctx.store.node_epoch
+
+        def body(conn: sqlite3.Connection, draft: Draft) -> None:
+            record_attempt(conn, attempt_id=handle.attempt_id, session_id=draft.session_id,
+                           epoch=handle.epoch, node_epoch=node_epoch, pid=handle.pid,
+                           now=draft.now)  # fmt: skip
+
+        await self.commit(body)
+        if self.core.worker is q.Worker.STARTING and self.worker is None:
+            self.worker = handle
+        else:  # the Session no longer wants it (stopped while it started)
+            self.ctx.nursery.start_soon(_quietly, lambda: handle.stop("not wanted"))
+
+    async def worker_initialized(self, message: WorkerInitialized) -> None:
+        if self.worker is None or self.worker.attempt_id != message.attempt_id:
+            return
+        after, actions = q.step(self.core, q.WorkerReady(), self.now())
+        if after == self.core:
+            return
+
+        def body(conn: sqlite3.Connection, draft: Draft) -> None:
+            session_step(conn, draft, SessionEvent.WORKER_READY, caller="worker")
+            self.apply_rows(conn, draft, after, actions)
+
+        await self.commit(body)
+        self.core = after
+        self.after_commit(actions)
+        self.notify()
+
+    async def worker_exited(self, message: WorkerExited) -> None:
+        current = message.attempt_id is None or (
+            self.worker is not None and self.worker.attempt_id == message.attempt_id
+        )
+        if not current:
+            if message.attempt_id is not None:
+                attempt = message.attempt_id
+                await self.commit(lambda c, d: end_attempt(c, attempt, message.reason, d.now))
+            return
+        await self._worker_gone(message.attempt_id, message.reason)
+
+    async def _worker_gone(self, attempt_id: str | None, reason: str) -> None:
+        expected = self.core.worker is q.Worker.STOPPING
+        after, actions = q.step(self.core, q.WorkerGone(expected=expected), self.now())
+        self.need_slot(actions)  # the slot of the worker that went is still held
+
+        def body(conn: sqlite3.Connection, draft: Draft) -> None:
+            if attempt_id is not None:
+                end_attempt(conn, attempt_id, reason, draft.now)
+            self._flush_rows(conn, draft)
+            self.gone_rows(conn, draft, expected, actions)
+            self.apply_rows(conn, draft, after, actions)
+
+        await self.commit(body)
+        self.worker, self.item, self.started = None, None, None
+        self.core = after
+        self.after_commit(actions)
+        self.settle_slot()
+        self.notify(*(a.turn_id for a in actions if isinstance(a, q.FailTurn)))
+
+    async def progress(self, message: Progress) -> None:
+        event = message.event
+        handle = self.worker
+        if handle is None or handle.attempt_id != message.attempt_id:
+            return
+        if event.turn_id != self.core.active:
+            return
+        match event.kind:
+            case "started":
+                self.started = event.turn_id
+            case "delta":
+                self._item(event.turn_id).text += event.text or ""
+            case "message":
+                item = self._item(event.turn_id)
+                if event.text is not None:
+                    item.text = event.text
+                item.completed = True
+            case "lost":
+                self.worker = None  # unusable: its end arrives later as an old attempt
+                self.ctx.nursery.start_soon(_quietly, lambda: handle.stop("lost"))
+                await self._worker_gone(None, event.text or "lost")
+                return
+            case kind if kind in _FINAL:
+                await self._end(event)
+                return
+        if self.flush_at is None:
+            self.flush_at = trio.current_time() + self.ctx.flush_ms / 1000
+            self.ctx.nursery.start_soon(self._flush_later, self.ctx.flush_ms / 1000)
+
+    async def _flush_later(self, delay: float) -> None:
+        await trio.sleep(delay)
+        await self._tell(Flush())
+
+    async def flush(self) -> None:
+        self.flush_at = None
+        if self.started is None and (self.item is None or self._item_clean(self.item)):
+            return
+        await self.commit(self._flush_rows)
+        self.notify(self.core.active or "")
+
+    def _item_clean(self, item: OpenItem) -> bool:
+        return item.stored and item.stored_text_len == len(item.text) and not item.completed
+
+    def _flush_rows(self, conn: sqlite3.Connection, draft: Draft) -> None:
+        """Write the buffered `started` and item text. Runs inside the write fn while the
+        actor waits for it; if that transaction fails, the buffer is lost with it (the turn's
+        end writes its final text again)."""
+        if self.started is not None and self.started in draft.turns:
+            turn_step(conn, draft, self.started, TurnEvent.STARTED, caller="worker")
+            self.started = None
+        item = self.item
+        if item is not None and item.turn_id in draft.turns and not self._item_clean(item):
+            flush_item(conn, draft, item)
+            if item.completed:
+                self.item = None
+
+    def _item(self, turn_id: str) -> OpenItem:
+        if self.item is None:
+            self.item_seq += 1
+            self.item = OpenItem(new_id("item"), turn_id, self.item_seq, "message")
+        return self.item
+
+    async def _end(self, event: WorkerEvent) -> None:
+        outcome = _FINAL[event.kind]
+        turn_id = event.turn_id
+        if outcome == "completed" and event.text is not None:
+            item = self._item(turn_id)
+            item.text = event.text
+            item.completed = True
+        elif self.item is not None:
+            self.item.completed = True
+        if outcome == "failed" and event.text:
+            self.item_seq += 1
+            error = OpenItem(new_id("item"), turn_id, self.item_seq, "error", event.text, True)
+        else:
+            error = None
+        after, actions = q.step(self.core, q.TurnEnded(turn_id), self.now())
+
+        def body(conn: sqlite3.Connection, draft: Draft) -> None:
+            self._flush_rows(conn, draft)
+            if error is not None:
+                flush_item(conn, draft, error)
+            end_turn(conn, draft, turn_id, outcome,
+                     "turn_failed" if outcome == "failed" else None)  # fmt: skip
+            if outcome == "interrupted" and draft.state.value == "running":
+                session_step(conn, draft, SessionEvent.INTERRUPTED, caller="worker")
+            self.apply_rows(conn, draft, after, actions)
+
+        await self.commit(body)
+        self.item = None
+        self.core = after
+        self.after_commit(actions)
+        self.notify(turn_id)
+
+    async def tick(self) -> None:
+        after, actions = q.step(self.core, q.Tick(), self.now())
+        if after != self.core:
+            self.core = after
+            self.after_commit(actions)

@@ -1,0 +1,186 @@
+"""The Session actor on a real SQLite file with real echo worker subprocesses (real clock)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from actors.session import (
+    CancelTurn,
+    Command,
+    InterruptTurn,
+    SendTurn,
+    SessionRuntime,
+    StopSession,
+    open_session_runtime,
+    turn_view,
+)
+from maia.config import UserConfig, parse_user_config
+from maia.protocol import MaiaError, SystemClock, Turn, new_id
+from storage import Storage, open_storage
+from supervision.workers import WorkerTimings
+
+TIMINGS = WorkerTimings(interrupt_ms=2000, terminate_ms=1000, kill_wait_ms=2000)
+
+
+def _seed(conn: sqlite3.Connection, root: str, session_id: str, executor: str) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO projects (project_id, project_key, root, revision, created_ms,"
+        " updated_ms) VALUES ('project_t', 'tests', ?, 1, 0, 0)",
+        (root,),
+    )
+    conn.execute(
+        "INSERT INTO sessions (session_id, project_id, executor, cwd, state, created_ms,"
+        " updated_ms) VALUES (?, 'project_t', ?, ?, 'idle', 0, 0)",
+        (session_id, executor, root),
+    )
+
+
+class Harness:
+    def __init__(self, store: Storage, runtime: SessionRuntime, root: Path) -> None:
+        self.store = store
+        self.runtime = runtime
+        self.root = root
+
+    async def session(self, executor: str = "builtin:echo") -> str:
+        session_id = new_id("session")
+        await self.store.write(lambda c: _seed(c, str(self.root), session_id, executor))
+        return session_id
+
+    async def send(self, session_id: str, text: str, command_id: str | None = None) -> Any:
+        command = Command(command_id or new_id("command"), "local-user", f"sha256:{text}")
+        return await self.runtime.ask(session_id, SendTurn(command, text))
+
+    async def turn(self, turn_id: str) -> Turn:
+        return await self.store.read(lambda c: turn_view(c, turn_id))
+
+    async def wait_turn(self, turn_id: str, *states: str) -> Turn:
+        with trio.fail_after(20):
+            while True:
+                turn = await self.turn(turn_id)
+                if turn.state in states:
+                    return turn
+                await self.runtime.notifier.wait(turn_id, 0.2)
+
+
+@asynccontextmanager
+async def _open(tmp_path: Path, config: UserConfig) -> AsyncIterator[Harness]:
+    async with (
+        open_storage(tmp_path / "maia.db", clock=SystemClock(), synchronous="NORMAL") as store,
+        open_session_runtime(store, clock=SystemClock(), config=config, timings=TIMINGS) as rt,
+    ):
+        yield Harness(store, rt, tmp_path)
+
+
+@pytest.fixture
+async def harness(tmp_path: Path) -> AsyncIterator[Harness]:
+    async with _open(tmp_path, UserConfig()) as h:
+        yield h
+
+
+async def test_three_turns_complete_in_order_with_their_text(harness: Harness) -> None:
+    """Three sends to one Session run on one echo worker, in order, each echoing its text."""
+    session_id = await harness.session()
+    results = [await harness.send(session_id, f"hello {n}") for n in range(3)]
+    turn_ids = [r.result["turn"]["turnId"] for r in results]
+    assert [r.result["position"] for r in results] == [0, 1, 2]
+    turns = [await harness.wait_turn(t, "completed", "failed") for t in turn_ids]
+    assert [t.output_text for t in turns] == ["hello 0", "hello 1", "hello 2"]
+    assert [t.state for t in turns] == ["completed"] * 3
+    finished = [t.completed_at for t in turns]
+    assert finished == sorted(finished)
+    seqs = await harness.store.read(
+        lambda c: [r[0] for r in c.execute(
+            "SELECT owner_seq FROM events WHERE owner_id = ? ORDER BY position", (session_id,)
+        )]
+    )  # fmt: skip
+    assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_queue_limit_cancel_and_interrupt(harness: Harness) -> None:
+    """Nine sends: the ninth is turn_queue_full; a queued turn cancels; the running one is
+    turn_not_queued and can be interrupted."""
+    session_id = await harness.session()
+    first = await harness.send(session_id, "/sleep 30000 slow")
+    queued = [await harness.send(session_id, f"q{n}") for n in range(7)]
+    with pytest.raises(MaiaError) as full:
+        await harness.send(session_id, "ninth")
+    assert full.value.code == "turn_queue_full"
+    running_id = first.result["turn"]["turnId"]
+    await harness.wait_turn(running_id, "running")
+    last = queued[-1].result["turn"]
+    command = Command(new_id("command"), "local-user", "sha256:c1")
+    cancelled = await harness.runtime.ask(
+        session_id, CancelTurn(command, last["turnId"], last["revision"])
+    )
+    assert cancelled.result["turn"]["state"] == "failed"
+    assert cancelled.result["turn"]["failureReason"] == "turn_rejected"
+    with pytest.raises(MaiaError) as not_queued:
+        await harness.runtime.ask(
+            session_id,
+            CancelTurn(Command(new_id("command"), "local-user", "sha256:c2"), running_id, 2),
+        )
+    assert not_queued.value.code == "turn_not_queued"
+    command = Command(new_id("command"), "local-user", "sha256:i")
+    await harness.runtime.ask(session_id, InterruptTurn(command, running_id, None))
+    interrupted = await harness.wait_turn(running_id, "interrupted", "failed", "completed")
+    assert interrupted.state == "interrupted"
+    second = await harness.wait_turn(queued[0].result["turn"]["turnId"], "completed")
+    assert second.output_text == "q0"
+
+
+async def test_same_command_is_a_duplicate(harness: Harness) -> None:
+    """The same commandId and input answers the stored result, queueing nothing more."""
+    session_id = await harness.session()
+    one = await harness.send(session_id, "once", command_id="command_same")
+    two = await harness.send(session_id, "once", command_id="command_same")
+    assert (one.delivery, two.delivery) == ("new", "duplicate")
+    assert one.result == two.result
+    with pytest.raises(MaiaError) as conflict:
+        await harness.send(session_id, "other", command_id="command_same")
+    assert conflict.value.code == "idempotency_conflict"
+    count = await harness.store.read(
+        lambda c: c.execute("SELECT count(*) FROM turns WHERE session_id = ?", (session_id,))
+        .fetchone()[0]
+    )  # fmt: skip
+    assert count == 1
+
+
+async def test_stop_rejects_queue_and_stops_worker(harness: Harness) -> None:
+    """session.stop rejects queued turns, stops the worker, and the Session reads stopped."""
+    session_id = await harness.session()
+    first = await harness.send(session_id, "/sleep 30000 slow")
+    second = await harness.send(session_id, "never")
+    await harness.wait_turn(first.result["turn"]["turnId"], "running")
+    command = Command(new_id("command"), "local-user", "sha256:stop")
+    await harness.runtime.ask(session_id, StopSession(command, None))
+    rejected = await harness.wait_turn(second.result["turn"]["turnId"], "failed")
+    assert rejected.failure_reason == "turn_rejected"
+    with trio.fail_after(20):
+        while (await harness.store.read(
+            lambda c: c.execute("SELECT state FROM sessions WHERE session_id = ?",
+                                (session_id,)).fetchone()[0]
+        )) != "stopped":  # fmt: skip
+            await harness.runtime.notifier.wait(session_id, 0.2)
+    assert harness.runtime.live_workers() == 0
+    with pytest.raises(MaiaError) as refused:
+        await harness.send(session_id, "after stop")
+    assert refused.value.code == "invalid_state"
+
+
+async def test_live_session_limit_is_saturated(tmp_path: Path) -> None:
+    """With maxLiveSessions 1, a second Session's first send is saturated (retryable)."""
+    config = parse_user_config({"swarm": {"capacity": {"maxLiveSessions": 1}}})
+    async with _open(tmp_path, config) as h:
+        one, two = await h.session(), await h.session()
+        await h.send(one, "/sleep 30000 busy")
+        with pytest.raises(MaiaError) as caught:
+            await h.send(two, "waiting")
+        assert caught.value.code == "saturated"
+        assert caught.value.retryable
