@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maia.protocol import DefinitionRef, MaiaError, format_definition_ref, parse_definition_ref
@@ -25,6 +25,7 @@ def test_three_forms_parse_and_print(text: str, ref: DefinitionRef) -> None:
     assert format_definition_ref(ref) == text
 
 
+@settings(max_examples=50)
 @given(st.sampled_from(["builtin", "user"]), PART)
 def test_round_trip_scoped(scope: str, ident: str) -> None:
     """Any identifier under builtin:/user: round-trips."""
@@ -32,6 +33,7 @@ def test_round_trip_scoped(scope: str, ident: str) -> None:
     assert format_definition_ref(parse_definition_ref(text)) == text
 
 
+@settings(max_examples=50)
 @given(PART.filter(lambda p: p != "self"), PART)
 def test_round_trip_project(project: str, ident: str) -> None:
     """Any project:<id>/<id> (but project:self) round-trips."""

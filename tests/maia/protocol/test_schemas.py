@@ -94,7 +94,7 @@ def _strategy(operation_id: str) -> st.SearchStrategy[Any]:
 
 
 @pytest.mark.parametrize("operation_id", SAMPLE)
-@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_generated_instances_pass_and_extra_key_is_refused(
     operation_id: str, data: st.DataObject
