@@ -52,7 +52,7 @@ from worker_bridge import (
 from ._process_group import StderrRing, descendants, signal_group, sweep
 from ._worker_config import WorkerSpec, WorkerTimings
 
-ACK_EVERY = 64  # consumed events between acks while more are waiting
+ACK_EVERY = 128  # consumed events between acks while more wait (half the window)
 DIAGNOSTICS_KEPT = 256
 
 
@@ -208,13 +208,28 @@ class WorkerHandle:
             await self.stream.send(Prompt(turn_id=turn_id, text=text, request_id=turn_id))
         except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
             self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
-        consumed = 0
+        through = 0  # the last consumed event's sequence, not yet acked
+        since_ack = 0
         async with receive:
-            async for event in receive:
-                consumed += 1
-                idle = not receive.statistics().current_buffer_used
-                if event.sequence and (event.final or idle or consumed % ACK_EVERY == 0):
-                    await self._ack(event.sequence)
+            while True:
+                try:
+                    event = receive.receive_nowait()
+                except trio.WouldBlock:
+                    if through:  # about to wait: let the worker refill its window first
+                        await self._ack(through)
+                        through = since_ack = 0
+                    try:
+                        event = await receive.receive()
+                    except trio.EndOfChannel:
+                        return
+                except trio.EndOfChannel:
+                    return
+                if event.sequence:
+                    through = event.sequence
+                    since_ack += 1
+                if through and (event.final or since_ack >= ACK_EVERY):
+                    await self._ack(through)  # also the checkpoint of a busy stream
+                    through = since_ack = 0
                 yield event
                 if event.final:
                     return

@@ -37,6 +37,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_refuse_constant)
+_encode_string = json.encoder.encode_basestring
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
@@ -78,6 +79,11 @@ def check_depth(value: Any, *, limit: int = MAX_JSON_DEPTH) -> bool:
             return False
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return True
+
+
+def encode_string(value: str) -> str:
+    """One JSON string literal, as `encode` writes it (non-ASCII kept, controls escaped)."""
+    return _encode_string(value)
 
 
 def encode(value: Any) -> bytes:

@@ -47,13 +47,15 @@ class Turn:
 
     def event(self, kind: str, text: str | None = None, data: dict[str, Any] | None = None) -> None:
         """Send one authoritative event of this turn (waits while the ack window is full)."""
+        if data is None:  # the hot path: no dict, one f-string
+            self.context._send_event(None, (self.turn_id, kind, text, self.request_id))
+            return
         frame: dict[str, Any] = {"type": "event", "turnId": self.turn_id, "kind": kind}
         if text is not None:
             frame["text"] = text
-        if data is not None:
-            frame["data"] = data
+        frame["data"] = data
         frame["requestId"] = self.request_id
-        self.context._send_event(frame)
+        self.context._send_event(frame, None)
 
     def delta(self, text: str) -> None:
         self.event("message.delta", text)
@@ -150,7 +152,9 @@ class WorkerContext:
                 line = self.connection.send(frame)
             self._write(line)
 
-    def _send_event(self, frame: dict[str, Any]) -> None:
+    def _send_event(
+        self, frame: dict[str, Any] | None, fast: tuple[str, str, str | None, str] | None
+    ) -> None:
         while True:
             with self._lock:
                 while not self._window_open():
@@ -159,7 +163,11 @@ class WorkerContext:
                 with self._lock:
                     if not self._window_open():  # only this thread sends events, but be sure
                         continue
-                    line = self.connection.send(frame)
+                    if frame is not None:
+                        line = self.connection.send(frame)
+                    else:
+                        assert fast is not None
+                        line = self.connection.send_event(*fast)
                 self._write(line)
                 return
 

@@ -189,3 +189,29 @@ def test_partial_line_at_end_of_stream_is_an_error() -> None:
     conn.receive_data(b"")
     with pytest.raises(wb.RemoteProtocolError, match="ended inside a frame"):
         conn.next_frame()
+
+
+@given(
+    turn_id=st.text(min_size=1, max_size=40),
+    kind=st.sampled_from(sorted(wb._schema.EVENT_KINDS)),
+    text=st.none() | st.text(max_size=200),
+)
+def test_the_fast_event_path_writes_what_send_writes(
+    turn_id: str, kind: str, text: str | None
+) -> None:
+    """send_event and send give the same frame (or both refuse it, as a local error)."""
+    results: list[tuple[Any, wb.State, int] | None] = []
+    for fast in (True, False):
+        conn = wb.WireConnection(wb.WORKER, epoch=3, worker_version="v")
+        conn.state = wb.State.TURN
+        try:
+            if fast:
+                line = conn.send_event(turn_id, kind, text, "r")
+            else:
+                frame = {"type": "event", "turnId": turn_id, "kind": kind, "requestId": "r"}
+                line = conn.send(frame if text is None else {**frame, "text": text})
+        except wb.LocalProtocolError:
+            results.append(None)
+            continue
+        results.append((wb.parse_untrusted(line[:-1]), conn.state, conn.unacked_sent))
+    assert results[0] == results[1]
