@@ -1,0 +1,11 @@
+"""The Node's handlers for Projects, Sessions, turns, references, receipts and events.
+
+`open_services(...)` runs what they need (the Session runtime); `register(table, context_of)`
+installs them into the Node's dispatcher. Each handler is also a plain function
+`(ServiceContext, params) -> output` for direct use.
+"""
+
+from ._context import ServiceContext as ServiceContext
+from ._register import HANDLERS as HANDLERS
+from ._register import open_services as open_services
+from ._register import register as register

@@ -1,0 +1,80 @@
+"""What the session, turn, project and record handlers share, and the helpers they all use.
+
+Handlers are plain functions `(ServiceContext, params) -> output`, so tests call them on a
+real storage and runtime without a socket; `register` adapts them to the Node's dispatcher.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+
+from actors.session import Command, SessionRuntime
+from maia.config import UserConfig
+from maia.protocol import Clock, MaiaError, check, digest_json, to_json
+from storage import MutationResult, Storage
+
+T = TypeVar("T")
+LOCAL_ACTOR = "local-user"
+
+
+@attrs.frozen
+class ServiceContext:
+    """The Node's services as the handlers see them."""
+
+    store: Storage
+    clock: Clock
+    config: UserConfig
+    runtime: SessionRuntime
+    home: Path  # where projects.jsonc is mirrored
+
+    @property
+    def projects_file(self) -> Path:
+        return self.home / "projects.jsonc"
+
+    def now(self) -> int:
+        return self.clock.wall_ms()
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await self.store.read(fn)
+
+
+def command_of(params: Any, actor_id: str = LOCAL_ACTOR) -> Command:
+    """The idempotency key and normalized-input digest of a mutation's params."""
+    body = {k: v for k, v in to_json(params).items() if k != "commandId"}
+    return Command(params.command_id, actor_id, digest_json(body))
+
+
+def mutation_output(cls: type[T], result: MutationResult) -> T:
+    """The op's output: the stored result with its delivery and receipt."""
+    wire = {"delivery": result.delivery, "receiptId": result.receipt.receipt_id, **result.result}
+    return check(cls, wire, root="result")
+
+
+def not_found(resource: str, row_id: str) -> MaiaError:
+    return MaiaError(
+        "resource_not_found",
+        f"{resource} {row_id} does not exist",
+        {"resource": resource, "id": row_id},
+    )
+
+
+def session_of_turn(conn: sqlite3.Connection, turn_id: str) -> str:
+    """The Session a turn belongs to. Raises `resource_not_found`."""
+    row = conn.execute("SELECT session_id FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
+    if row is None:
+        raise not_found("turn", turn_id)
+    return str(row[0])
+
+
+def require_session(conn: sqlite3.Connection, session_id: str) -> None:
+    """Raises `resource_not_found` unless the Session exists."""
+    if (
+        conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        is None
+    ):
+        raise not_found("session", session_id)

@@ -1,0 +1,162 @@
+"""receipt.get, receipt.list and events.read: what happened, as stored.
+
+Receipts list oldest first by insertion (the cursor is the last row seen). The journal is
+read from its start, after a signed cursor, after one event, or from one owner's sequence;
+each page returns the cursor to continue from, bound to the filter it was read with. A
+cursor behind the pruned horizon, or from an earlier Node run, is `cursor_reset_required`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from maia.protocol import check, format_timestamp_ms, parse_timestamp
+from maia.protocol._ops_records import (
+    Event,
+    EventsReadInput,
+    EventsReadOutput,
+    FromCursor,
+    FromEvent,
+    FromSequence,
+    Receipt,
+    ReceiptGetInput,
+    ReceiptGetOutput,
+    ReceiptListInput,
+    ReceiptListOutput,
+)
+from storage import (
+    EventRecord,
+    find_receipt,
+    get_receipt,
+    list_receipts,
+    oldest_retained_position,
+    read_events,
+    read_owner_events,
+)
+from storage import Receipt as StoredReceipt
+
+from ._context import LOCAL_ACTOR, ServiceContext, not_found
+from ._paging import issue, open_cursor, peek_scope
+
+JOURNAL = "journal"
+
+
+def _receipt(stored: StoredReceipt) -> Receipt:
+    return check(Receipt, stored.to_wire(), root="receipt")
+
+
+def _by_command(conn: sqlite3.Connection, command_id: str) -> StoredReceipt:
+    row = conn.execute(
+        "SELECT operation_id FROM receipts WHERE command_id = ? AND actor_id = ?"
+        " ORDER BY rowid DESC LIMIT 1",
+        (command_id, LOCAL_ACTOR),
+    ).fetchone()
+    found = None
+    if row is not None:
+        found = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=row[0], command_id=command_id)
+    if found is None:
+        raise not_found("receipt", command_id)
+    return found
+
+
+async def receipt_get(ctx: ServiceContext, params: ReceiptGetInput) -> ReceiptGetOutput:
+    """Raises `resource_not_found`."""
+    if params.receipt_id is not None:
+        receipt_id = params.receipt_id
+        stored = await ctx.read(lambda c: get_receipt(c, receipt_id))
+    else:
+        command_id = params.command_id or ""
+        stored = await ctx.read(lambda c: _by_command(c, command_id))
+    return ReceiptGetOutput(receipt=_receipt(stored))
+
+
+async def receipt_list(ctx: ServiceContext, params: ReceiptListInput) -> ReceiptListOutput:
+    """Raises `invalid_cursor`, `cursor_reset_required`, `validation_failed` (times)."""
+    filters = {
+        "operationId": params.operation_id,
+        "targetId": params.target_id,
+        "since": params.since,
+        "until": params.until,
+    }
+    after = 0
+    if params.cursor is not None:
+        after = open_cursor(ctx.store, params.cursor, "receipt.list", filters)
+    since = parse_timestamp(params.since, "since") if params.since else None
+    until = parse_timestamp(params.until, "until") if params.until else None
+    rows = await ctx.read(
+        lambda c: list_receipts(
+            c, operation_id=params.operation_id, target_id=params.target_id, since_ms=since,
+            until_ms=until, after_sequence=after, limit=params.limit + 1,
+        )
+    )  # fmt: skip
+    page = rows[: params.limit]
+    cursor = None
+    if len(rows) > params.limit:
+        cursor = issue(ctx.store, page[-1].sequence, "receipt.list", filters)
+    return ReceiptListOutput(receipts=tuple(_receipt(r) for r in page), next_cursor=cursor)
+
+
+def _event(record: EventRecord) -> Event:
+    payload: Any = record.payload
+    turn_id = payload.get("turnId") if isinstance(payload, dict) else None
+    return Event(
+        event_id=record.event_id,
+        event_type=record.event_type,
+        owner_type=record.owner_type,
+        owner_id=record.owner_id,
+        owner_sequence=record.owner_sequence,
+        journal_position=record.position,
+        classification=record.classification,  # type: ignore[arg-type]
+        occurred_at=format_timestamp_ms(record.occurred_ms),
+        payload=payload,
+        aggregate_revision=record.aggregate_revision,
+        project_id=record.project_id,
+        session_id=record.session_id,
+        turn_id=turn_id if isinstance(turn_id, str) else None,
+        causation_id=record.causation_id,
+        correlation_id=record.correlation_id,
+    )
+
+
+def _read(ctx: ServiceContext, params: EventsReadInput, conn: sqlite3.Connection) -> Any:
+    types = list(params.event_types)
+    horizon = oldest_retained_position(conn)
+    position = params.position
+    owner: str | None = None
+    if isinstance(position, FromSequence):
+        owner = position.owner_id
+        records = read_owner_events(conn, owner, after_sequence=position.after_sequence,
+                                    limit=params.limit)  # fmt: skip
+        after = records[-1].position if records else None
+        if after is None:  # nothing yet: continue after the journal's end
+            row = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()
+            after = int(row[0])
+        events = tuple(r for r in records if not types or r.event_type in types)
+        return events, after, owner, len(records) == params.limit
+    if isinstance(position, FromCursor):
+        scope = peek_scope(position.cursor)
+        owner = scope[len("owner:") :] if scope.startswith("owner:") else None
+        after = open_cursor(ctx.store, position.cursor, scope, types, oldest_retained=horizon)
+    elif isinstance(position, FromEvent):
+        row = conn.execute(
+            "SELECT position FROM events WHERE event_id = ?", (position.event_id,)
+        ).fetchone()
+        if row is None:
+            raise not_found("event", position.event_id)
+        after = int(row[0])
+    else:
+        after = horizon - 1
+    page = read_events(conn, after_position=after, limit=params.limit, owner_id=owner,
+                       event_types=types or None)  # fmt: skip
+    return page.events, page.last_position, owner, len(page.events) == params.limit
+
+
+async def events_read(ctx: ServiceContext, params: EventsReadInput) -> EventsReadOutput:
+    """Raises `invalid_cursor`, `cursor_reset_required`, `resource_not_found` (event)."""
+    events, last, owner, more = await ctx.read(lambda c: _read(ctx, params, c))
+    scope = f"owner:{owner}" if owner is not None else JOURNAL
+    cursor = issue(ctx.store, last, scope, list(params.event_types))
+    return EventsReadOutput(
+        status="page", events=tuple(_event(e) for e in events), next_cursor=cursor, has_more=more
+    )

@@ -1,0 +1,77 @@
+"""reference.resolve: what a person typed → one exact ID, or the candidates.
+
+Tried in order, first non-empty wins: the exact ID; an ID prefix of at least four
+hexadecimal digits (with or without the type prefix: `3fa2`, `session_3fa2`); an exact
+title (Sessions) or project key (Projects), case-insensitively. More than one match is
+`ambiguous` with at most ten candidates; none is `resource_not_found`.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Final
+
+from maia.protocol._ops_session import (
+    ReferenceCandidate,
+    ReferenceResolveInput,
+    ReferenceResolveOutput,
+)
+
+from ._context import ServiceContext, not_found
+
+MIN_PREFIX: Final = 4
+MAX_CANDIDATES: Final = 10
+_HEX: Final = re.compile(r"^[0-9a-f]{4,32}$")
+
+# kind -> (table, id column, prefix, label expression)
+_KINDS: Final = {
+    "session": ("sessions", "session_id", "session_", "title"),
+    "project": ("projects", "project_id", "project_", "project_key"),
+    "turn": ("turns", "turn_id", "turn_", "NULL"),
+}
+
+
+def _resolve(conn: sqlite3.Connection, params: ReferenceResolveInput) -> list[tuple[str, str]]:
+    table, column, prefix, label = _KINDS[params.kind]
+    scope, scope_args = "", []
+    if params.project_id is not None and params.kind != "turn":
+        scope, scope_args = " AND project_id = ?", [params.project_id]
+    select = f"SELECT {column}, {label} FROM {table} WHERE "
+    text = params.reference
+    exact = conn.execute(select + f"{column} = ?{scope}", [text, *scope_args]).fetchall()
+    if exact:
+        return exact
+    digits = text[len(prefix) :] if text.startswith(prefix) else text
+    if _HEX.match(digits.lower()):
+        found = conn.execute(
+            select + f"{column} LIKE ? ESCAPE '\\'{scope} LIMIT ?",
+            [prefix.replace("_", "\\_") + digits.lower() + "%", *scope_args, MAX_CANDIDATES + 1],
+        ).fetchall()
+        if found:
+            return found
+    if label != "NULL":
+        return conn.execute(
+            select + f"lower({label}) = lower(?){scope} LIMIT ?",
+            [text, *scope_args, MAX_CANDIDATES + 1],
+        ).fetchall()
+    return []
+
+
+async def reference_resolve(
+    ctx: ServiceContext, params: ReferenceResolveInput
+) -> ReferenceResolveOutput:
+    """Raises `resource_not_found` when nothing matches."""
+    found = await ctx.read(lambda c: _resolve(c, params))
+    if not found:
+        raise not_found(params.kind, params.reference)
+    if len(found) == 1:
+        return ReferenceResolveOutput(
+            status="resolved", kind=params.kind, id=found[0][0], candidates=()
+        )
+    candidates = tuple(
+        ReferenceCandidate(id=row[0], label=row[1]) for row in found[:MAX_CANDIDATES]
+    )
+    return ReferenceResolveOutput(
+        status="ambiguous", kind=params.kind, id=None, candidates=candidates
+    )

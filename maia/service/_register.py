@@ -1,0 +1,108 @@
+"""Installing the handlers into the Node's dispatcher, and opening what they run on.
+
+`register(table, context_of)` adds one entry per operation to a `HandlerTable`; `context_of`
+finds the `ServiceContext` from a call (the Node keeps it on its services bundle). Operations
+that already have a handler are left alone, so registering twice (two Nodes in one test
+process) is harmless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from actors.session import open_session_runtime
+from maia.config import UserConfig, load_user_config
+from maia.protocol import Clock
+from storage import Storage
+from supervision.workers import WorkerTimings
+
+from ._context import ServiceContext
+from ._projects import project_add, project_list, project_show
+from ._records import events_read, receipt_get, receipt_list
+from ._reference import reference_resolve
+from ._sessions import (
+    session_archive,
+    session_create,
+    session_list,
+    session_rename,
+    session_show,
+    session_stop,
+    session_wait,
+)
+from ._turns import (
+    turn_cancel,
+    turn_interrupt,
+    turn_queue_list,
+    turn_send,
+    turn_show,
+    turn_wait,
+)
+
+Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
+
+HANDLERS: Final[Mapping[str, Handler]] = {
+    "project.add": project_add,
+    "project.list": project_list,
+    "project.show": project_show,
+    "session.create": session_create,
+    "session.list": session_list,
+    "session.show": session_show,
+    "session.wait": session_wait,
+    "session.stop": session_stop,
+    "session.archive": session_archive,
+    "session.rename": session_rename,
+    "reference.resolve": reference_resolve,
+    "turn.send": turn_send,
+    "turn.wait": turn_wait,
+    "turn.show": turn_show,
+    "turn.queue.list": turn_queue_list,
+    "turn.cancel": turn_cancel,
+    "turn.interrupt": turn_interrupt,
+    "receipt.get": receipt_get,
+    "receipt.list": receipt_list,
+    "events.read": events_read,
+}
+
+
+class _Table(Protocol):
+    def handler(self, op_id: str) -> Callable[[Any], Any]: ...
+
+    def get(self, op_id: str) -> Any: ...
+
+
+def register(table: _Table, context_of: Callable[[Any], ServiceContext]) -> None:
+    """Install every handler of this package into `table` (skipping ops already served)."""
+    for op_id, function in HANDLERS.items():
+        if table.get(op_id) is not None:
+            continue
+
+        def bind(fn: Handler) -> Callable[[Any, Any], Awaitable[Any]]:
+            async def serve(call: Any, params: Any) -> Any:
+                return await fn(context_of(call), params)
+
+            serve.__name__ = fn.__name__
+            return serve
+
+        table.handler(op_id)(bind(function))
+
+
+@asynccontextmanager
+async def open_services(
+    store: Storage,
+    *,
+    clock: Clock,
+    home: Path,
+    config: UserConfig | None = None,
+    environ: Mapping[str, str] | None = None,
+    timings: WorkerTimings | None = None,
+) -> AsyncIterator[ServiceContext]:
+    """Load `home/config.jsonc` (unless `config` is given), recover and run the Session
+    runtime, and yield the handlers' context. Raises `configuration_invalid`."""
+    settings = config if config is not None else load_user_config(home / "config.jsonc")
+    async with open_session_runtime(
+        store, clock=clock, config=settings, environ=environ, timings=timings
+    ) as runtime:
+        yield ServiceContext(store, clock, settings, runtime, home)

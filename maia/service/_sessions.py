@@ -1,0 +1,210 @@
+"""session.create, list, show, wait, stop, archive, rename.
+
+`session.create` writes metadata only (no actor, no worker): the Session's actor is spawned
+by its first turn. Changes of an existing Session go through its actor, which holds the
+Session's revision; reads go straight to storage. `session.wait` re-reads when the actor
+says the Session changed, and at least every 200 ms (the spec's reread).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Any
+
+import orjson
+import trio
+
+from actors.session import (
+    SESSION_COLUMNS,
+    ArchiveSession,
+    RenameSession,
+    StopSession,
+    session_from_row,
+    session_view,
+)
+from maia.protocol import MaiaError, new_id, to_json
+from maia.protocol._ops_session import (
+    SessionArchiveInput,
+    SessionCreateInput,
+    SessionListInput,
+    SessionListOutput,
+    SessionRef,
+    SessionRenameInput,
+    SessionResult,
+    SessionShowOutput,
+    SessionStopInput,
+    SessionWaitInput,
+    SessionWaitOutput,
+)
+from storage import Applied, MutationKey, ReceiptTarget, append_event, run_mutation
+
+from ._context import ServiceContext, command_of, mutation_output, not_found
+from ._paging import issue, open_cursor
+
+REREAD_S = 0.2
+SETTLED_MS = 300_000
+
+
+def _start_dir(root: str, cwd: str | None) -> str:
+    """The Session's start directory: the Project root, or a directory inside it."""
+    if cwd is None:
+        return root
+    path = os.path.realpath(os.path.join(root, cwd))
+    if os.path.commonpath([path, root]) != root or not os.path.isdir(path):
+        raise MaiaError(
+            "validation_failed",
+            f"cwd: must be an existing directory inside the Project root {root}",
+            {"path": "cwd"},
+        )
+    return path
+
+
+async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> SessionResult:
+    """Raises `resource_not_found` (Project), `configuration_invalid` (executor),
+    `validation_failed` (cwd), `idempotency_conflict`."""
+    ctx.config.executor(params.executor)
+    command = command_of(params)
+    now = ctx.now()
+    root = await ctx.read(
+        lambda c: c.execute(
+            "SELECT root FROM projects WHERE project_id = ?", (params.project_id,)
+        ).fetchone()
+    )
+    if root is None:
+        raise not_found("project", params.project_id)
+    cwd = await trio.to_thread.run_sync(_start_dir, root[0], params.cwd)
+
+    def apply(conn: sqlite3.Connection) -> Applied:
+        session_id = new_id("session")
+        labels = orjson.dumps(dict.fromkeys(sorted(set(params.labels)), "")).decode()
+        conn.execute(
+            "INSERT INTO sessions (session_id, project_id, executor, title, labels, cwd, state,"
+            " activity, revision, created_ms, updated_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'idle', 'stopped', 1, ?, ?)",
+            (session_id, params.project_id, params.executor, params.title, labels, cwd, now,
+             now),
+        )  # fmt: skip
+        event = append_event(
+            conn, owner_id=session_id, event_type="session.created", now_ms=now,
+            payload={"executor": params.executor, "title": params.title, "cwd": cwd},
+            aggregate_revision=1, project_id=params.project_id, session_id=session_id,
+            actor_id=command.actor_id,
+        )  # fmt: skip
+        return Applied(
+            {"session": to_json(session_view(conn, session_id, now))},
+            targets=(ReceiptTarget("session", session_id, "created", None, 1),),
+            event_ids=(event.event_id,),
+            project_id=params.project_id,
+        )
+
+    key = MutationKey(command.actor_id, "session.create", command.command_id)
+    result = await ctx.store.write(
+        lambda conn: run_mutation(
+            conn, key=key, input_digest=command.digest, now_ms=now, apply=apply
+        )
+    )
+    return mutation_output(SessionResult, result)
+
+
+def _list_sql(params: SessionListInput, now: int, after: int | None) -> tuple[str, list[Any]]:
+    where: list[str] = []
+    args: list[Any] = []
+    if params.project_id is not None:
+        where.append("s.project_id = ?")
+        args.append(params.project_id)
+    for label in params.labels:
+        where.append("EXISTS (SELECT 1 FROM json_each(s.labels) WHERE key = ?)")
+        args.append(label)
+    if params.state:
+        where.append(f"s.state IN ({', '.join('?' * len(params.state))})")
+        args.extend(params.state)
+    if not params.include_archived:
+        where.append("s.archived = 0")
+    resting = (
+        "(s.activity = 'stopped' AND NOT EXISTS (SELECT 1 FROM turns t WHERE"
+        " t.session_id = s.session_id AND t.state IN ('queued', 'dispatching', 'running')))"
+    )
+    settled = f"({resting} AND (s.state IN ('stopped', 'failed') OR s.updated_ms <= ?))"
+    if params.settled is not None:
+        where.append(settled if params.settled else f"NOT {settled}")
+        args.append(now - SETTLED_MS)
+    if params.idle_for_seconds is not None:
+        where.append("s.activity != 'working' AND s.updated_ms <= ?")
+        args.append(now - params.idle_for_seconds * 1000)
+    if after is not None:
+        where.append("s.rowid < ?")
+        args.append(after)
+    sql = f"SELECT s.rowid, {SESSION_COLUMNS} FROM sessions s"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return sql + " ORDER BY s.rowid DESC LIMIT ?", [*args, params.limit + 1]
+
+
+async def session_list(ctx: ServiceContext, params: SessionListInput) -> SessionListOutput:
+    """Newest first. Raises `invalid_cursor`, `cursor_reset_required`."""
+    filters = {k: v for k, v in to_json(params).items() if k not in ("cursor", "limit")}
+    after = None
+    if params.cursor is not None:
+        after = open_cursor(ctx.store, params.cursor, "session.list", filters)
+    now = ctx.now()
+    sql, args = _list_sql(params, now, after)
+    rows = await ctx.read(lambda c: c.execute(sql, args).fetchall())
+    page = rows[: params.limit]
+    cursor = None
+    if len(rows) > params.limit:
+        cursor = issue(ctx.store, page[-1][0], "session.list", filters)
+    sessions = tuple(session_from_row(r[1:], now) for r in page)
+    return SessionListOutput(sessions=sessions, next_cursor=cursor)
+
+
+async def session_show(ctx: ServiceContext, params: SessionRef) -> SessionShowOutput:
+    """Raises `resource_not_found`."""
+    now = ctx.now()
+    return SessionShowOutput(
+        session=await ctx.read(lambda c: session_view(c, params.session_id, now))
+    )
+
+
+async def session_wait(ctx: ServiceContext, params: SessionWaitInput) -> SessionWaitOutput:
+    """Raises `resource_not_found`."""
+    deadline = trio.current_time() + params.wait_milliseconds / 1000
+    while True:
+        session = await ctx.read(lambda c: session_view(c, params.session_id, ctx.now()))
+        if session.state in params.states or session.activity in params.activities:
+            return SessionWaitOutput(method="session.wait", satisfied=True, session=session)
+        left = deadline - trio.current_time()
+        if left <= 0:
+            return SessionWaitOutput(method="session.wait", satisfied=False, session=session)
+        await ctx.runtime.notifier.wait(params.session_id, min(left, REREAD_S))
+
+
+async def _exists(ctx: ServiceContext, session_id: str) -> None:
+    found = await ctx.read(
+        lambda c: c.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    )
+    if found is None:
+        raise not_found("session", session_id)
+
+
+async def session_stop(ctx: ServiceContext, params: SessionStopInput) -> SessionResult:
+    """Raises `resource_not_found`, `revision_conflict`, `invalid_state` (already stopped)."""
+    await _exists(ctx, params.session_id)
+    message = StopSession(command_of(params), params.expected_revision)
+    return mutation_output(SessionResult, await ctx.runtime.ask(params.session_id, message))
+
+
+async def session_archive(ctx: ServiceContext, params: SessionArchiveInput) -> SessionResult:
+    """Raises `resource_not_found`, `revision_conflict`, `invalid_state` (still live)."""
+    await _exists(ctx, params.session_id)
+    message = ArchiveSession(
+        command_of(params), params.expected_revision, params.summary, params.transcript_path
+    )
+    return mutation_output(SessionResult, await ctx.runtime.ask(params.session_id, message))
+
+
+async def session_rename(ctx: ServiceContext, params: SessionRenameInput) -> SessionResult:
+    """Raises `resource_not_found`, `revision_conflict`."""
+    await _exists(ctx, params.session_id)
+    message = RenameSession(command_of(params), params.title, params.expected_revision)
+    return mutation_output(SessionResult, await ctx.runtime.ask(params.session_id, message))

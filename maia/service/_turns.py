@@ -1,0 +1,138 @@
+"""turn.send, wait, show, queue.list, cancel, interrupt (spec: Turn queue operations).
+
+Sends, cancels and interrupts go to the Session's actor (it owns the queue); the reads go
+to storage. `turn.wait` answers as soon as the turn reaches a wanted state, woken by the
+actor's commit, and never waits more than 4 s in one call.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import trio
+
+from actors.session import (
+    TURN_COLUMNS,
+    CancelTurn,
+    InterruptTurn,
+    SendTurn,
+    input_preview,
+    turn_view,
+)
+from maia.protocol import MAX_SESSION_PENDING_TURNS, format_timestamp_ms
+from maia.protocol._ops_turn import (
+    QueueEntry,
+    SessionRefInput,
+    TurnCancelInput,
+    TurnInterruptInput,
+    TurnItem,
+    TurnQueueListOutput,
+    TurnRef,
+    TurnResult,
+    TurnSendInput,
+    TurnSendOutput,
+    TurnShowOutput,
+    TurnWaitInput,
+    TurnWaitOutput,
+)
+
+from ._context import (
+    ServiceContext,
+    command_of,
+    mutation_output,
+    require_session,
+    session_of_turn,
+)
+
+TERMINAL = ("completed", "failed", "interrupted")
+REREAD_S = 0.2
+MAX_ITEMS = 1024
+
+
+async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
+    """Raises `resource_not_found`, `invalid_state` (stopped), `turn_queue_full`,
+    `saturated` (no worker slot: retry), `idempotency_conflict`."""
+    await ctx.read(lambda c: require_session(c, params.session_id))
+    message = SendTurn(command_of(params), params.text)
+    return mutation_output(TurnSendOutput, await ctx.runtime.ask(params.session_id, message))
+
+
+async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutput:
+    """Raises `resource_not_found`."""
+    wanted = params.states or TERMINAL
+    deadline = trio.current_time() + params.wait_milliseconds / 1000
+    while True:
+        turn = await ctx.read(lambda c: turn_view(c, params.turn_id))
+        if turn.state in wanted:
+            return TurnWaitOutput(method="turn.wait", satisfied=True, turn=turn)
+        left = deadline - trio.current_time()
+        if left <= 0:
+            return TurnWaitOutput(method="turn.wait", satisfied=False, turn=turn)
+        await ctx.runtime.notifier.wait(params.turn_id, min(left, REREAD_S))
+
+
+def _show(conn: sqlite3.Connection, turn_id: str) -> TurnShowOutput:
+    turn = turn_view(conn, turn_id)
+    rows = conn.execute(
+        "SELECT item_id, kind, state, seq, text FROM turn_items WHERE turn_id = ?"
+        " ORDER BY seq LIMIT ?",
+        (turn_id, MAX_ITEMS + 1),
+    ).fetchall()
+    items = tuple(
+        TurnItem(item_id=r[0], kind=r[1], state=r[2], sequence=r[3], text=r[4])
+        for r in rows[:MAX_ITEMS]
+    )
+    return TurnShowOutput(turn=turn, items=items, items_truncated=len(rows) > MAX_ITEMS)
+
+
+async def turn_show(ctx: ServiceContext, params: TurnRef) -> TurnShowOutput:
+    """Raises `resource_not_found`."""
+    return await ctx.read(lambda c: _show(c, params.turn_id))
+
+
+def _queue(conn: sqlite3.Connection, session_id: str, limit: int) -> TurnQueueListOutput:
+    require_session(conn, session_id)
+    rows = conn.execute(
+        f"SELECT {TURN_COLUMNS} FROM turns WHERE session_id = ?"
+        " AND state IN ('queued', 'dispatching', 'running') ORDER BY seq",
+        (session_id,),
+    ).fetchall()
+    active = [r for r in rows if r[2] != "queued"]
+    queued = [r for r in rows if r[2] == "queued"]
+    offset = 1 if active else 0
+
+    def entry(row: tuple[object, ...], position: int) -> QueueEntry:
+        turn_id, _, state, revision, created, text = row[:6]
+        return QueueEntry(
+            turn_id=str(turn_id), state=state, position=position,  # type: ignore[arg-type]
+            revision=int(revision),  # type: ignore[call-overload]
+            input_preview=input_preview(str(text)),
+            created_at=format_timestamp_ms(int(created)),  # type: ignore[call-overload]
+        )  # fmt: skip
+
+    return TurnQueueListOutput(
+        session_id=session_id,
+        active_turn=entry(active[0], 0) if active else None,
+        queue=tuple(entry(r, offset + i) for i, r in enumerate(queued)),
+        limit=limit,
+    )
+
+
+async def turn_queue_list(ctx: ServiceContext, params: SessionRefInput) -> TurnQueueListOutput:
+    """Raises `resource_not_found`."""
+    limit = min(ctx.config.capacity.max_queued_messages, MAX_SESSION_PENDING_TURNS)
+    return await ctx.read(lambda c: _queue(c, params.session_id, limit))
+
+
+async def turn_cancel(ctx: ServiceContext, params: TurnCancelInput) -> TurnResult:
+    """Raises `resource_not_found`, `turn_not_queued`, `revision_conflict`."""
+    session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
+    message = CancelTurn(command_of(params), params.turn_id, params.expected_revision)
+    return mutation_output(TurnResult, await ctx.runtime.ask(session_id, message))
+
+
+async def turn_interrupt(ctx: ServiceContext, params: TurnInterruptInput) -> TurnResult:
+    """Raises `resource_not_found`, `invalid_state` (not running), `revision_conflict`."""
+    session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
+    message = InterruptTurn(command_of(params), params.turn_id, params.expected_revision)
+    return mutation_output(TurnResult, await ctx.runtime.ask(session_id, message))
