@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from maia.service._turns import turn_queue_list, turn_send, turn_show, turn_wait
 from storage import open_storage
 
 
-def params(op_id: str, body: dict[str, object]) -> Any:
+def params(op_id: str, body: Mapping[str, object]) -> Any:
     """Params as the API would decode them."""
     descriptor = REGISTRY.get(op_id)
     assert descriptor is not None
