@@ -17,7 +17,7 @@ from ._ids import WIRE_ID_MAX_LENGTH
 
 DEFINITION_REF_PATTERN: Final = (
     r"^(?:builtin|user):[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
-    r"|^project:[A-Za-z0-9][A-Za-z0-9._:-]{0,127}/[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+    r"|^project:(?!self/)[A-Za-z0-9][A-Za-z0-9._:-]{0,127}/[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 )
 _PART: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
 

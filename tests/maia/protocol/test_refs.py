@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maia.protocol import DefinitionRef, MaiaError, format_definition_ref, parse_definition_ref
+from maia.protocol import (
+    DEFINITION_REF_PATTERN,
+    DefinitionRef,
+    MaiaError,
+    format_definition_ref,
+    parse_definition_ref,
+)
 
 PART = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._:-]{0,40}\Z")
 
@@ -67,3 +75,16 @@ def test_refusals(text: str) -> None:
         parse_definition_ref(text, "executor")
     assert caught.value.code == "validation_failed"
     assert caught.value.details == {"path": "executor"}
+
+
+@pytest.mark.parametrize("text", ["builtin:echo", "user:a", "project:p/x", "project:selfish/x"])
+def test_pattern_agrees_on_accepted(text: str) -> None:
+    """DEFINITION_REF_PATTERN (the schemas' copy of the grammar) accepts what parse accepts."""
+    assert re.search(DEFINITION_REF_PATTERN, text)
+    parse_definition_ref(text)
+
+
+@pytest.mark.parametrize("text", ["echo", "project:self/x", "builtin:a/b", "user:"])
+def test_pattern_agrees_on_refused(text: str) -> None:
+    """The pattern refuses what parse refuses (project:self included)."""
+    assert not re.search(DEFINITION_REF_PATTERN, text)
