@@ -175,6 +175,7 @@ class MaiaClient:
         if self._socket is socket:
             self._socket = None
         self._fail_pending(socket)
+        await socket.aclose()  # idempotent: closing twice is harmless
 
     def _deliver(self, message: str | bytes) -> None:
         try:

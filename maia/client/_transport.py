@@ -130,10 +130,11 @@ class WebSocket:
 
     async def aclose(self) -> None:
         """Say goodbye (bounded) and close the TCP stream."""
-        with anyio.move_on_after(1, shield=True):
-            if self.close_code is None:
-                await self._close(1000, "bye")
-        await self._stream.aclose()
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(1):
+                if self.close_code is None:
+                    await self._close(1000, "bye")
+            await self._stream.aclose()
 
 
 async def open_websocket(

@@ -22,6 +22,7 @@ import trio
 
 from maia.client._discovery import Discovery, process_start_time, read_discovery
 from maia.protocol import Clock, MaiaError, SystemClock
+from maia.service import open_services
 from storage import Storage, open_storage
 
 from . import _handlers as _handlers  # registers the handlers
@@ -68,6 +69,7 @@ class NodeServices:
     api: ApiServer | None = None
     mailbox_sources: list[Callable[[], Iterable[Mailbox]]] = attrs.field(factory=list)
     worker_count: Callable[[], int] = lambda: 0
+    sessions: Any = None  # maia.service.ServiceContext: the Session runtime and its handlers
 
     @property
     def clock(self) -> Clock:
@@ -145,7 +147,12 @@ async def _serve_services(config: NodeConfig, store: Storage, token: str, task_s
     dispatcher = Dispatcher(HANDLERS)
     api = ApiServer(dispatcher, services, token=token)
     services.api = api
-    async with trio.open_nursery() as nursery:
+    async with (
+        open_services(store, clock=config.clock, home=home.root) as sessions,
+        trio.open_nursery() as nursery,
+    ):
+        services.sessions = sessions
+        services.worker_count = sessions.runtime.live_workers
         port = await nursery.start(api.serve, config.port)
         url = f"ws://127.0.0.1:{port}/api/v1"
         pid = os.getpid()
