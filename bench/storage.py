@@ -235,23 +235,21 @@ def raw_rate(path: Path, total: int) -> float:
         conn.close()
 
 
-def read_rates(path: Path, callers: int, total: int) -> tuple[float, float]:
-    """Session reads per second: through the read-only pool, and through the writer."""
-    ids: list[str] = []
+def read_rates(path: Path, callers: int, total: int) -> dict[str, float]:
+    """Session reads per second through the read-only pool and through the writer, alone and
+    beside 64 writing callers (with the write rate each choice leaves)."""
+    figures: dict[str, float] = {}
 
-    async def main() -> tuple[float, float]:
+    async def main() -> None:
         async with storage.open_storage(path, clock=SystemClock()) as store:
-            ids.extend(
-                await store.read(
-                    lambda c: [r[0] for r in c.execute("SELECT session_id FROM sessions LIMIT 500")]
-                )
+            ids = await store.read(
+                lambda c: [r[0] for r in c.execute("SELECT session_id FROM sessions LIMIT 500")]
             )
-            rates = []
             share = total // callers
-            for through_writer in (False, True):
-                via = store.write if through_writer else store.read
+            for mode in ("pool", "writer"):
+                via: Callable[..., Any] = store.write if mode == "writer" else store.read
 
-                async def caller(index: int, via: Callable[..., Any] = via) -> None:
+                async def reader(index: int, via: Callable[..., Any] = via) -> None:
                     for n in range(share):
                         sid = ids[(index * share + n) % len(ids)]
                         await via(functools.partial(storage.get_session, session_id=sid))
@@ -259,11 +257,35 @@ def read_rates(path: Path, callers: int, total: int) -> tuple[float, float]:
                 started = time.perf_counter()
                 async with trio.open_nursery() as nursery:
                     for index in range(callers):
-                        nursery.start_soon(caller, index)
-                rates.append(share * callers / (time.perf_counter() - started))
-            return rates[0], rates[1]
+                        nursery.start_soon(reader, index)
+                figures[f"reads_per_s_{mode}_c{callers}"] = total / (time.perf_counter() - started)
+                # The same reads while 64 callers write: what each choice costs the writes.
+                work = _inputs(64 * 40)
+                writes_done = time.perf_counter()
 
-    return trio.run(main)
+                async def writer(index: int, work: list[Any] = work) -> None:
+                    nonlocal writes_done
+                    for key, digest, row in work[index * 40 : (index + 1) * 40]:
+                        await store.write(_mutation(key, digest, row))
+                    writes_done = time.perf_counter()
+
+                started = time.perf_counter()
+                async with trio.open_nursery() as nursery:
+                    for index in range(64):
+                        nursery.start_soon(writer, index)
+                    reads_started = time.perf_counter()
+                    async with trio.open_nursery() as readers:
+                        for index in range(callers):
+                            readers.start_soon(reader, index)
+                    figures[f"reads_per_s_{mode}_c{callers}_beside_writes"] = total / (
+                        time.perf_counter() - reads_started
+                    )
+                figures[f"mutations_per_s_c64_beside_{mode}_reads"] = len(work) / (
+                    writes_done - started
+                )
+
+    trio.run(main)
+    return figures
 
 
 def main() -> None:
@@ -294,9 +316,7 @@ def main() -> None:
             rounds, lambda: raw_rate(db, 6400 * scale)
         )
         log("reads")
-        pool, writer = read_rates(db, 16, 4000 * scale)
-        report.figures["reads_per_s_pool_c16"] = pool
-        report.figures["reads_per_s_writer_c16"] = writer
+        report.figures.update(read_rates(db, 16, 2000 * scale))
     c64 = report.figures["mutations_per_s_c64"]
     report.ratios["vs_naive_c64"] = c64 / report.figures["naive_mutations_per_s"]
     report.ratios["vs_raw_c64"] = c64 / report.figures["raw_rows_per_s"]
