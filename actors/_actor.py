@@ -69,6 +69,10 @@ class _Reply:
         self.abandoned = False
         self.done = False
 
+    def abort(self, _: Any) -> trio.lowlevel.Abort:
+        self.abandoned = True
+        return trio.lowlevel.Abort.SUCCEEDED
+
     def send(self, result: outcome.Outcome[Any]) -> None:
         if self.done:
             return
@@ -143,7 +147,8 @@ class Actor(Generic[M, R]):
         Raises `MaiaError` `overloaded` after the wait, `unavailable` if the actor stopped.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
-        await self._wait_for_space()
+        if self._waiters or len(self._queue) + self._reserved >= self._capacity or self._closed():
+            await self._wait_for_space()
         self._put(message, None)
 
     async def ask(self, message: M, *, within: float = DEFAULT_ASK_TIMEOUT_S) -> R:
@@ -155,24 +160,24 @@ class Actor(Generic[M, R]):
         """
         deadline = trio.current_time() + within
         await trio.lowlevel.checkpoint_if_cancelled()
-        await self._wait_for_space(deadline)
+        if self._waiters or len(self._queue) + self._reserved >= self._capacity or self._closed():
+            await self._wait_for_space(deadline)
         reply = _Reply(trio.lowlevel.current_task())
         self._put(message, reply)
-
-        def abort(_: Any) -> trio.lowlevel.Abort:
-            reply.abandoned = True
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        with trio.move_on_at(deadline):
-            return await trio.lowlevel.wait_task_rescheduled(abort)  # type: ignore[no-any-return]
+        # A bare CancelScope, not move_on_at: the scope is most of an ask's cost.
+        with trio.CancelScope(deadline=deadline):
+            return await trio.lowlevel.wait_task_rescheduled(reply.abort)  # type: ignore[no-any-return]
         raise MaiaError(
             "deadline_exceeded",
             f"ask to actor {self.name} did not finish within {round(within * 1000)} ms",
             {"method": "ask", "ms": round(within * 1000), "target": self.name},
         )
 
+    def _closed(self) -> bool:
+        return self._state is not ActorState.RUNNING and self._state is not ActorState.NEW
+
     def _check_open(self) -> None:
-        if self._state is not ActorState.RUNNING and self._state is not ActorState.NEW:
+        if self._closed():
             # reason "closed": refused before queueing, so the sender may safely retry
             raise MaiaError("unavailable", f"actor {self.name} is stopped",
                             {"target": self.name, "reason": "closed"})  # fmt: skip
@@ -271,12 +276,11 @@ class Actor(Generic[M, R]):
 
     async def _park(self) -> None:
         self._idle_task = trio.lowlevel.current_task()
+        await trio.lowlevel.wait_task_rescheduled(self._abort_park)
 
-        def abort(_: Any) -> trio.lowlevel.Abort:
-            self._idle_task = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
+    def _abort_park(self, _: Any) -> trio.lowlevel.Abort:
+        self._idle_task = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
     def _gone(self, why: str) -> MaiaError:
         return MaiaError("unavailable", f"actor {self.name} {why}", {"target": self.name})
