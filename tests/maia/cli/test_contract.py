@@ -77,11 +77,13 @@ def test_generate_refuses_an_unbumped_change_and_takes_a_bumped_one(
     assert main(["contract", "generate", "--root", str(root)]) == 1
     assert "session.show was altered" in capsys.readouterr().err
     assert (root / "docs" / "registry.lock.json").read_text("utf-8") == before
-    monkeypatch.setattr(maia.protocol, "REGISTRY_VERSION", "0.2.0")
+    major, minor, _ = (int(part) for part in maia.protocol.REGISTRY_VERSION.split("."))
+    bumped = f"{major}.{minor + 1}.0"
+    monkeypatch.setattr(maia.protocol, "REGISTRY_VERSION", bumped)
     assert main(["contract", "generate", "--root", str(root)]) == 0
     assert main(["contract", "check", "--root", str(root)]) == 0
     assert "session.peeked" in (root / "docs" / "protocol.md").read_text("utf-8")
-    assert json.loads(before)["registryVersion"] != "0.2.0"
+    assert json.loads(before)["registryVersion"] != bumped
 
 
 def test_removal_is_refused_and_addition_is_allowed(
