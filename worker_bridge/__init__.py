@@ -15,6 +15,7 @@ from ._errors import ProtocolError as ProtocolError
 from ._errors import RemoteProtocolError as RemoteProtocolError
 from ._json import check_depth as check_depth
 from ._json import encode as encode
+from ._json import encode_string as encode_string
 from ._json import parse_untrusted as parse_untrusted
 from ._limits import HEARTBEAT_INTERVAL_MS as HEARTBEAT_INTERVAL_MS
 from ._limits import INIT_TIMEOUT_MS as INIT_TIMEOUT_MS
@@ -33,6 +34,7 @@ from ._limits import TERMINATE_GRACE_MS as TERMINATE_GRACE_MS
 from ._schema import FRAMES as FRAMES
 from ._schema import NODE as NODE
 from ._schema import WORKER as WORKER
+from ._schema import check_payload as check_payload
 from ._splitter import LineSplitter as LineSplitter
 from ._state import TRANSITIONS as TRANSITIONS
 from ._state import State as State
