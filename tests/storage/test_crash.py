@@ -38,16 +38,19 @@ def _run_and_kill(
     writer.close()
     fd = reader.fileno()
     data = b""
-    early = rng.random() < 0.1  # one kill in ten lands while the child opens the database
+    # One kill in ten lands while the child opens the database, one in ten just after it is
+    # ready; the rest at a random moment after the first acknowledged write.
+    phase = rng.random()
+    trigger = b"ready\n" if phase < 0.2 else b"\nack "
     deadline = time.monotonic() + 30.0
-    kill_at = time.monotonic() + rng.uniform(0.0, 0.03) if early else None
+    kill_at = time.monotonic() + rng.uniform(0.0, 0.03) if phase < 0.1 else None
     try:
         while True:
             now = time.monotonic()
             if kill_at is not None and now >= kill_at:
                 break
             if now > deadline:
-                pytest.fail("the crash child did not become ready within 30 s")
+                pytest.fail("the crash child did not reach its kill point within 30 s")
             wait = 0.05 if kill_at is None else max(0.0, kill_at - now)
             readable, _, _ = select.select([fd], [], [], wait)
             if readable:
@@ -56,7 +59,7 @@ def _run_and_kill(
                     child.join(5)
                     pytest.fail(f"the crash child exited early with {child.exitcode}")
                 data += chunk
-                if kill_at is None and b"ready\n" in data:
+                if kill_at is None and trigger in data:
                     kill_at = time.monotonic() + rng.uniform(0.0, 0.12)
     finally:
         assert child.pid is not None
