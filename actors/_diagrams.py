@@ -52,6 +52,24 @@ everything as it was.
   died is `failed` with reason `runtime_lost`: its outcome is unknown, so it is never re-run.
 - Interrupting a running turn asks the worker first; if it has not confirmed within the
   bound (10 s, then the process group is terminated), the turn reads `interrupted` anyway.
+
+## What runs the tables
+
+- **Actors.** Each Session (and later each routine, webhook and machine assignment) is one
+  trio task with a bounded mailbox (64 messages per aggregate actor by default). A request
+  that finds the mailbox full waits up to 5 s, then fails `overloaded` (retryable): nothing
+  is dropped silently. Every request that waits for an answer has a deadline
+  (`deadline_exceeded`), and when an actor stops every waiting request fails `unavailable`.
+- **Passivation.** An actor idle for 5 minutes, or the least recently used one when 100,000
+  are live, is stopped after finishing what it holds; the next request for it reloads it
+  from storage. A crashed actor is dropped the same way and reloaded on the next request.
+- **Supervisors.** The Node's services run under supervisor trees (Erlang/OTP's rules):
+  children are permanent (always restarted), transient (restarted after a failure) or
+  temporary (never); strategies are one_for_one, one_for_all, rest_for_one and dynamic.
+  Restarts wait an exponential backoff (100 ms doubling to 30 s, ±20% jitter) that starts
+  over after a child ran 60 s; more than 3 restarts within 5 s and the supervisor stops its
+  children, last started first, and fails to its own supervisor. Stopping gives each child
+  its shutdown time, then cancels it.
 """
 
 
