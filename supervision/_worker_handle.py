@@ -34,7 +34,6 @@ from worker_bridge import (
     MAX_UNACKED_EVENTS,
     Ack,
     Error,
-    Event,
     Heartbeat,
     Hello,
     Initialize,
@@ -47,6 +46,7 @@ from worker_bridge import (
     Shutdown,
     Terminal,
     TrioFrameStream,
+    frame_from_wire,
 )
 
 from ._process_group import StderrRing, descendants, signal_group, sweep
@@ -313,10 +313,13 @@ class WorkerHandle:
     async def _read_frames(self) -> None:
         try:
             while True:
-                frame = await self.stream.receive()
-                if frame is None or self.fence_reason is not None:
+                wire = await self.stream.receive_wire()
+                if wire is None or self.fence_reason is not None:
                     return
-                self._on_frame(frame)
+                if wire["type"] == "event":  # the hot path stays on the checked dict
+                    self._on_event(wire)
+                else:
+                    self._on_frame(frame_from_wire(wire))
         except ProtocolError as exc:
             self.fence(f"protocol error: {exc.message}")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -325,24 +328,27 @@ class WorkerHandle:
             if self._turn_id is not None and (self._stopping or self.fence_reason):
                 self._end_turn(TurnEvent(self._turn_id, "lost", self._why("during the turn")))
 
+    def _on_event(self, wire: dict[str, Any]) -> None:
+        self._events += 1
+        turn_id = wire["turnId"]
+        if turn_id != self._turn_id:
+            self.fence(f"event for turn {turn_id!r}, not the running turn")
+            return
+        event = TurnEvent(
+            turn_id, _KINDS[wire["kind"]], wire.get("text"), wire.get("data"), wire["sequence"]
+        )
+        if event.final:
+            self._end_turn(event)
+        elif self._turn_send is not None:
+            try:
+                self._turn_send.send_nowait(event)  # the window bounds the buffer
+            except trio.WouldBlock:
+                self.fence("more unacknowledged events than the window allows")
+
     def _on_frame(self, frame: object) -> None:
         match frame:
             case Heartbeat():
                 self._last_beat = trio.current_time()
-            case Event(turn_id=turn_id, kind=kind, text=text, data=data):
-                self._events += 1
-                if turn_id != self._turn_id:
-                    self.fence(f"event for turn {turn_id!r}, not the running turn")
-                    return
-                sequence = self.stream.connection.received_sequence
-                event = TurnEvent(turn_id, _KINDS[kind], text, data, sequence)
-                if event.final:
-                    self._end_turn(event)
-                elif self._turn_send is not None:
-                    try:
-                        self._turn_send.send_nowait(event)  # the window bounds the buffer
-                    except trio.WouldBlock:
-                        self.fence("more unacknowledged events than the window allows")
             case Interrupted(turn_id=turn_id):
                 self._end_turn(TurnEvent(turn_id, "interrupted"))
             case Hello():

@@ -7,10 +7,12 @@ Only this module (and the supervisor above it) touches trio; workers do not impo
 
 from __future__ import annotations
 
+from typing import Any
+
 import trio
 
 from ._connection import Connection
-from ._frames import Frame
+from ._frames import Frame, frame_from_wire
 from ._wire import Signal
 
 READ_SIZE = 65536
@@ -45,18 +47,24 @@ class TrioFrameStream:
 
     async def receive(self) -> Frame | None:
         """The next frame, or None at end of stream. Raises `RemoteProtocolError`."""
+        wire = await self.receive_wire()
+        return None if wire is None else frame_from_wire(wire)
+
+    async def receive_wire(self) -> dict[str, Any] | None:
+        """The next frame as its checked wire dict (the hot path: no typed object), or
+        None at end of stream. Raises `RemoteProtocolError`."""
+        wire = self.connection.wire
         while True:
-            event = self.connection.next_event()
+            event = wire.next_frame()
             if event is Signal.NEED_DATA:
                 try:
                     data = await self._receive_stream.receive_some(READ_SIZE)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     data = b""
-                self.connection.receive_data(bytes(data))
+                wire.receive_data(bytes(data))
             elif event is Signal.PEER_CLOSED:
                 return None
             else:
-                assert not isinstance(event, Signal)
                 return event
 
     async def aclose(self) -> None:
