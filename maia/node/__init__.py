@@ -18,11 +18,11 @@ from ._home import write_private_file as write_private_file
 from ._lock import NodeLock as NodeLock
 from ._server import MAX_IN_FLIGHT as MAX_IN_FLIGHT
 from ._server import ApiServer as ApiServer
-from ._service import Mailbox as Mailbox
-from ._service import NodeConfig as NodeConfig
 from ._service import NodeRunning as NodeRunning
-from ._service import NodeServices as NodeServices
 from ._service import NodeStartError as NodeStartError
 from ._service import run_node as run_node
 from ._service import serve_node as serve_node
+from ._services import Mailbox as Mailbox
+from ._services import NodeConfig as NodeConfig
+from ._services import NodeServices as NodeServices
 from ._wire import MAX_FRAME_BYTES as MAX_FRAME_BYTES

@@ -27,7 +27,8 @@ from maia.client._discovery import find_live_node, process_start_time, read_disc
 from maia.protocol import MaiaError
 
 from ._home import NodeHome
-from ._service import NodeConfig, NodeRunning, NodeStartError, run_node
+from ._service import NodeRunning, NodeStartError, run_node
+from ._services import NodeConfig
 
 READY_TIMEOUT_S = 30.0
 STOP_WAIT_S = 30.0

@@ -13,4 +13,4 @@ from ._dispatch import HANDLERS
 
 # Projects, Sessions, turns, references, receipts and events (maia.service, issue 7): their
 # context is the `sessions` entry of the Node's services.
-_register_sessions(HANDLERS, lambda call: call.services.sessions)
+_register_sessions(HANDLERS, lambda call: call.services.sessions_or_raise())

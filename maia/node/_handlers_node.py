@@ -29,7 +29,7 @@ from ._ops import (
 )
 
 if TYPE_CHECKING:
-    from ._service import NodeServices
+    from ._services import NodeServices
 
 MAX_MAILBOXES = 64
 
@@ -45,8 +45,8 @@ async def node_hello(call: Call, params: NodeHelloInput) -> NodeHelloOutput:
             {"client": params.protocol, "node": PROTOCOL_VERSION},
         )
     return NodeHelloOutput(
-        node_id=services.storage.node_id,
-        epoch=services.storage.node_epoch,
+        node_id=services.storage_or_raise().node_id,
+        epoch=services.storage_or_raise().node_epoch,
         protocol=PROTOCOL_VERSION,
         registry_digest=REGISTRY.digest,
         version=__version__,
@@ -69,7 +69,7 @@ def _read_counts(conn: sqlite3.Connection) -> tuple[int, dict[str, int], int]:
 async def node_status(call: Call, params: Empty) -> NodeStatusOutput:
     """Never fails on storage trouble: it reports `integrity: unavailable` instead."""
     services: NodeServices = call.services
-    store = services.storage
+    store = services.storage_or_raise()
     try:
         version, by_state, queued = await store.read(_read_counts)
         storage = StorageStatus(integrity="ok", schema_version=version)

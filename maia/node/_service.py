@@ -1,10 +1,10 @@
-"""The Node process: home, lock, token, root tree, discovery file, graceful stop.
+"""The Node process: home, lock, token, the root tree, graceful stop on signals.
 
-Start order is the root tree's: take the home's lock (one Node per home), open storage
-(a Node that cannot open its storage stops here with a clear message), build the services,
-then the API server; only once it listens is the discovery file written, so a client that
-finds the file finds a Node that answers. Stop is the reverse: the API closes, the services
-stop, storage flushes and closes, the discovery and token files are removed.
+Start: take the home's lock (one Node per home), replace a stale discovery file, write a
+fresh token, then run the root tree (`_tree`: storage, services, API). A Node that cannot
+open its storage stops there with a message naming the database. Stop is the tree's
+reverse order (API, services, then storage flushes and closes); the discovery and token
+files are removed last and the lock is released.
 """
 
 from __future__ import annotations
@@ -12,74 +12,27 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import attrs
-import orjson
 import trio
 
-from maia.client._discovery import Discovery, process_start_time, read_discovery
-from maia.protocol import Clock, MaiaError, SystemClock
-from maia.service import open_services
-from storage import Storage, open_storage
+from maia.client._discovery import read_discovery
+from maia.protocol import MaiaError
+from supervision import ChildStartFailed
 
 from . import _handlers as _handlers  # registers the handlers
-from ._dispatch import HANDLERS, Dispatcher
-from ._home import NodeHome, write_private_file, write_token
+from ._home import NodeHome, write_token
 from ._lock import NodeLock
-from ._server import ApiServer
+from ._services import NodeConfig, NodeServices
+from ._tree import TreeState, root_tree
 
 log = logging.getLogger("maia.node")
 
 
 class NodeStartError(Exception):
     """The Node could not start; the message says why, for a person."""
-
-
-@attrs.frozen
-class NodeConfig:
-    home: NodeHome
-    port: int = 0
-    clock: Clock = attrs.field(factory=SystemClock)
-
-
-@attrs.frozen
-class Mailbox:
-    """One bounded mailbox as node.status reports it."""
-
-    name: str
-    depth: int
-    capacity: int
-
-
-@attrs.define
-class NodeServices:
-    """What handlers reach through `Call.services`.
-
-    Later issues add their services here (actor registries, the worker supervisor, the
-    scheduler) and report their load through `mailbox_sources` and `worker_count`.
-    """
-
-    config: NodeConfig
-    storage: Storage
-    started_wall_ms: int
-    started_monotonic_ms: int
-    api: ApiServer | None = None
-    mailbox_sources: list[Callable[[], Iterable[Mailbox]]] = attrs.field(factory=list)
-    worker_count: Callable[[], int] = lambda: 0
-    sessions: Any = None  # maia.service.ServiceContext: the Session runtime and its handlers
-
-    @property
-    def clock(self) -> Clock:
-        return self.config.clock
-
-    def mailbox_depths(self) -> list[Mailbox]:
-        return [box for source in self.mailbox_sources for box in source()]
-
-    def live_workers(self) -> int:
-        return self.worker_count()
 
 
 @attrs.frozen
@@ -100,8 +53,8 @@ def _storage_failure(home: NodeHome, error: BaseException) -> NodeStartError:
 async def serve_node(config: NodeConfig, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
     """Run a Node until cancelled.
 
-    Raises `NodeStartError` when the home is unusable, another Node holds it, or storage
-    cannot be opened.
+    Raises `NodeStartError` when the home is unusable, another Node holds it, storage
+    cannot be opened, or another part of the tree fails to start.
     """
     home = config.home
     try:
@@ -118,9 +71,9 @@ async def serve_node(config: NodeConfig, *, task_status: Any = trio.TASK_STATUS_
         if stale is not None:
             log.warning("replacing a stale discovery file left by pid %d", stale.pid)
             home.discovery_path.unlink(missing_ok=True)
-        token = write_token(home)
+        state = TreeState(token=write_token(home))
         try:
-            await _serve_with_storage(config, token, task_status)
+            await _serve_tree(config, state, task_status)
         finally:
             home.discovery_path.unlink(missing_ok=True)
             home.token_path.unlink(missing_ok=True)
@@ -128,44 +81,25 @@ async def serve_node(config: NodeConfig, *, task_status: Any = trio.TASK_STATUS_
         lock.release()
 
 
-async def _serve_with_storage(config: NodeConfig, token: str, task_status: Any) -> None:
-    home = config.home
-    opened = False
-    try:
-        async with open_storage(home.database_path, clock=config.clock) as store:
-            opened = True
-            await _serve_services(config, store, token, task_status)
-    except (MaiaError, sqlite3.Error, OSError, ValueError) as error:
-        if opened:
-            raise
-        raise _storage_failure(home, error) from error
-
-
-async def _serve_services(config: NodeConfig, store: Storage, token: str, task_status: Any) -> None:
-    home = config.home
-    services = NodeServices(config, store, config.clock.wall_ms(), config.clock.monotonic_ms())
-    dispatcher = Dispatcher(HANDLERS)
-    api = ApiServer(dispatcher, services, token=token)
-    services.api = api
-    async with (
-        open_services(store, clock=config.clock, home=home.root) as sessions,
-        trio.open_nursery() as nursery,
-    ):
-        services.sessions = sessions
-        services.worker_count = sessions.runtime.live_workers
-        port = await nursery.start(api.serve, config.port)
-        url = f"ws://127.0.0.1:{port}/api/v1"
-        pid = os.getpid()
-        record = Discovery(
-            pid=pid,
-            start_time=process_start_time(pid) or 0.0,
-            url=url,
-            token_path=str(home.token_path),
-            node_id=store.node_id,
-        )
-        write_private_file(home.discovery_path, orjson.dumps(record.to_json()))
-        log.info("Maia Node %s (epoch %d) listening on %s", store.node_id, store.node_epoch, url)
-        task_status.started(NodeRunning(url, store.node_id, store.node_epoch, pid))
+async def _serve_tree(config: NodeConfig, state: TreeState, task_status: Any) -> None:
+    clock = config.clock
+    services = NodeServices(config, clock.wall_ms(), clock.monotonic_ms())
+    tree = root_tree(services, state)
+    failed: ChildStartFailed | None = None
+    async with trio.open_nursery() as nursery:
+        try:
+            await nursery.start(tree.serve)
+        except ChildStartFailed as error:
+            failed = error  # raised below, outside the nursery, so not wrapped in a group
+        else:
+            store = services.storage_or_raise()
+            task_status.started(
+                NodeRunning(state.url, store.node_id, store.node_epoch, os.getpid())
+            )
+    if failed is not None:
+        if state.storage_error is not None:
+            raise _storage_failure(config.home, state.storage_error) from failed
+        raise NodeStartError(f"the Node failed to start: {failed}") from failed
 
 
 async def run_node(config: NodeConfig, *, on_ready: Callable[[NodeRunning], None]) -> None:

@@ -60,9 +60,9 @@ async def test_errors_are_typed(node_process: NodeProcess) -> None:
     """Node errors and local refusals are MaiaError with a code from the closed set."""
     home, _ = node_process
     async with open_client(home=home) as client:
-        with pytest.raises(MaiaError) as not_served:
+        with pytest.raises(MaiaError) as missing_session:
             await client.session.show(session_id="session_0123456789abcdef")
-        assert not_served.value.code == "command_not_implemented"
+        assert missing_session.value.code == "resource_not_found"
         with pytest.raises(MaiaError) as unknown:
             await client.call("no.such.op")
         assert unknown.value.code == "unknown_method"

@@ -148,13 +148,13 @@ async def test_request_before_hello_is_refused(node: LiveNode) -> None:
         assert (await request(ws, '{"id": 2, "method": "node.status"}'))["ok"] is True
 
 
-async def test_registered_op_without_handler_is_not_implemented(node: LiveNode) -> None:
-    """A registered op no handler serves yet answers command_not_implemented."""
+async def test_session_ops_are_served_through_the_dispatcher(node: LiveNode) -> None:
+    """The Session handlers registered by op ID answer over the API (here: a typed not-found)."""
     async with open_websocket_url(node.url, extra_headers=node.auth) as ws:
         await hello(ws)
         frame = '{"id": 1, "method": "session.show", "params": {"sessionId": "session_abc"}}'
         answer = await request(ws, frame)
-    assert answer["error"]["code"] == "command_not_implemented"
+    assert answer["error"]["code"] == "resource_not_found"
 
 
 async def test_oversize_frame_closes_with_1009_and_others_are_served(node: LiveNode) -> None:
