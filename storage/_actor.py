@@ -331,9 +331,15 @@ class Storage:
                     stop = True
                     break
                 batch.append(item)
-            self._run_batch(conn, batch)
-            with contextlib.suppress(trio.RunFinishedError):
-                self._token.run_sync_soon(self._deliver, batch)
+            try:
+                self._run_batch(conn, batch)
+            finally:
+                # Even if the loop itself broke, every request of the batch gets an answer.
+                for request in batch:
+                    if request.answer is None:
+                        request.answer = outcome.Error(_unavailable("the writer failed"))
+                with contextlib.suppress(trio.RunFinishedError):
+                    self._token.run_sync_soon(self._deliver, batch)
             if stop:
                 return
 
