@@ -259,6 +259,10 @@ class Actor(Generic[M, R]):
                     self._failures += 1
                     if reply is not None:
                         reply.send(outcome.Error(exc))
+                except trio.Cancelled:
+                    if reply is not None:
+                        reply.send(outcome.Error(self._gone("stopped")))
+                    raise
                 except BaseException:
                     self._failures += 1
                     if reply is not None:

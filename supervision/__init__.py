@@ -1,5 +1,11 @@
 """Supervisor trees, the worker supervisor, and the sans-IO lease state machines."""
 
+from ._child import ChildContext as ChildContext
+from ._child import ChildSpec as ChildSpec
+from ._child import ChildStartFailed as ChildStartFailed
+from ._child import ChildStatistics as ChildStatistics
+from ._child import SupervisorGaveUp as SupervisorGaveUp
+from ._child import SupervisorStatistics as SupervisorStatistics
 from ._restart import Action as Action
 from ._restart import ChildAdded as ChildAdded
 from ._restart import ChildExited as ChildExited
@@ -14,10 +20,4 @@ from ._restart import StartChildren as StartChildren
 from ._restart import StopChildren as StopChildren
 from ._restart import Strategy as Strategy
 from ._restart import decide as decide
-from ._supervisor import ChildContext as ChildContext
-from ._supervisor import ChildSpec as ChildSpec
-from ._supervisor import ChildStartFailed as ChildStartFailed
-from ._supervisor import ChildStatistics as ChildStatistics
 from ._supervisor import Supervisor as Supervisor
-from ._supervisor import SupervisorGaveUp as SupervisorGaveUp
-from ._supervisor import SupervisorStatistics as SupervisorStatistics

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 OWNED = {
     "actors": ("_actor", "_aggregate", "_diagrams", "_lifecycles", "_registry", "_table"),
-    "supervision": ("_restart", "_supervisor"),
+    "supervision": ("_child", "_restart", "_supervisor"),
 }
 NOT_EXPORTED = {"main", "render_document", "render_mermaid", "render_rows", "DOC_PATH"}
 
