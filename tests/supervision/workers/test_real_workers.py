@@ -271,3 +271,23 @@ def test_stderr_ring_keeps_the_last_64_kib() -> None:
     assert len(text) == 64 * 1024
     assert text.endswith("0099")
     assert ring.total == 400_000
+
+
+async def test_a_slow_consumer_slows_the_worker_but_never_fences_it(tmp_path: Path) -> None:
+    """With a consumer pausing past three heartbeat intervals mid-flood, the reader keeps
+    counting heartbeats, the window holds the worker back, and every delta arrives."""
+    with trio.fail_after(30):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            deltas = []
+            async for event in handle.prompt("t", "/flood 2000"):
+                if len(deltas) == 10:
+                    await trio.sleep(1.0)  # > 3 x 200 ms without consuming
+                if event.kind == "delta":
+                    deltas.append(event.text)
+            assert event.kind == "completed"
+            assert deltas == [str(i) for i in range(2000)]
+            assert handle.fence_reason is None
+            assert handle.statistics().state is WorkerState.READY
+            assert handle.stream.connection.wire.unacked_received == 0
