@@ -280,7 +280,7 @@ async def test_a_slow_consumer_slows_the_worker_but_never_fences_it(tmp_path: Pa
         async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
             handle = await supervisor.start_worker(echo_spec(tmp_path))
             await handle.wait_initialized()
-            deltas = []
+            deltas: list[str | None] = []
             async for event in handle.prompt("t", "/flood 2000"):
                 if len(deltas) == 10:
                     await trio.sleep(1.0)  # > 3 x 200 ms without consuming
