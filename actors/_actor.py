@@ -252,6 +252,8 @@ class Actor(Generic[M, R]):
                 continue
             count = len(queue)
             for _ in range(count):
+                if not queue:
+                    break  # close(drain=False) emptied it mid-batch
                 message, reply = queue.popleft()
                 try:
                     result = await handler(message)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import trio
 import trio.testing
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from actors import Actor, ActorState
 from maia.protocol import MaiaError
@@ -207,3 +209,71 @@ async def test_crash_fails_asker_and_propagates() -> None:
             nursery.start_soon(actor.serve)
     assert codes == ["unavailable", "unavailable"]
     assert actor.statistics().failures == 1
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["tell", "tell_nowait", "ask", "wait", "close", "close_now"]),
+        st.integers(0, 3),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=60)
+@given(ops=OPS, capacity=st.integers(1, 4), slow=st.booleans())
+def test_nothing_lost_or_stuck(ops: list[tuple[str, int]], capacity: int, slow: bool) -> None:
+    """Any mix of sends and stops: each accepted message is handled or counted dropped, each
+    refused one raised, and every ask ends (answer or typed error) by its deadline."""
+    handled: list[int] = []
+    outcomes: dict[int, str] = {}
+
+    async def handler(message: int) -> int:
+        if slow:
+            await trio.sleep(0.1)
+        handled.append(message)
+        return message
+
+    async def run() -> None:
+        actor: Actor[int, int] = Actor("p", handler, capacity=capacity, send_timeout=0.5)
+
+        async def send(kind: str, message: int) -> None:
+            try:
+                if kind == "tell":
+                    await actor.tell(message)
+                elif kind == "tell_nowait":
+                    actor.tell_nowait(message)
+                else:
+                    await actor.ask(message, within=1.0)
+                    outcomes[message] = "answered"
+                    return
+                outcomes[message] = "accepted"
+            except MaiaError as exc:
+                outcomes[message] = exc.code
+
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(actor.serve)
+                for index, (kind, pause) in enumerate(ops):
+                    if kind == "wait":
+                        await trio.sleep(pause * 0.05)
+                    elif kind == "close":
+                        actor.close()
+                    elif kind == "close_now":
+                        actor.close(drain=False)
+                    else:
+                        nursery.start_soon(send, kind, index)
+                        if pause:
+                            await trio.testing.wait_all_tasks_blocked()
+                await trio.sleep(5)
+                actor.close()
+        stats = actor.statistics()
+        accepted = [m for m, o in outcomes.items() if o in ("accepted", "answered")]
+        assert set(handled) <= set(accepted)
+        told = [m for m, o in outcomes.items() if o == "accepted"]
+        assert len(told) - len([m for m in told if m in handled]) == stats.dropped
+        assert all(o in ("accepted", "answered", "overloaded", "unavailable",
+                         "deadline_exceeded") for o in outcomes.values())  # fmt: skip
+        assert len(outcomes) == sum(1 for kind, _ in ops if kind in ("tell", "tell_nowait", "ask"))
+
+    trio.run(run, clock=trio.testing.MockClock(autojump_threshold=0))
