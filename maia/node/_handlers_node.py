@@ -4,13 +4,14 @@
 and reports whether its registry digest equals ours; the SDK refuses to go on when it does
 not (during alpha, client and Node upgrade together). `node.status` reads storage once:
 `integrity: ok` means what the spec says, the storage connection is open and answered a
-read, not that an integrity check passed.
+read, not that an integrity check passed. Its counts come from one shared read at most
+`STATUS_TTL_MS` old (`_status_counts`), so polling it from many clients does not load storage.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from maia import __version__
 from maia.protocol import MaiaError, format_timestamp_ms
@@ -55,46 +56,42 @@ async def node_hello(call: Call, params: NodeHelloInput) -> NodeHelloOutput:
     )
 
 
-def _read_counts(conn: sqlite3.Connection) -> tuple[int, dict[str, int], int]:
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    by_state = {
-        str(state): int(count)
-        for state, count in conn.execute("SELECT state, count(*) FROM sessions GROUP BY state")
-    }
-    queued = int(conn.execute("SELECT count(*) FROM turns WHERE state = 'queued'").fetchone()[0])
-    return version, by_state, queued
-
-
 @HANDLERS.handler("node.status")
 async def node_status(call: Call, params: Empty) -> NodeStatusOutput:
     """Never fails on storage trouble: it reports `integrity: unavailable` instead."""
     services: NodeServices = call.services
-    store = services.storage_or_raise()
-    try:
-        version, by_state, queued = await store.read(_read_counts)
-        storage = StorageStatus(integrity="ok", schema_version=version)
-    except (MaiaError, sqlite3.Error):
-        version, by_state, queued = 0, {}, 0
-        storage = StorageStatus(integrity="unavailable", schema_version=0)
-    stats = store.statistics()
-    mailboxes = [
-        MailboxDepth(name="storage", depth=stats.mailbox_depth, capacity=stats.mailbox_size)
-    ]
+    clock = services.clock
+    store = services.storage
+    mailboxes: list[MailboxDepth] = []
+    version, queued = 0, 0
+    by_state: dict[str, int] = {}
+    integrity: Literal["ok", "unavailable"] = "unavailable"
+    if store is not None:
+        try:
+            version, by_state, queued = await services.status_counts.read(
+                store, clock.monotonic_ms()
+            )
+            integrity = "ok"
+        except (MaiaError, sqlite3.Error):
+            pass
+        stats = store.statistics()
+        mailboxes.append(
+            MailboxDepth(name="storage", depth=stats.mailbox_depth, capacity=stats.mailbox_size)
+        )
     mailboxes.extend(
         MailboxDepth(name=box.name, depth=box.depth, capacity=box.capacity)
         for box in services.mailbox_depths()
     )
     mailboxes.sort(key=lambda box: (-box.depth, box.name))
-    clock = services.clock
     return NodeStatusOutput(
-        node_id=store.node_id,
-        epoch=store.node_epoch,
+        node_id=services.node_id,
+        epoch=services.epoch,
         version=__version__,
         protocol=PROTOCOL_VERSION,
         registry_digest=REGISTRY.digest,
         started_at=format_timestamp_ms(services.started_wall_ms),
         uptime_ms=max(0, clock.monotonic_ms() - services.started_monotonic_ms),
-        storage=storage,
+        storage=StorageStatus(integrity=integrity, schema_version=version),
         sessions_by_state=by_state,
         live_workers=services.live_workers(),
         queued_turns=queued,

@@ -16,6 +16,7 @@ from maia.protocol import Clock, MaiaError, SystemClock
 from storage import Storage
 
 from ._home import NodeHome
+from ._status_counts import CountsCache
 
 
 @attrs.frozen
@@ -52,6 +53,9 @@ class NodeServices:
     sessions: Any = None  # maia.service.ServiceContext: the Session runtime and its handlers
     mailbox_sources: list[Callable[[], Iterable[Mailbox]]] = attrs.field(factory=list)
     worker_count: Callable[[], int] = lambda: 0
+    node_id: str = ""  # kept from the last storage open, so status can answer without it
+    epoch: int = 0
+    status_counts: CountsCache = attrs.field(factory=CountsCache)
 
     @property
     def clock(self) -> Clock:

@@ -54,6 +54,7 @@ async def _storage_child(
         async with open_storage(config.home.database_path, clock=config.clock) as store:
             opened = True
             services.storage = store
+            services.node_id, services.epoch = store.node_id, store.node_epoch
             task_status.started()
             await ctx.stop_requested.wait()
     except (MaiaError, sqlite3.Error, OSError, ValueError) as error:

@@ -1,0 +1,172 @@
+"""The Node API's round trips beside a raw trio-websocket echo, measured in the same run.
+
+A real Node process (`python -m maia.node start` on a temporary home) and a raw
+trio-websocket echo server process (same library, same loopback, no Maia) each serve
+clients in this process. The clients are the same in both cases (trio-websocket, one
+request in flight per connection): `node.status` against the Node (envelope parsing,
+schema check, a storage read through the reader pool, encoding), one short text message
+against the echo. 1 and 16 connections; figures are medians over rounds after a warm-up.
+The SDK (anyio + wsproto) is measured too, as `sdk_rt_per_s_c1`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import trio
+from trio_websocket import open_websocket_url
+
+from bench._report import Report, log, median_of_rounds, parse_args, percentile
+from maia.client import open_client, read_discovery
+from maia.client._discovery import read_token
+
+ECHO_SERVER = """
+import sys, trio
+from trio_websocket import serve_websocket
+async def echo(request):
+    ws = await request.accept()
+    try:
+        while True:
+            await ws.send_message(await ws.get_message())
+    except Exception:
+        pass
+async def main():
+    async with trio.open_nursery() as nursery:
+        server = await nursery.start(serve_websocket, echo, "127.0.0.1", 0, None)
+        print(server.port, flush=True)
+trio.run(main)
+"""
+
+STATUS = '{"id": 1, "method": "node.status", "params": {}}'
+HELLO = '{"id": 0, "method": "node.hello", "params": {"protocol": "maia.protocol/v1alpha1"}}'
+
+
+async def _client_loop(
+    url: str, headers: list[tuple[bytes, bytes]], frame: str, count: int, hello: bool
+) -> list[float]:
+    samples: list[float] = []
+    async with open_websocket_url(url, extra_headers=headers) as ws:
+        if hello:
+            await ws.send_message(HELLO)
+            await ws.get_message()
+        for _ in range(count):
+            began = time.perf_counter()
+            await ws.send_message(frame)
+            await ws.get_message()
+            samples.append(time.perf_counter() - began)
+    return samples
+
+
+def measure(
+    url: str, headers: list[tuple[bytes, bytes]], frame: str, conns: int, count: int, hello: bool
+) -> tuple[float, list[float]]:
+    """(round trips per second over all connections, every latency sample in seconds)."""
+    samples: list[float] = []
+
+    async def main() -> float:
+        async def one() -> None:
+            samples.extend(await _client_loop(url, headers, frame, count, hello))
+
+        began = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for _ in range(conns):
+                nursery.start_soon(one)
+        return time.perf_counter() - began
+
+    elapsed = trio.run(main)
+    return conns * count / elapsed, samples
+
+
+def measure_sdk(home: Path, count: int) -> float:
+    async def main() -> float:
+        async with open_client(home=home) as client:
+            began = time.perf_counter()
+            for _ in range(count):
+                await client.request("node.status")
+            return count / (time.perf_counter() - began)
+
+    return trio.run(main)
+
+
+def start_node(home: Path) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        record = read_discovery(home / "node.json")
+        if record is not None and record.pid == process.pid:
+            return process
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    process.kill()
+    raise SystemExit("bench/api.py: the Node did not start")
+
+
+def main() -> None:
+    args = parse_args(__doc__ or "api")
+    rounds, count = (3, 200) if args.quick else (5, 2000)
+    report = Report("api")
+    with tempfile.TemporaryDirectory() as folder:
+        home = Path(folder) / "home"
+        node = start_node(home)
+        echo = subprocess.Popen(
+            [sys.executable, "-c", ECHO_SERVER], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert echo.stdout is not None
+            echo_url = f"ws://127.0.0.1:{echo.stdout.readline().strip()}/"
+            record = read_discovery(home / "node.json")
+            assert record is not None
+            auth = [(b"Authorization", f"Bearer {read_token(Path(record.token_path))}".encode())]
+            for conns in (1, 16):
+                per_conn = count if conns == 1 else max(50, count // 8)
+                log(f"api: {conns} connection(s), {per_conn} round trips each, {rounds} rounds")
+                node_samples: list[float] = []
+
+                def node_round(conns: int = conns, per_conn: int = per_conn) -> float:
+                    rate, samples = measure(record.url, auth, STATUS, conns, per_conn, True)
+                    node_samples.extend(samples)
+                    return rate
+
+                def echo_round(conns: int = conns, per_conn: int = per_conn) -> float:
+                    return measure(echo_url, [], STATUS, conns, per_conn, False)[0]
+
+                rate = median_of_rounds(rounds, node_round)
+                echo_rate = median_of_rounds(rounds, echo_round)
+                report.figures[f"rt_per_s_c{conns}"] = round(rate, 1)
+                report.figures[f"echo_rt_per_s_c{conns}"] = round(echo_rate, 1)
+                report.ratios[f"vs_echo_c{conns}"] = round(rate / echo_rate, 3)
+                if conns == 1:
+                    report.figures["p50_ms_c1"] = round(percentile(node_samples, 0.50) * 1000, 3)
+                    report.figures["p99_ms_c1"] = round(percentile(node_samples, 0.99) * 1000, 3)
+            report.figures["sdk_rt_per_s_c1"] = round(
+                median_of_rounds(rounds, lambda: measure_sdk(home, count)), 1
+            )
+        finally:
+            echo.kill()
+            echo.wait()
+            if echo.stdout is not None:
+                echo.stdout.close()
+            node.terminate()
+            node.wait(timeout=30)
+    report.notes = (
+        "node.status over the API (storage read included) vs a raw trio-websocket echo "
+        "of the same frame; server processes separate from the clients; p50/p99 of every "
+        "c1 sample"
+    )
+    report.emit(args.json)
+
+
+if __name__ == "__main__":
+    main()
