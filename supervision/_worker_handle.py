@@ -10,6 +10,9 @@ A Session actor uses a handle like this:
     info = await handle.stop("session stopped")          # bounded: interrupt → TERM → KILL
     handle.statistics()                                  # state, attempt, epoch, heartbeat age
 
+A consumer that may stop before the final event wraps the iterator in
+`contextlib.aclosing(...)`: the handle then acknowledges the rest so the worker can finish
+the abandoned turn (the handle stays busy until it does; `wait_turn_ended` waits for it).
 `lost` means the worker died or was fenced mid-turn: the turn's outcome is uncertain, and
 the actor must not assume it ran or did not run. One turn at a time; `prompt` raises
 `MaiaError(invalid_state)` otherwise. Events are acknowledged as the actor consumes them,
@@ -31,6 +34,7 @@ import trio
 
 from maia.protocol import MaiaError
 from worker_bridge import (
+    MAX_CONTENT_BYTES,
     MAX_UNACKED_EVENTS,
     Ack,
     Error,
@@ -158,6 +162,7 @@ class WorkerHandle:
         self._turn_id: str | None = None
         self._turn_send: trio.MemorySendChannel[TurnEvent] | None = None
         self._turn_done = trio.Event()
+        self._turn_done.set()  # no turn yet
         self._turns = 0
         self._events = 0
         self._nursery: trio.Nursery | None = None
@@ -186,7 +191,15 @@ class WorkerHandle:
     def prompt(self, turn_id: str, text: str) -> AsyncIterator[TurnEvent]:
         """Start a turn and iterate its events; the last one has `final` set.
 
-        Raises `MaiaError(invalid_state)` if the worker is not ready or busy."""
+        Raises `MaiaError(validation_failed)` for text over 16 KiB and
+        `MaiaError(invalid_state)` if the worker is not ready or busy. Iterate to the end
+        (or close the iterator): until the worker ends the turn the handle stays busy."""
+        if len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
+            raise MaiaError(
+                "validation_failed",
+                f"text: exceeds {MAX_CONTENT_BYTES} bytes",
+                {"path": "text", "detail": f"exceeds {MAX_CONTENT_BYTES} bytes"},
+            )
         if self.state is not WorkerState.READY or self._turn_id is not None:
             raise MaiaError(
                 "invalid_state",
@@ -208,31 +221,35 @@ class WorkerHandle:
             await self.stream.send(Prompt(turn_id=turn_id, text=text, request_id=turn_id))
         except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
             self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
-        through = 0  # the last consumed event's sequence, not yet acked
-        since_ack = 0
-        async with receive:
-            while True:
-                try:
-                    event = receive.receive_nowait()
-                except trio.WouldBlock:
-                    if through:  # about to wait: let the worker refill its window first
-                        await self._ack(through)
-                        through = since_ack = 0
+        try:
+            through = 0  # the last consumed event's sequence, not yet acked
+            since_ack = 0
+            async with receive:
+                while True:
                     try:
-                        event = await receive.receive()
+                        event = receive.receive_nowait()
+                    except trio.WouldBlock:
+                        if through:  # about to wait: let the worker refill its window first
+                            await self._ack(through)
+                            through = since_ack = 0
+                        try:
+                            event = await receive.receive()
+                        except trio.EndOfChannel:
+                            return
                     except trio.EndOfChannel:
                         return
-                except trio.EndOfChannel:
-                    return
-                if event.sequence:
-                    through = event.sequence
-                    since_ack += 1
-                if through and (event.final or since_ack >= ACK_EVERY):
-                    await self._ack(through)  # also the checkpoint of a busy stream
-                    through = since_ack = 0
-                yield event
-                if event.final:
-                    return
+                    if event.sequence:
+                        through = event.sequence
+                        since_ack += 1
+                    if through and (event.final or since_ack >= ACK_EVERY):
+                        await self._ack(through)  # also the checkpoint of a busy stream
+                        through = since_ack = 0
+                    yield event
+                    if event.final:
+                        return
+        finally:
+            if self._turn_id == turn_id:  # abandoned mid-turn: let the worker finish it
+                self._ack_all_soon()
 
     async def interrupt(self, turn_id: str) -> bool:
         """Ask the worker to stop turn `turn_id`; True if the turn ended within the
@@ -246,6 +263,11 @@ class WorkerHandle:
             return True
         self._begin_stop(graceful=False, reason=None)
         return False
+
+    async def wait_turn_ended(self) -> None:
+        """Wait until no turn is running (e.g. after abandoning one). Unbounded by itself:
+        wrap it in a timeout, or rely on the heartbeat fence ending the attempt."""
+        await self._turn_done.wait()
 
     async def stop(self, reason: str = "stop") -> ExitInfo:
         """Stop boundedly: interrupt and shutdown (interrupt bound), SIGTERM and SIGCONT to
@@ -281,13 +303,23 @@ class WorkerHandle:
             return f"worker {self.attempt_id} was fenced {when}: {self.fence_reason}"
         return f"worker {self.attempt_id} exited {when}"
 
+    def _ack_all_soon(self) -> None:
+        if self._nursery is not None and not self._stopping:
+            self._nursery.start_soon(self._ack_all)
+
+    async def _ack_all(self) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+            await self.stream.send_ack()
+
     async def _ack(self, through: int) -> None:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
             await self.stream.send_ack(through)
 
     def _end_turn(self, event: TurnEvent) -> None:
         if self._turn_send is not None and event.turn_id == self._turn_id:
-            self._turn_send.send_nowait(event)
+            # The consumer may have abandoned the turn (closed its end): nobody to tell.
+            with contextlib.suppress(trio.BrokenResourceError, trio.WouldBlock):
+                self._turn_send.send_nowait(event)
             self._turn_send.close()
             self._turn_send = None
             self._turn_done.set()
@@ -344,6 +376,9 @@ class WorkerHandle:
                 self._turn_send.send_nowait(event)  # the window bounds the buffer
             except trio.WouldBlock:
                 self.fence("more unacknowledged events than the window allows")
+            except trio.BrokenResourceError:  # abandoned: the worker still finishes it
+                if self.stream.connection.wire.unacked_received >= ACK_EVERY:
+                    self._ack_all_soon()
 
     def _on_frame(self, frame: object) -> None:
         match frame:

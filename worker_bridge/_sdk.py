@@ -58,7 +58,9 @@ class Turn:
         self.context._send_event(frame, None)
 
     def delta(self, text: str) -> None:
-        self.event("message.delta", text)
+        """Stream message text; long text goes out in several frames (each within 16 KiB)."""
+        for start in range(0, max(len(text), 1), 4096):  # 4,096 characters ≤ 16 KiB
+            self.event("message.delta", text[start : start + 4096])
 
     def complete(self, text: str | None = None, data: dict[str, Any] | None = None) -> None:
         self.ended = True

@@ -291,3 +291,31 @@ async def test_a_slow_consumer_slows_the_worker_but_never_fences_it(tmp_path: Pa
             assert handle.fence_reason is None
             assert handle.statistics().state is WorkerState.READY
             assert handle.stream.connection.wire.unacked_received == 0
+
+
+async def test_an_abandoned_turn_does_not_break_the_handle(tmp_path: Path) -> None:
+    """A consumer that stops iterating early leaves the worker to finish; the next turn works."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            events = handle.prompt("t1", "/flood 500")
+            async for event in events:
+                if event.kind == "delta":
+                    break
+            await events.aclose()  # type: ignore[attr-defined]
+            await handle.wait_turn_ended()
+            assert handle.state is WorkerState.READY
+            assert (await turn(handle, "t2", "next"))[-1].text == "next"
+            assert handle.fence_reason is None
+
+
+async def test_an_oversized_prompt_is_refused_before_it_is_sent(tmp_path: Path) -> None:
+    """Text over 16 KiB is `validation_failed` naming `text`; the worker stays ready."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            with pytest.raises(MaiaError, match="text: exceeds 16384 bytes"):
+                handle.prompt("t", "x" * (16 * 1024 + 1))
+            assert handle.state is WorkerState.READY
