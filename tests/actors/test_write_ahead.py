@@ -186,3 +186,29 @@ async def test_registry_rehydrates_from_storage(store: storage.Storage) -> None:
             assert answer == ("running", 3)
             assert registry.statistics().spawned == 2
             nursery.cancel_scope.cancel()
+
+
+class HungStore:
+    """A store whose write never answers (a wedged disk): the outcome stays unknown."""
+
+    async def write(self, fn: Any) -> Any:
+        await trio.sleep_forever()
+
+
+async def test_unknown_outcome_makes_lifecycle_stale(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A write past its bound leaves memory unchanged and the lifecycle refusing until reload."""
+    life: Lifecycle[Any, Any] = Lifecycle(
+        SESSION_TABLE, aggregate_id="session_9", state=SessionState.IDLE, revision=1,
+        store=HungStore(), persist=persist, clock=CLOCK, write_bound_s=10,
+    )  # fmt: skip
+    with trio.CancelScope() as outer:
+        outer.cancel()  # a cancelled caller does not cut the write short: it is shielded
+        with pytest.raises(MaiaError) as info:
+            await life.apply(SessionEvent.START, caller="node")
+    assert info.value.code == "unavailable"
+    assert (life.state, life.revision, life.stale) == (SessionState.IDLE, 1, True)
+    with pytest.raises(MaiaError) as info:
+        await life.apply(SessionEvent.STOP, caller="client")
+    assert info.value.code == "unavailable"
