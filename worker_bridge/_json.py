@@ -18,6 +18,7 @@ from ._limits import MAX_FRAME_BYTES, MAX_JSON_DEPTH
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -37,7 +38,6 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_refuse_constant)
-_encode_string = json.encoder.encode_basestring
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
@@ -81,9 +81,8 @@ def check_depth(value: Any, *, limit: int = MAX_JSON_DEPTH) -> bool:
     return True
 
 
-def encode_string(value: str) -> str:
-    """One JSON string literal, as `encode` writes it (non-ASCII kept, controls escaped)."""
-    return _encode_string(value)
+# One JSON string literal, as `encode` writes it (non-ASCII kept, controls escaped).
+encode_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def encode(value: Any) -> bytes:
