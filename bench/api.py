@@ -134,9 +134,11 @@ def main() -> None:
                 log(f"api: {conns} connection(s), {per_conn} round trips each, {rounds} rounds")
                 node_samples: list[float] = []
 
-                def node_round(conns: int = conns, per_conn: int = per_conn) -> float:
+                def node_round(
+                    conns: int = conns, per_conn: int = per_conn, kept: list[float] = node_samples
+                ) -> float:
                     rate, samples = measure(record.url, auth, STATUS, conns, per_conn, True)
-                    node_samples.extend(samples)
+                    kept.extend(samples)
                     return rate
 
                 def echo_round(conns: int = conns, per_conn: int = per_conn) -> float:

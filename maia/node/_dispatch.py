@@ -125,7 +125,8 @@ class Dispatcher:
                 f"{call.method} is registered but not served",
                 {"method": call.method},
             )
-        with trio.move_on_after(self._deadline_s) as scope:
+        # A bare CancelScope: move_on_after's context-manager wrapper costs measurably here.
+        with trio.CancelScope(deadline=trio.current_time() + self._deadline_s) as scope:
             try:
                 result = await handler(call, value)
             except MaiaError:

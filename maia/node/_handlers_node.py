@@ -14,7 +14,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Literal
 
 from maia import __version__
-from maia.protocol import MaiaError, format_timestamp_ms
+from maia.protocol import MaiaError
 
 from ._dispatch import HANDLERS, Call
 from ._ops import (
@@ -89,7 +89,7 @@ async def node_status(call: Call, params: Empty) -> NodeStatusOutput:
         version=__version__,
         protocol=PROTOCOL_VERSION,
         registry_digest=REGISTRY.digest,
-        started_at=format_timestamp_ms(services.started_wall_ms),
+        started_at=services.started_at,
         uptime_ms=max(0, clock.monotonic_ms() - services.started_monotonic_ms),
         storage=StorageStatus(integrity=integrity, schema_version=version),
         sessions_by_state=by_state,

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from maia.protocol import Clock, MaiaError, SystemClock
+from maia.protocol import Clock, MaiaError, SystemClock, format_timestamp_ms
 from storage import Storage
 
 from ._home import NodeHome
@@ -56,6 +56,14 @@ class NodeServices:
     node_id: str = ""  # kept from the last storage open, so status can answer without it
     epoch: int = 0
     status_counts: CountsCache = attrs.field(factory=CountsCache)
+    _started_at: str | None = attrs.field(default=None, init=False)
+
+    @property
+    def started_at(self) -> str:
+        """When this run started, as an RFC 3339 timestamp (formatted once)."""
+        if self._started_at is None:
+            self._started_at = format_timestamp_ms(self.started_wall_ms)
+        return self._started_at
 
     @property
     def clock(self) -> Clock:
