@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -221,3 +222,20 @@ def test_the_fast_event_path_writes_what_send_writes(
             continue
         results.append((wb.parse_untrusted(line[:-1]), conn.state, conn.unacked_sent))
     assert results[0] == results[1]
+
+
+@given(order=st.permutations(list(range(1, 9))))
+def test_out_of_order_sequences_are_refused_at_the_first_misplaced_frame(order: list[int]) -> None:
+    """Frames delivered in any order: accepted while in sequence, then one protocol error."""
+    lines = [_line({"type": "hello", "name": "w", "pid": 1}, sequence=1)] + [
+        _line({"type": "heartbeat"}, sequence=n) for n in range(2, 9)
+    ]
+    conn = _node()
+    conn.receive_data(b"".join(lines[n - 1] for n in order))
+    expected_good = next((i for i, n in enumerate(order) if n != i + 1), len(order))
+    accepted = 0
+    refused = expected_good < len(order)
+    with pytest.raises(wb.RemoteProtocolError) if refused else contextlib.nullcontext():
+        while isinstance(conn.next_frame(), dict):
+            accepted += 1
+    assert accepted == expected_good
