@@ -18,23 +18,48 @@ from collections import deque
 import psutil  # type: ignore[import-untyped]  # no stubs in the dev set
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 STDERR_RING_BYTES = 64 * 1024
 
-_subreaper = False
+_holders = 0  # open supervisors that need this process to be a subreaper
 
 
-def become_subreaper() -> bool:
-    """Make this process a child subreaper (Linux). Returns whether it is one; idempotent."""
-    global _subreaper
-    if _subreaper:
-        return True
+def _prctl_subreaper(on: bool) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0)
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper (Linux) until the matching `release_subreaper`.
+    Returns whether it is one. Counted: nested holders keep it on until the last leaves."""
+    global _holders
+    if not _prctl_subreaper(True):
         return False
-    _subreaper = True
+    _holders += 1
     return True
+
+
+def is_subreaper() -> bool:
+    """Whether this process is a child subreaper now (Linux; False elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    flag = ctypes.c_int(0)
+    libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    return flag.value != 0
+
+
+def release_subreaper() -> None:
+    """Undo one `become_subreaper`; the last holder turns it off, so a process that no longer
+    supervises workers (a test run, a CLI) does not keep adopting unrelated orphans."""
+    global _holders
+    if _holders == 0:
+        return
+    _holders -= 1
+    if _holders == 0:
+        _prctl_subreaper(False)
 
 
 def signal_group(pgid: int, signum: int) -> bool:

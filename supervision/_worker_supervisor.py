@@ -18,7 +18,7 @@ import trio
 from maia.protocol import MaiaError, new_id
 from worker_bridge import NODE, Connection, TrioFrameStream
 
-from ._process_group import become_subreaper
+from ._process_group import become_subreaper, release_subreaper
 from ._worker_config import EpochSource, WorkerSpec, WorkerTimings
 from ._worker_handle import WorkerHandle, WorkerState
 
@@ -107,3 +107,5 @@ async def open_worker_supervisor(
             with trio.CancelScope(shield=True):
                 await supervisor.stop_all()
             nursery.cancel_scope.cancel()
+            if supervisor.subreaper:
+                release_subreaper()

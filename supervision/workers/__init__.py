@@ -2,6 +2,8 @@
 
 from .._process_group import StderrRing as StderrRing
 from .._process_group import become_subreaper as become_subreaper
+from .._process_group import is_subreaper as is_subreaper
+from .._process_group import release_subreaper as release_subreaper
 from .._worker_config import EpochSource as EpochSource
 from .._worker_config import FileEpochSource as FileEpochSource
 from .._worker_config import MemoryEpochSource as MemoryEpochSource

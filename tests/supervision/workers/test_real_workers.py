@@ -19,8 +19,8 @@ from supervision.workers import (
     WorkerHandle,
     WorkerSpec,
     WorkerState,
-    WorkerSupervisor,
     WorkerTimings,
+    is_subreaper,
     open_worker_supervisor,
 )
 
@@ -106,6 +106,7 @@ async def test_grandchild_that_called_setsid_does_not_survive_the_stop(tmp_path:
     with trio.fail_after(20):
         async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
             assert supervisor.subreaper
+            assert is_subreaper()
             handle = await supervisor.start_worker(echo_spec(tmp_path))
             await handle.wait_initialized()
             events = await turn(handle, "t", "/grandchild")
@@ -115,6 +116,7 @@ async def test_grandchild_that_called_setsid_does_not_survive_the_stop(tmp_path:
             info = await handle.stop("test")
     assert grandchild in info.swept
     assert not alive(grandchild)
+    assert not is_subreaper()  # released with the supervisor: the process adopts no more
     assert not os.access(f"/proc/{grandchild}", os.F_OK)
 
 
@@ -230,10 +232,8 @@ async def test_epochs_increase_across_attempts_and_file_restarts(tmp_path: Path)
 
 async def test_an_epoch_source_that_goes_back_is_refused(tmp_path: Path) -> None:
     """A source returning a used epoch is a bug: start_worker raises before spawning."""
-    source = MemoryEpochSource()
-    async with trio.open_nursery() as nursery:
-        supervisor = WorkerSupervisor(nursery, source, SHORT)
-        supervisor._highest_epoch = 5
+    async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+        supervisor._highest_epoch = 5  # as if epochs 1..5 were handed out already
         with pytest.raises(RuntimeError, match="went back"):
             await supervisor.start_worker(echo_spec(tmp_path))
         assert supervisor.handles == {}
