@@ -20,7 +20,12 @@ from typing import Any
 
 import attrs
 import trio
-from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
+from trio_websocket import (
+    ConnectionClosed,
+    WebSocketConnection,
+    WebSocketRequest,
+    WebSocketServer,
+)
 
 from maia.protocol import MaiaError
 
@@ -54,6 +59,7 @@ class ApiServer:
         self._accepted = 0
         self._refused = 0
         self._requests = 0
+        self.listeners: list[trio.SocketListener] = []  # while serving
 
     @property
     def port(self) -> int:
@@ -64,19 +70,17 @@ class ApiServer:
 
     async def serve(self, port: int = 0, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Listen on 127.0.0.1:`port` (0: a free port) until cancelled; reports the port."""
+        listeners = await trio.open_tcp_listeners(port, host="127.0.0.1")
+        self.listeners = listeners
+        server = WebSocketServer(
+            self._handle,
+            listeners,
+            max_message_size=MAX_FRAME_BYTES,
+            connect_timeout=10,
+            disconnect_timeout=2,
+        )
         async with trio.open_nursery() as nursery:
-            server = await nursery.start(
-                lambda task_status: serve_websocket(
-                    self._handle,
-                    "127.0.0.1",
-                    port,
-                    None,
-                    max_message_size=MAX_FRAME_BYTES,
-                    connect_timeout=10,
-                    disconnect_timeout=2,
-                    task_status=task_status,
-                )
-            )
+            await nursery.start(server.run)
             self._port = server.port
             task_status.started(self._port)
 

@@ -43,6 +43,7 @@ class NodeRunning:
     node_id: str
     epoch: int
     pid: int
+    services: NodeServices = attrs.field(eq=False, repr=False)
 
 
 def _storage_failure(home: NodeHome, error: BaseException) -> NodeStartError:
@@ -85,6 +86,7 @@ async def _serve_tree(config: NodeConfig, state: TreeState, task_status: Any) ->
     clock = config.clock
     services = NodeServices(config, clock.wall_ms(), clock.monotonic_ms())
     tree = root_tree(services, state)
+    services.tree = tree
     failed: ChildStartFailed | None = None
     async with trio.open_nursery() as nursery:
         try:
@@ -94,7 +96,7 @@ async def _serve_tree(config: NodeConfig, state: TreeState, task_status: Any) ->
         else:
             store = services.storage_or_raise()
             task_status.started(
-                NodeRunning(state.url, store.node_id, store.node_epoch, os.getpid())
+                NodeRunning(state.url, store.node_id, store.node_epoch, os.getpid(), services)
             )
     if failed is not None:
         if state.storage_error is not None:

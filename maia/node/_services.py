@@ -50,6 +50,7 @@ class NodeServices:
     started_monotonic_ms: int
     storage: Storage | None = None
     api: Any = None  # the ApiServer serving now
+    tree: Any = None  # the root supervision.Supervisor (its statistics())
     sessions: Any = None  # maia.service.ServiceContext: the Session runtime and its handlers
     mailbox_sources: list[Callable[[], Iterable[Mailbox]]] = attrs.field(factory=list)
     worker_count: Callable[[], int] = lambda: 0
