@@ -44,11 +44,10 @@ def worker_spec(executor: ExecutorConfig, cwd: str, environ: Mapping[str, str]) 
     env = {name: environ[name] for name in executor.env if name in environ}
     if executor.kind == "echo":
         return WorkerSpec.python_module(ECHO_MODULE, cwd=cwd, env=env)
-    options = {
-        "argv": orjson.dumps(list(executor.argv)).decode(),
-        "env": orjson.dumps(list(executor.env)).decode(),
-        "wallTimeMs": str(executor.wall_time_ms),
-    }
+    # The exec worker's options: the argv, and which of its variables the program gets.
+    options = {"argv": orjson.dumps(list(executor.argv)).decode()}
+    if executor.env:
+        options["passEnv"] = ",".join(executor.env)
     return WorkerSpec.python_module(EXEC_MODULE, cwd=cwd, env=env, options=options)
 
 

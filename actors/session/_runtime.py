@@ -54,6 +54,9 @@ class SessionRuntime:
         return len(self.workers.live())
 
 
+STOP_BOUND_S = 30.0  # interrupt 10 s + terminate 5 s + kill, with room
+
+
 @asynccontextmanager
 async def open_session_runtime(
     store: Storage,
@@ -64,37 +67,64 @@ async def open_session_runtime(
     timings: WorkerTimings | None = None,
     passivate_after_s: float = 300.0,
 ) -> AsyncIterator[SessionRuntime]:
-    """Run the Session actors for the block (recovering the previous Node's Sessions first)."""
+    """Run the Session actors for the block (recovering the previous Node's Sessions first).
+
+    Leaving the block, even by cancellation, stops every worker boundedly before the actors
+    stop: the runtime runs in a shielded task that only this block's end asks to stop, so an
+    outer cancel cannot cut a worker's stop (or its last events) short.
+    """
     env = dict(os.environ if environ is None else environ)
-    notifier = Notifier()
-    slots = WorkerSlots(config.capacity.max_live_sessions)
     recovery = await recover_sessions(store, clock.wall_ms())
-    supervisor = open_worker_supervisor(StorageEpochSource(store), timings)
-    async with supervisor as workers, trio.open_nursery() as nursery:
-        context: dict[str, SessionContext] = {}
-
-        async def spawn(session_id: str) -> Any:
-            actor: SessionActor = await rehydrate(context["ctx"], session_id)
-            return actor.handle
-
-        registry: ActorRegistry[Message, Any] = ActorRegistry(
-            "session", spawn, idle_s=passivate_after_s, capacity=64
-        )
-        await nursery.start(registry.serve)
-        context["ctx"] = SessionContext(
-            store=store, clock=clock, config=config, workers=workers, notifier=notifier,
-            slots=slots, nursery=nursery, tell=registry.tell, environ=env,
-        )  # fmt: skip
-        runtime = SessionRuntime(store, clock, config, registry, notifier, slots, workers,
-                                 recovery)  # fmt: skip
-        for session_id in recovery.resumable:
-            nursery.start_soon(_resume, registry, session_id)
+    stop = trio.Event()
+    args = (store, clock, config, env, timings, passivate_after_s, recovery, stop)
+    async with trio.open_nursery() as outer:
+        runtime: SessionRuntime = await outer.start(_serve_runtime, *args)
         try:
             yield runtime
         finally:
+            stop.set()
+
+
+async def _serve_runtime(
+    store: Storage,
+    clock: Clock,
+    config: UserConfig,
+    env: dict[str, str],
+    timings: WorkerTimings | None,
+    passivate_after_s: float,
+    recovery: RecoveryReport,
+    stop: trio.Event,
+    *,
+    task_status: trio.TaskStatus[SessionRuntime] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    notifier = Notifier()
+    slots = WorkerSlots(config.capacity.max_live_sessions)
+    with trio.CancelScope(shield=True):
+        supervisor = open_worker_supervisor(StorageEpochSource(store), timings)
+        async with supervisor as workers, trio.open_nursery() as nursery:
+            context: dict[str, SessionContext] = {}
+
+            async def spawn(session_id: str) -> Any:
+                actor: SessionActor = await rehydrate(context["ctx"], session_id)
+                return actor.handle
+
+            registry: ActorRegistry[Message, Any] = ActorRegistry(
+                "session", spawn, idle_s=passivate_after_s, capacity=64
+            )
+            await nursery.start(registry.serve)
+            context["ctx"] = SessionContext(
+                store=store, clock=clock, config=config, workers=workers, notifier=notifier,
+                slots=slots, nursery=nursery, tell=registry.tell, environ=env,
+            )  # fmt: skip
+            runtime = SessionRuntime(store, clock, config, registry, notifier, slots, workers,
+                                     recovery)  # fmt: skip
+            for session_id in recovery.resumable:
+                nursery.start_soon(_resume, registry, session_id)
+            task_status.started(runtime)
+            await stop.wait()
             # Stop the workers while the pumps still read their last events (a handle whose
             # reader is gone cannot deliver a turn's end), then stop the actors.
-            with trio.CancelScope(shield=True):
+            with trio.move_on_after(STOP_BOUND_S):
                 await workers.stop_all("node stopping")
             nursery.cancel_scope.cancel()
 

@@ -69,7 +69,7 @@ class ExecutorConfig:
     name: str
     kind: Literal["echo", "exec"]
     argv: tuple[str, ...] = ()  # exec: the command run for each prompt (prompt on stdin)
-    env: tuple[str, ...] = ()  # exec: environment variable names passed through
+    env: tuple[str, ...] = ()  # environment variable names passed through from the Node
     wall_time_ms: int = DEFAULT_WALL_TIME_MS  # exec: one prompt's limit
 
 
@@ -174,9 +174,10 @@ def _executor(reader: _Reader, name: str, value: Any, wall_default: int) -> Exec
         raise _invalid(path, f"an executor name must match {EXECUTOR_NAME_PATTERN}", reader.source)
     body = reader.obj(value, path, {"kind", "argv", "env", "wallTimeMs"})
     kind = body.get("kind")
-    if kind == "echo":
-        reader.obj(body, path, {"kind"})
-        return ExecutorConfig(name, "echo")
+    if kind == "echo":  # the reference worker; `env` passes variables through (MAIA_ECHO_LOG)
+        reader.obj(body, path, {"kind", "env"})
+        env = reader.strings(body.get("env", []), f"{path}.env", MAX_ENV_NAMES, _ENV_RE)
+        return ExecutorConfig(name, "echo", env=env)
     if kind != "exec":
         raise _invalid(f"{path}.kind", 'must be "echo" or "exec"', reader.source)
     if "argv" not in body:

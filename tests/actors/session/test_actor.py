@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import psutil  # type: ignore[import-untyped]
 import pytest
 import trio
 
@@ -93,7 +95,7 @@ async def test_three_turns_complete_in_order_with_their_text(harness: Harness) -
     turns = [await harness.wait_turn(t, "completed", "failed") for t in turn_ids]
     assert [t.output_text for t in turns] == ["hello 0", "hello 1", "hello 2"]
     assert [t.state for t in turns] == ["completed"] * 3
-    finished = [t.completed_at for t in turns]
+    finished = [t.completed_at or "" for t in turns]
     assert finished == sorted(finished)
     seqs = await harness.store.read(
         lambda c: [r[0] for r in c.execute(
@@ -184,3 +186,21 @@ async def test_live_session_limit_is_saturated(tmp_path: Path) -> None:
             await h.send(two, "waiting")
         assert caught.value.code == "saturated"
         assert caught.value.retryable
+
+
+async def test_cancelled_runtime_still_stops_its_workers(tmp_path: Path) -> None:
+    """Leaving the runtime by cancellation stops its live worker boundedly, without hanging."""
+    pids: list[int] = []
+    with trio.fail_after(30):
+        with trio.CancelScope() as scope:
+            async with _open(tmp_path, UserConfig()) as h:
+                session_id = await h.session()
+                sent = await h.send(session_id, "/sleep 30000 busy")
+                await h.wait_turn(sent.result["turn"]["turnId"], "running")
+                pids = [w.pid for w in h.runtime.workers.live()]
+                scope.cancel()
+                await trio.sleep_forever()
+    assert pids
+    for pid in pids:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

@@ -55,6 +55,7 @@ def test_exec_executor_from_jsonc(tmp_path: Path) -> None:
         ({"executors": {"x": {"kind": "exec", "argv": []}}}, "executors.x.argv"),
         ({"executors": {"x": {"kind": "shell"}}}, "executors.x.kind"),
         ({"executors": {"x": {"kind": "echo", "argv": ["a"]}}}, "executors.x.argv"),
+        ({"executors": {"x": {"kind": "echo", "env": "A"}}}, "executors.x.env"),
         ({"executors": {"Bad Name": {"kind": "echo"}}}, "executors.Bad Name"),
         (
             {"executors": {"x": {"kind": "exec", "argv": ["a"], "env": ["A-B"]}}},

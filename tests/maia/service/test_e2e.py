@@ -1,0 +1,216 @@
+"""End to end: a real Node process, the SDK over a real WebSocket, real echo workers; then
+SIGKILL of the Node and a restart that recovers without running any turn twice."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil  # type: ignore[import-untyped]
+import pytest
+import trio
+
+from maia.client import open_client, read_discovery
+from maia.protocol import MaiaError
+
+CONFIG = """{
+  // the echo worker, logging each prompt it starts (proof that none runs twice)
+  "executors": {"echo": {"kind": "echo", "env": ["MAIA_ECHO_LOG"]}},
+}
+"""
+
+
+class NodeProcess:
+    """`python -m maia.node start` on a home, restartable."""
+
+    def __init__(self, home: Path, log: Path) -> None:
+        self.home = home
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {**os.environ, "MAIA_ECHO_LOG": str(self.log)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "maia.node", "start", "--home", str(self.home)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.process.poll() is None:
+            record = read_discovery(self.home / "node.json")
+            if record is not None and record.pid == self.process.pid:
+                return
+            time.sleep(0.05)
+        raise AssertionError("the Node did not start")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[NodeProcess]:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "config.jsonc").write_text(CONFIG)
+    process = NodeProcess(home, tmp_path / "echo.log")
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+async def _session(client: Any, root: Path, command: str) -> str:
+    root.mkdir(exist_ok=True)
+    project = await client.call("project.add", command_id=f"p-{command}", root_path=str(root))
+    created = await client.call(
+        "session.create",
+        command_id=command,
+        project_id=project.project.project_id,
+        executor="user:echo",
+    )
+    return str(created.session.session_id)
+
+
+async def _wait(client: Any, turn_id: str, *states: str) -> Any:
+    with trio.fail_after(60):
+        while True:
+            out = await client.call("turn.wait", turn_id=turn_id, states=tuple(states))
+            if out.satisfied:
+                return out.turn
+
+
+async def test_turns_idempotency_queue_over_the_wire(node: NodeProcess, tmp_path: Path) -> None:
+    """Three turns complete in order with their text, with receipts and gap-free events;
+    session.create is idempotent; nine sends fill the queue; cancel and interrupt work."""
+    async with open_client(home=node.home) as client:
+        root = tmp_path / "proj"
+        root.mkdir()
+        project = await client.call("project.add", command_id="p1", root_path=str(root))
+        project_id = project.project.project_id
+        one = await client.call("session.create", command_id="c1", project_id=project_id,
+                                executor="user:echo", title="wire")  # fmt: skip
+        two = await client.call("session.create", command_id="c1", project_id=project_id,
+                                executor="user:echo", title="wire")  # fmt: skip
+        assert (one.delivery, two.delivery) == ("new", "duplicate")
+        assert one.session.session_id == two.session.session_id
+        with pytest.raises(MaiaError) as conflict:
+            await client.call("session.create", command_id="c1", project_id=project_id,
+                              executor="user:echo", title="other")  # fmt: skip
+        assert conflict.value.code == "idempotency_conflict"
+        listed = await client.call("session.list")
+        assert len(listed.sessions) == 1
+        session_id = one.session.session_id
+
+        sent = [
+            await client.call(
+                "turn.send", command_id=f"t{n}", session_id=session_id, text=f"prompt {n}"
+            )  # fmt: skip
+            for n in range(3)
+        ]
+        done = [await _wait(client, s.turn.turn_id, "completed", "failed") for s in sent]
+        assert [t.output_text for t in done] == ["prompt 0", "prompt 1", "prompt 2"]
+        assert [t.completed_at for t in done] == sorted(t.completed_at for t in done)
+        receipts = await client.call("receipt.list", operation_id="turn.send")
+        assert {r.receipt_id for r in receipts.receipts} == {s.receipt_id for s in sent}
+        position = {"kind": "sequence", "ownerType": "session", "ownerId": session_id,
+                    "afterSequence": 0}  # fmt: skip
+        page = await client.call("events.read", {"position": position, "limit": 500})
+        sequences = [e.owner_sequence for e in page.events]
+        assert sequences == list(range(1, len(sequences) + 1))
+        assert sum(e.event_type == "turn.completed" for e in page.events) == 3
+
+        first = await client.call("turn.send", command_id="s0", session_id=session_id,
+                                  text="/sleep 60000 long")  # fmt: skip
+        queued = [
+            await client.call(
+                "turn.send", command_id=f"s{n}", session_id=session_id, text=f"queued {n}"
+            )  # fmt: skip
+            for n in range(1, 8)
+        ]
+        with pytest.raises(MaiaError) as full:
+            await client.call("turn.send", command_id="s8", session_id=session_id, text="ninth")
+        assert full.value.code == "turn_queue_full"
+        running = await _wait(client, first.turn.turn_id, "running")
+        queue = await client.call("turn.queue.list", session_id=session_id)
+        assert queue.active_turn.turn_id == running.turn_id
+        assert [e.position for e in queue.queue] == list(range(1, 8))
+        last = queue.queue[-1]
+        cancelled = await client.call("turn.cancel", command_id="x1", turn_id=last.turn_id,
+                                      expected_revision=last.revision)  # fmt: skip
+        assert cancelled.turn.failure_reason == "turn_rejected"
+        with pytest.raises(MaiaError) as not_queued:
+            await client.call("turn.cancel", command_id="x2", turn_id=running.turn_id,
+                              expected_revision=running.revision)  # fmt: skip
+        assert not_queued.value.code == "turn_not_queued"
+        await client.call("turn.interrupt", command_id="i1", turn_id=running.turn_id)
+        interrupted = await _wait(client, running.turn_id, "interrupted", "failed", "completed")
+        assert interrupted.state == "interrupted"
+        after = await _wait(client, queued[0].turn.turn_id, "completed")
+        assert after.output_text == "queued 1"
+
+
+def _attempt_pids(home: Path) -> list[int]:
+    conn = sqlite3.connect(f"file:{home / 'maia.db'}?mode=ro", uri=True)
+    try:
+        return [r[0] for r in conn.execute("SELECT pid FROM worker_attempts")]
+    finally:
+        conn.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+async def test_restart_recovers_without_running_twice(node: NodeProcess, tmp_path: Path) -> None:
+    """SIGKILL the Node mid-turn: after a restart the running turn reads runtime_lost, the
+    queued ones complete in order, none ran twice, and no worker of the old Node is left."""
+    async with open_client(home=node.home) as client:
+        session_id = await _session(client, tmp_path / "proj", "r1")
+        first = await client.call("turn.send", command_id="r-0", session_id=session_id,
+                                  text="/sleep 60000 never finishes")  # fmt: skip
+        rest = [
+            await client.call(
+                "turn.send", command_id=f"r-{n}", session_id=session_id, text=f"after {n}"
+            )  # fmt: skip
+            for n in (1, 2, 3)
+        ]
+        await _wait(client, first.turn.turn_id, "running")
+    old_pids = _attempt_pids(node.home)
+    assert old_pids
+    node.kill()
+    node.start()
+    async with open_client(home=node.home) as client:
+        lost = await _wait(client, first.turn.turn_id, "failed", "completed")
+        assert lost.state == "failed"
+        assert lost.failure_reason == "runtime_lost"
+        done = [await _wait(client, s.turn.turn_id, "completed", "failed") for s in rest]
+        assert [t.output_text for t in done] == ["after 1", "after 2", "after 3"]
+        assert [t.completed_at for t in done] == sorted(t.completed_at for t in done)
+    started = [line.split()[0] for line in node.log.read_text().splitlines()]
+    assert len(started) == len(set(started)), "a turn ran twice"
+    assert started.count(first.turn.turn_id) == 1
+    with trio.fail_after(30):
+        while any(_alive(pid) for pid in old_pids):
+            await trio.sleep(0.1)
