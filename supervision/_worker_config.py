@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
@@ -114,11 +115,16 @@ class FileEpochSource:
     """Epochs persisted in a small file (write to a temporary, fsync, rename)."""
 
     path: Path
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, init=False, repr=False)
 
     async def next_epoch(self) -> int:
         return await trio.to_thread.run_sync(self._next)
 
     def _next(self) -> int:
+        with self._lock:  # two launches at once must not read the same last epoch
+            return self._next_locked()
+
+    def _next_locked(self) -> int:
         try:
             last = int(self.path.read_text(encoding="ascii").strip() or "0")
         except FileNotFoundError:

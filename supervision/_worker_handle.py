@@ -113,6 +113,7 @@ class WorkerStatistics:
     heartbeat_age_ms: int
     turns: int
     events: int
+    diagnostics_received: int
     diagnostics_dropped: int
     fence_reason: str | None
 
@@ -149,7 +150,8 @@ class WorkerHandle:
         self.fence_reason: str | None = None
         self.stderr = StderrRing()
         self.diagnostics: deque[dict[str, Any]] = deque(maxlen=DIAGNOSTICS_KEPT)
-        self.diagnostics_dropped = 0
+        self.diagnostics_received = 0  # records, of which the last 256 are kept
+        self.diagnostics_dropped = 0  # records the worker reported it dropped
         self.hello: Hello | None = None
         self.exit_info: ExitInfo | None = None
         self._spawned_at = trio.current_time()
@@ -292,6 +294,7 @@ class WorkerHandle:
             heartbeat_age_ms=int((trio.current_time() - self._last_beat) * 1000),
             turns=self._turns,
             events=self._events,
+            diagnostics_received=self.diagnostics_received,
             diagnostics_dropped=self.diagnostics_dropped,
             fence_reason=self.fence_reason,
         )
@@ -397,6 +400,7 @@ class WorkerHandle:
                 self._settled.set()
             case ObservationBatch(records=records, dropped=dropped):
                 self.diagnostics.extend(records)
+                self.diagnostics_received += len(records)
                 self.diagnostics_dropped += dropped
             case Error(message=message):
                 self.fence(f"the worker reported an error: {message[:200]}")

@@ -18,6 +18,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 
 from ._diagnostics import DiagnosticQueue
 from ._errors import ProtocolError
@@ -30,6 +31,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, NoReturn
+
+
+DIAGNOSTIC_LINGER_S = 0.02
 
 
 class Turn:
@@ -254,17 +258,25 @@ class WorkerContext:
             self._prompts.put(None)
 
     def _tick_loop(self) -> None:
+        next_beat = time.monotonic()
         while True:
             with self._tick:
-                self._tick.wait(self.heartbeat_s)
+                if not len(self._diagnostics) and not self._diagnostics.dropped:
+                    self._tick.wait(max(0.0, next_beat - time.monotonic()))
+            if len(self._diagnostics) or self._diagnostics.dropped:
+                time.sleep(DIAGNOSTIC_LINGER_S)  # let a burst coalesce into one batch
+            with self._tick:
                 batches = []
                 while (batch := self._diagnostics.take_batch()) is not None:
                     batches.append(batch)
             if self._silent:
+                next_beat = time.monotonic() + self.heartbeat_s
                 continue
             for records, dropped in batches:
                 self._send({"type": "observation-batch", "records": records, "dropped": dropped})
-            self._send({"type": "heartbeat"})
+            if time.monotonic() >= next_beat:
+                self._send({"type": "heartbeat"})
+                next_beat = time.monotonic() + self.heartbeat_s
 
     def _run_turns(self, handler: Callable[[WorkerContext, Turn], None]) -> None:
         while True:

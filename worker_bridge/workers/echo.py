@@ -2,7 +2,7 @@
 
 Test directives at the start of a prompt (see docs/workers.md):
 `/sleep MS rest`, `/crash`, `/silent`, `/ignore-term`, `/grandchild`, `/flood N`,
-`/oversize`, `/garbage`, `/stale-epoch`. If `MAIA_ECHO_LOG` (environment) or the `echoLog`
+`/diagnostics N`, `/oversize`, `/garbage`, `/stale-epoch`. If `MAIA_ECHO_LOG` (environment) or the `echoLog`
 initialize option names a file, one line `turnId attemptId pid` is appended per prompt
 started, so tests can prove a prompt never ran twice.
 """
@@ -64,6 +64,10 @@ def handle(context: WorkerContext, turn: Turn) -> None:
         for index in range(int(rest or "1000")):
             turn.delta(str(index))
         turn.complete("flooded")
+    elif word == "/diagnostics":
+        for index in range(int(rest or "10")):
+            turn.diagnostic({"index": index})
+        turn.complete("diagnosed")
     elif word == "/oversize":
         context.write_raw(b'{"type":"event","text":"' + b"x" * (MAX_FRAME_BYTES + 10) + b'"}\n')
         turn.sleep(10**6)

@@ -319,3 +319,22 @@ async def test_an_oversized_prompt_is_refused_before_it_is_sent(tmp_path: Path) 
             with pytest.raises(MaiaError, match="text: exceeds 16384 bytes"):
                 handle.prompt("t", "x" * (16 * 1024 + 1))
             assert handle.state is WorkerState.READY
+
+
+async def test_diagnostics_arrive_in_batches_and_drops_are_reported(tmp_path: Path) -> None:
+    """5,000 diagnostics overflow the 2,048-record queue: every record is either delivered
+    or counted as dropped in a later batch; none vanish silently."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            assert (await turn(handle, "t", "/diagnostics 5000"))[-1].text == "diagnosed"
+            for _ in range(300):  # batches follow the turn within a linger or a heartbeat
+                if handle.diagnostics_received + handle.diagnostics_dropped >= 5000:
+                    break
+                await trio.sleep(0.05)
+            stats = handle.statistics()
+    assert stats.diagnostics_received + stats.diagnostics_dropped == 5000
+    assert stats.diagnostics_dropped > 0
+    assert stats.diagnostics_received >= 2048
+    assert handle.diagnostics[0]["turnId"] == "t"
