@@ -2,9 +2,10 @@
 
 Test directives at the start of a prompt (see docs/workers.md):
 `/sleep MS rest`, `/crash`, `/silent`, `/ignore-term`, `/grandchild`, `/flood N`,
-`/diagnostics N`, `/oversize`, `/garbage`, `/stale-epoch`. If `MAIA_ECHO_LOG` (environment) or the `echoLog`
-initialize option names a file, one line `turnId attemptId pid` is appended per prompt
-started, so tests can prove a prompt never ran twice.
+`/diagnostics N`, `/oversize`, `/garbage`, `/stale-epoch`. If `MAIA_ECHO_LOG`
+(environment) or the `echoLog` initialize option names a file, one line
+`turnId attemptId pid` is appended per prompt started, so tests can prove a prompt never
+ran twice.
 """
 
 from __future__ import annotations
