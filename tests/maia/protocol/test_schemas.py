@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -24,8 +23,6 @@ from maia.protocol import (
     schema_document,
 )
 from maia.protocol._ops_session import SessionShowOutput
-
-from ._jsonschema_compat import SHIM, needs_shim
 
 OPS = [op.operation_id for op in REGISTRY]
 # Ops whose inputs cover ids, enums, lists, ranges, trimmed text, cross-field rules, unions.
@@ -77,14 +74,6 @@ def _strings_end_cleanly(value: Any) -> bool:
     if isinstance(value, list):
         return all(_strings_end_cleanly(v) for v in value)
     return True
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _hypothesis_jsonschema_shim() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as patch:
-        if needs_shim():
-            patch.setattr("hypothesis_jsonschema._from_schema.cu", SHIM)
-        yield
 
 
 @functools.cache
