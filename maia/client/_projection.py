@@ -15,12 +15,18 @@ from typing import Any
 
 import attrs
 
+from maia import __version__
 from maia.protocol import PROTOCOL_VERSION, REGISTRY, MaiaError, OperationDescriptor, check, to_json
 
 
 def hello_params() -> dict[str, Any]:
     """The params of this SDK's `node.hello`: its protocol version and registry digest."""
-    return {"protocol": PROTOCOL_VERSION, "registryDigest": REGISTRY.digest}
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "registryDigest": REGISTRY.digest,
+        "clientName": "maia.client",
+        "clientVersion": __version__,
+    }
 
 
 def descriptor_of(op_id: str) -> OperationDescriptor:

@@ -16,6 +16,7 @@ from ._gate import API_PATH as API_PATH
 from ._home import NodeHome as NodeHome
 from ._home import write_private_file as write_private_file
 from ._lock import NodeLock as NodeLock
+from ._server import MAX_CONNECTIONS as MAX_CONNECTIONS
 from ._server import MAX_IN_FLIGHT as MAX_IN_FLIGHT
 from ._server import ApiServer as ApiServer
 from ._service import NodeRunning as NodeRunning

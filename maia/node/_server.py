@@ -1,14 +1,16 @@
 """The API server: trio-websocket on 127.0.0.1, one task per connection, requests in parallel.
 
-Each connection must open with `node.hello`; until the hello succeeds, frames are handled
-one at a time, so a pipelined request after the hello sees it done. After it, each request
+At most `MAX_CONNECTIONS` connections are open at once (beyond: HTTP 503, `overloaded`,
+before the upgrade). Each connection must open with `node.hello`; until the hello
+succeeds, frames are handled one at a time, so a pipelined request after the hello sees
+it done. After it, each request
 runs in its own task (at most `MAX_IN_FLIGHT` per connection; beyond that `overloaded`),
 and answers go out as they finish, matched by `id`.
 
 Bad frames get typed error answers and the connection stays open. The one exception is a
 frame over `MAX_FRAME_BYTES`: reading it whole would defeat the bound, so trio-websocket
-closes the connection with code 1009 (message too big) and the reason names
-`frame_too_large`; the SDK turns that close into `MaiaError("frame_too_large")`.
+closes the connection with code 1009 (message too big); the SDK turns that close into
+`MaiaError("frame_too_large")`.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ from trio_websocket import (
 from maia.protocol import MaiaError
 
 from ._dispatch import LOCAL_USER_ROLE, Call, Dispatcher
-from ._gate import check_upgrade
+from ._gate import Refusal, check_upgrade
 from ._wire import MAX_FRAME_BYTES, Request, encode_error, encode_result, parse_request
 
 MAX_IN_FLIGHT = 32
+MAX_CONNECTIONS = 256
 HELLO = "node.hello"
 log = logging.getLogger("maia.node")
 
@@ -49,7 +52,15 @@ class ApiStatistics:
 class ApiServer:
     """Serves `/api/v1`. Start with `await nursery.start(server.serve, port)`."""
 
-    def __init__(self, dispatcher: Dispatcher, services: Any, *, token: str) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        services: Any,
+        *,
+        token: str,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
+        self._max_connections = max_connections
         self._dispatcher = dispatcher
         self._services = services
         self._token = token
@@ -90,6 +101,15 @@ class ApiServer:
         refusal = check_upgrade(
             request.path, host, request.headers, token=self._token, port=self._port
         )
+        if refusal is None and self._open >= self._max_connections:
+            refusal = Refusal(
+                503,
+                MaiaError(
+                    "overloaded",
+                    f"the API is overloaded: {self._max_connections} connections are open",
+                    {"target": "api", "limit": self._max_connections},
+                ),
+            )
         if refusal is not None:
             self._refused += 1
             await request.reject(

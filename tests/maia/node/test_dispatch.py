@@ -12,7 +12,7 @@ from trio_websocket import open_websocket_url
 from maia.node import MAX_IN_FLIGHT, ApiServer, Call, Dispatcher, HandlerTable
 from maia.protocol import REGISTRY, MaiaError
 
-from ._raw import hello
+from ._raw import hello, raw_upgrade
 
 
 def _call(method: str, role: str = "local-user") -> Call:
@@ -150,3 +150,26 @@ async def test_more_than_max_in_flight_is_overloaded(nursery: trio.Nursery) -> N
                 codes.append(orjson.loads(await ws.get_message())["error"]["code"])
     assert codes[:extra] == ["overloaded"] * extra
     assert codes[extra:] == ["unavailable"] * MAX_IN_FLIGHT
+
+
+async def test_connections_beyond_the_limit_are_refused_before_the_upgrade(
+    nursery: trio.Nursery,
+) -> None:
+    """With max_connections open, the next upgrade gets HTTP 503 overloaded; then it frees."""
+    server = ApiServer(Dispatcher(HandlerTable()), None, token="t" * 64, max_connections=2)
+    port = await nursery.start(server.serve, 0)
+    auth = [(b"Authorization", b"Bearer " + b"t" * 64)]
+    url = f"ws://127.0.0.1:{port}/api/v1"
+    headers = {"Host": f"127.0.0.1:{port}", "Authorization": "Bearer " + "t" * 64}
+    async with (
+        open_websocket_url(url, extra_headers=auth),
+        open_websocket_url(url, extra_headers=auth),
+    ):
+        status, response = await raw_upgrade(port, headers)
+        assert status == 503
+        assert b'"overloaded"' in response
+    with trio.fail_after(10):
+        while server.statistics().connections:  # noqa: ASYNC110 (a counter, no event to wait on)
+            await trio.sleep(0.01)
+    status, _ = await raw_upgrade(port, headers)
+    assert status == 101
