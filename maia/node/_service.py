@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,8 @@ from ._services import NodeConfig, NodeServices
 from ._tree import TreeState, root_tree
 
 log = logging.getLogger("maia.node")
+STOP_BOUND_S = 20.0  # below `maia node stop`'s 30 s wait
+EXIT_STOP_OVERDUE = 70  # EX_SOFTWARE
 
 
 class NodeStartError(Exception):
@@ -104,11 +107,19 @@ async def _serve_tree(config: NodeConfig, state: TreeState, task_status: Any) ->
         raise NodeStartError(f"the Node failed to start: {failed}") from failed
 
 
-async def run_node(config: NodeConfig, *, on_ready: Callable[[NodeRunning], None]) -> None:
+async def run_node(
+    config: NodeConfig,
+    *,
+    on_ready: Callable[[NodeRunning], None],
+    stop_bound_s: float = STOP_BOUND_S,
+) -> None:
     """Run a Node in this process until SIGTERM or SIGINT, then stop gracefully.
 
-    Raises `NodeStartError` as `serve_node` does.
+    The stop is bounded: a Node still stopping `stop_bound_s` after the signal (a part that
+    ignores cancellation) is ended with exit status 70, so `maia node stop` never waits on
+    it forever. Raises `NodeStartError` as `serve_node` does.
     """
+    watchdog: threading.Timer | None = None
     try:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
@@ -117,9 +128,22 @@ async def run_node(config: NodeConfig, *, on_ready: Callable[[NodeRunning], None
                 async for signum in signals:
                     log.info("received %s: stopping", signal.Signals(signum).name)
                     break
+                watchdog = threading.Timer(stop_bound_s, _stop_overdue, (stop_bound_s,))
+                watchdog.daemon = True
+                watchdog.start()
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         start_errors = group.subgroup(NodeStartError)
         if start_errors is not None and len(start_errors.exceptions) == 1:
             raise start_errors.exceptions[0] from None
         raise
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
+
+
+def _stop_overdue(bound_s: float) -> None:
+    # Runs in the timer thread: the trio loop is stuck, so nothing but exiting is left.
+    log.error("the Node did not stop within %.0f s: exiting", bound_s)
+    logging.shutdown()
+    os._exit(EXIT_STOP_OVERDUE)

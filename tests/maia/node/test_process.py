@@ -113,3 +113,39 @@ def test_unusable_storage_exits_non_zero_with_a_message(tmp_path: Path) -> None:
     assert str(home.database_path) in failed.stderr
     assert "Traceback" not in failed.stderr
     assert os.listdir(home.root).count("node.json") == 0
+
+
+_STUCK_NODE = """
+import os, signal, sys
+from pathlib import Path
+import trio
+import maia.node._tree as tree
+from maia.node import NodeConfig, NodeHome, run_node
+
+original = tree._api_child
+
+async def stuck(services, state, ctx, *, task_status):
+    try:
+        await original(services, state, ctx, task_status=task_status)
+    finally:
+        with trio.CancelScope(shield=True):
+            await trio.sleep(3600)  # a part that ignores being stopped
+
+tree._api_child = stuck
+config = NodeConfig(NodeHome(Path(sys.argv[1])))
+ready = lambda running: os.kill(os.getpid(), signal.SIGTERM)
+trio.run(lambda: run_node(config, on_ready=ready, stop_bound_s=0.5))
+"""
+
+
+def test_a_stop_that_hangs_is_cut_short(tmp_path: Path) -> None:
+    """A Node whose part ignores the stop exits 70 once the stop bound has passed."""
+    done = subprocess.run(
+        [sys.executable, "-c", _STUCK_NODE, str(tmp_path / "home")],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 70, done.stderr
+    assert "did not stop within" in done.stderr
