@@ -35,6 +35,7 @@ import trio
 from maia.protocol import MaiaError
 from worker_bridge import (
     MAX_CONTENT_BYTES,
+    MAX_TOOL_RESULT_BYTES,
     MAX_UNACKED_EVENTS,
     Ack,
     Error,
@@ -49,6 +50,8 @@ from worker_bridge import (
     ProtocolError,
     Shutdown,
     Terminal,
+    ToolCall,
+    ToolResult,
     TrioFrameStream,
     frame_from_wire,
 )
@@ -70,7 +73,9 @@ class WorkerState(enum.Enum):
 
 @attrs.frozen
 class TurnEvent:
-    """One step of a turn: `started`, `delta`, `completed`, `failed`, `interrupted`, `lost`."""
+    """One step of a turn: `started`, `delta`, `message`, `tool-call` (data: callId, name,
+    arguments; answer with `tool_result`), then one of `completed`, `failed`,
+    `interrupted`, `lost`."""
 
     turn_id: str
     kind: str
@@ -266,6 +271,18 @@ class WorkerHandle:
         self._begin_stop(graceful=False, reason=None)
         return False
 
+    async def tool_result(self, turn_id: str, call_id: str, ok: bool, content: str) -> None:
+        """Answer a `tool-call` event of the running turn. Raises
+        `MaiaError(validation_failed)` for content over 64 KiB (use an artifact reference)."""
+        if len(content.encode("utf-8", "surrogatepass")) > MAX_TOOL_RESULT_BYTES:
+            raise MaiaError(
+                "validation_failed",
+                f"content: exceeds {MAX_TOOL_RESULT_BYTES} bytes",
+                {"path": "content", "detail": f"exceeds {MAX_TOOL_RESULT_BYTES} bytes"},
+            )
+        if turn_id == self._turn_id:
+            await self._send_quietly(ToolResult(turn_id, call_id, ok, content))
+
     async def wait_turn_ended(self) -> None:
         """Wait until no turn is running (e.g. after abandoning one). Unbounded by itself:
         wrap it in a timeout, or rely on the heartbeat fence ending the attempt."""
@@ -404,8 +421,23 @@ class WorkerHandle:
                 self.diagnostics_dropped += dropped
             case Error(message=message):
                 self.fence(f"the worker reported an error: {message[:200]}")
+            case ToolCall(turn_id=turn_id, call_id=call_id, name=name, arguments=arguments):
+                if turn_id != self._turn_id or self._turn_send is None:
+                    self.fence(f"tool-call for turn {turn_id!r}, not the running turn")
+                    return
+                data = {"callId": call_id, "name": name, "arguments": arguments}
+                try:  # a worker waits for each result, so calls never pile up
+                    self._turn_send.send_nowait(TurnEvent(turn_id, "tool-call", None, data))
+                except trio.WouldBlock:
+                    self.fence("tool calls beyond the turn's buffer")
+                except trio.BrokenResourceError:
+                    self._nursery_send(ToolResult(turn_id, call_id, False, "turn abandoned"))
             case Terminal() | Ack():
                 pass
+
+    def _nursery_send(self, frame: ToolResult) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(self._send_quietly, frame)
 
     def _nursery_send_initialize(self) -> None:
         assert self._nursery is not None
@@ -417,7 +449,7 @@ class WorkerHandle:
         )
         self._nursery.start_soon(self._send_quietly, initialize)
 
-    async def _send_quietly(self, frame: Initialize | Shutdown | Interrupt) -> None:
+    async def _send_quietly(self, frame: Initialize | Shutdown | Interrupt | ToolResult) -> None:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
             await self.stream.send(frame)
 

@@ -48,6 +48,7 @@ class Turn:
         self.request_id = request_id
         self.interrupted = threading.Event()
         self.ended = False
+        self._calls = 0
 
     def event(self, kind: str, text: str | None = None, data: dict[str, Any] | None = None) -> None:
         """Send one authoritative event of this turn (waits while the ack window is full)."""
@@ -73,6 +74,33 @@ class Turn:
     def fail(self, message: str) -> None:
         self.ended = True
         self.event("turn.failed", message[:4096])
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        """Ask the Node to run tool `name`; blocks until its result `(ok, content)`.
+        An interrupt ends the wait with `(False, "interrupted")`."""
+        self._calls += 1
+        call_id = f"{self.turn_id[:100]}-c{self._calls}"
+        answer: queue.Queue[tuple[bool, str]] = queue.Queue(1)
+        self.context._pending_calls[call_id] = answer
+        try:
+            self.context._send(
+                {
+                    "type": "tool-call",
+                    "turnId": self.turn_id,
+                    "callId": call_id,
+                    "name": name,
+                    "arguments": arguments,
+                    "requestId": self.request_id,
+                }
+            )
+            while not self.interrupted.is_set():
+                try:
+                    return answer.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+            return False, "interrupted"
+        finally:
+            self.context._pending_calls.pop(call_id, None)
 
     def sleep(self, seconds: float) -> bool:
         """Wait `seconds`; False (early) if the Node interrupted the turn."""
@@ -108,6 +136,7 @@ class WorkerContext:
         self._stubborn = False
         self._stopping = False
         self.exit_hooks: list[Callable[[], None]] = []
+        self._pending_calls: dict[str, queue.Queue[tuple[bool, str]]] = {}
 
     # -- for handlers ------------------------------------------------------------------
 
@@ -242,6 +271,10 @@ class WorkerContext:
             threading.Thread(target=self._tick_loop, daemon=True).start()
         elif kind == "prompt":
             self._prompts.put(Turn(self, frame["turnId"], frame["text"], frame["requestId"]))
+        elif kind == "tool-result":
+            waiting = self._pending_calls.get(frame["callId"])
+            if waiting is not None:
+                waiting.put((frame["ok"], frame["content"]))
         elif kind == "interrupt":
             current = self._current
             if current is not None and current.turn_id == frame["turnId"] and not self._stubborn:

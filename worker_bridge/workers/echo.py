@@ -2,7 +2,7 @@
 
 Test directives at the start of a prompt (see docs/workers.md):
 `/sleep MS rest`, `/crash`, `/silent`, `/ignore-term`, `/grandchild`, `/flood N`,
-`/diagnostics N`, `/oversize`, `/garbage`, `/stale-epoch`. If `MAIA_ECHO_LOG`
+`/tool NAME rest`, `/diagnostics N`, `/oversize`, `/garbage`, `/stale-epoch`. If `MAIA_ECHO_LOG`
 (environment) or the `echoLog` initialize option names a file, one line
 `turnId attemptId pid` is appended per prompt started, so tests can prove a prompt never
 ran twice.
@@ -65,6 +65,13 @@ def handle(context: WorkerContext, turn: Turn) -> None:
         for index in range(int(rest or "1000")):
             turn.delta(str(index))
         turn.complete("flooded")
+    elif word == "/tool":
+        name, _, rest = rest.partition(" ")
+        ok, content = turn.call_tool(name, {"text": rest})
+        if ok:
+            turn.complete(content)
+        else:
+            turn.fail(f"tool {name} failed: {content}")
     elif word == "/diagnostics":
         for index in range(int(rest or "10")):
             turn.diagnostic({"index": index})

@@ -338,3 +338,23 @@ async def test_diagnostics_arrive_in_batches_and_drops_are_reported(tmp_path: Pa
     assert stats.diagnostics_dropped > 0
     assert stats.diagnostics_received >= 2048
     assert handle.diagnostics[0]["turnId"] == "t"
+
+
+async def test_a_tool_call_is_surfaced_and_its_result_returned(tmp_path: Path) -> None:
+    """/tool asks the Node for a tool; the handle yields the call and relays the result."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            kinds = []
+            async for event in handle.prompt("t", "/tool upper shout this"):
+                kinds.append(event.kind)
+                if event.kind == "tool-call":
+                    assert event.data is not None
+                    assert event.data["name"] == "upper"
+                    text = event.data["arguments"]["text"]
+                    with pytest.raises(MaiaError, match="content: exceeds 65536 bytes"):
+                        await handle.tool_result("t", event.data["callId"], True, "x" * 65537)
+                    await handle.tool_result("t", event.data["callId"], True, text.upper())
+            assert kinds == ["started", "tool-call", "completed"]
+            assert event.text == "SHOUT THIS"
