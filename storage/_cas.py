@@ -22,8 +22,15 @@ REVISIONED_TABLES: Final = {
 }
 
 
+_COLUMNS: dict[str, frozenset[str]] = {}  # the schema only changes by migration, before use
+
+
 def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
-    return frozenset(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
+    columns = _COLUMNS.get(table)
+    if columns is None:
+        columns = frozenset(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))
+        _COLUMNS[table] = columns
+    return columns
 
 
 def read_revision(conn: sqlite3.Connection, table: str, row_id: str) -> int | None:
@@ -59,13 +66,12 @@ def compare_and_set(
     if unknown:
         raise ValueError(f"cannot set {sorted(unknown)} on {table}")
     sets = "".join(f"{name} = ?, " for name in assignments)
-    row = conn.execute(
-        f"UPDATE {table} SET {sets}revision = revision + 1"
-        f" WHERE {key} = ? AND revision = ? RETURNING revision",
+    changed = conn.execute(
+        f"UPDATE {table} SET {sets}revision = revision + 1 WHERE {key} = ? AND revision = ?",
         (*assignments.values(), row_id, expected_revision),
-    ).fetchone()
-    if row is not None:
-        return int(row[0])
+    ).rowcount
+    if changed == 1:
+        return expected_revision + 1
     actual = read_revision(conn, table, row_id)
     if actual is None:
         raise MaiaError(

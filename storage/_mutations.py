@@ -145,8 +145,7 @@ def _write_receipt(
     sequence = conn.execute(
         "INSERT INTO receipts (receipt_id, actor_id, operation_id, command_id, project_id,"
         " input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,"
-        " created_ms, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " RETURNING rowid",
+        " created_ms, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             receipt_id,
             key.actor_id,
@@ -163,7 +162,8 @@ def _write_receipt(
             now_ms,
             applied.targets[0].target_id if applied.targets else None,
         ),
-    ).fetchone()[0]
+    ).lastrowid
+    assert sequence is not None
     if len(applied.targets) > 1:
         conn.executemany(
             "INSERT OR IGNORE INTO receipt_targets (target_id, receipt_id) VALUES (?, ?)",

