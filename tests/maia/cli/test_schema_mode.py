@@ -89,13 +89,13 @@ def test_every_op_has_both_documents(operation_id: str, capsys: pytest.CaptureFi
         (["session", "stop", "--schema", "--yes"], "--yes"),
         (["session", "show", "--schema", "--profile=p"], "--profile"),
         (["session", "show", "--schema", "-"], "'-'"),
-        (["session", "show", "--schema-digest"], "not served"),
+        (["session", "show", "--schema-digest"], "No such option"),
         (["bogus", "--schema"], "No such command"),
         (["session", "bogus", "--schema"], "No such command"),
         (["session", "--schema"], "--schema"),
         (["--node", "x", "session", "show", "--schema"], "--node"),
-        (["session", "show", "--", "--schema"], "not served"),
-        (["session", "show"], "not served"),
+        (["session", "show", "--", "--schema"], "unavailable"),
+        (["session", "show"], "Missing argument"),
     ],
 )
 def test_refusals_leave_stdout_empty(
@@ -110,11 +110,11 @@ def test_refusals_leave_stdout_empty(
     assert "secret-value" not in err
 
 
-def test_no_arguments_prints_version_and_registry_summary(
+def test_version_prints_registry_summary(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """`maia` alone prints the version, protocol, registry digest and ops by noun."""
-    assert main([]) == 0
+    """`maia version` prints the version, protocol, registry digest and ops by noun."""
+    assert main(["version"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"maia {__version__}\n")
     assert "protocol maia.protocol/v1alpha1" in out
@@ -140,13 +140,12 @@ def test_console_script_is_installed() -> None:
     assert result.stdout == f"maia {__version__}\n".encode()
 
 
-def test_node_status_without_schema_runs_the_served_command(tmp_path: Path) -> None:
-    """`maia node status` (no --schema) runs the Node package's command, not schema mode."""
+def test_node_status_without_schema_runs_the_op(tmp_path: Path) -> None:
+    """`maia node status` (no --schema) calls the Node (exit 6: none runs), not schema mode."""
     env = {**os.environ, "MAIA_HOME": str(tmp_path / "home")}
     result = subprocess.run(
         [*MAIA, "node", "status"], capture_output=True, timeout=60, check=False, env=env
     )
-    assert result.returncode != 0
+    assert result.returncode == 6
     assert result.stdout == b""
-    assert b"not served" not in result.stderr
     assert b"node" in result.stderr.lower()

@@ -1,0 +1,230 @@
+"""Run one Invocation against a connected client: resolve references, confirm, call, print.
+
+`execute(invocation, client, stdout=..., stderr=..., interactive=...) -> exit code`. It is
+written on anyio only (no trio- or asyncio-specific call), so the CLI runs it under trio and
+the console under asyncio. Data goes to `stdout`, messages and progress to `stderr`. The
+client needs one method, `await client.request(op_id, params) -> wire result` (the SDK's
+`MaiaClient.request`), so tests can pass a fake for ops no Node serves yet.
+
+Conveniences (see `_waits.py`): `turn send --wait`, `session wait --timeout`,
+`events read --follow`. Consequential ops (`confirmation: required`, spec: preview, then
+confirm with the input digest and proof) are previewed, summarised and confirmed here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Protocol, TextIO
+
+import anyio
+import click
+
+from maia.protocol import REGISTRY, MaiaError, Registry, check
+
+from . import _exit
+from ._invocation import Invocation
+from ._render import COLUMNS, human, table
+
+
+class Requester(Protocol):
+    """What `execute` needs of a client (the SDK's `MaiaClient` is one)."""
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
+
+
+class Ambiguous(Exception):
+    """A reference named more than one thing (exit 2, the candidates listed)."""
+
+    def __init__(self, reference: str, kind: str, candidates: list[dict[str, Any]]) -> None:
+        super().__init__(reference)
+        self.reference, self.kind, self.candidates = reference, kind, candidates
+
+
+class Refused(Exception):
+    """The person (or the lack of a terminal) declined a confirmation (exit 1)."""
+
+
+class Out:
+    """Where output goes, in which format, and whether to colour it."""
+
+    def __init__(self, stdout: TextIO, stderr: TextIO, fmt: str, now_ms: int) -> None:
+        self.stdout, self.stderr, self.fmt, self.now_ms = stdout, stderr, fmt, now_ms
+        self.colour = fmt == "human" and _is_tty(stdout) and not os.environ.get("NO_COLOR")
+
+    def data(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()
+
+    def message(self, text: str) -> None:
+        self.stderr.write(f"maia: {text}\n")
+        self.stderr.flush()
+
+    def json(self, value: Any) -> None:
+        self.data(json.dumps(value, ensure_ascii=False, sort_keys=True) + "\n")
+
+    def result(self, operation_id: str, result: Any) -> None:
+        """Print a successful result in the chosen format."""
+        if self.fmt == "json":
+            self.json({"ok": True, "result": result})
+        elif self.fmt == "jsonl":
+            from ._render import list_key
+
+            key = list_key(result) if isinstance(result, dict) else None
+            for item in result[key] if key else [result]:
+                self.data(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n")
+        else:
+            self.data(human(operation_id, result, self.now_ms, self.colour))
+
+    def error(self, error: MaiaError) -> None:
+        if self.fmt in ("json", "jsonl"):
+            self.json({"ok": False, "error": error.to_wire()})
+        self.message(f"{error.message} ({error.code})")
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def now_ms() -> int:
+    """Wall time for relative times in output (presentation only, never logic)."""
+    return time.time_ns() // 1_000_000
+
+
+async def resolve(client: Requester, reference: str, kind: str) -> str:
+    """The exact ID a human reference names. Raises Ambiguous or MaiaError."""
+    answer = await client.request("reference.resolve", {"reference": reference, "kind": kind})
+    if answer.get("status") == "resolved" and answer.get("id"):
+        return str(answer["id"])
+    raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
+
+
+async def resolve_references(client: Requester, invocation: Invocation) -> dict[str, Any]:
+    """The invocation's params with every reference replaced by its exact ID."""
+    params = dict(invocation.params)
+    for wire, kind in invocation.references.items():
+        if isinstance(params.get(wire), str):
+            params[wire] = await resolve(client, params[wire], kind)
+    return params
+
+
+async def call(client: Requester, op_id: str, params: dict[str, Any], out: Out) -> Any:
+    """One request, with a progress note on stderr if it takes over a second."""
+    async with progress(out, op_id):
+        return await client.request(op_id, params)
+
+
+@asynccontextmanager
+async def progress(out: Out, label: str, after_s: float = 1.0) -> AsyncIterator[None]:
+    """Say on stderr what we wait for once it has taken more than `after_s` seconds."""
+
+    async def note() -> None:
+        await anyio.sleep(after_s)
+        out.stderr.write(f"maia: waiting for {label}…\n")
+        out.stderr.flush()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(note)
+        try:
+            yield
+        finally:
+            group.cancel_scope.cancel()
+
+
+async def execute(
+    invocation: Invocation,
+    client: Requester | None,
+    *,
+    stdout: TextIO,
+    stderr: TextIO,
+    interactive: bool,
+    registry: Registry = REGISTRY,
+    confirm: Any = None,
+) -> int:
+    """Run the invocation and return its exit code (see `_exit`). Never raises MaiaError.
+
+    `client` may be None for local invocations (help, schema). `confirm(prompt) -> bool`
+    asks the person (default: click.confirm on the terminal) when `interactive`.
+    """
+    out = Out(stdout, stderr, invocation.output, now_ms())
+    if invocation.local:
+        return _local(invocation, out)
+    assert invocation.operation_id is not None
+    assert client is not None
+    op = registry.get(invocation.operation_id)
+    if op is None:
+        out.message(f"no operation named {invocation.operation_id}")
+        return _exit.USAGE
+    from . import _confirm, _waits
+
+    try:
+        params = await resolve_references(client, invocation)
+        if invocation.operation_id == "session.create" and "projectId" not in params:
+            params["projectId"] = await _waits.current_project(client, out)
+        if op.input_type is not None:
+            check(op.input_type, params)  # refuse locally what the Node would refuse
+        if op.confirmation == "required":
+            return await _confirm.confirmed(client, op, params, invocation, out, interactive,
+                                            confirm, registry)  # fmt: skip
+        if invocation.operation_id == "session.wait":
+            return await _waits.session_wait(client, params, invocation, out)
+        if invocation.operation_id == "events.read" and invocation.follow:
+            return await _waits.follow_events(client, params, invocation, out)
+        result = await call(client, invocation.operation_id, params, out)
+        if invocation.operation_id == "turn.send" and invocation.wait:
+            return await _waits.wait_turn(client, result, invocation, out)
+        out.result(invocation.operation_id, result)
+        return _exit.OK
+    except Ambiguous as ambiguous:
+        return _ambiguous(ambiguous, out)
+    except Refused as refused:
+        out.message(str(refused))
+        return _exit.ERROR
+    except MaiaError as error:
+        out.error(error)
+        return _exit.exit_code(error)
+    except TimeoutError:
+        out.message("timed out")
+        return _exit.TIMEOUT
+
+
+def _ambiguous(ambiguous: Ambiguous, out: Out) -> int:
+    count = len(ambiguous.candidates)
+    out.message(f"{ambiguous.reference!r} names {count} {ambiguous.kind}s; give more of the ID:")
+    out.stderr.write(table(ambiguous.candidates, COLUMNS["candidates"], out.now_ms))
+    if out.fmt != "human":
+        error = MaiaError(
+            "validation_failed",
+            f"the reference names {count} {ambiguous.kind}s",
+            {"candidates": ambiguous.candidates},
+        )
+        out.json({"ok": False, "error": error.to_wire()})
+    return _exit.USAGE
+
+
+def _local(invocation: Invocation, out: Out) -> int:
+    if invocation.local == ("help",):
+        out.data(invocation.text.rstrip("\n") + "\n")
+        return _exit.OK
+    if invocation.local == ("schema",):
+        from ._schema_mode import render_schema
+
+        out.data(render_schema(invocation.params["operation"], invocation.params["which"]))
+        return _exit.OK
+    if invocation.local == ("completion",):
+        from ._completion import completion_script
+
+        try:
+            out.data(completion_script(invocation.args))
+        except click.UsageError as error:
+            out.message(error.format_message())
+            return _exit.USAGE
+        return _exit.OK
+    out.message(f"run `maia {' '.join(invocation.local)}` from a shell")
+    return _exit.USAGE

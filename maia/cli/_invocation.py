@@ -1,0 +1,296 @@
+"""One command line, parsed: `parse_invocation(argv) -> Invocation`, with no I/O at all.
+
+The CLI and the console share this split. Parsing is pure click over the tree that
+`command_tree()` projects from the registry (every op is `maia <noun> <verb>`, e.g.
+`turn.queue.list` is `maia turn queue list`); running it is `execute` (see `_execute.py`).
+
+    @attrs.frozen
+    class Invocation:
+        operation_id: str | None   # the op to call; None for a local command
+        params: dict[str, Any]     # the op's wire input before reference resolution
+        references: dict[str, str] # wire field -> "session" | "project" | "turn", to resolve
+        output: "human" | "json" | "jsonl"
+        wait, follow, yes: bool    # --wait (turn send), --follow (events read), --yes
+        timeout_s: float | None    # --timeout 30s (waits and follows)
+        node: str | None           # --node URL
+        local: tuple[str, ...]     # a local command's path: ("node", "start"), ("completion",),
+                                   # ("help",), ("schema",), ("console",), ("home",) [bare maia]
+        args: tuple[str, ...]      # a local command's remaining arguments
+        text: str                  # the help text of ("help",)
+
+`parse_invocation` raises `click.UsageError` (exit 2) with a one-line message, and
+`schema_mode.Refusal` for a refused `--schema` line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Literal
+
+import attrs
+import click
+
+from ._flags import op_params, reference_fields, takes_command_id, wire_params
+from ._schema_mode import parse_schema_tokens, wants_schema
+
+Output = Literal["human", "json", "jsonl"]
+# Commands that run without an op: (path) -> help line. Their arguments are passed through.
+LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
+    ("node", "start"): "Start the local Node (in the foreground unless --detach).",
+    ("node", "stop"): "Stop the running Node gracefully.",
+    ("completion",): "Print the shell completion script: maia completion bash|zsh|fish.",
+    ("console",): "Open the interactive console.",
+    ("version",): "Print the version, protocol, registry digest and operations.",
+    ("contract", "generate"): "Rewrite the registry's generated projections.",
+    ("contract", "check"): "Check the registry's generated projections.",
+}
+# Op commands with runtime flags beyond --json/--jsonl/--node.
+WAITS: Final = frozenset({"turn.send"})
+FOLLOWS: Final = frozenset({"events.read"})
+TIMED: Final = frozenset({"turn.send", "session.wait", "events.read"})
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
+_UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+@attrs.frozen
+class Invocation:
+    """One parsed command line (see the module docstring for each field)."""
+
+    operation_id: str | None
+    params: dict[str, Any] = attrs.field(factory=dict)
+    references: dict[str, str] = attrs.field(factory=dict)
+    output: Output = "human"
+    wait: bool = False
+    follow: bool = False
+    timeout_s: float | None = None
+    yes: bool = False
+    node: str | None = None
+    command_id_generated: bool = False
+    local: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    text: str = ""
+
+
+class _Done(Exception):
+    """Raised by a callback to hand its Invocation back through click without exiting."""
+
+    def __init__(self, invocation: Invocation) -> None:
+        super().__init__()
+        self.invocation = invocation
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from `30s`, `500ms`, `2m`, `1h` or a bare number of seconds.
+
+    Raises click.BadParameter.
+    """
+    match = _DURATION.match(text.strip())
+    if match is None:
+        raise click.BadParameter(
+            "expects a duration such as 30s, 500ms or 2m", param_hint="--timeout"
+        )
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def _help_option() -> click.Option:
+    def show(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+        if value and not ctx.resilient_parsing:
+            raise _Done(Invocation(None, local=("help",), text=ctx.get_help()))
+
+    return click.Option(
+        ["--help", "-h"], is_flag=True, expose_value=False, is_eager=True, callback=show,
+        help="Show this message and exit.",
+    )  # fmt: skip
+
+
+def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
+    options: list[click.Parameter] = [
+        click.Option(["--json", "as_json"], is_flag=True, help="Print one JSON document."),
+        click.Option(["--jsonl", "as_jsonl"], is_flag=True, help="Print one JSON object a line."),
+        click.Option(["--node"], metavar="URL", help="The Node's ws:// URL (default: found)."),
+        click.Option(
+            ["--schema"], is_flag=False, flag_value="output", metavar="[=input]",
+            help="Print the op's output (or =input) JSON Schema, offline.",
+        ),
+    ]  # fmt: skip
+    extra: list[tuple[bool, list[str], dict[str, Any]]] = [
+        (operation_id in WAITS, ["--wait"], {"help": "Stream the reply; exit with the outcome."}),
+        (operation_id in FOLLOWS, ["--follow", "-f"], {"help": "Keep printing new events."}),
+        (operation_id in FOLLOWS, ["--after"], {"metavar": "CURSOR", "help": "Start after it."}),
+        (
+            operation_id in TIMED,
+            ["--timeout"],
+            {"metavar": "DURATION", "help": "Give up after this long (30s, 2m): exit 3."},
+        ),
+        (confirm, ["--yes", "-y"], {"help": "Confirm without asking."}),
+    ]
+    for wanted, names, settings in extra:
+        if wanted:
+            flag = "metavar" not in settings
+            options.append(click.Option(names, is_flag=flag, **settings))
+    return options
+
+
+def _op_callback(operation_id: str) -> Callable[..., None]:
+    from maia.protocol import REGISTRY
+
+    op = REGISTRY.get(operation_id)
+    assert op is not None
+
+    def run(**values: Any) -> None:
+        as_json, as_jsonl = values.pop("as_json", False), values.pop("as_jsonl", False)
+        if as_json and as_jsonl:
+            raise click.UsageError("--json and --jsonl exclude each other")
+        output: Output = "json" if as_json else "jsonl" if as_jsonl else "human"
+        timeout = values.get("timeout")
+        after = values.get("after")
+        params = wire_params(op, values)
+        if after is not None:
+            params["position"] = {"kind": "cursor", "cursor": after}
+        elif operation_id == "events.read" and "position" not in params:
+            params["position"] = {"kind": "start"}
+        generated = False
+        if takes_command_id(op) and "commandId" not in params:
+            from maia.protocol import new_id
+
+            params["commandId"], generated = new_id("cmd"), True
+        references: dict[str, str] = {w: k for w, k in reference_fields(op).items() if w in params}
+        raise _Done(
+            Invocation(
+                operation_id,
+                params=params,
+                references=references,
+                output=output,
+                wait=bool(values.get("wait")),
+                follow=bool(values.get("follow")),
+                timeout_s=parse_duration(timeout) if timeout is not None else None,
+                yes=bool(values.get("yes")),
+                node=values.get("node"),
+                command_id_generated=generated,
+            )
+        )
+
+    return run
+
+
+def _local_callback(path: tuple[str, ...]) -> Callable[..., None]:
+    def run(args: tuple[str, ...]) -> None:
+        raise _Done(Invocation(None, local=path, args=tuple(args)))
+
+    return run
+
+
+def _group(name: str, help_text: str) -> click.Group:
+    @click.pass_context
+    def run(ctx: click.Context) -> None:
+        if ctx.invoked_subcommand is None:
+            local = ("home",) if ctx.parent is None else ("help",)
+            raise _Done(Invocation(None, local=local, text=ctx.get_help()))
+
+    return click.Group(
+        name=name, callback=run, help=help_text, invoke_without_command=True,
+        add_help_option=False, params=[_help_option()],
+    )  # fmt: skip
+
+
+def _child(parent: click.Group, name: str) -> click.Group:
+    found = parent.commands.get(name)
+    if not isinstance(found, click.Group):
+        found = _group(name, f"{name} commands.")
+        parent.add_command(found)
+    return found
+
+
+def command_tree() -> click.Group:
+    """The whole grammar as click objects (for parsing, help and shell completion).
+
+    Each op command's callback raises an internal signal carrying its Invocation; use
+    `parse_invocation` rather than invoking the tree.
+    """
+    from maia.protocol import REGISTRY
+
+    root = _group("maia", "Maia: a local Node that runs AI-agent Sessions in supervised workers.")
+    for op in REGISTRY:
+        *nouns, verb = op.operation_id.split(".")
+        group = root
+        for noun in nouns:
+            group = _child(group, noun)
+        group.add_command(
+            click.Command(
+                name=verb,
+                callback=_op_callback(op.operation_id),
+                help=f"{op.summary}\n\nOperation {op.operation_id}.",
+                params=[
+                    _help_option(),
+                    *op_params(op),
+                    *_runtime_options(op.operation_id, op.confirmation == "required"),
+                ],
+                add_help_option=False,
+            )
+        )
+    for path, help_text in LOCAL_COMMANDS.items():
+        group = root
+        for noun in path[:-1]:
+            group = _child(group, noun)
+        if path[-1] in group.commands:
+            continue
+        group.add_command(
+            click.Command(
+                name=path[-1],
+                callback=_local_callback(path),
+                help=help_text,
+                params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+                context_settings={"ignore_unknown_options": True},
+                add_help_option=False,
+            )
+        )
+    return root
+
+
+_TREE: click.Group | None = None
+
+
+def _tree() -> click.Group:
+    global _TREE
+    if _TREE is None:
+        _TREE = command_tree()
+    return _TREE
+
+
+def command_path(argv: Sequence[str]) -> tuple[tuple[str, ...], click.Command | None]:
+    """The longest prefix of `argv` naming commands, and the command it ends on (None: root)."""
+    node: click.Command = _tree()
+    path: list[str] = []
+    for token in argv:
+        if not isinstance(node, click.Group) or token not in node.commands:
+            break
+        node = node.commands[token]
+        path.append(token)
+    return tuple(path), (node if path else None)
+
+
+def parse_invocation(argv: Sequence[str]) -> Invocation:
+    """Parse one command line (without the `maia` prefix) into an Invocation. No I/O.
+
+    Raises click.UsageError (exit 2: unknown command, bad flag, missing argument) and
+    Refusal (exit 2) for a `--schema` line that schema mode refuses.
+    """
+    args = list(argv)
+    path, command = command_path(args)
+    rest = args[len(path) :]
+    operation_id = ".".join(path)
+    from maia.protocol import REGISTRY
+
+    if command is not None and operation_id in REGISTRY and wants_schema(rest):
+        which = parse_schema_tokens(rest)
+        return Invocation(
+            None, local=("schema",), params={"operation": operation_id, "which": which}
+        )
+    if command is not None and path in LOCAL_COMMANDS:
+        return Invocation(None, local=path, args=tuple(rest))
+    try:
+        _tree().main(args, prog_name="maia", standalone_mode=False)
+    except _Done as done:
+        return done.invocation
+    raise click.UsageError("no command given")  # pragma: no cover - every callback raises

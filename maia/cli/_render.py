@@ -1,0 +1,172 @@
+"""Human output: aligned tables for lists, `key  value` blocks for one thing, relative times.
+
+Works on the wire JSON of a result (the same document `--json` prints inside its envelope),
+so it renders any op, and knows the important columns of the shapes people look at most
+(Sessions, Projects, turns, queue entries, receipts, events). Time comes in as `now_ms`,
+so output is deterministic under test. Colour only when the caller says so (a terminal,
+and no NO_COLOR).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+from maia.protocol import MaiaError, parse_timestamp
+
+CELL_MAX: Final = 60
+# List key of a result → (column title, field) of its table.
+COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "sessions": (
+        ("ID", "sessionId"), ("TITLE", "title"), ("STATE", "state"), ("ACTIVITY", "activity"),
+        ("TURNS", "pendingTurns"), ("UPDATED", "updatedAt"),
+    ),
+    "projects": (("ID", "projectId"), ("KEY", "projectKey"), ("ROOT", "rootPath"), ("ADDED", "createdAt")),  # noqa: E501
+    "receipts": (
+        ("ID", "receiptId"), ("OPERATION", "operationId"), ("OUTCOME", "outcome"),
+        ("CREATED", "createdAt"),
+    ),
+    "events": (
+        ("POSITION", "journalPosition"), ("TYPE", "eventType"), ("OWNER", "ownerId"),
+        ("AT", "occurredAt"),
+    ),
+    "queue": (
+        ("POS", "position"), ("TURN", "turnId"), ("STATE", "state"), ("REV", "revision"),
+        ("SENT", "createdAt"), ("INPUT", "inputPreview"),
+    ),
+    "candidates": (("ID", "id"), ("LABEL", "label")),
+}  # fmt: skip
+# Single objects inside a result, in the order they are shown, with their important fields.
+OBJECTS: Final[dict[str, tuple[str, ...]]] = {
+    "session": (
+        "sessionId", "title", "state", "activity", "projectId", "executor", "cwd", "labels",
+        "pendingTurns", "latestTurnId", "latestTurnState", "revision", "createdAt", "updatedAt",
+        "archived",
+    ),
+    "turn": (
+        "turnId", "sessionId", "state", "inputPreview", "failureReason", "failureMessage",
+        "revision", "createdAt", "startedAt", "completedAt", "outputText",
+    ),
+    "project": ("projectId", "projectKey", "rootPath", "workspaceKind", "revision", "createdAt"),
+    "receipt": ("receiptId", "operationId", "outcome", "commandId", "targets", "createdAt"),
+}  # fmt: skip
+_COLOURS: Final = {
+    "running": "32", "completed": "32", "idle": "36", "working": "32", "failed": "31",
+    "interrupted": "33", "stopped": "2", "queued": "33", "starting": "33", "recovering": "33",
+}  # fmt: skip
+
+
+def relative(timestamp: str, now_ms: int) -> str:
+    """`12s ago`, `5m ago`, `3h ago`, `2d ago` (or `in 5s`); the text itself if unparsable."""
+    try:
+        delta = (now_ms - parse_timestamp(timestamp)) // 1000
+    except MaiaError:
+        return timestamp
+    ahead, delta = delta < 0, abs(delta)
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")):
+        if delta >= size or unit == "s":
+            text = f"{delta // size}{unit}"
+            break
+    return f"in {text}" if ahead else f"{text} ago"
+
+
+def _is_time(key: str) -> bool:
+    return key.endswith("At")
+
+
+def cell(key: str, value: Any, now_ms: int, colour: bool = False) -> str:
+    """One value as text: times relative, lists joined, nested values as compact JSON."""
+    if value is None:
+        text = "-"
+    elif isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif isinstance(value, str) and _is_time(key):
+        text = relative(value, now_ms)
+    elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        text = ",".join(value) or "-"
+    elif isinstance(value, dict | list):
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    else:
+        text = str(value)
+    text = text.replace("\n", " ")
+    if len(text) > CELL_MAX and key not in ("outputText",):
+        text = text[: CELL_MAX - 1] + "…"
+    if colour and key in ("state", "activity", "latestTurnState") and text in _COLOURS:
+        return f"\x1b[{_COLOURS[text]}m{text}\x1b[0m"
+    return text
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], now_ms: int,
+          colour: bool = False) -> str:  # fmt: skip
+    """An aligned table with a header; an empty list says so."""
+    if not rows:
+        return "(none)\n"
+    plain = [[cell(f, row.get(f), now_ms) for _, f in columns] for row in rows]
+    shown = [[cell(f, row.get(f), now_ms, colour) for _, f in columns] for row in rows]
+    widths = [max([len(t)] + [len(r[i]) for r in plain]) for i, (t, _) in enumerate(columns)]
+    lines = ["  ".join(t.ljust(w) for (t, _), w in zip(columns, widths, strict=True)).rstrip()]
+    for text_row, shown_row in zip(plain, shown, strict=True):
+        padded = [
+            s + " " * (w - len(t)) for s, t, w in zip(shown_row, text_row, widths, strict=True)
+        ]
+        lines.append("  ".join(padded).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def block(value: dict[str, Any], keys: Sequence[str] | None, now_ms: int,
+          colour: bool = False) -> str:  # fmt: skip
+    """`key  value` lines, aligned; `keys` picks and orders them (None: every key)."""
+    chosen = [k for k in (keys or list(value)) if k in value and value[k] is not None]
+    width = max((len(k) for k in chosen), default=0)
+    lines = []
+    for key in chosen:
+        text = cell(key, value[key], now_ms, colour)
+        if _is_time(key) and isinstance(value[key], str):
+            text += f"  ({value[key]})"
+        lines.append(f"{key.ljust(width)}  {text}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def list_key(result: dict[str, Any]) -> str | None:
+    """The key of the result's main list, if it has one."""
+    for key, value in result.items():
+        if isinstance(value, list) and (key in COLUMNS or (value and isinstance(value[0], dict))):
+            return key
+    return None
+
+
+def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> str:
+    """The human rendering of an op's result."""
+    if not isinstance(result, dict):
+        return f"{result}\n"
+    if operation_id == "turn.queue.list":
+        rows = ([result["activeTurn"]] if result.get("activeTurn") else []) + result["queue"]
+        return table(rows, COLUMNS["queue"], now_ms, colour)
+    out: list[str] = []
+    key = list_key(result)
+    if key is not None:
+        rows = result[key]
+        columns = COLUMNS.get(key) or tuple(
+            (k.upper(), k) for k in rows[0] if not isinstance(rows[0][k], dict | list)
+        ) if rows else COLUMNS.get(key, (("VALUE", "value"),))  # fmt: skip
+        out.append(table(rows, columns, now_ms, colour))
+        if result.get("nextCursor"):
+            out.append(f"(more: --cursor {result['nextCursor']})\n")
+        return "".join(out)
+    if "delivery" in result:
+        note = " (duplicate: this command ran before)" if result["delivery"] == "duplicate" else ""
+        out.append(f"{operation_id}: done{note}, receipt {result.get('receiptId')}\n")
+    nested = [k for k in OBJECTS if isinstance(result.get(k), dict)]
+    for name in nested:
+        out.append(block(result[name], OBJECTS[name], now_ms, colour))
+    rest = {
+        k: v
+        for k, v in result.items()
+        if k not in nested and k not in ("delivery", "receiptId", "method")
+    }
+    if rest and not nested:
+        out.append(block(rest, None, now_ms, colour))
+    elif "position" in rest and isinstance(rest["position"], int):
+        out.append(f"position  {rest['position']}\n")
+    return "".join(out)

@@ -1,0 +1,160 @@
+"""The CLI's waiting conveniences: `turn send --wait`, `session wait`, `events read --follow`,
+and the default Project of `session create` (the current directory's).
+
+`turn send --wait` and `session wait` repeat the registry's bounded server-side waits
+(`turn.wait`, `session.wait`: at most 4 s a call, the Node answers as soon as the state is
+reached), so they never poll. `events read --follow` pages the journal and, once caught up,
+asks again after a short growing pause: the observation stream's SDK iterator replaces that
+loop when it lands. Every wait has a deadline: `--timeout`, or the defaults below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Final
+
+import anyio
+
+from maia.protocol import WAIT_MILLISECONDS_MAX
+
+from . import _exit
+from ._invocation import Invocation
+
+DEFAULT_TURN_WAIT_S: Final = 600.0
+DEFAULT_SESSION_WAIT_S: Final = 60.0
+FOLLOW_PAUSE_S: Final = (0.1, 0.25, 0.5, 1.0)
+TURN_ENDED: Final = ("completed", "failed", "interrupted")
+PROJECT_PAGES_MAX: Final = 50
+
+
+async def current_project(client: Any, out: Any) -> str:
+    """The Project whose root is the current directory, added (and said so) if there is none.
+
+    Raises MaiaError from the Node (project.add refuses a root it cannot use).
+    """
+    from maia.protocol import new_id
+
+    here = os.path.realpath(os.getcwd())  # noqa: ASYNC240 - one local call, no I/O wait
+    cursor = None
+    for _ in range(PROJECT_PAGES_MAX):
+        page = await client.request(
+            "project.list", {"limit": 200, **({"cursor": cursor} if cursor else {})}
+        )
+        for project in page["projects"]:
+            if project["rootPath"] == here:
+                return str(project["projectId"])
+        cursor = page.get("nextCursor")
+        if not cursor:
+            break
+    added = await client.request("project.add", {"commandId": new_id("cmd"), "rootPath": here})
+    project = added["project"]
+    out.message(
+        f"added Project {project['projectKey']} ({here}); pass --project-id to choose another"
+    )
+    return str(project["projectId"])
+
+
+async def wait_turn(client: Any, sent: dict[str, Any], invocation: Invocation, out: Any) -> int:
+    """Wait for the sent turn to end; print its reply; exit 0 completed, 5 failed/interrupted,
+    3 when the deadline passes first."""
+    from ._execute import progress
+
+    turn = sent["turn"]
+    limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_TURN_WAIT_S
+    with anyio.move_on_after(limit):
+        async with progress(out, f"turn {turn['turnId']}"):
+            while turn["state"] not in TURN_ENDED:
+                answer = await client.request(
+                    "turn.wait",
+                    {"turnId": turn["turnId"], "waitMilliseconds": WAIT_MILLISECONDS_MAX},
+                )
+                turn = answer["turn"]
+    if turn["state"] not in TURN_ENDED:
+        out.message(
+            f"turn {turn['turnId']} did not end within {limit:g} s (it goes on: "
+            f"maia turn show {turn['turnId']})"
+        )
+        return _exit.TIMEOUT
+    final = {**sent, "turn": turn}
+    if out.fmt == "json":
+        out.json({"ok": True, "result": final})
+    elif out.fmt == "jsonl":
+        out.data(json.dumps(turn, ensure_ascii=False, sort_keys=True) + "\n")
+    elif turn.get("outputText"):
+        out.data(turn["outputText"].rstrip("\n") + "\n")
+    if turn["state"] == "completed":
+        return _exit.OK
+    reason = turn.get("failureReason") or turn["state"]
+    detail = f": {turn['failureMessage']}" if turn.get("failureMessage") else ""
+    out.message(f"turn {turn['turnId']} {turn['state']} ({reason}){detail}")
+    return _exit.WAITED_FAILED
+
+
+async def session_wait(
+    client: Any, params: dict[str, Any], invocation: Invocation, out: Any
+) -> int:
+    """Repeat `session.wait` until satisfied (exit 0), the Session fails (5) or the deadline
+    (`--timeout`, default 60 s) passes (3)."""
+    from ._execute import progress
+
+    limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_SESSION_WAIT_S
+    wanted = set(params.get("states") or ())
+    answer: dict[str, Any] | None = None
+    deadline = anyio.current_time() + limit
+    async with progress(out, f"session {params['sessionId']}"):
+        while True:
+            left_ms = int((deadline - anyio.current_time()) * 1000)
+            call_ms = max(0, min(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX), left_ms))
+            answer = await client.request("session.wait", {**params, "waitMilliseconds": call_ms})
+            state = answer["session"]["state"]
+            if answer["satisfied"] or (state == "failed" and "failed" not in wanted):
+                break
+            if left_ms <= 0:
+                break
+    out.result("session.wait", answer)
+    if answer["satisfied"]:
+        return _exit.OK
+    if answer["session"]["state"] == "failed":
+        out.message(f"session {params['sessionId']} failed")
+        return _exit.WAITED_FAILED
+    out.message(f"session {params['sessionId']} did not get there within {limit:g} s")
+    return _exit.TIMEOUT
+
+
+def _event_line(event: dict[str, Any], now_ms: int) -> str:
+    from ._render import relative
+
+    return (
+        f"{event['journalPosition']:>8}  {relative(event['occurredAt'], now_ms):>9}  "
+        f"{event['eventType']:<24}  {event['ownerType']} {event['ownerId']}\n"
+    )
+
+
+async def follow_events(
+    client: Any, params: dict[str, Any], invocation: Invocation, out: Any
+) -> int:
+    """Print journal events as they come, from `params['position']`, until interrupted or
+    `--timeout` passes (exit 0). A reset cursor ends it with the Node's error."""
+    from ._execute import now_ms
+
+    limit = invocation.timeout_s if invocation.timeout_s is not None else float("inf")
+    position = params["position"]
+    pause = 0
+    with anyio.move_on_after(limit):
+        while True:
+            page = await client.request("events.read", {**params, "position": position})
+            for event in page["events"]:
+                if out.fmt == "human":
+                    out.data(_event_line(event, now_ms()))
+                else:
+                    out.data(json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n")
+            position = {"kind": "cursor", "cursor": page["nextCursor"]}
+            if page["hasMore"]:
+                pause = 0
+                continue
+            await anyio.sleep(FOLLOW_PAUSE_S[min(pause, len(FOLLOW_PAUSE_S) - 1)])
+            pause += 1
+    if out.fmt == "human":
+        out.message(f"stopped; continue with --after {position['cursor']}")
+    return _exit.OK
