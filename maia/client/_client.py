@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import orjson
+from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
 from maia.protocol import REGISTRY, MaiaError
 
@@ -167,11 +168,17 @@ class MaiaClient:
 
     async def _read(self, socket: WebSocket, scope: anyio.CancelScope) -> None:
         with scope:
-            while True:
-                message = await socket.receive()
-                if message is None:
-                    break
-                self._deliver(message)
+            try:
+                while True:
+                    message = await socket.receive()
+                    if message is None:
+                        break
+                    self._deliver(message)
+            except (LocalProtocolError, RemoteProtocolError, OSError):
+                # The peer broke the WebSocket protocol or the socket failed: the
+                # connection is lost, which the pending calls learn below. The reader
+                # never raises, so the caller's task group never sees its failure.
+                socket.close_code = socket.close_code or 1006
         if self._socket is socket:
             self._socket = None
         self._fail_pending(socket)

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.abc
 from wsproto import ConnectionType, WSConnection
+from wsproto.connection import ConnectionState
 from wsproto.events import (
     AcceptConnection,
     BytesMessage,
@@ -76,6 +77,8 @@ class WebSocket:
     async def send(self, text: str) -> None:
         """Send one text message. Raises `anyio.BrokenResourceError`/`ClosedResourceError`."""
         async with self._send_lock:
+            if self.close_code is not None or self._ws.state is not ConnectionState.OPEN:
+                raise anyio.ClosedResourceError
             await self._stream.send(self._ws.send(TextMessage(data=text)))
 
     async def receive(self) -> str | bytes | None:
