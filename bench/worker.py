@@ -132,8 +132,12 @@ async def main() -> None:
     report.figures["turn_rt_p99_ms"] = percentile(turn_samples, 0.99)
     report.figures["raw_pipe_rt_p50_ms"] = median(raw)
     report.figures["event_frames_per_s"] = median(rates)
+    report.figures["spawn_overhead_p50_ms"] = median(init) - median(bare)
     report.ratios["turn_rt_vs_raw_pipe"] = median(raw) / median(turn_samples)
+    report.ratios["bare_spawn_vs_spawn_to_initialized"] = median(bare) / median(init)
+    load = os.getloadavg()[0]
     report.notes = (
+        f"load average {load:.1f} on {os.cpu_count()} cores during the run; "
         f"{spawns} spawns, {turns} turns ('hello': started, delta, completed), "
         f"flood of {flood // repeats} deltas x{repeats} with cumulative acks; medians of rounds"
     )
