@@ -75,7 +75,11 @@ async def test_errors_are_typed(node_process: NodeProcess) -> None:
         with pytest.raises(MaiaError) as big:
             await client.request("node.status", {"x": "a" * (1024 * 1024)})
         assert big.value.code == "frame_too_large"
-        # None of that broke the connection.
+        # None of that broke the connection; other ops decode into their own output class.
+        listed = await client.session.list()
+        descriptor = REGISTRY.get("session.list")
+        assert descriptor is not None
+        assert type(listed) is descriptor.output_type
         assert (await client.node.status()).storage.integrity == "ok"
 
 
