@@ -72,16 +72,28 @@ async def test_echo_turn_streams_deltas_then_completed(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 async def test_ignore_term_worker_is_gone_within_default_bounds(tmp_path: Path) -> None:
-    """At the spec's timings, a worker ignoring interrupts and SIGTERM dies by SIGKILL
-    within interrupt (10 s) + terminate (5 s) + 1 s."""
+    """At the spec's timings, a worker ignoring interrupts, shutdown and SIGTERM mid-turn
+    dies by SIGKILL within interrupt (10 s) + terminate (5 s) + 1 s; its turn is lost."""
     async with open_worker_supervisor(MemoryEpochSource()) as supervisor:
         handle = await supervisor.start_worker(echo_spec(tmp_path))
         with trio.fail_after(15):
             await handle.wait_initialized()
-        events = await turn(handle, "t", "/ignore-term stubborn")
-        assert events[-1].kind == "completed"
-        with trio.fail_after(10 + 5 + 1):
-            info = await handle.stop("test")
+            assert (await turn(handle, "t1", "/ignore-term stubborn"))[-1].kind == "completed"
+        events: list[TurnEvent] = []
+        started = trio.Event()
+
+        async def consume() -> None:
+            async for event in handle.prompt("t2", "/sleep 60000 never"):
+                events.append(event)
+                started.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(consume)
+            with trio.fail_after(5):
+                await started.wait()  # the turn runs: the interrupt meets a turn
+            with trio.fail_after(10 + 5 + 1):
+                info = await handle.stop("test")
+    assert [e.kind for e in events] == ["started", "lost"]
     assert info.stop_phase == "kill"
     assert info.signal == 9
     assert not alive(handle.pid)
