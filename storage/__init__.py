@@ -7,6 +7,7 @@ See docs/storage.md.
 """
 
 from ._actor import SYNCHRONOUS_MODES as SYNCHRONOUS_MODES
+from ._actor import CommitListener as CommitListener
 from ._actor import Storage as Storage
 from ._actor import StorageStatistics as StorageStatistics
 from ._actor import WriteFn as WriteFn

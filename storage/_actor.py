@@ -19,6 +19,7 @@ what idempotency keys are for.
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import sqlite3
 import threading
@@ -35,16 +36,19 @@ import trio
 from maia.protocol import Clock, MaiaError
 
 from ._cursors import CursorSigner, load_or_create_node_key
+from ._events import EventRecord, collect_appended
 from ._node import NodeIdentity, open_node_identity
 from ._readers import ReaderPool
 from ._schema import migrate, read_schema_version, refuse_newer
 
 T = TypeVar("T")
 WriteFn = Callable[[sqlite3.Connection], T]  # what write and read run, in a storage thread
+CommitListener = Callable[[tuple[EventRecord, ...]], None]
 
 SYNCHRONOUS_MODES: Final = frozenset({"OFF", "NORMAL", "FULL", "EXTRA"})
 _STOP: Final = object()
 _LATENCY_WINDOW: Final = 1024
+log = logging.getLogger("maia.storage")
 
 
 @attrs.frozen
@@ -120,6 +124,7 @@ class Storage:
         self._max_batch_seen = 0
         self._latencies: deque[float] = deque(maxlen=_LATENCY_WINDOW)
         self._pending: set[_Request] = set()  # trio side: admitted and not yet answered
+        self._commit_listeners: list[CommitListener] = []
 
     # -- trio side -------------------------------------------------------------------------
 
@@ -191,6 +196,21 @@ class Storage:
             raise _unavailable(self._failure or "the storage actor is stopped")
         return await self._readers.run(fn)
 
+    def add_commit_listener(self, listener: CommitListener) -> Callable[[], None]:
+        """Call `listener(events)` in the trio thread after each commit that appended events,
+        before any caller of that batch is answered; returns the function that removes it.
+
+        `events` are the batch's committed events in journal order (rolled-back savepoints
+        left out). A listener must not block; one that raises is logged and kept.
+        """
+        self._commit_listeners.append(listener)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._commit_listeners.remove(listener)
+
+        return remove
+
     def statistics(self) -> StorageStatistics:
         latencies = sorted(self._latencies)
         return StorageStatistics(
@@ -223,8 +243,15 @@ class Storage:
 
         await self.write(_Outside(copy))
 
-    def _deliver(self, batch: list[_Request]) -> None:
-        """In the trio thread: answer every caller of a committed (or failed) batch."""
+    def _deliver(self, batch: list[_Request], events: tuple[EventRecord, ...] = ()) -> None:
+        """In the trio thread: tell the commit listeners, then answer every caller of a
+        committed (or failed) batch."""
+        if events:
+            for listener in tuple(self._commit_listeners):
+                try:
+                    listener(events)
+                except Exception:
+                    log.exception("a storage commit listener failed")
         for request in batch:
             if request not in self._pending:
                 continue  # already failed by a close that timed out
@@ -321,6 +348,7 @@ class Storage:
             if first is _STOP:
                 return
             batch: list[_Request] = [first]
+            committed: list[EventRecord] = []
             stop = False
             while len(batch) < self._max_batch:
                 try:
@@ -332,23 +360,25 @@ class Storage:
                     break
                 batch.append(item)
             try:
-                self._run_batch(conn, batch)
+                self._run_batch(conn, batch, committed)
             finally:
                 # Even if the loop itself broke, every request of the batch gets an answer.
                 for request in batch:
                     if request.answer is None:
                         request.answer = outcome.Error(_unavailable("the writer failed"))
                 with contextlib.suppress(trio.RunFinishedError):
-                    self._token.run_sync_soon(self._deliver, batch)
+                    self._token.run_sync_soon(self._deliver, batch, tuple(committed))
             if stop:
                 return
 
-    def _run_batch(self, conn: sqlite3.Connection, batch: list[_Request]) -> None:
+    def _run_batch(
+        self, conn: sqlite3.Connection, batch: list[_Request], committed: list[EventRecord]
+    ) -> None:
         started = time.perf_counter()  # statistics only; decides nothing
         outside = [r for r in batch if isinstance(r.fn, _Outside)]
         inside = [r for r in batch if not isinstance(r.fn, _Outside)]
         if inside:
-            self._transaction(conn, inside)
+            self._transaction(conn, inside, committed)
         for request in outside:
             request.answer = outcome.capture(request.fn, conn)
         self._batches += 1
@@ -357,14 +387,20 @@ class Storage:
         self._max_batch_seen = max(self._max_batch_seen, len(batch))
         self._latencies.append((time.perf_counter() - started) * 1000.0)
 
-    def _transaction(self, conn: sqlite3.Connection, batch: list[_Request]) -> None:
+    def _transaction(
+        self, conn: sqlite3.Connection, batch: list[_Request], committed: list[EventRecord]
+    ) -> None:
+        appended: list[EventRecord] = []
+        collect_appended(appended)
         try:
             conn.execute("BEGIN IMMEDIATE")
             for request in batch:
                 conn.execute("SAVEPOINT request")
+                mark = len(appended)
                 try:
                     value = request.fn(conn)
                 except BaseException as error:
+                    del appended[mark:]  # rolled back: these events never happened
                     conn.execute("ROLLBACK TO request")
                     conn.execute("RELEASE request")
                     self._failed_requests += 1
@@ -373,6 +409,7 @@ class Storage:
                     conn.execute("RELEASE request")
                     request.answer = outcome.Value(value)
             conn.execute("COMMIT")
+            committed.extend(appended)
         except sqlite3.Error as error:
             self._failed_commits += 1
             if conn.in_transaction:
@@ -381,6 +418,8 @@ class Storage:
             failure = _unavailable(f"the transaction failed ({error}); nothing was written")
             for request in batch:
                 request.answer = outcome.Error(failure)
+        finally:
+            collect_appended(None)
 
     def _fail_queued(self) -> None:
         """Answer every request still in the mailbox with `unavailable`."""

@@ -14,6 +14,7 @@ Call these inside a `Storage.write` fn (append, prune) or a `Storage.read` fn (r
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
@@ -24,6 +25,9 @@ from maia.protocol import MaiaError, new_id
 
 Classification = Literal["public", "operator", "project", "sensitive"]
 MAX_PAGE: Final = 1000
+# The writer thread collects the events a batch appends, to hand them to commit listeners
+# once the batch committed (see `Storage.add_commit_listener`). Unset outside the writer.
+_collected = threading.local()
 
 _COLUMNS: Final = (
     "position, event_id, event_type, owner_type, owner_id, owner_seq, aggregate_revision,"
@@ -132,7 +136,7 @@ def append_event(
         ),
     ).lastrowid
     assert position is not None
-    return EventRecord(
+    record = EventRecord(
         position,
         event_id,
         event_type,
@@ -149,6 +153,16 @@ def append_event(
         now_ms,
         payload,
     )
+    collected: list[EventRecord] | None = getattr(_collected, "events", None)
+    if collected is not None:
+        collected.append(record)
+    return record
+
+
+def collect_appended(events: list[EventRecord] | None) -> None:
+    """In the writer thread: collect every event appended from now on into `events` (None:
+    stop collecting)."""
+    _collected.events = events
 
 
 def oldest_retained_position(conn: sqlite3.Connection) -> int:
