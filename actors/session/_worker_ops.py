@@ -10,6 +10,7 @@ turn's end together with the next turn's dispatch, one transaction for both.
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 
@@ -26,6 +27,7 @@ from ._launch import end_attempt, record_attempt, worker_spec
 from ._messages import Flush, Progress, Tick, WorkerExited, WorkerInitialized, WorkerSpawned
 from ._store import Draft, OpenItem, end_turn, flush_item, session_step, turn_step
 
+log = logging.getLogger("maia.session")
 _FINAL = {"completed": "completed", "failed": "failed", "interrupted": "interrupted"}
 
 
@@ -92,6 +94,10 @@ class WorkerOps(ClientOps):
             handle = await self.ctx.workers.start_worker(spec)
         except MaiaError as error:
             await self._tell(WorkerExited(None, f"start failed: {error.message}"))
+            return
+        except Exception as error:  # a launch bug must fail this Session's start, not the Node
+            log.exception("session %s: worker launch failed", self.session_id)
+            await self._tell(WorkerExited(None, f"start failed: {error!r}"[:200]))
             return
         await self._tell(WorkerSpawned(handle))
         with contextlib.suppress(WorkerFailed):

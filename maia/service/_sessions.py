@@ -169,14 +169,20 @@ async def session_show(ctx: ServiceContext, params: SessionRef) -> SessionShowOu
 async def session_wait(ctx: ServiceContext, params: SessionWaitInput) -> SessionWaitOutput:
     """Raises `resource_not_found`."""
     deadline = trio.current_time() + params.wait_milliseconds / 1000
+    notifier = ctx.runtime.notifier
     while True:
-        session = await ctx.read(lambda c: session_view(c, params.session_id, ctx.now()))
-        if session.state in params.states or session.activity in params.activities:
-            return SessionWaitOutput(method="session.wait", satisfied=True, session=session)
-        left = deadline - trio.current_time()
-        if left <= 0:
-            return SessionWaitOutput(method="session.wait", satisfied=False, session=session)
-        await ctx.runtime.notifier.wait(params.session_id, min(left, REREAD_S))
+        changed = notifier.subscribe(params.session_id)  # before the read: no missed wake-up
+        try:
+            session = await ctx.read(lambda c: session_view(c, params.session_id, ctx.now()))
+            if session.state in params.states or session.activity in params.activities:
+                return SessionWaitOutput(method="session.wait", satisfied=True, session=session)
+            left = deadline - trio.current_time()
+            if left <= 0:
+                return SessionWaitOutput(method="session.wait", satisfied=False, session=session)
+            with trio.move_on_after(min(left, REREAD_S)):
+                await changed.wait()
+        finally:
+            notifier.release(params.session_id, changed)
 
 
 async def _exists(ctx: ServiceContext, session_id: str) -> None:

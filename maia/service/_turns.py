@@ -52,7 +52,6 @@ MAX_ITEMS = 1024
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
     """Raises `resource_not_found`, `invalid_state` (stopped), `turn_queue_full`,
     `saturated` (no worker slot: retry), `idempotency_conflict`."""
-    await ctx.read(lambda c: require_session(c, params.session_id))
     message = SendTurn(command_of(params), params.text)
     return mutation_output(TurnSendOutput, await ctx.runtime.ask(params.session_id, message))
 
@@ -61,14 +60,20 @@ async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutpu
     """Raises `resource_not_found`."""
     wanted = params.states or TERMINAL
     deadline = trio.current_time() + params.wait_milliseconds / 1000
+    notifier = ctx.runtime.notifier
     while True:
-        turn = await ctx.read(lambda c: turn_view(c, params.turn_id))
-        if turn.state in wanted:
-            return TurnWaitOutput(method="turn.wait", satisfied=True, turn=turn)
-        left = deadline - trio.current_time()
-        if left <= 0:
-            return TurnWaitOutput(method="turn.wait", satisfied=False, turn=turn)
-        await ctx.runtime.notifier.wait(params.turn_id, min(left, REREAD_S))
+        changed = notifier.subscribe(params.turn_id)  # before the read: no missed wake-up
+        try:
+            turn = await ctx.read(lambda c: turn_view(c, params.turn_id))
+            if turn.state in wanted:
+                return TurnWaitOutput(method="turn.wait", satisfied=True, turn=turn)
+            left = deadline - trio.current_time()
+            if left <= 0:
+                return TurnWaitOutput(method="turn.wait", satisfied=False, turn=turn)
+            with trio.move_on_after(min(left, REREAD_S)):
+                await changed.wait()
+        finally:
+            notifier.release(params.turn_id, changed)
 
 
 def _show(conn: sqlite3.Connection, turn_id: str) -> TurnShowOutput:

@@ -1,0 +1,156 @@
+"""Turns end to end inside the Node: handlers → Session actors → storage → echo workers.
+
+Two measurements, each after a warm-up, on a real SQLite file (synchronous=FULL, the Node's
+setting) with real echo worker processes:
+  * turns_per_s_50_sessions: 50 Sessions, each keeping 4 turns in flight, for a fixed count;
+  * send_to_completed_p50_ms / p99_ms: one Session, one turn at a time, from the turn.send
+    handler's call to turn.wait answering completed.
+The raw primitive beside it: a round trip of one prompt to an echo worker on its own (the
+worker handle, no storage), so the ratio shows what storage and the actors add.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import trio
+
+from bench._report import Report, log, parse_args, percentile
+from maia.config import UserConfig
+from maia.protocol import REGISTRY, SystemClock, decode_input
+from maia.service import ServiceContext, open_services
+from maia.service._projects import project_add
+from maia.service._sessions import session_create
+from maia.service._turns import turn_send, turn_wait
+from storage import open_storage
+from supervision.workers import MemoryEpochSource, WorkerSpec, open_worker_supervisor
+
+
+def _params(op_id: str, body: dict[str, Any]) -> Any:
+    descriptor = REGISTRY.get(op_id)
+    assert descriptor is not None
+    return decode_input(descriptor, body)
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.value = 0
+
+    def next(self, prefix: str) -> str:
+        self.value += 1
+        return f"{prefix}-{self.value}"
+
+
+async def _sessions(ctx: ServiceContext, root: Path, count: int, ids: Counter) -> list[str]:
+    out = await project_add(
+        ctx, _params("project.add", {"commandId": ids.next("p"), "rootPath": str(root)})
+    )
+    project_id = out.project.project_id
+    sessions = []
+    for _ in range(count):
+        created = await session_create(
+            ctx, _params("session.create", {"commandId": ids.next("s"), "projectId": project_id})
+        )
+        sessions.append(created.session.session_id)
+    return sessions
+
+
+async def _one_turn(ctx: ServiceContext, session_id: str, ids: Counter) -> float:
+    started = time.perf_counter()
+    sent = await turn_send(
+        ctx,
+        _params("turn.send", {"commandId": ids.next("t"), "sessionId": session_id, "text": "hi"}),
+    )
+    while True:
+        done = await turn_wait(
+            ctx, _params("turn.wait", {"turnId": sent.turn.turn_id, "states": ["completed"]})
+        )
+        if done.satisfied:
+            return (time.perf_counter() - started) * 1000
+
+
+async def _throughput(ctx: ServiceContext, sessions: list[str], per_session: int,
+                      ids: Counter) -> float:  # fmt: skip
+    async def drive(session_id: str) -> None:
+        async with trio.open_nursery() as lanes:
+            for _ in range(4):  # four turns in flight per Session
+                lanes.start_soon(lane, session_id)
+
+    async def lane(session_id: str) -> None:
+        for _ in range(per_session // 4):
+            await _one_turn(ctx, session_id, ids)
+
+    started = time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        for session_id in sessions:
+            nursery.start_soon(drive, session_id)
+    elapsed = time.perf_counter() - started
+    return len(sessions) * (per_session // 4) * 4 / elapsed
+
+
+async def _raw_round_trips(root: Path, count: int) -> list[float]:
+    samples = []
+    async with open_worker_supervisor(MemoryEpochSource()) as workers:
+        handle = await workers.start_worker(
+            WorkerSpec.python_module("worker_bridge.workers.echo", cwd=str(root))
+        )
+        await handle.wait_initialized()
+        for number in range(count):
+            started = time.perf_counter()
+            async for event in handle.prompt(f"turn-{number}", "hi"):
+                if event.final:
+                    break
+            samples.append((time.perf_counter() - started) * 1000)
+        await handle.stop()
+    return samples
+
+
+async def main(quick: bool) -> Report:
+    report = Report("turns")
+    per_session = 40 if quick else 200
+    latency_turns = 200 if quick else 1000
+    with tempfile.TemporaryDirectory() as folder:
+        home = Path(folder)
+        root = home / "project"
+        root.mkdir()
+        ids = Counter()
+        async with (
+            open_storage(home / "maia.db", clock=SystemClock()) as store,
+            open_services(store, clock=SystemClock(), home=home, config=UserConfig()) as ctx,
+        ):
+            sessions = await _sessions(ctx, root, 51, ids)
+            log("warm-up")
+            await _throughput(ctx, sessions[:50], 8, ids)
+            for _ in range(20):
+                await _one_turn(ctx, sessions[50], ids)
+            log(f"throughput: 50 Sessions x {per_session} turns")
+            rate = await _throughput(ctx, sessions[:50], per_session, ids)
+            log(f"latency: {latency_turns} sequential turns on one Session")
+            latencies = [await _one_turn(ctx, sessions[50], ids) for _ in range(latency_turns)]
+        raw = await _raw_round_trips(root, latency_turns)
+    raw_p50 = percentile(raw, 0.5)
+    p50 = percentile(latencies, 0.5)
+    report.figures.update(
+        turns_per_s_50_sessions=rate,
+        send_to_completed_p50_ms=p50,
+        send_to_completed_p99_ms=percentile(latencies, 0.99),
+        raw_worker_rt_p50_ms=raw_p50,
+    )
+    report.ratios["p50_vs_raw_worker_rt"] = raw_p50 / p50
+    report.notes = (
+        "in-process through the handlers (no WebSocket); SQLite synchronous=FULL on a temp "
+        "directory; echo workers are real processes; 4 turns in flight per Session"
+    )
+    return report
+
+
+if __name__ == "__main__":
+    args = parse_args(__doc__ or "turns")
+    trio.run(main, args.quick).emit(args.json)
