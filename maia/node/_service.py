@@ -30,7 +30,7 @@ from ._services import NodeConfig, NodeServices
 from ._tree import TreeState, root_tree
 
 log = logging.getLogger("maia.node")
-STOP_BOUND_S = 20.0  # below `maia node stop`'s 30 s wait
+STOP_BOUND_S = 45.0  # above the Session runtime's 30 s worker stop, below `maia node stop`'s 60 s
 EXIT_STOP_OVERDUE = 70  # EX_SOFTWARE
 
 
