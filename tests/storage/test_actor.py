@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 import storage
 from maia.protocol import FakeClock, MaiaError
@@ -20,6 +21,25 @@ def _insert_counter(name: str, value: int = 1) -> storage.WriteFn[str]:
         return name
 
     return fn
+
+
+class Gate:
+    """Holds the writer thread inside one request until opened, so later requests queue."""
+
+    def __init__(self) -> None:
+        self._entered = threading.Event()
+        self._open = threading.Event()
+
+    def __call__(self, conn: sqlite3.Connection) -> None:
+        self._entered.set()
+        self._open.wait(10)
+
+    async def wait_entered(self) -> None:
+        """Wait (at most 10 s) until the writer thread runs the gate."""
+        assert await trio.to_thread.run_sync(self._entered.wait, 10)
+
+    def set(self) -> None:
+        self._open.set()
 
 
 def _counters(path: Path) -> dict[str, int]:
@@ -40,12 +60,9 @@ async def test_write_commits_and_read_sees_it(tmp_path: Path) -> None:
 
 async def test_failing_request_in_a_batch_does_not_affect_the_others(tmp_path: Path) -> None:
     """In one group-commit batch, a request that raises is rolled back alone; others commit."""
-    gate = threading.Event()
+    gate = Gate()
     async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
         results: dict[str, object] = {}
-
-        def blocker(conn: sqlite3.Connection) -> None:
-            gate.wait(10)  # hold the writer so the next requests queue into one batch
 
         def failing(conn: sqlite3.Connection) -> None:
             conn.execute("INSERT INTO counters (name, value) VALUES ('bad', 1)")
@@ -59,12 +76,12 @@ async def test_failing_request_in_a_batch_does_not_affect_the_others(tmp_path: P
 
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(call, "blocker", blocker)
-                await trio.sleep(0.05)
+                nursery.start_soon(call, "blocker", gate)
+                await gate.wait_entered()
                 nursery.start_soon(call, "one", _insert_counter("one"))
                 nursery.start_soon(call, "bad", failing)
                 nursery.start_soon(call, "two", _insert_counter("two"))
-                await trio.sleep(0.05)
+                await trio.testing.wait_all_tasks_blocked()
                 gate.set()
         assert results["one"] == "one"
         assert results["two"] == "two"
@@ -80,7 +97,7 @@ async def test_failing_request_in_a_batch_does_not_affect_the_others(tmp_path: P
 
 async def test_failed_commit_acknowledges_no_request_of_the_batch(tmp_path: Path) -> None:
     """When COMMIT fails (a deferred foreign key), every request of the batch gets unavailable."""
-    gate = threading.Event()
+    gate = Gate()
     async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
         errors: list[BaseException] = []
 
@@ -99,11 +116,11 @@ async def test_failed_commit_acknowledges_no_request_of_the_batch(tmp_path: Path
 
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(call, lambda c: gate.wait(10))
-                await trio.sleep(0.05)
+                nursery.start_soon(call, gate)
+                await gate.wait_entered()
                 nursery.start_soon(call, _insert_counter("good"))
                 nursery.start_soon(call, dangling)
-                await trio.sleep(0.05)
+                await trio.testing.wait_all_tasks_blocked()
                 gate.set()
         assert len(errors) == 2
         assert {e.code for e in errors if isinstance(e, MaiaError)} == {"unavailable"}
@@ -161,14 +178,14 @@ async def test_worker_epochs_strictly_increase_across_restarts(tmp_path: Path) -
 
 async def test_full_mailbox_waits_then_refuses_overloaded(tmp_path: Path) -> None:
     """With the mailbox full past the admission bound, a write raises overloaded."""
-    gate = threading.Event()
+    gate = Gate()
     async with storage.open_storage(
         tmp_path / "m.db", clock=FakeClock(), mailbox_size=1, admission_timeout_s=0.1
     ) as store:
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(store.write, lambda c: gate.wait(10))
-                await trio.sleep(0.05)
+                nursery.start_soon(store.write, gate)
+                await gate.wait_entered()
                 assert store.statistics().mailbox_depth == 1
                 with pytest.raises(MaiaError) as caught:
                     await store.write(_insert_counter("late"))
@@ -180,7 +197,7 @@ async def test_full_mailbox_waits_then_refuses_overloaded(tmp_path: Path) -> Non
 
 async def test_stopped_actor_fails_pending_and_new_requests(tmp_path: Path) -> None:
     """A writer stuck past the close deadline fails its callers; later writes fail at once."""
-    gate = threading.Event()
+    gate = Gate()
     codes: list[str] = []
     try:
         async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
@@ -193,10 +210,10 @@ async def test_stopped_actor_fails_pending_and_new_requests(tmp_path: Path) -> N
 
             with trio.fail_after(10):
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(call, lambda c: gate.wait(10))
-                    await trio.sleep(0.05)
+                    nursery.start_soon(call, gate)
+                    await gate.wait_entered()
                     nursery.start_soon(call, _insert_counter("queued"))
-                    await trio.sleep(0.05)
+                    await trio.testing.wait_all_tasks_blocked()
                     await store.aclose(timeout_s=0.1)
             assert codes == ["unavailable", "unavailable"]
             with pytest.raises(MaiaError) as caught:
