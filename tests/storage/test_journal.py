@@ -134,3 +134,24 @@ async def test_read_limits_are_validated(tmp_path: Path) -> None:
         with pytest.raises(MaiaError) as caught:
             await store.read(lambda c: storage.read_events(c, limit=0))
         assert caught.value.code == "validation_failed"
+
+
+async def test_commit_listeners_see_only_committed_events_before_callers(tmp_path: Path) -> None:
+    """A commit listener gets a batch's committed events (not rolled-back ones) in order."""
+    seen: list[tuple[str, int]] = []
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        remove = store.add_commit_listener(
+            lambda events: seen.extend((e.owner_id, e.owner_sequence) for e in events)
+        )
+        await store.write(_append("session_a", 2))
+
+        def fails(conn: sqlite3.Connection) -> None:
+            _append("session_b", 1)(conn)
+            raise RuntimeError("rolled back")
+
+        with pytest.raises(RuntimeError):
+            await store.write(fails)
+        assert seen == [("session_a", 1), ("session_a", 2)]
+        remove()
+        await store.write(_append("session_a", 1))
+        assert len(seen) == 2
