@@ -23,13 +23,10 @@ read and counted however slow the actor is. Every wait is bounded by `WorkerTimi
 from __future__ import annotations
 
 import contextlib
-import enum
-import signal
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
-import attrs
 import trio
 
 from maia.protocol import MaiaError
@@ -56,79 +53,20 @@ from worker_bridge import (
     frame_from_wire,
 )
 
-from ._process_group import StderrRing, descendants, signal_group, sweep
+from ._process_group import StderrRing
 from ._worker_config import WorkerSpec, WorkerTimings
+from ._worker_stop import stop_process_tree
+from ._worker_types import (
+    WIRE_KINDS,
+    ExitInfo,
+    TurnEvent,
+    WorkerFailed,
+    WorkerState,
+    WorkerStatistics,
+)
 
 ACK_EVERY = 128  # consumed events between acks while more wait (half the window)
 DIAGNOSTICS_KEPT = 256
-
-
-class WorkerState(enum.Enum):
-    STARTING = "starting"
-    READY = "ready"
-    BUSY = "busy"
-    STOPPING = "stopping"
-    EXITED = "exited"
-
-
-@attrs.frozen
-class TurnEvent:
-    """One step of a turn: `started`, `delta`, `message`, `tool-call` (data: callId, name,
-    arguments; answer with `tool_result`), then one of `completed`, `failed`,
-    `interrupted`, `lost`."""
-
-    turn_id: str
-    kind: str
-    text: str | None = None
-    data: dict[str, Any] | None = None
-    sequence: int = 0  # the worker's frame sequence (what the handle acks once consumed)
-
-    @property
-    def final(self) -> bool:
-        return self.kind in ("completed", "failed", "interrupted", "lost")
-
-
-_KINDS = {
-    "turn.started": "started",
-    "message.delta": "delta",
-    "message.completed": "message",
-    "turn.completed": "completed",
-    "turn.failed": "failed",
-}
-
-
-@attrs.frozen
-class ExitInfo:
-    """How an attempt ended: exit status or signal, the fence reason, the stderr tail."""
-
-    returncode: int | None
-    signal: int | None
-    fence_reason: str | None
-    stop_phase: str  # exited | interrupt | terminate | kill
-    swept: tuple[int, ...]
-    stderr_tail: str
-
-
-@attrs.frozen
-class WorkerStatistics:
-    attempt_id: str
-    epoch: int
-    pid: int
-    state: WorkerState
-    heartbeat_age_ms: int
-    turns: int
-    events: int
-    diagnostics_received: int
-    diagnostics_dropped: int
-    fence_reason: str | None
-
-
-class WorkerFailed(MaiaError):
-    """The worker cannot serve: it was fenced or exited. `info` says how, once known."""
-
-    def __init__(self, message: str, info: ExitInfo | None = None) -> None:
-        super().__init__("unavailable", message, {"target": "worker"})
-        self.info = info
 
 
 class WorkerHandle:
@@ -387,7 +325,7 @@ class WorkerHandle:
             self.fence(f"event for turn {turn_id!r}, not the running turn")
             return
         event = TurnEvent(
-            turn_id, _KINDS[wire["kind"]], wire.get("text"), wire.get("data"), wire["sequence"]
+            turn_id, WIRE_KINDS[wire["kind"]], wire.get("text"), wire.get("data"), wire["sequence"]
         )
         if event.final:
             self._end_turn(event)
@@ -498,30 +436,17 @@ class WorkerHandle:
             self._stopped.set()
 
     async def _stop_phases(self, graceful: bool, reason: str | None) -> None:
-        timings = self.timings
-        phase = "exited"
-        known = await trio.to_thread.run_sync(descendants, self.pid)
-        if graceful and not self._exited.is_set():
-            phase = "interrupt"
+        async def ask_to_stop() -> None:
             if self._turn_id is not None:
                 await self._send_quietly(Interrupt(turn_id=self._turn_id))
             await self._send_quietly(Shutdown(reason=(reason or "stop")[:200]))
-            with trio.move_on_after(timings.interrupt_ms / 1000):
-                await self._exited.wait()
-        if not self._exited.is_set():
-            phase = "terminate"
-            signal_group(self.pid, signal.SIGCONT)
-            signal_group(self.pid, signal.SIGTERM)
-            with trio.move_on_after(timings.terminate_ms / 1000):
-                await self._exited.wait()
-        if not self._exited.is_set():
-            phase = "kill"
-        known = [*known, *await trio.to_thread.run_sync(descendants, self.pid)]
-        signal_group(self.pid, signal.SIGKILL)  # also the group's leftovers after a clean exit
-        with trio.move_on_after(timings.kill_wait_ms / 1000):
-            await self._exited.wait()
-        swept = await trio.to_thread.run_sync(
-            sweep, known, "MAIA_WORKER_ATTEMPT", self.attempt_id, timings.kill_wait_ms / 1000
+
+        phase, swept = await stop_process_tree(
+            pid=self.pid,
+            attempt_id=self.attempt_id,
+            exited=self._exited,
+            timings=self.timings,
+            ask=ask_to_stop if graceful else None,
         )
         with trio.move_on_after(1):
             await self.stream.aclose()
@@ -533,7 +458,7 @@ class WorkerHandle:
             signal=-returncode if returncode is not None and returncode < 0 else None,
             fence_reason=self.fence_reason,
             stop_phase=phase,
-            swept=tuple(swept),
+            swept=swept,
             stderr_tail=self.stderr.text(),
         )
         if self._turn_id is not None:

@@ -20,7 +20,8 @@ from worker_bridge import NODE, Connection, TrioFrameStream
 
 from ._process_group import become_subreaper, release_subreaper
 from ._worker_config import EpochSource, WorkerSpec, WorkerTimings
-from ._worker_handle import WorkerHandle, WorkerState
+from ._worker_handle import WorkerHandle
+from ._worker_types import WorkerState
 
 
 class WorkerSupervisor:

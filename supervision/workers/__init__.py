@@ -9,11 +9,12 @@ from .._worker_config import FileEpochSource as FileEpochSource
 from .._worker_config import MemoryEpochSource as MemoryEpochSource
 from .._worker_config import WorkerSpec as WorkerSpec
 from .._worker_config import WorkerTimings as WorkerTimings
-from .._worker_handle import ExitInfo as ExitInfo
-from .._worker_handle import TurnEvent as TurnEvent
-from .._worker_handle import WorkerFailed as WorkerFailed
 from .._worker_handle import WorkerHandle as WorkerHandle
-from .._worker_handle import WorkerState as WorkerState
-from .._worker_handle import WorkerStatistics as WorkerStatistics
+from .._worker_stop import stop_process_tree as stop_process_tree
 from .._worker_supervisor import WorkerSupervisor as WorkerSupervisor
 from .._worker_supervisor import open_worker_supervisor as open_worker_supervisor
+from .._worker_types import ExitInfo as ExitInfo
+from .._worker_types import TurnEvent as TurnEvent
+from .._worker_types import WorkerFailed as WorkerFailed
+from .._worker_types import WorkerState as WorkerState
+from .._worker_types import WorkerStatistics as WorkerStatistics

@@ -46,6 +46,8 @@ def test_every_public_name_of_worker_bridge_is_exported(module_name: str) -> Non
     [
         "supervision._worker_config",
         "supervision._worker_handle",
+        "supervision._worker_stop",
+        "supervision._worker_types",
         "supervision._worker_supervisor",
         "supervision._process_group",
     ],

@@ -1,0 +1,82 @@
+"""The values a worker handle hands out: its state, turn events, exit and statistics.
+
+Kept apart from the handle so the Session actor (and its tests) can name them without the
+machinery. `TurnEvent.kind` is Maia's own vocabulary, not the wire's event kinds.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import attrs
+
+from maia.protocol import MaiaError
+
+
+class WorkerState(enum.Enum):
+    STARTING = "starting"
+    READY = "ready"
+    BUSY = "busy"
+    STOPPING = "stopping"
+    EXITED = "exited"
+
+
+@attrs.frozen
+class TurnEvent:
+    """One step of a turn: `started`, `delta`, `message`, `tool-call` (data: callId, name,
+    arguments; answer with `tool_result`), then one of `completed`, `failed`,
+    `interrupted`, `lost`."""
+
+    turn_id: str
+    kind: str
+    text: str | None = None
+    data: dict[str, Any] | None = None
+    sequence: int = 0  # the worker's frame sequence (what the handle acks once consumed)
+
+    @property
+    def final(self) -> bool:
+        return self.kind in ("completed", "failed", "interrupted", "lost")
+
+
+WIRE_KINDS = {
+    "turn.started": "started",
+    "message.delta": "delta",
+    "message.completed": "message",
+    "turn.completed": "completed",
+    "turn.failed": "failed",
+}
+
+
+@attrs.frozen
+class ExitInfo:
+    """How an attempt ended: exit status or signal, the fence reason, the stderr tail."""
+
+    returncode: int | None
+    signal: int | None
+    fence_reason: str | None
+    stop_phase: str  # exited | interrupt | terminate | kill
+    swept: tuple[int, ...]
+    stderr_tail: str
+
+
+@attrs.frozen
+class WorkerStatistics:
+    attempt_id: str
+    epoch: int
+    pid: int
+    state: WorkerState
+    heartbeat_age_ms: int
+    turns: int
+    events: int
+    diagnostics_received: int
+    diagnostics_dropped: int
+    fence_reason: str | None
+
+
+class WorkerFailed(MaiaError):
+    """The worker cannot serve: it was fenced or exited. `info` says how, once known."""
+
+    def __init__(self, message: str, info: ExitInfo | None = None) -> None:
+        super().__init__("unavailable", message, {"target": "worker"})
+        self.info = info
