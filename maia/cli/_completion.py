@@ -17,7 +17,7 @@ from click.shell_completion import CompletionItem, get_completion_class
 SHELLS: Final = ("bash", "zsh", "fish")
 COMPLETE_VAR: Final = "_MAIA_COMPLETE"
 DEADLINE_S: Final = 1.5
-LIST_LIMIT: Final = 200
+LIST_LIMIT: Final = 100
 
 
 def completion_script(args: Sequence[str]) -> str:

@@ -51,9 +51,16 @@ class Refused(Exception):
 class Out:
     """Where output goes, in which format, and whether to colour it."""
 
-    def __init__(self, stdout: TextIO, stderr: TextIO, fmt: str, now_ms: int) -> None:
-        self.stdout, self.stderr, self.fmt, self.now_ms = stdout, stderr, fmt, now_ms
+    def __init__(
+        self, stdout: TextIO, stderr: TextIO, fmt: str, fixed_now_ms: int | None = None
+    ) -> None:
+        self.stdout, self.stderr, self.fmt, self._now_ms = stdout, stderr, fmt, fixed_now_ms
         self.colour = fmt == "human" and _is_tty(stdout) and not os.environ.get("NO_COLOR")
+
+    @property
+    def now_ms(self) -> int:
+        """Wall time for relative times, read when printing (presentation only)."""
+        return self._now_ms if self._now_ms is not None else now_ms()
 
     def data(self, text: str) -> None:
         self.stdout.write(text)
@@ -152,7 +159,7 @@ async def execute(
     `client` may be None for local invocations (help, schema). `confirm(prompt) -> bool`
     asks the person (default: click.confirm on the terminal) when `interactive`.
     """
-    out = Out(stdout, stderr, invocation.output, now_ms())
+    out = Out(stdout, stderr, invocation.output)
     if invocation.local:
         return _local(invocation, out)
     assert invocation.operation_id is not None

@@ -47,7 +47,10 @@ OPTION_ONLY: Final[dict[str, frozenset[str]]] = {
     "reference.resolve": frozenset({"project_id"}),
 }
 # Ops whose reference field may be left out: the CLI supplies it (see `_execute`).
-DEFAULTED: Final[dict[str, frozenset[str]]] = {"session.create": frozenset({"project_id"})}
+DEFAULTED: Final[dict[str, frozenset[str]]] = {
+    "session.create": frozenset({"project_id"}),  # the current directory's Project
+    "events.read": frozenset({"position"}),  # from the start, or --after CURSOR
+}
 COMMAND_ID: Final = "command_id"
 
 

@@ -154,7 +154,7 @@ def _op_callback(operation_id: str) -> Callable[..., None]:
         if takes_command_id(op) and "commandId" not in params:
             from maia.protocol import new_id
 
-            params["commandId"], generated = new_id("cmd"), True
+            params["commandId"], generated = new_id("command"), True
         references: dict[str, str] = {w: k for w, k in reference_fields(op).items() if w in params}
         raise _Done(
             Invocation(

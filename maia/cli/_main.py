@@ -91,7 +91,7 @@ def _run_local(invocation: Any) -> int:
         return home(args)
     from ._execute import Out, _local
 
-    return _local(invocation, Out(sys.stdout, sys.stderr, "human", 0))
+    return _local(invocation, Out(sys.stdout, sys.stderr, "human"))
 
 
 def _run_op(invocation: object) -> int:
@@ -112,7 +112,7 @@ def _run_op(invocation: object) -> int:
                 return await execute(invocation, client, stdout=sys.stdout, stderr=sys.stderr,
                                      interactive=_interactive())  # fmt: skip
         except MaiaError as error:
-            Out(sys.stdout, sys.stderr, invocation.output, 0).error(error)
+            Out(sys.stdout, sys.stderr, invocation.output).error(error)
             return _exit.exit_code(error)
 
     try:

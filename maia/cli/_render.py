@@ -63,6 +63,8 @@ def relative(timestamp: str, now_ms: int) -> str:
         delta = (now_ms - parse_timestamp(timestamp)) // 1000
     except MaiaError:
         return timestamp
+    if -5 <= delta < 1:  # clocks of two processes differ a little: not "in 1s"
+        return "just now"
     ahead, delta = delta < 0, abs(delta)
     for size, unit in ((86400, "d"), (3600, "h"), (60, "m"), (1, "s")):
         if delta >= size or unit == "s":
@@ -131,7 +133,7 @@ def block(value: dict[str, Any], keys: Sequence[str] | None, now_ms: int,
 def list_key(result: dict[str, Any]) -> str | None:
     """The key of the result's main list, if it has one."""
     for key, value in result.items():
-        if isinstance(value, list) and (key in COLUMNS or (value and isinstance(value[0], dict))):
+        if isinstance(value, list) and key in COLUMNS:
             return key
     return None
 
@@ -151,8 +153,9 @@ def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> 
             (k.upper(), k) for k in rows[0] if not isinstance(rows[0][k], dict | list)
         ) if rows else COLUMNS.get(key, (("VALUE", "value"),))  # fmt: skip
         out.append(table(rows, columns, now_ms, colour))
-        if result.get("nextCursor"):
-            out.append(f"(more: --cursor {result['nextCursor']})\n")
+        if result.get("nextCursor") and result.get("hasMore", True):
+            flag = "--after" if key == "events" else "--cursor"
+            out.append(f"(more: {flag} {result['nextCursor']})\n")
         return "".join(out)
     if "delivery" in result:
         note = " (duplicate: this command ran before)" if result["delivery"] == "duplicate" else ""

@@ -39,7 +39,7 @@ async def current_project(client: Any, out: Any) -> str:
     cursor = None
     for _ in range(PROJECT_PAGES_MAX):
         page = await client.request(
-            "project.list", {"limit": 200, **({"cursor": cursor} if cursor else {})}
+            "project.list", {"limit": 100, **({"cursor": cursor} if cursor else {})}
         )
         for project in page["projects"]:
             if project["rootPath"] == here:
@@ -47,7 +47,7 @@ async def current_project(client: Any, out: Any) -> str:
         cursor = page.get("nextCursor")
         if not cursor:
             break
-    added = await client.request("project.add", {"commandId": new_id("cmd"), "rootPath": here})
+    added = await client.request("project.add", {"commandId": new_id("command"), "rootPath": here})
     project = added["project"]
     out.message(
         f"added Project {project['projectKey']} ({here}); pass --project-id to choose another"

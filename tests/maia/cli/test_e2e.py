@@ -1,0 +1,197 @@
+"""The `maia` CLI as a real process against a real Node process (real sockets, real echo
+workers): create, send --wait, list as a table and as --json, the exit codes of a failed
+turn (5), an unreachable Node (6), a timed-out wait (3), an ambiguous reference (2)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from maia.cli import main
+from maia.client import read_discovery
+
+MAIA = [sys.executable, "-c", "import sys; from maia.cli import main; sys.exit(main())"]
+TIMEOUT_S = 90
+
+
+class Cli:
+    """Runs `maia ...` with a home and a working directory: in this process (`main()`, fast)
+    or, with `process`, as a real child process."""
+
+    def __init__(self, home: Path, cwd: Path) -> None:
+        self.home, self.cwd = home, cwd
+
+    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+        stdout, stderr = io.StringIO(), io.StringIO()
+        saved_env, saved_cwd = dict(os.environ), os.getcwd()
+        os.environ.update({"MAIA_HOME": str(self.home), "NO_COLOR": "1"})
+        os.environ.pop("MAIA_NODE", None)
+        os.chdir(self.cwd)
+        try:
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                code = main(list(args))
+        finally:
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+        return subprocess.CompletedProcess(list(args), code, stdout.getvalue(), stderr.getvalue())
+
+    def process(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        environment = {**os.environ, "MAIA_HOME": str(self.home), "NO_COLOR": "1", **env}
+        environment.pop("MAIA_NODE", None)
+        return subprocess.run(
+            [*MAIA, *args],
+            capture_output=True,
+            text=True,
+            cwd=self.cwd,
+            env=environment,
+            timeout=TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
+    """A foreground Node on a fresh home, and a Project directory to run the CLI in."""
+    base = tmp_path_factory.mktemp("cli")
+    home, project = base / "home", base / "project"
+    project.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            record = read_discovery(home / "node.json")
+            if record is not None and record.pid == process.pid:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the Node did not start")
+        yield Cli(home, project)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_create_send_wait_list(cli: Cli) -> None:
+    """create (in the cwd's Project), send --wait prints the reply, list as table and JSON."""
+    created = cli("session", "create", "--title", "greeter", "--json")
+    assert created.returncode == 0, created.stderr
+    session = json.loads(created.stdout)["result"]["session"]
+    assert session["title"] == "greeter"
+    assert "added Project" in created.stderr
+
+    sent = cli.process("turn", "send", "greeter", "hello from the CLI", "--wait")
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout == "hello from the CLI\n"
+
+    table = cli("session", "list")
+    assert table.returncode == 0, table.stderr
+    header, *rows = table.stdout.splitlines()
+    assert header.split() == ["ID", "TITLE", "STATE", "ACTIVITY", "TURNS", "UPDATED"]
+    row = next(r for r in rows if r.startswith(session["sessionId"]))
+    assert "greeter" in row
+    assert header.index("TITLE") == row.index("greeter")  # aligned under its header
+
+    listed = cli("session", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    document = json.loads(listed.stdout)
+    assert document["ok"] is True
+    assert session["sessionId"] in [s["sessionId"] for s in document["result"]["sessions"]]
+
+    jsonl = cli("session", "list", "--jsonl")
+    assert [json.loads(line)["sessionId"] for line in jsonl.stdout.splitlines()].count(
+        session["sessionId"]
+    ) == 1
+
+    prefix = session["sessionId"].removeprefix("session_")[:8]
+    shown = cli("session", "show", f"session_{prefix}")
+    assert shown.returncode == 0, shown.stderr
+    assert "latestTurnState  completed" in shown.stdout
+
+
+def test_failed_turn_exits_5(cli: Cli) -> None:
+    """A turn whose worker crashes (`/crash`) ends the --wait with exit 5 and the reason."""
+    assert cli("session", "create", "--title", "crasher").returncode == 0
+    sent = cli.process("turn", "send", "crasher", "/crash", "--wait")
+    assert sent.returncode == 5, sent.stderr
+    assert "failed" in sent.stderr
+    again = cli("turn", "send", "crasher", "/crash", "--wait", "--json")
+    assert again.returncode == 5
+    assert json.loads(again.stdout)["result"]["turn"]["state"] == "failed"
+
+
+def test_ambiguous_reference_lists_candidates(cli: Cli) -> None:
+    """Two Sessions with one title: the reference is ambiguous, exit 2, both IDs listed."""
+    ids = []
+    for _ in range(2):
+        made = cli("session", "create", "--title", "twin", "--json")
+        assert made.returncode == 0, made.stderr
+        ids.append(json.loads(made.stdout)["result"]["session"]["sessionId"])
+    shown = cli("session", "show", "twin")
+    assert shown.returncode == 2
+    assert shown.stdout == ""
+    for session_id in ids:
+        assert session_id in shown.stderr
+
+
+def test_session_wait_times_out_with_3(cli: Cli) -> None:
+    """`session wait --state running --timeout 1s` on an idle Session exits 3 after waiting."""
+    assert cli("session", "create", "--title", "sleeper").returncode == 0
+    waited = cli("session", "wait", "sleeper", "--state", "running", "--timeout", "1s")
+    assert waited.returncode == 3, waited.stderr
+    satisfied = cli("session", "wait", "sleeper", "--state", "idle", "--timeout", "5s")
+    assert satisfied.returncode == 0, satisfied.stderr
+
+
+def test_events_follow_prints_then_stops_at_timeout(cli: Cli) -> None:
+    """`events read --follow --jsonl --timeout` prints journal events one a line, exit 0."""
+    assert cli("session", "create", "--title", "watched").returncode == 0
+    followed = cli("events", "read", "--follow", "--jsonl", "--timeout", "1s")
+    assert followed.returncode == 0, followed.stderr
+    events = [json.loads(line) for line in followed.stdout.splitlines()]
+    assert "session.created" in {e["eventType"] for e in events}
+    positions = [e["journalPosition"] for e in events]
+    assert positions == sorted(positions)
+
+
+def test_unreachable_node_exits_6(cli: Cli, tmp_path: Path) -> None:
+    """No Node for the home, or nothing listening at --node: exit 6, stdout empty."""
+    refused = cli.process("session", "list", "--node", "ws://127.0.0.1:9/api/v1")
+    absent = Cli(tmp_path / "empty-home", tmp_path).process("session", "list")
+    for result in (refused, absent):
+        assert result.returncode == 6, result.stderr
+        assert result.stdout == ""
+        assert "unavailable" in result.stderr
+
+
+def test_dynamic_completion_of_session_titles(cli: Cli) -> None:
+    """Shell completion of a Session reference offers live titles from the Node; with no
+    Node it completes nothing, silently."""
+    assert cli("session", "create", "--title", "completable").returncode == 0
+    env = {"_MAIA_COMPLETE": "bash_complete", "COMP_WORDS": "maia session show compl",
+           "COMP_CWORD": "3"}  # fmt: skip
+    done = cli.process(**env)
+    assert done.returncode == 0, done.stderr
+    assert "completable" in done.stdout
+    nothing = Cli(cli.home.parent / "no-node", cli.cwd).process(**env)
+    assert nothing.returncode == 0
+    assert nothing.stdout.strip() == ""
+    assert nothing.stderr == ""
