@@ -109,9 +109,17 @@ class Tick:
     """The idle-release timer fired."""
 
 
+@attrs.frozen
+class WallTime:
+    """An exec turn's wall-time limit passed: interrupt it; it fails wall_time_exceeded."""
+
+    turn_id: str
+
+
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
     | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | Tick
+    | WallTime
 )  # fmt: skip
 
 

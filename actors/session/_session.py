@@ -33,6 +33,7 @@ from ._messages import (
     SessionContext,
     StopSession,
     Tick,
+    WallTime,
     WorkerExited,
     WorkerInitialized,
     WorkerSpawned,
@@ -103,6 +104,8 @@ class SessionActor(WorkerOps):
                 await self.tick()
             case Resume():
                 await self.resume()
+            case WallTime():
+                await self.wall_time(message)
 
     async def resume(self) -> None:
         """Fail turns lost with an earlier runtime; start a worker for the queued ones."""

@@ -24,7 +24,15 @@ from supervision.workers import WorkerFailed, WorkerHandle
 from . import _queue as q
 from ._client_ops import ClientOps
 from ._launch import end_attempt, record_attempt, worker_spec
-from ._messages import Flush, Progress, Tick, WorkerExited, WorkerInitialized, WorkerSpawned
+from ._messages import (
+    Flush,
+    Progress,
+    Tick,
+    WallTime,
+    WorkerExited,
+    WorkerInitialized,
+    WorkerSpawned,
+)
 from ._store import Draft, OpenItem, end_turn, flush_item, session_step, turn_step
 
 log = logging.getLogger("maia.session")
@@ -44,6 +52,8 @@ class WorkerOps(ClientOps):
     failure: str | None = None
     flush_at: float | None = None
     item_seq: int = 0
+    wall_time_ms: int | None = None  # the executor's per-turn limit (exec)
+    timed_out: str | None = None  # the turn interrupted for passing it
 
     def started_unflushed(self, turn_id: str) -> bool:
         return self.started == turn_id
@@ -66,6 +76,8 @@ class WorkerOps(ClientOps):
                     if handle is not None and memo is not None:
                         self.item, self.started, self.failure, self.item_seq = None, None, None, 0
                         nursery.start_soon(self._pump, handle, turn_id, memo.text)
+                        if self.wall_time_ms is not None:
+                            nursery.start_soon(self._deadline, turn_id, self.wall_time_ms)
                 case q.SendInterrupt(turn_id) if self.worker is not None:
                     nursery.start_soon(_quietly, lambda h=self.worker, t=turn_id: h.interrupt(t))
                 case q.StopWorker(reason) if self.worker is not None:
@@ -77,6 +89,18 @@ class WorkerOps(ClientOps):
     async def _tell(self, message: object) -> None:
         with contextlib.suppress(MaiaError):
             await self.ctx.tell(self.session_id, message)
+
+    async def _deadline(self, turn_id: str, wall_time_ms: int) -> None:
+        await trio.sleep(wall_time_ms / 1000)
+        await self._tell(WallTime(turn_id))
+
+    async def wall_time(self, message: WallTime) -> None:
+        """Interrupt a turn past its wall time (bounded: the handle escalates to a stop)."""
+        worker = self.worker
+        if worker is None or self.core.active != message.turn_id or self.timed_out:
+            return
+        self.timed_out = message.turn_id
+        self.ctx.nursery.start_soon(_quietly, lambda: worker.interrupt(message.turn_id))
 
     async def _tick_after(self, delay: float) -> None:
         await trio.sleep(delay)
@@ -90,6 +114,7 @@ class WorkerOps(ClientOps):
         )
         try:
             executor = self.ctx.config.executor(row[0])
+            self.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None
             spec = worker_spec(executor, row[1], self.ctx.environ)
             handle = await self.ctx.workers.start_worker(spec)
         except MaiaError as error:
@@ -169,6 +194,14 @@ class WorkerOps(ClientOps):
     async def _worker_gone(self, attempt_id: str | None, reason: str) -> None:
         expected = self.core.worker is q.Worker.STOPPING
         after, actions = q.step(self.core, q.WorkerGone(expected=expected), self.now())
+        if self.timed_out is not None:  # it died past its wall time: say so, not "lost"
+            actions = tuple(
+                q.FailTurn(a.turn_id, "wall_time_exceeded")
+                if isinstance(a, q.FailTurn) and a.turn_id == self.timed_out
+                else a
+                for a in actions
+            )
+            self.timed_out = None
         self.need_slot(actions)  # the slot of the worker that went is still held
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
@@ -250,6 +283,10 @@ class WorkerOps(ClientOps):
     async def _end(self, event: WorkerEvent) -> None:
         outcome = _FINAL[event.kind]
         turn_id = event.turn_id
+        reason = "turn_failed"
+        if self.timed_out == turn_id and outcome != "completed":
+            outcome, reason = "failed", "wall_time_exceeded"
+        self.timed_out = None
         if outcome == "completed" and event.text is not None:
             item = self._item(turn_id)
             item.text = event.text
@@ -267,8 +304,7 @@ class WorkerOps(ClientOps):
             self._flush_rows(conn, draft)
             if error is not None:
                 flush_item(conn, draft, error)
-            end_turn(conn, draft, turn_id, outcome,
-                     "turn_failed" if outcome == "failed" else None)  # fmt: skip
+            end_turn(conn, draft, turn_id, outcome, reason if outcome == "failed" else None)
             if outcome == "interrupted" and draft.state.value == "running":
                 session_step(conn, draft, SessionEvent.INTERRUPTED, caller="worker")
             self.apply_rows(conn, draft, after, actions)

@@ -204,3 +204,26 @@ async def test_cancelled_runtime_still_stops_its_workers(tmp_path: Path) -> None
     for pid in pids:
         with contextlib.suppress(psutil.NoSuchProcess):
             assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+async def test_exec_executor_runs_a_command_and_enforces_wall_time(tmp_path: Path) -> None:
+    """An exec executor pipes the prompt through its argv; one past its wall time fails
+    wall_time_exceeded."""
+    config = parse_user_config(
+        {
+            "executors": {
+                "upper": {"kind": "exec", "argv": ["/usr/bin/tr", "a-z", "A-Z"]},
+                "slow": {"kind": "exec", "argv": ["/bin/sleep", "60"], "wallTimeMs": 1000},
+            }
+        }
+    )
+    async with _open(tmp_path, config) as h:
+        upper = await h.session("user:upper")
+        sent = await h.send(upper, "make me loud")
+        done = await h.wait_turn(sent.result["turn"]["turnId"], "completed", "failed")
+        assert done.output_text == "MAKE ME LOUD"
+        slow = await h.session("user:slow")
+        sent = await h.send(slow, "never answered")
+        failed = await h.wait_turn(sent.result["turn"]["turnId"], "completed", "failed")
+        assert failed.state == "failed"
+        assert failed.failure_reason == "wall_time_exceeded"
