@@ -1,0 +1,150 @@
+"""`run_console`: connect once, then the prompt loop with its background tasks.
+
+One SDK client serves the whole console (commands, the event feed, the toolbar). Before the
+first prompt: catch the feed up (so only new events print), seed the Session cache with
+`session.list`, ask `node.status` once. Then three tasks share the asyncio loop: the prompt
+(`Repl`), the feed (events above the prompt, the cache, a toolbar refresh), and the toolbar
+refresher. A Node that cannot be reached is reported with the command that starts one, and
+the console exits 6 (the CLI's "Node unreachable").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import attrs
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
+
+from maia.client import open_client
+from maia.client._discovery import default_home
+from maia.protocol import MaiaError
+
+from ._cache import SessionCache
+from ._feed import DEFAULT_POLL_S, EventFeed, JournalFeed
+from ._repl import Repl
+from ._seam import CliSeam, CommandSeam
+from ._status import StatusTracker
+
+EXIT_OK, EXIT_ERROR, EXIT_AUTH, EXIT_UNREACHABLE = 0, 1, 4, 6
+SEED_PAGES = 10  # at most 1,000 Sessions seeded; the feed adds the rest as they move
+RECONNECT_S = 2.0
+HISTORY_FILE = "console_history"
+
+
+@attrs.frozen
+class ConsoleOptions:
+    """How to run the console. Tests pass a pipe input and their own sinks."""
+
+    home: Path | None = None
+    url: str | None = None
+    token: str | None = None
+    seam: CommandSeam | None = None
+    input: Input | None = None
+    output: Output | None = None
+    stdout: TextIO | None = None  # None: the process's (patched) stdout at write time
+    stderr: TextIO | None = None
+    poll_s: float = DEFAULT_POLL_S
+
+
+def run_console(
+    *, home: str | Path | None = None, url: str | None = None, token: str | None = None
+) -> int:
+    """Run the interactive console until Ctrl-D or `exit`; returns the exit code."""
+    options = ConsoleOptions(home=Path(home) if home is not None else None, url=url, token=token)
+    return asyncio.run(console_main(options))
+
+
+def _unreachable_message(error: MaiaError, home: Path) -> str:
+    where = f" --home {home}" if home != default_home() else ""
+    return (
+        f"maia console: {error.message}\n"
+        f"Start the Node first:  maia node start --detach{where}\n"
+        f"then run:              maia console{where}\n"
+    )
+
+
+async def console_main(options: ConsoleOptions) -> int:
+    """The console on the current event loop (asyncio or trio). Returns the exit code."""
+    stderr = options.stderr or sys.stderr
+    home = options.home or default_home()
+    async with AsyncExitStack() as stack:
+        try:
+            client = await stack.enter_async_context(
+                open_client(options.url, token=options.token, home=home)
+            )
+        except MaiaError as error:
+            if error.code == "unavailable":
+                stderr.write(_unreachable_message(error, home))
+                return EXIT_UNREACHABLE
+            stderr.write(f"maia console: {error.message}\n")
+            return EXIT_AUTH if error.code == "unauthenticated" else EXIT_ERROR
+        return await _serve(options, client, home)
+
+
+async def _seed(client: Any, cache: SessionCache) -> None:
+    params: dict[str, Any] = {"limit": 100}
+    for _ in range(SEED_PAGES):
+        page = await client.request("session.list", params)
+        cache.seed(page["sessions"])
+        if not page.get("nextCursor"):
+            return
+        params = {"limit": 100, "cursor": page["nextCursor"]}
+
+
+async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:
+    cache = SessionCache()
+    feed = JournalFeed(client, poll_s=options.poll_s)
+    try:
+        await feed.catch_up()
+        await _seed(client, cache)
+    except MaiaError as error:
+        (options.stderr or sys.stderr).write(f"maia console: {error.message}\n")
+        return EXIT_ERROR
+    repl = Repl(
+        client=client,
+        seam=options.seam or CliSeam(),
+        cache=cache,
+        history_path=home / HISTORY_FILE,
+        input=options.input,
+        output=options.output,
+        stdout=options.stdout,
+        stderr=options.stderr,
+    )
+    tracker = StatusTracker(client, lambda _state: repl.invalidate())
+    repl.toolbar = lambda: tracker.state.toolbar()
+    await tracker.refresh()
+    async with anyio.create_task_group() as group:
+        group.start_soon(tracker.serve)
+        group.start_soon(_pump, client, feed, repl, tracker)
+        code = await repl.run()
+        group.cancel_scope.cancel()
+    return code
+
+
+async def _pump(client: Any, feed: EventFeed, repl: Repl, tracker: StatusTracker) -> None:
+    """Events to the cache, the screen and the toolbar; reconnects (bounded pace) when the
+    Node goes away, and catches up rather than replaying what was missed."""
+    while True:
+        try:
+            async for event in feed.follow():
+                if repl.cache.apply(event) or event.event_type.startswith(("session.", "turn.")):
+                    tracker.poke()
+                repl.show_event(event)
+        except MaiaError as error:
+            if error.code != "unavailable":
+                repl.note(f"event feed stopped: {error.message}")
+                return
+        tracker.poke()
+        await anyio.sleep(RECONNECT_S)
+        try:
+            await client.reconnect()
+            await feed.catch_up()
+            repl.note("reconnected to the Node")
+        except MaiaError:
+            continue

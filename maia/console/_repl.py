@@ -1,0 +1,254 @@
+"""The prompt loop: read a line, run it as a CLI command (or a console built-in), repeat.
+
+Keys: Tab completes, Ctrl-R searches the history (kept in `$MAIA_HOME/console_history`),
+→ accepts the grey suggestion from history, Ctrl-C clears the line or cancels the running
+command (never the console: SIGINT is caught for the console's whole life), Ctrl-D leaves.
+Output printed while the prompt is shown goes above it (`patch_stdout`).
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+from collections import deque
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import click
+from prompt_toolkit import PromptSession, search
+from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+from prompt_toolkit.filters import is_searching
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import Output
+from prompt_toolkit.patch_stdout import patch_stdout
+
+from maia.protocol import MaiaError
+
+from ._attach import follow_session, resolve_session
+from ._cache import FeedEvent, SessionCache
+from ._completer import BUILTINS, ConsoleCompleter
+from ._output import HOLD_S, OutputGate, page, screen_lines
+from ._render import render_event
+from ._seam import CommandSeam
+
+PROMPT = "maia> "
+EXIT_INTERRUPTED = 130
+MAX_HELD_EVENTS = 256
+HELP = (
+    """Type any `maia` command without the `maia` prefix, e.g.
+  session list            session create --help          turn send REF "text" --wait
+Console commands:
+"""
+    + "".join(f"  {name:<10} {text}\n" for name, text in BUILTINS.items())
+    + """Keys: Tab completes · Ctrl-R searches history · → accepts a suggestion · Ctrl-C cancels
+the running command · Ctrl-D leaves.
+"""
+)
+
+
+class Repl:
+    """One console's prompt, its built-ins and the command runner."""
+
+    def __init__(
+        self,
+        *,
+        client: Any,
+        seam: CommandSeam,
+        cache: SessionCache,
+        history_path: Path,
+        input: Input | None,
+        output: Output | None,
+        stdout: TextIO | None,
+        stderr: TextIO | None,
+    ) -> None:
+        self.client = client
+        self.seam = seam
+        self.cache = cache
+        self._stdout = stdout
+        self._stderr = stderr
+        self.toolbar: Callable[[], str] = lambda: ""
+        self.events_on = True
+        self._held: deque[str] = deque(maxlen=MAX_HELD_EVENTS)
+        self._paging = False
+        self._running: anyio.CancelScope | None = None
+        self.interrupted = 0
+        history_path.parent.mkdir(parents=True, exist_ok=True)
+        self.prompt = PromptSession[str](
+            PROMPT,
+            history=FileHistory(str(history_path)),
+            auto_suggest=AutoSuggestFromHistory(),
+            completer=ConsoleCompleter(seam.command_tree(), cache),
+            complete_while_typing=False,
+            bottom_toolbar=lambda: self.toolbar(),
+            input=input,
+            output=output,
+            key_bindings=_key_bindings(),
+        )
+
+    @property
+    def out(self) -> TextIO:
+        return self._stdout or sys.stdout  # read at write time: patch_stdout swaps it
+
+    @property
+    def err(self) -> TextIO:
+        return self._stderr or sys.stderr
+
+    def invalidate(self) -> None:
+        app = self.prompt.app
+        if app.is_running:
+            app.invalidate()
+
+    def note(self, text: str) -> None:
+        self._print(f"· {text}\n")
+
+    def show_event(self, event: FeedEvent) -> None:
+        if not self.events_on:
+            return
+        line = render_event(event, self.cache)
+        if line is not None:
+            self._print(line + "\n")
+
+    def _print(self, text: str) -> None:
+        if self._paging:
+            self._held.append(text)  # bounded: the oldest go first
+            return
+        self.out.write(text)
+        self.out.flush()
+
+    async def run(self) -> int:
+        """Prompt until Ctrl-D or `exit`; returns 0."""
+        with patch_stdout(raw=True):
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._watch_sigint)
+                try:
+                    await self._loop()
+                finally:
+                    group.cancel_scope.cancel()
+        return 0
+
+    async def _watch_sigint(self) -> None:
+        # Ctrl-C at the prompt is a key (raw mode); while a command runs it is SIGINT.
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                self.interrupted += 1
+                if self._running is not None:
+                    self._running.cancel()
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                line = await self.prompt.prompt_async(handle_sigint=False)
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                return
+            try:
+                words = shlex.split(line)
+            except ValueError as error:
+                self.err.write(f"usage: {error}\n")
+                continue
+            if words and words[0] == "maia":
+                words = words[1:]
+            if not words:
+                continue
+            if words[0] in ("exit", "quit"):
+                return
+            await self.dispatch(words)
+
+    async def dispatch(self, words: list[str]) -> int:
+        """Run one console line (already split); returns its exit code."""
+        match words:
+            case ["help"]:
+                self.out.write(HELP)
+                return 0
+            case ["feed", ("on" | "off") as state]:
+                self.events_on = state == "on"
+                return 0
+            case ["attach", reference]:
+                return await self._interruptible(lambda: self._attach(reference))
+            case ["attach", *_] | ["feed", *_]:
+                self.err.write(f"usage: {words[0]} {'REF' if words[0] == 'attach' else 'on|off'}\n")
+                return 2
+        try:
+            invocation = self.seam.parse(words)
+        except click.UsageError as error:
+            self.err.write(f"usage: {error.format_message()}\n")
+            return 2
+        except click.exceptions.Exit as done:
+            return done.exit_code
+        return await self._run_command(invocation)
+
+    async def _run_command(self, invocation: Any) -> int:
+        gate: Any = OutputGate(self.out, page_lines=screen_lines(sys.__stdout__ or self.out))
+        code = 0
+
+        async def run() -> None:
+            nonlocal code
+            async with anyio.create_task_group() as group:
+                group.start_soon(_release_later, gate)
+                code = await self.seam.execute(
+                    invocation, self.client, stdout=gate, stderr=self.err, interactive=True
+                )
+                group.cancel_scope.cancel()
+
+        interrupted = await self._interruptible(run)
+        text = gate.finish()
+        if text is not None:
+            await self._page(text)
+        return interrupted or code
+
+    async def _page(self, text: str) -> None:
+        self._paging = True
+        try:
+            await anyio.to_thread.run_sync(page, text)
+        finally:
+            self._paging = False
+            while self._held:
+                self._print(self._held.popleft())
+
+    async def _interruptible(self, work: Callable[[], Awaitable[Any]]) -> int:
+        """Run `work` until it ends or Ctrl-C cancels it: 130 when cancelled, else 0."""
+        before = self.interrupted
+        with anyio.CancelScope() as scope:
+            self._running = scope
+            try:
+                await work()
+            except MaiaError as error:
+                self.err.write(f"error: {error.message}\n")
+                return 1
+            finally:
+                self._running = None
+        if scope.cancelled_caught or self.interrupted != before:
+            self.err.write("^C cancelled\n")
+            return EXIT_INTERRUPTED
+        return 0
+
+    async def _attach(self, reference: str) -> None:
+        session_id = await resolve_session(self.client, reference)
+        entry = self.cache.get(session_id)
+        title = f' "{entry.title}"' if entry is not None and entry.title else ""
+        self.out.write(f"attached to {session_id}{title}; Ctrl-C detaches\n")
+        self.out.flush()
+        await follow_session(self.client, session_id, self._print)
+
+
+def _key_bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("enter", filter=is_searching)
+    def _(event: KeyPressEvent) -> None:
+        # As in readline: Enter in a Ctrl-R search runs the line found, not just keeps it.
+        search.accept_search()
+        event.app.current_buffer.validate_and_handle()
+
+    return bindings
+
+
+async def _release_later(gate: OutputGate) -> None:
+    await anyio.sleep(HOLD_S)
+    gate.release()

@@ -1,0 +1,90 @@
+"""The bottom toolbar: the Node's state, from `node.status`, refreshed on events or every
+few seconds (never more than one request in flight, never faster than `min_gap_s`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+import attrs
+
+from maia.protocol import MaiaError
+
+_ENDED_STATES = frozenset({"stopped", "failed"})
+REFRESH_S = 5.0
+MIN_GAP_S = 0.5
+
+
+@attrs.frozen
+class NodeState:
+    """What the toolbar shows."""
+
+    reachable: bool
+    node_id: str = ""
+    live_sessions: int = 0
+    queued_turns: int = 0
+    live_workers: int = 0
+    problem: str = ""
+
+    @classmethod
+    def from_status(cls, status: Mapping[str, Any]) -> NodeState:
+        """From `node.status` in wire form."""
+        by_state: Mapping[str, int] = status.get("sessionsByState") or {}
+        live = sum(n for state, n in by_state.items() if state not in _ENDED_STATES)
+        return cls(
+            reachable=True,
+            node_id=str(status.get("nodeId", "")),
+            live_sessions=live,
+            queued_turns=int(status.get("queuedTurns", 0)),
+            live_workers=int(status.get("liveWorkers", 0)),
+        )
+
+    def toolbar(self) -> str:
+        if not self.reachable:
+            return f" node unreachable ({self.problem}) · start it with: maia node start --detach"
+        return (
+            f" {self.node_id} · sessions {self.live_sessions} live · turns {self.queued_turns}"
+            f" queued · workers {self.live_workers} · Tab completes · Ctrl-R history · Ctrl-D quits"
+        )
+
+
+class StatusTracker:
+    """Keeps a `NodeState` fresh; `poke()` asks for a refresh soon (coalesced)."""
+
+    def __init__(
+        self,
+        client: Any,
+        on_change: Callable[[NodeState], None],
+        *,
+        refresh_s: float = REFRESH_S,
+        min_gap_s: float = MIN_GAP_S,
+    ) -> None:
+        self._client = client
+        self._on_change = on_change
+        self._refresh_s = refresh_s
+        self._min_gap_s = min_gap_s
+        self._poked = anyio.Event()
+        self.state = NodeState(reachable=False, problem="not asked yet")
+
+    def poke(self) -> None:
+        self._poked.set()
+
+    async def refresh(self) -> NodeState:
+        try:
+            state = NodeState.from_status(await self._client.request("node.status"))
+        except MaiaError as error:
+            state = NodeState(reachable=False, problem=error.code)
+        if state != self.state:
+            self.state = state
+            self._on_change(state)
+        return state
+
+    async def serve(self) -> None:
+        """Refresh until cancelled."""
+        while True:
+            await self.refresh()
+            await anyio.sleep(self._min_gap_s)
+            with anyio.move_on_after(max(0.0, self._refresh_s - self._min_gap_s)):
+                await self._poked.wait()
+            self._poked = anyio.Event()
