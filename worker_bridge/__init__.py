@@ -70,16 +70,16 @@ if TYPE_CHECKING:
     from ._frames import ToolResult as ToolResult
     from ._frames import frame_from_wire as frame_from_wire
     from ._frames import frame_to_wire as frame_to_wire
-    from ._sdk import Turn as Turn
     from ._sdk import WorkerContext as WorkerContext
     from ._sdk import run_worker as run_worker
     from ._trio import TrioFrameStream as TrioFrameStream
+    from ._turn import Turn as Turn
 
 _LAZY = {
     "Connection": "_connection",
     "TrioFrameStream": "_trio",
     "run_worker": "_sdk",
-    "Turn": "_sdk",
+    "Turn": "_turn",
     "WorkerContext": "_sdk",
     **dict.fromkeys(
         (

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 
 from worker_bridge._limits import MAX_FRAME_BYTES
-from worker_bridge._sdk import Turn, WorkerContext, run_worker
+from worker_bridge._sdk import WorkerContext, run_worker
+from worker_bridge._turn import Turn
 
 VERSION = "1.0.0"
 CHUNK = 64  # characters per delta

@@ -21,7 +21,8 @@ import signal
 import subprocess
 import threading
 
-from worker_bridge._sdk import Turn, WorkerContext, run_worker
+from worker_bridge._sdk import WorkerContext, run_worker
+from worker_bridge._turn import Turn
 
 VERSION = "1.0.0"
 DEFAULT_MAX_OUTPUT = 1024 * 1024
