@@ -125,4 +125,5 @@ class SessionCache:
             if entry.session_id.casefold().startswith(needle):
                 ids.append((entry.session_id, entry))
         titled.sort(key=lambda row: row[0])
+        ids.sort(key=lambda row: not row[1].live)
         return [(text, entry) for _, text, entry in titled] + ids
