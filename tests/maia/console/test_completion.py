@@ -73,6 +73,7 @@ def test_every_session_parameter_completes_sessions() -> None:
             if isinstance(param, click.Option):
                 prefix = f"{line} {param.opts[0]} "
             else:
+                assert isinstance(param, click.Argument)
                 position = [p for p in group.params if isinstance(p, click.Argument)].index(param)
                 prefix = line + " " + "x " * position
             assert "'Alpha report'" in texts(prefix + "Alp"), prefix

@@ -32,7 +32,9 @@ def test_cache_applies_only_what_it_understands() -> None:
     assert len(cache) == 1
     assert cache.apply(FeedEvent("session.stopped", SID, payload={"state": "stopped"}))
     entry = cache.get(SID)
-    assert entry is not None and entry.state == "stopped" and not entry.live
+    assert entry is not None
+    assert entry.state == "stopped"
+    assert not entry.live
     assert not cache.apply(FeedEvent("session.stopped", SID, payload={"state": "stopped"}))
     assert not cache.apply(FeedEvent("session.running", "unknown", payload={"state": "running"}))
     assert not cache.apply(FeedEvent("turn.queued", SID, payload={"turnId": "t"}))
@@ -64,7 +66,7 @@ def test_node_state_from_status() -> None:
             "sessionsByState": {"idle": 2, "running": 1, "stopped": 7, "failed": 1},
             "queuedTurns": 3,
             "liveWorkers": 1,
-        }  # fmt: skip
+        }
     )
     assert (state.live_sessions, state.queued_turns, state.live_workers) == (3, 3, 1)
     assert "sessions 3 live" in state.toolbar()
@@ -78,7 +80,8 @@ def test_gate_writes_short_output_and_hands_long_output_to_the_pager() -> None:
     gate = OutputGate(sink, page_lines=3)
     gate.write("a\nb\n")
     assert sink.getvalue() == ""
-    assert gate.finish() is None and sink.getvalue() == "a\nb\n"
+    assert gate.finish() is None
+    assert sink.getvalue() == "a\nb\n"
     gate = OutputGate(sink, page_lines=3)
     gate.write("1\n2\n3\n4\n")
     assert gate.finish() == "1\n2\n3\n4\n"
