@@ -430,7 +430,8 @@ class WorkerHandle:
 
     async def _stop(self, graceful: bool, reason: str | None) -> None:
         try:
-            await self._stop_phases(graceful, reason)
+            with trio.CancelScope(shield=True):  # every wait inside is bounded
+                await self._stop_phases(graceful, reason)
         finally:
             self.state = WorkerState.EXITED
             self._stopped.set()
@@ -442,9 +443,8 @@ class WorkerHandle:
             await self._send_quietly(Shutdown(reason=(reason or "stop")[:200]))
 
         phase, swept = await stop_process_tree(
-            pid=self.pid,
+            process=self.process,
             attempt_id=self.attempt_id,
-            exited=self._exited,
             timings=self.timings,
             ask=ask_to_stop if graceful else None,
         )

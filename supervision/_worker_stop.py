@@ -21,22 +21,43 @@ MARKER = "MAIA_WORKER_ATTEMPT"
 
 async def stop_process_tree(
     *,
+    process: trio.Process,
+    attempt_id: str,
+    timings: WorkerTimings,
+    ask: Callable[[], Awaitable[None]] | None,
+) -> tuple[str, tuple[int, ...]]:
+    """Stop worker `process` (its process group has its pid) within the bounds of `timings`;
+    `ask` (if given) asks it to stop by protocol first. Returns the phase that ended it
+    (`exited`, `interrupt`, `terminate`, `kill`) and the pids the sweep killed. Shielded
+    from cancellation (every wait in it is bounded): a Node shutting down must still stop
+    its workers. Never raises for processes already gone."""
+    with trio.CancelScope(shield=True):
+        async with trio.open_nursery() as nursery:
+            exited = trio.Event()
+
+            async def reap() -> None:
+                await process.wait()
+                exited.set()
+
+            nursery.start_soon(reap)
+            result = await _phases(process.pid, attempt_id, exited, timings, ask)
+            nursery.cancel_scope.cancel()  # a process stuck in D state is left to the report
+    return result
+
+
+async def _phases(
     pid: int,
     attempt_id: str,
     exited: trio.Event,
     timings: WorkerTimings,
     ask: Callable[[], Awaitable[None]] | None,
 ) -> tuple[str, tuple[int, ...]]:
-    """Stop worker `pid` (its process group has the same id) within the bounds of
-    `timings`. `exited` is set by whoever reaps the worker; `ask` (if given) asks it to stop
-    by protocol first. Returns the phase that ended it (`exited`, `interrupt`, `terminate`,
-    `kill`) and the pids the sweep killed. Never raises for processes already gone."""
     phase = "exited"
     known = await trio.to_thread.run_sync(descendants, pid)
     if ask is not None and not exited.is_set():
         phase = "interrupt"
-        await ask()
         with trio.move_on_after(timings.interrupt_ms / 1000):
+            await ask()  # within the bound: a worker that stopped reading fills its pipe
             await exited.wait()
     if not exited.is_set():
         phase = "terminate"

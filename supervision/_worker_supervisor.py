@@ -110,3 +110,17 @@ async def open_worker_supervisor(
             nursery.cancel_scope.cancel()
             if supervisor.subreaper:
                 release_subreaper()
+
+
+async def serve_worker_supervisor(
+    epochs: EpochSource,
+    timings: WorkerTimings | None = None,
+    *,
+    task_status: trio.TaskStatus[WorkerSupervisor] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run a worker supervisor until cancelled (for a supervisor tree:
+    `supervisor = await nursery.start(serve_worker_supervisor, epochs)`). On cancellation
+    every worker is stopped within the stop bounds."""
+    async with open_worker_supervisor(epochs, timings) as supervisor:
+        task_status.started(supervisor)
+        await trio.sleep_forever()

@@ -13,6 +13,7 @@ from .._worker_handle import WorkerHandle as WorkerHandle
 from .._worker_stop import stop_process_tree as stop_process_tree
 from .._worker_supervisor import WorkerSupervisor as WorkerSupervisor
 from .._worker_supervisor import open_worker_supervisor as open_worker_supervisor
+from .._worker_supervisor import serve_worker_supervisor as serve_worker_supervisor
 from .._worker_types import ExitInfo as ExitInfo
 from .._worker_types import TurnEvent as TurnEvent
 from .._worker_types import WorkerFailed as WorkerFailed

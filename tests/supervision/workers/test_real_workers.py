@@ -22,6 +22,7 @@ from supervision.workers import (
     WorkerTimings,
     is_subreaper,
     open_worker_supervisor,
+    serve_worker_supervisor,
 )
 
 ECHO = "worker_bridge.workers.echo"
@@ -370,3 +371,17 @@ async def test_a_tool_call_is_surfaced_and_its_result_returned(tmp_path: Path) -
                     await handle.tool_result("t", event.data["callId"], True, text.upper())
             assert kinds == ["started", "tool-call", "completed"]
             assert event.text == "SHOUT THIS"
+
+
+async def test_serve_worker_supervisor_stops_its_workers_when_cancelled(tmp_path: Path) -> None:
+    """Started in a nursery, the service hands back its supervisor; cancelling the nursery
+    stops every live worker (bounded) before the service returns."""
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            supervisor = await nursery.start(serve_worker_supervisor, MemoryEpochSource(), SHORT)
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            nursery.cancel_scope.cancel()
+    assert handle.exit_info is not None
+    assert handle.exit_info.returncode == 0
+    assert not alive(handle.pid)
