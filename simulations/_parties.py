@@ -251,5 +251,8 @@ class ControlParty(Party):
                 )
                 message = WorkMsg(action.assignment_id, action.lease_epoch, action.work_id)
                 world.send(CONTROL, action.node_id, message)
-            elif isinstance(action, DiscontinuityRaised):
-                pass
+            elif isinstance(action, DiscontinuityRaised) and action.cause == "clock_disagreement":
+                # Restarts and resumes are ground truth from the faults; a wall step counts
+                # once Control sees it (a step undone between two readings is invisible and
+                # harmless: horizons never depend on the wall clock).
+                world.checker.discontinuity()

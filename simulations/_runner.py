@@ -85,7 +85,8 @@ def run_many(
     started = timer() if timer else 0.0
     if workers > 1 and len(seeds) > 1:
         chunks = [(seeds[i::workers], profile) for i in range(workers)]
-        context = multiprocessing.get_context("spawn")
+        context = multiprocessing.get_context("forkserver")  # no fork of a threaded parent
+        context.set_forkserver_preload(["simulations"])
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             results = [r for chunk in pool.map(_run_chunk, chunks) for r in chunk]
     else:

@@ -1,0 +1,10 @@
+"""Entry point for `python -m simulations` (see `simulations._cli`)."""
+
+from __future__ import annotations
+
+import sys
+
+from ._cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
