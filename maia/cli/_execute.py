@@ -136,12 +136,17 @@ async def progress(out: Out, label: str, after_s: float = 1.0) -> AsyncIterator[
         out.stderr.write(f"maia: waiting for {label}…\n")
         out.stderr.flush()
 
+    failure: Exception | None = None
     async with anyio.create_task_group() as group:
         group.start_soon(note)
         try:
             yield
+        except Exception as error:  # re-raised below, unwrapped by the task group
+            failure = error
         finally:
             group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 async def execute(

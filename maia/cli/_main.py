@@ -120,6 +120,11 @@ def _run_op(invocation: object) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("maia: interrupted\n")
         return _exit.INTERRUPTED
+    except BaseExceptionGroup as group:  # Ctrl-C met inside a task group
+        if group.subgroup(KeyboardInterrupt) is None:
+            raise
+        sys.stderr.write("maia: interrupted\n")
+        return _exit.INTERRUPTED
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -195,3 +196,47 @@ def test_dynamic_completion_of_session_titles(cli: Cli) -> None:
     assert nothing.returncode == 0
     assert nothing.stdout.strip() == ""
     assert nothing.stderr == ""
+
+
+def test_ctrl_c_during_wait_exits_130(cli: Cli) -> None:
+    """SIGINT while `turn send --wait` waits: exit 130, said on stderr, nothing on stdout."""
+    assert cli("session", "create", "--title", "patient").returncode == 0
+    env = {**os.environ, "MAIA_HOME": str(cli.home)}
+    process = subprocess.Popen(
+        [*MAIA, "turn", "send", "patient", "/sleep 60000 late", "--wait"],
+        cwd=cli.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # the progress note: the turn is being waited for
+        assert "waiting for turn" in line
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=TIMEOUT_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    assert out == ""
+    assert "interrupted" in err
+
+
+def test_bare_maia_starts_a_node_and_names_the_next_command(tmp_path: Path) -> None:
+    """`maia` with no Node on the home starts one detached; without a terminal it prints the
+    one next command instead of opening the console; a second run finds it running."""
+    cli = Cli(tmp_path / "home", tmp_path)
+    first = cli.process()
+    try:
+        assert first.returncode == 0, first.stderr
+        assert "starting one" in first.stderr
+        assert "maia turn send" in first.stderr
+        record = read_discovery(tmp_path / "home" / "node.json")
+        assert record is not None
+        assert record.is_live()
+        second = cli.process()
+        assert second.returncode == 0, second.stderr
+        assert "starting one" not in second.stderr
+    finally:
+        stopped = cli.process("node", "stop")
+        assert stopped.returncode == 0, stopped.stderr

@@ -1,0 +1,180 @@
+"""Parsing: the grammar projected from the registry (parity both ways), flags derived from
+input schemas, generated command IDs, references, runtime flags; parsing never does I/O and
+fails only with a usage error."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+import click
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maia.cli import Invocation, command_tree, parse_invocation
+from maia.cli._flags import op_params, wire_params
+from maia.cli._invocation import LOCAL_COMMANDS, parse_duration
+from maia.cli._schema_mode import Refusal
+from maia.protocol import REGISTRY, OperationDescriptor, field
+from maia.protocol._shapes import class_plan
+
+
+def _leaves(group: click.Group, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], click.Command]:
+    out: dict[tuple[str, ...], click.Command] = {}
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            out.update(_leaves(command, (*path, name)))
+        else:
+            out[(*path, name)] = command
+    return out
+
+
+def test_parity_every_op_has_a_command_and_every_command_an_op() -> None:
+    """Each registered op is `maia <noun> <verb>`; each leaf command is an op or a named
+    local command (this fails when an op is added without a command or the reverse)."""
+    leaves = _leaves(command_tree())
+    ops = {tuple(op.operation_id.split(".")) for op in REGISTRY}
+    assert ops <= set(leaves), sorted(ops - set(leaves))
+    assert set(leaves) - ops == set(LOCAL_COMMANDS) - ops
+
+
+def test_every_input_field_has_a_parameter() -> None:
+    """Every input field of every op is reachable from the command line."""
+    for op in REGISTRY:
+        names = {param.name for param in op_params(op)}
+        fields = {plan.name for plan in class_plan(op.input_type)} if op.input_type else set()
+        assert fields <= names, (op.operation_id, fields - names)
+
+
+def test_turn_send_positionals_reference_and_generated_command_id() -> None:
+    """`turn send REF TEXT`: REF is a Session reference, the command ID is generated once."""
+    invocation = parse_invocation(["turn", "send", "demo", "hello there", "--wait"])
+    assert invocation.operation_id == "turn.send"
+    assert invocation.params["sessionId"] == "demo"
+    assert invocation.params["text"] == "hello there"
+    assert invocation.references == {"sessionId": "session"}
+    assert invocation.wait
+    assert invocation.command_id_generated
+    assert re.fullmatch(r"command_[0-9a-f]{32}", invocation.params["commandId"])
+    given_id = parse_invocation(["turn", "send", "demo", "x", "--command-id", "retry-1"])
+    assert given_id.params["commandId"] == "retry-1"
+    assert not given_id.command_id_generated
+
+
+def test_list_flags_repeat_booleans_negate_and_ints_convert() -> None:
+    """Lists repeat (singular alias), booleans take --x/--no-x, integers are integers."""
+    invocation = parse_invocation(
+        ["session", "list", "--state", "idle", "--state", "running", "--label", "a",
+         "--labels", "b", "--include-archived", "--no-settled", "--limit", "5", "--jsonl"]
+    )  # fmt: skip
+    assert invocation.params == {
+        "state": ["idle", "running"],
+        "labels": ["a", "b"],
+        "includeArchived": True,
+        "settled": False,
+        "limit": 5,
+    }
+    assert invocation.output == "jsonl"
+    assert parse_invocation(["session", "list"]).params == {}
+
+
+def test_session_create_project_is_optional_and_a_reference() -> None:
+    """session create defaults its Project (the cwd's) and resolves --project-id as a name."""
+    bare = parse_invocation(["session", "create", "--title", "t"])
+    assert "projectId" not in bare.params
+    named = parse_invocation(["session", "create", "--project-id", "myproj"])
+    assert named.references == {"projectId": "project"}
+
+
+def test_events_read_position_after_follow_timeout() -> None:
+    """events read starts at the start, or after --after CURSOR; --follow and --timeout."""
+    assert parse_invocation(["events", "read"]).params["position"] == {"kind": "start"}
+    invocation = parse_invocation(["events", "read", "--after", "c1.x", "-f", "--timeout", "2m"])
+    assert invocation.params["position"] == {"kind": "cursor", "cursor": "c1.x"}
+    assert invocation.follow
+    assert invocation.timeout_s == 120.0
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("30s", 30.0), ("500ms", 0.5), ("2m", 120.0), ("1h", 3600.0), ("7", 7.0)]
+)
+def test_durations(text: str, seconds: float) -> None:
+    """--timeout takes s, ms, m, h or bare seconds."""
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["nosuch"],
+        ["session", "show"],
+        ["session", "list", "--json", "--jsonl"],
+        ["session", "list", "--limit", "many"],
+        ["session", "wait", "x", "--timeout", "soon"],
+        ["turn", "send", "x"],
+        ["session", "list", "--state", "bogus"],
+    ],
+)
+def test_bad_lines_are_usage_errors(argv: list[str]) -> None:
+    """Unknown commands, missing operands, bad values: click.UsageError (exit 2)."""
+    with pytest.raises(click.UsageError):
+        parse_invocation(argv)
+
+
+def test_help_and_schema_and_local_commands_are_local() -> None:
+    """--help carries its text; --schema is answered offline; node start passes its args."""
+    shown = parse_invocation(["session", "create", "--help"])
+    assert shown.local == ("help",)
+    assert "--title" in shown.text
+    assert parse_invocation(["session"]).local == ("help",)
+    assert parse_invocation([]).local == ("home",)
+    schema = parse_invocation(["session", "show", "--schema=input"])
+    assert schema.local == ("schema",)
+    assert schema.params == {"operation": "session.show", "which": "input"}
+    with pytest.raises(Refusal):
+        parse_invocation(["session", "show", "--schema", "--yes"])
+    node = parse_invocation(["node", "start", "--detach", "--port", "0"])
+    assert (node.local, node.args) == (("node", "start"), ("--detach", "--port", "0"))
+
+
+@attrs.frozen
+class _MapInput:
+    env: dict[str, str] = field(doc="Environment.", factory=dict)  # noqa: RUF009
+    spec: object = field(doc="Anything.", default=None, opaque="spec")
+
+
+_MAP_OP = OperationDescriptor(
+    operation_id="thing.make", summary="t", input_type=_MapInput, output_type=_MapInput
+)
+
+
+def test_maps_take_key_value_and_objects_take_json() -> None:
+    """A map field takes KEY=VALUE (repeatable), an opaque one JSON; bad values are refused."""
+    names = {p.name: p for p in op_params(_MAP_OP)}
+    assert names["env"].multiple
+    wire = wire_params(_MAP_OP, {"env": ("A=1", "B=x=y"), "spec": '{"k": [1]}'})
+    assert wire == {"env": {"A": "1", "B": "x=y"}, "spec": {"k": [1]}}
+    with pytest.raises(click.BadParameter):
+        wire_params(_MAP_OP, {"env": ("novalue",)})
+    with pytest.raises(click.BadParameter):
+        wire_params(_MAP_OP, {"spec": "{not json"})
+
+
+_WORDS = st.sampled_from(
+    ["session", "turn", "send", "list", "show", "wait", "queue", "events", "read", "--json",
+     "--jsonl", "--wait", "--follow", "--state", "idle", "--limit", "3", "--timeout", "1s",
+     "--schema", "--schema=input", "--", "-x", "--help", "node", "start", "project", "add"]
+)  # fmt: skip
+
+
+@settings(max_examples=150)
+@given(st.lists(st.one_of(_WORDS, st.text(max_size=8)), max_size=8))
+def test_parsing_only_ever_answers_or_refuses(argv: list[str]) -> None:
+    """Any token list parses to an Invocation or fails with a usage error/refusal."""
+    try:
+        result: Any = parse_invocation(argv)
+    except (click.UsageError, Refusal):
+        return
+    assert isinstance(result, Invocation)
