@@ -112,6 +112,22 @@ async def _raw_round_trips(root: Path, count: int) -> list[float]:
     return samples
 
 
+async def _raw_writes(path: Path, writers: int, each: int) -> float:
+    """Plain one-row transactions from `writers` concurrent tasks (the storage ceiling)."""
+    async with open_storage(path, clock=SystemClock()) as store:
+        await store.write(lambda c: c.execute("CREATE TABLE raw (n INTEGER)"))
+
+        async def writer() -> None:
+            for number in range(each):
+                await store.write(lambda c, n=number: c.execute("INSERT INTO raw VALUES (?)", (n,)))
+
+        started = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for _ in range(writers):
+                nursery.start_soon(writer)
+        return writers * each / (time.perf_counter() - started)
+
+
 async def main(quick: bool) -> Report:
     report = Report("turns")
     per_session = 40 if quick else 200
@@ -135,6 +151,7 @@ async def main(quick: bool) -> Report:
             log(f"latency: {latency_turns} sequential turns on one Session")
             latencies = [await _one_turn(ctx, sessions[50], ids) for _ in range(latency_turns)]
         raw = await _raw_round_trips(root, latency_turns)
+        raw_writes = await _raw_writes(home / "raw.db", 50, 20 if quick else 100)
     raw_p50 = percentile(raw, 0.5)
     p50 = percentile(latencies, 0.5)
     report.figures.update(
@@ -142,8 +159,11 @@ async def main(quick: bool) -> Report:
         send_to_completed_p50_ms=p50,
         send_to_completed_p99_ms=percentile(latencies, 0.99),
         raw_worker_rt_p50_ms=raw_p50,
+        raw_storage_writes_per_s_c50=raw_writes,
     )
     report.ratios["p50_vs_raw_worker_rt"] = raw_p50 / p50
+    # A turn is two writes (send; end with the next dispatch): the storage-bound ceiling.
+    report.ratios["turns_vs_storage_ceiling"] = rate / (raw_writes / 2)
     report.notes = (
         "in-process through the handlers (no WebSocket); SQLite synchronous=FULL on a temp "
         "directory; echo workers are real processes; 4 turns in flight per Session"

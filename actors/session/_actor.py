@@ -15,13 +15,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from actors._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
-from maia.protocol import MaiaError, new_id, to_json
+from maia.protocol import MaiaError, Turn, new_id, to_json
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
 
 from . import _queue as q
 from ._messages import Command, SessionContext
 from ._store import Draft, end_turn, session_step, set_activity, turn_step
-from ._views import session_view
+from ._views import session_view, turn_view
 
 T = TypeVar("T")
 LIVE = (SessionState.RUNNING, SessionState.WAITING_APPROVAL, SessionState.INTERRUPTED)
@@ -54,8 +54,17 @@ class SessionCore:
     async def commit(self, body: Callable[[sqlite3.Connection, Draft], T]) -> T:
         """Run `body` on a copy of the memory in one transaction; adopt the copy on commit."""
         draft = self.memory.copy(self.now())
-        value = await self.ctx.store.write(lambda conn: body(conn, draft))
+        views: list[Turn] = []
+
+        def run(conn: sqlite3.Connection) -> T:
+            value = body(conn, draft)
+            # Snapshots of the turns it changed, for turn.wait to answer without a read.
+            views.extend(turn_view(conn, turn_id) for turn_id in draft.touched)
+            return value
+
+        value = await self.ctx.store.write(run)
         self.memory = draft
+        self.ctx.notifier.publish(views)
         return value
 
     async def mutate(

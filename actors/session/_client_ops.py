@@ -75,6 +75,7 @@ class ClientOps(SessionCore):
                 (turn_id, draft.session_id),
             )
             draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, message.text)
+            draft.touched.add(turn_id)
             emit(conn, draft, "turn.queued", {"turnId": turn_id, "seq": seq}, revision=1)
             draft.targets.append(ReceiptTarget("turn", turn_id, "created", None, 1))
             self.apply_rows(conn, draft, after, actions)

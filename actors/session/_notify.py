@@ -9,15 +9,39 @@ the map stays bounded by the number of waiting requests.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Final
+
 import trio
+
+from maia.protocol import Turn
+
+RECENT_TURNS: Final = 8192
 
 
 class Notifier:
-    """One `trio.Event` per watched key, replaced after each notification."""
+    """One `trio.Event` per watched key, replaced after each notification; and the latest
+    committed snapshot of recently changed turns (bounded, least recently changed dropped),
+    so `turn.wait` usually answers without reading storage."""
 
     def __init__(self) -> None:
         self._events: dict[str, trio.Event] = {}
         self._waiters: dict[trio.Event, int] = {}
+        self._turns: OrderedDict[str, Turn] = OrderedDict()
+
+    def publish(self, turns: Iterable[Turn]) -> None:
+        """Record committed turn snapshots (call after the commit, before notifying)."""
+        recent = self._turns
+        for turn in turns:
+            recent[turn.turn_id] = turn
+            recent.move_to_end(turn.turn_id)
+        while len(recent) > RECENT_TURNS:
+            recent.popitem(last=False)
+
+    def turn(self, turn_id: str) -> Turn | None:
+        """The last committed snapshot of a recently changed turn, if kept."""
+        return self._turns.get(turn_id)
 
     def notify(self, key: str) -> None:
         event = self._events.pop(key, None)

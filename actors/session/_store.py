@@ -66,6 +66,7 @@ class Draft:
     event_ids: list[str] = attrs.field(factory=list)
     targets: list[ReceiptTarget] = attrs.field(factory=list)
     session_changed: bool = False
+    touched: set[str] = attrs.field(factory=set)  # turns this transaction changed
 
     def copy(self, now: int) -> Draft:
         turns = {k: attrs.evolve(v) for k, v in self.turns.items()}
@@ -166,6 +167,7 @@ def turn_step(
         raise _conflict("turn", turn_id)
     prior = memo.revision
     memo.state, memo.revision = row.target, prior + 1
+    draft.touched.add(turn_id)
     if row.target in TURN_TABLE.terminal:
         del draft.turns[turn_id]
     if row.emits is not None:

@@ -64,7 +64,9 @@ async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutpu
     while True:
         changed = notifier.subscribe(params.turn_id)  # before the read: no missed wake-up
         try:
-            turn = await ctx.read(lambda c: turn_view(c, params.turn_id))
+            turn = notifier.turn(params.turn_id)
+            if turn is None:
+                turn = await ctx.read(lambda c: turn_view(c, params.turn_id))
             if turn.state in wanted:
                 return TurnWaitOutput(method="turn.wait", satisfied=True, turn=turn)
             left = deadline - trio.current_time()
