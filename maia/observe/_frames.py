@@ -1,0 +1,58 @@
+"""Frames of the observation socket and the bounds every frame keeps.
+
+Every server message is the API envelope of the subscription's request: `{id, ok: true,
+result: {frame: {...}}}` for a stream frame, `{id, ok: false, error}` for the terminal error.
+A frame holds at most `MAX_FRAME_RECORDS` records and, whenever more than one record is in
+it, at most `MAX_FRAME_BYTES` of encoded records (a single larger record travels alone).
+Record batches are assembled from cached encodings without re-encoding them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeVar
+
+import orjson
+
+from maia.protocol import MaiaError
+
+MAX_FRAME_RECORDS: Final = 64
+MAX_FRAME_BYTES: Final = 256 * 1024
+T = TypeVar("T")
+
+
+def frame(request_id: Any, body: dict[str, Any]) -> str:
+    """One stream frame in the envelope."""
+    return orjson.dumps({"id": request_id, "ok": True, "result": {"frame": body}}).decode()
+
+
+def error_frame(request_id: Any, error: MaiaError) -> str:
+    """The terminal error in the envelope."""
+    return orjson.dumps({"id": request_id, "ok": False, "error": error.to_wire()}).decode()
+
+
+def records_frame(request_id: Any, head: dict[str, Any], key: str, records: Sequence[bytes],
+                  tail: dict[str, Any]) -> str:  # fmt: skip
+    """A frame whose `key` holds pre-encoded records: `{**head, key: [records], **tail}`."""
+    body = orjson.dumps(head)[:-1]  # drop the closing brace
+    sep = b"," if len(body) > 1 else b""
+    rest = orjson.dumps(tail)[1:]  # drop the opening brace
+    joiner = b"," if len(rest) > 1 else b""
+    inner = body + sep + b'"' + key.encode() + b'":[' + b",".join(records) + b"]" + joiner + rest
+    return (
+        b'{"id":' + orjson.dumps(request_id) + b',"ok":true,"result":{"frame":' + inner + b"}}"
+    ).decode()
+
+
+def pack(items: Sequence[T], encode: Callable[[T], bytes]) -> tuple[list[bytes], int]:
+    """Encode a prefix of `items` that fits one frame; returns the encodings and how many
+    items they cover (at least one when `items` is not empty)."""
+    out: list[bytes] = []
+    size = 0
+    for item in items[:MAX_FRAME_RECORDS]:
+        encoded = encode(item)
+        if out and size + len(encoded) + 1 > MAX_FRAME_BYTES:
+            break
+        out.append(encoded)
+        size += len(encoded) + 1
+    return out, len(out)

@@ -1,0 +1,189 @@
+"""The observation socket: `/api/v1/observations`, subprotocol `maia.node.observations.v1`.
+
+The Node's upgrade gate (token, Origin, Host, connection limit) runs before anything here.
+The client proposes the subprotocol (a connection without it is refused with HTTP 400) and
+sends one request in the API envelope: `{id, method: "observe.events" | "session.attach",
+params}`. The Node answers with the stream's frames under that id; the stream ends with a
+terminal frame (`gap`, `resync`) or an error, and the Node closes the connection. One
+subscription per connection: later requests are answered with `invalid_request`.
+
+A frame the client does not take within `SEND_TIMEOUT_S` (a consumer that stopped reading
+and whose TCP buffers are full) ends the connection without a last frame; the client
+resumes with the cursor of the last frame it read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any, Final
+
+import trio
+from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest
+
+from maia.protocol import REGISTRY, MaiaError, SessionAttachInput, check, decode_input
+
+from ._attach import AttachStream
+from ._frames import error_frame
+from ._hub import ObservationHub
+from ._observe import ObservationStream
+from ._query import ObserveInput
+
+OBSERVATIONS_PATH: Final = "/api/v1/observations"
+SUBPROTOCOL: Final = "maia.node.observations.v1"
+HEARTBEAT_S: Final = 5.0
+SEND_TIMEOUT_S: Final = 30.0
+FIRST_FRAME_TIMEOUT_S: Final = 10.0
+MAX_REQUEST_BYTES: Final = 64 * 1024
+METHODS: Final = ("observe.events", "session.attach")
+
+
+def _invalid(detail: str, request_id: Any = None) -> MaiaError:
+    return MaiaError("invalid_request", f"the request is malformed: {detail}", {"id": request_id})
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise ValueError("duplicate key")
+    return result
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_constant)
+
+
+def parse_subscribe(message: str | bytes) -> tuple[Any, str, Any]:
+    """(request id, method, checked params) of a subscribe request.
+
+    Raises `MaiaError`: frame_too_large, invalid_request (not an envelope, unknown method),
+    validation_failed (naming the field).
+    """
+    if len(message) > MAX_REQUEST_BYTES:
+        raise MaiaError(
+            "frame_too_large",
+            f"a subscribe request exceeds {MAX_REQUEST_BYTES} bytes",
+            {"limit": MAX_REQUEST_BYTES},
+        )
+    try:
+        text = message.decode("utf-8") if isinstance(message, bytes) else message
+        value = _DECODER.decode(text)
+    except (ValueError, RecursionError, UnicodeDecodeError) as error:
+        raise _invalid(f"invalid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise _invalid("the frame must be a JSON object {id, method, params}")
+    request_id = value.get("id")
+    if isinstance(request_id, bool) or not (
+        (isinstance(request_id, str) and 0 < len(request_id) <= 128)
+        or (isinstance(request_id, int) and 0 <= request_id <= 2**53 - 1)
+    ):
+        raise _invalid("id must be a string of 1-128 characters or a non-negative integer")
+    unknown = sorted(set(value) - {"id", "method", "params"})
+    if unknown:
+        raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id)
+    method = value.get("method")
+    if method not in METHODS:
+        raise MaiaError(
+            "unknown_method",
+            f"the observation socket serves {' and '.join(METHODS)}, not {method!r}",
+            {"method": str(method)[:128], "id": request_id},
+        )
+    params = value.get("params", {})
+    try:
+        if method == "session.attach":
+            descriptor = REGISTRY.get("session.attach")
+            assert descriptor is not None
+            checked: Any = decode_input(descriptor, params)
+        else:
+            checked = check(ObserveInput, params, root="params")
+    except MaiaError as error:
+        raise MaiaError(error.code, error.message, {**error.details, "id": request_id}) from None
+    return request_id, method, checked
+
+
+async def accept_observations(request: WebSocketRequest) -> WebSocketConnection | None:
+    """Accept the upgrade with our subprotocol, or refuse it (HTTP 400) and return None."""
+    if SUBPROTOCOL not in request.proposed_subprotocols:
+        error = MaiaError(
+            "invalid_request",
+            f"the request is malformed: the observation socket needs the WebSocket "
+            f"subprotocol {SUBPROTOCOL}",
+            {"header": "Sec-WebSocket-Protocol"},
+        )
+        body = json.dumps({"ok": False, "error": error.to_wire()}).encode()
+        await request.reject(400, extra_headers=[(b"Content-Type", b"application/json")], body=body)
+        return None
+    return await request.accept(subprotocol=SUBPROTOCOL)
+
+
+class _Stuck(Exception):
+    """The client took no frame within the send timeout."""
+
+
+async def serve_observation_connection(
+    socket: WebSocketConnection,
+    hub: ObservationHub,
+    *,
+    heartbeat_s: float = HEARTBEAT_S,
+    send_timeout_s: float = SEND_TIMEOUT_S,
+) -> None:
+    """Serve one accepted connection until its stream ends or the client leaves."""
+
+    async def send(text: str) -> None:
+        with trio.move_on_after(send_timeout_s) as scope:
+            await socket.send_message(text)
+        if scope.cancelled_caught:
+            raise _Stuck
+
+    try:
+        message: str | bytes | None = None
+        with trio.move_on_after(FIRST_FRAME_TIMEOUT_S):
+            message = await socket.get_message()
+        if message is None:
+            await send(error_frame(None, _invalid("no subscribe request within 10 s")))
+            return
+        try:
+            request_id, method, params = parse_subscribe(message)
+        except MaiaError as error:
+            await send(error_frame(error.details.get("id"), error))
+            return
+        stream: AttachStream | ObservationStream
+        if method == "session.attach":
+            assert isinstance(params, SessionAttachInput)
+            stream = AttachStream(hub, request_id, params, send, heartbeat_s=heartbeat_s)
+        else:
+            stream = ObservationStream(hub, request_id, params, send, heartbeat_s=heartbeat_s)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_refuse_more, socket, send, nursery.cancel_scope)
+            try:
+                await stream.run()
+            except MaiaError as error:
+                with contextlib.suppress(ConnectionClosed, _Stuck):
+                    await send(error_frame(request_id, error))
+            except (ConnectionClosed, _Stuck):
+                pass
+            finally:
+                nursery.cancel_scope.cancel()
+    except (ConnectionClosed, _Stuck):
+        return
+    finally:
+        with trio.move_on_after(2) as closing:
+            closing.shield = True
+            await socket.aclose()
+
+
+async def _refuse_more(socket: WebSocketConnection, send: Any, scope: trio.CancelScope) -> None:
+    """Answer any further request with invalid_request; end the stream when the peer leaves."""
+    try:
+        while True:
+            message = await socket.get_message()
+            try:
+                request_id = json.loads(message).get("id")
+            except (ValueError, AttributeError, RecursionError):
+                request_id = None
+            await send(error_frame(request_id, _invalid("one subscription per connection")))
+    except (ConnectionClosed, _Stuck):
+        scope.cancel()
