@@ -155,3 +155,6 @@ class SessionContext:
     environ: Mapping[str, str]
     flush_ms: int = 25
     keepalive_s: float = 30.0  # how often a worker's watcher touches its actor
+    # Live item records for attach subscribers (record, Session, turn, item, kind, text):
+    # every delta as it arrives, while storage may coalesce them. Never blocks.
+    live: Callable[[str, str, str, str, str, str], None] | None = None

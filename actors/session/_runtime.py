@@ -8,7 +8,7 @@ turns. Leaving it stops every worker boundedly.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -66,6 +66,7 @@ async def open_session_runtime(
     environ: Mapping[str, str] | None = None,
     timings: WorkerTimings | None = None,
     passivate_after_s: float = 300.0,
+    live: Callable[[str, str, str, str, str, str], None] | None = None,
 ) -> AsyncIterator[SessionRuntime]:
     """Run the Session actors for the block (recovering the previous Node's Sessions first).
 
@@ -76,7 +77,7 @@ async def open_session_runtime(
     env = dict(os.environ if environ is None else environ)
     recovery = await recover_sessions(store, clock.wall_ms())
     stop = trio.Event()
-    args = (store, clock, config, env, timings, passivate_after_s, recovery, stop)
+    args = (store, clock, config, env, timings, passivate_after_s, recovery, stop, live)
     async with trio.open_nursery() as outer:
         runtime: SessionRuntime = await outer.start(_serve_runtime, *args)
         try:
@@ -94,6 +95,7 @@ async def _serve_runtime(
     passivate_after_s: float,
     recovery: RecoveryReport,
     stop: trio.Event,
+    live: Callable[[str, str, str, str, str, str], None] | None,
     *,
     task_status: trio.TaskStatus[SessionRuntime] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -114,7 +116,7 @@ async def _serve_runtime(
             await nursery.start(registry.serve)
             context["ctx"] = SessionContext(
                 store=store, clock=clock, config=config, workers=workers, notifier=notifier,
-                slots=slots, nursery=nursery, tell=registry.tell, environ=env,
+                slots=slots, nursery=nursery, tell=registry.tell, environ=env, live=live,
             )  # fmt: skip
             runtime = SessionRuntime(store, clock, config, registry, notifier, slots, workers,
                                      recovery)  # fmt: skip

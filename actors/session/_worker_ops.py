@@ -229,7 +229,9 @@ class WorkerOps(ClientOps):
             case "started":
                 self.started = event.turn_id
             case "delta":
-                self._item(event.turn_id).text += event.text or ""
+                item = self._item(event.turn_id)
+                item.text += event.text or ""
+                self._live("item.delta", item, event.text or "")
             case "message":
                 item = self._item(event.turn_id)
                 if event.text is not None:
@@ -278,7 +280,13 @@ class WorkerOps(ClientOps):
         if self.item is None:
             self.item_seq += 1
             self.item = OpenItem(new_id("item"), turn_id, self.item_seq, "message")
+            self._live("item.started", self.item, "")
         return self.item
+
+    def _live(self, record: str, item: OpenItem, text: str) -> None:
+        """Publish a live item record (the observation hub; ephemeral, not stored)."""
+        if self.ctx.live is not None:
+            self.ctx.live(record, self.session_id, item.turn_id, item.item_id, item.kind, text)
 
     async def _end(self, event: WorkerEvent) -> None:
         outcome = _FINAL[event.kind]
