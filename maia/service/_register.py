@@ -98,11 +98,13 @@ async def open_services(
     config: UserConfig | None = None,
     environ: Mapping[str, str] | None = None,
     timings: WorkerTimings | None = None,
+    live: Callable[[str, str, str, str, str, str], None] | None = None,
 ) -> AsyncIterator[ServiceContext]:
     """Load `home/config.jsonc` (unless `config` is given), recover and run the Session
-    runtime, and yield the handlers' context. Raises `configuration_invalid`."""
+    runtime, and yield the handlers' context; `live` gets the Sessions' live item records
+    (the observation hub). Raises `configuration_invalid`."""
     settings = config if config is not None else load_user_config(home / "config.jsonc")
     async with open_session_runtime(
-        store, clock=clock, config=settings, environ=environ, timings=timings
+        store, clock=clock, config=settings, environ=environ, timings=timings, live=live
     ) as runtime:
         yield ServiceContext(store, clock, settings, runtime, home)
