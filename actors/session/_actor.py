@@ -10,6 +10,7 @@ stop) in helper tasks that report back as messages. The queue itself is the pure
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -150,6 +151,11 @@ class SessionCore:
         if self.holds_slot and self.core.worker is q.Worker.NONE:
             self.ctx.slots.release()
             self.holds_slot = False
+
+    async def tell_quietly(self, session_id: str, message: object) -> None:
+        """Tell another Session's actor; a refusal (overloaded, gone) is not our failure."""
+        with contextlib.suppress(MaiaError):
+            await self.ctx.tell(session_id, message)
 
     def notify(self, *turn_ids: str) -> None:
         self.ctx.notifier.notify(self.session_id)

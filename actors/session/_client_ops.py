@@ -21,6 +21,7 @@ from ._messages import (
     ArchiveSession,
     CancelTurn,
     InterruptTurn,
+    Reclaim,
     RenameSession,
     SendTurn,
     StopSession,
@@ -56,6 +57,9 @@ class ClientOps(SessionCore):
         took = not self.holds_slot
         if refusal is None and not self.need_slot(actions):
             refusal = saturated(self.ctx.slots.limit)
+            victim = self.ctx.slots.victim(self.session_id)
+            if victim is not None:  # free a slot for the retry: the longest idle worker goes
+                self.ctx.nursery.start_soon(self.tell_quietly, victim, Reclaim())
         took = took and self.holds_slot
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:

@@ -110,6 +110,11 @@ class Tick:
 
 
 @attrs.frozen
+class Reclaim:
+    """Another Session needs a worker slot: let an idle worker go now."""
+
+
+@attrs.frozen
 class WallTime:
     """An exec turn's wall-time limit passed: interrupt it; it fails wall_time_exceeded."""
 
@@ -119,7 +124,7 @@ class WallTime:
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
     | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | Tick
-    | WallTime
+    | WallTime | Reclaim
 )  # fmt: skip
 
 
@@ -129,6 +134,21 @@ class WorkerSlots:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
+        self.idle: dict[str, None] = {}  # Sessions whose worker waits for work, oldest first
+
+    def mark_idle(self, session_id: str, idle: bool) -> None:
+        if idle:
+            self.idle[session_id] = None
+        else:
+            self.idle.pop(session_id, None)
+
+    def victim(self, exclude: str) -> str | None:
+        """The Session whose idle worker has waited longest (taken off the list)."""
+        for session_id in self.idle:
+            if session_id != exclude:
+                del self.idle[session_id]
+                return session_id
+        return None
 
     def try_acquire(self) -> bool:
         if self.used >= self.limit:

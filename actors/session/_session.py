@@ -27,6 +27,7 @@ from ._messages import (
     InterruptTurn,
     Message,
     Progress,
+    Reclaim,
     RenameSession,
     Resume,
     SendTurn,
@@ -106,6 +107,8 @@ class SessionActor(WorkerOps):
                 await self.resume()
             case WallTime():
                 await self.wall_time(message)
+            case Reclaim():
+                await self.reclaim()
 
     async def resume(self) -> None:
         """Fail turns lost with an earlier runtime; start a worker for the queued ones."""

@@ -85,10 +85,18 @@ class WorkerOps(ClientOps):
                 case q.ReleaseAt(at_ms):
                     delay = max(0, at_ms - self.now()) / 1000
                     nursery.start_soon(self._tick_after, delay)
+        idle = self.core.worker is q.Worker.READY and self.core.idle_since is not None
+        self.ctx.slots.mark_idle(self.session_id, idle)
 
     async def _tell(self, message: object) -> None:
         with contextlib.suppress(MaiaError):
             await self.ctx.tell(self.session_id, message)
+
+    async def reclaim(self) -> None:
+        """Release an idle worker at once (its slot is wanted elsewhere)."""
+        since = self.core.idle_since
+        if since is not None:
+            await self.tick(now=since + self.core.idle_ms)
 
     async def _deadline(self, turn_id: str, wall_time_ms: int) -> None:
         await trio.sleep(wall_time_ms / 1000)
@@ -323,8 +331,8 @@ class WorkerOps(ClientOps):
         self.after_commit(actions)
         self.notify(turn_id)
 
-    async def tick(self) -> None:
-        after, actions = q.step(self.core, q.Tick(), self.now())
+    async def tick(self, *, now: int | None = None) -> None:
+        after, actions = q.step(self.core, q.Tick(), self.now() if now is None else now)
         if after != self.core:
             self.core = after
             self.after_commit(actions)

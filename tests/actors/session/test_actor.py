@@ -176,16 +176,42 @@ async def test_stop_rejects_queue_and_stops_worker(harness: Harness) -> None:
     assert refused.value.code == "invalid_state"
 
 
+async def _send_retrying(h: Harness, session_id: str, text: str) -> Any:
+    """Send, retrying while the answer is the retryable `saturated`."""
+    with trio.fail_after(20):
+        while True:
+            try:
+                return await h.send(session_id, text)
+            except MaiaError as error:
+                if error.code != "saturated":
+                    raise
+            await trio.sleep(0.05)
+
+
 async def test_live_session_limit_is_saturated(tmp_path: Path) -> None:
-    """With maxLiveSessions 1, a second Session's first send is saturated (retryable)."""
+    """With maxLiveSessions 1, a second Session's first send is saturated (retryable); once
+    the first Session's worker is idle, a refused send reclaims it and the retry runs."""
     config = parse_user_config({"swarm": {"capacity": {"maxLiveSessions": 1}}})
     async with _open(tmp_path, config) as h:
-        one, two = await h.session(), await h.session()
+        one, two, three = await h.session(), await h.session(), await h.session()
         await h.send(one, "/sleep 30000 busy")
         with pytest.raises(MaiaError) as caught:
             await h.send(two, "waiting")
         assert caught.value.code == "saturated"
         assert caught.value.retryable
+        await h.send(one, "/stop-sleeping")  # queued behind: still one worker
+        session_turns = await h.store.read(
+            lambda c: [r[0] for r in c.execute(
+                "SELECT turn_id FROM turns WHERE session_id = ? ORDER BY seq", (one,))]
+        )  # fmt: skip
+        await h.wait_turn(session_turns[0], "running")
+        command = Command(new_id("command"), "local-user", "sha256:i")
+        await h.runtime.ask(one, InterruptTurn(command, session_turns[0], None))
+        await h.wait_turn(session_turns[1], "completed")
+        # One's worker is idle now: a send elsewhere frees it and the retry gets the slot.
+        sent = await _send_retrying(h, three, "my turn")
+        done = await h.wait_turn(sent.result["turn"]["turnId"], "completed")
+        assert done.output_text == "my turn"
 
 
 async def test_cancelled_runtime_still_stops_its_workers(tmp_path: Path) -> None:
