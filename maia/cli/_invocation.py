@@ -49,6 +49,11 @@ LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
 WAITS: Final = frozenset({"turn.send"})
 FOLLOWS: Final = frozenset({"events.read"})
 TIMED: Final = frozenset({"turn.send", "session.wait", "events.read"})
+_TIMEOUT_HELP: Final = {
+    "turn.send": "With --wait: give up after this long (30s, 2m; default 10m): exit 3.",
+    "session.wait": "Give up after this long (30s, 2m; default 60s): exit 3.",
+    "events.read": "With --follow: stop after this long (exit 0).",
+}
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
 _UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 
@@ -117,11 +122,15 @@ def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
     extra: list[tuple[bool, list[str], dict[str, Any]]] = [
         (operation_id in WAITS, ["--wait"], {"help": "Stream the reply; exit with the outcome."}),
         (operation_id in FOLLOWS, ["--follow", "-f"], {"help": "Keep printing new events."}),
-        (operation_id in FOLLOWS, ["--after"], {"metavar": "CURSOR", "help": "Start after it."}),
+        (
+            operation_id in FOLLOWS,
+            ["--after"],
+            {"metavar": "CURSOR", "help": "Start after this cursor (from an earlier read)."},
+        ),
         (
             operation_id in TIMED,
             ["--timeout"],
-            {"metavar": "DURATION", "help": "Give up after this long (30s, 2m): exit 3."},
+            {"metavar": "DURATION", "help": _TIMEOUT_HELP.get(operation_id, "")},
         ),
         (confirm, ["--yes", "-y"], {"help": "Confirm without asking."}),
     ]

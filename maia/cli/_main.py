@@ -13,13 +13,14 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
-
-import click
+from typing import TYPE_CHECKING, Any
 
 from maia import __version__
 
 from ._schema_mode import MESSAGE_MAX, Refusal
+
+if TYPE_CHECKING:
+    import click
 
 # Commands served by other packages, loaded only when run (their imports may be heavy: trio).
 SERVED_COMMANDS: dict[tuple[str, ...], str] = {
@@ -29,6 +30,8 @@ SERVED_COMMANDS: dict[tuple[str, ...], str] = {
 
 
 def _run_served(path: tuple[str, ...], args: Sequence[str]) -> int:
+    import click  # noqa: F401 - the served command is a click command
+
     module_name, _, attribute = SERVED_COMMANDS[path].partition(":")
     command: click.Command = getattr(importlib.import_module(module_name), attribute)
     try:
@@ -133,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["--version"]:  # fast path: no registry needed
         sys.stdout.write(f"maia {__version__}\n")
         return 0
+    import click
+
     from ._completion import COMPLETE_VAR
 
     if os.environ.get(COMPLETE_VAR):
