@@ -1,0 +1,112 @@
+"""Restart recovery on a real database, and the sweep of a dead Node's leftover workers."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil  # type: ignore[import-untyped]
+
+from actors.session import kill_leftovers, recover_sessions
+from actors.session._launch import Leftover
+from maia.protocol import SystemClock
+from storage import open_storage
+
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
+
+
+def _spawn(marker: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "MAIA_WORKER_ATTEMPT": marker}
+    return subprocess.Popen(SLEEPER, env=env, start_new_session=True)
+
+
+def test_leftovers_are_killed_only_when_the_marker_matches() -> None:
+    """A process carrying the attempt's marker is killed with its group; a process at a
+    recorded pid with another marker (a reused pid) is left alone."""
+    ours = _spawn("attempt_ours")
+    stranger = _spawn("attempt_other")
+    try:
+        leftovers = [
+            Leftover("attempt_ours", ours.pid, 0),
+            Leftover("attempt_ours_too", stranger.pid, 0),
+        ]
+        killed = kill_leftovers(leftovers)
+        assert killed == [ours.pid]
+        assert ours.wait(timeout=10) == -9
+        assert psutil.pid_exists(stranger.pid)
+        assert stranger.poll() is None
+    finally:
+        for process in (ours, stranger):
+            process.kill()
+            process.wait()
+
+
+def _seed(conn: sqlite3.Connection, root: str) -> None:
+    conn.execute(
+        "INSERT INTO projects (project_id, project_key, root, revision, created_ms, updated_ms)"
+        " VALUES ('project_r', 'rec', ?, 1, 0, 0)",
+        (root,),
+    )
+    sessions = [
+        ("session_busy", "running"),
+        ("session_lone", "running"),
+        ("session_stopping", "stopping"),
+        ("session_idle", "idle"),
+    ]
+    conn.executemany(
+        "INSERT INTO sessions (session_id, project_id, executor, cwd, state, created_ms,"
+        " updated_ms) VALUES (?, 'project_r', 'builtin:echo', ?, ?, 0, 0)",
+        [(s, root, state) for s, state in sessions],
+    )
+    conn.executemany(
+        "INSERT INTO turns (turn_id, session_id, seq, state, text, created_ms)"
+        " VALUES (?, ?, ?, ?, 'x', 0)",
+        [
+            ("turn_run", "session_busy", 1, "running"),
+            ("turn_q1", "session_busy", 2, "queued"),
+            ("turn_q2", "session_busy", 3, "queued"),
+            ("turn_lone", "session_lone", 1, "dispatching"),
+        ],
+    )
+    conn.execute(
+        "INSERT INTO worker_attempts (attempt_id, session_id, epoch, node_epoch, state, pid,"
+        " started_ms) VALUES ('attempt_old', 'session_busy', 1, 0, 'running', 4194000, 0)"
+    )
+
+
+async def test_recovery_rows(tmp_path: Path) -> None:
+    """Running and dispatching turns fail runtime_lost; Sessions with queued turns stay
+    recovering for a new attempt, the others go idle (or stopped); attempts are closed."""
+    async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
+        await store.write(lambda c: _seed(c, str(tmp_path)))
+        report = await recover_sessions(store, 1_000)
+
+        def read(
+            conn: sqlite3.Connection,
+        ) -> tuple[dict[str, str], dict[str, tuple[str, str | None]]]:
+            sessions = dict(conn.execute("SELECT session_id, state FROM sessions").fetchall())
+            turns = {
+                row[0]: (row[1], row[2])
+                for row in conn.execute("SELECT turn_id, state, failure_reason FROM turns")
+            }
+            return sessions, turns
+
+        sessions, turns = await store.read(read)
+        ended = await store.read(
+            lambda c: c.execute("SELECT end_reason FROM worker_attempts").fetchone()[0]
+        )
+    assert report.resumable == ("session_busy",)
+    assert report.turns_lost == 2
+    assert sessions == {
+        "session_busy": "recovering",
+        "session_lone": "idle",
+        "session_stopping": "stopped",
+        "session_idle": "idle",
+    }
+    assert turns["turn_run"] == ("failed", "runtime_lost")
+    assert turns["turn_lone"] == ("failed", "runtime_lost")
+    assert turns["turn_q1"] == ("queued", None)
+    assert ended == "node_restarted"
