@@ -30,7 +30,7 @@ from ._home import NodeHome
 from ._service import NodeRunning, NodeStartError, run_node
 from ._services import NodeConfig
 
-READY_TIMEOUT_S = 30.0
+READY_TIMEOUT_S = 60.0
 STOP_WAIT_S = 60.0
 
 home_option = click.option(

@@ -1,5 +1,7 @@
 """The checks made before a WebSocket upgrade: path, Host, Origin, bearer token.
 
+They guard both paths alike: `/api/v1` (requests) and `/api/v1/observations` (streams).
+
 Loopback is not a security boundary: any local process, and any web page through the
 user's browser, can reach 127.0.0.1. So the upgrade needs the bearer token from the
 owner-only token file (compared in constant time), a `Host` that names the loopback
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 import attrs
 import orjson
 
+from maia.observe import OBSERVATIONS_PATH
 from maia.protocol import MaiaError
 
 API_PATH = "/api/v1"
@@ -48,7 +51,7 @@ def check_upgrade(
     found: dict[bytes, list[bytes]] = {}
     for name, value in headers:
         found.setdefault(name.lower(), []).append(value)
-    if path.split("?", 1)[0] != API_PATH:
+    if path.split("?", 1)[0] not in (API_PATH, OBSERVATIONS_PATH):
         return Refusal(
             404,
             MaiaError("unknown_method", f"no API at {path!r}; use {API_PATH}", {"path": path}),

@@ -29,6 +29,7 @@ from trio_websocket import (
     WebSocketServer,
 )
 
+from maia.observe import OBSERVATIONS_PATH, accept_observations, serve_observation_connection
 from maia.protocol import MaiaError
 
 from ._dispatch import LOCAL_USER_ROLE, Call, Dispatcher
@@ -118,11 +119,39 @@ class ApiServer:
                 body=refusal.body(),
             )
             return
+        if request.path.split("?", 1)[0] == OBSERVATIONS_PATH:
+            await self._observe(request)
+            return
         socket = await request.accept()
         self._accepted += 1
         self._open += 1
         try:
             await _Connection(self, socket, next(self._ids)).serve()
+        finally:
+            self._open -= 1
+
+    async def _observe(self, request: WebSocketRequest) -> None:
+        """The observation socket (maia.observe), behind the same gate and connection limit."""
+        hub = getattr(self._services, "observations", None)
+        if hub is None:
+            self._refused += 1
+            unavailable = Refusal(
+                503, MaiaError("unavailable", "observations are unavailable: not running",
+                               {"target": "observations"}),
+            )  # fmt: skip
+            await request.reject(
+                503, extra_headers=[(b"Content-Type", b"application/json")],
+                body=unavailable.body(),
+            )  # fmt: skip
+            return
+        socket = await accept_observations(request)
+        if socket is None:
+            self._refused += 1
+            return
+        self._accepted += 1
+        self._open += 1
+        try:
+            await serve_observation_connection(socket, hub)
         finally:
             self._open -= 1
 

@@ -52,6 +52,7 @@ class NodeServices:
     api: Any = None  # the ApiServer serving now
     tree: Any = None  # the root supervision.Supervisor (its statistics())
     sessions: Any = None  # maia.service.ServiceContext: the Session runtime and its handlers
+    observations: Any = None  # maia.observe.ObservationHub: the streams' fan-out
     mailbox_sources: list[Callable[[], Iterable[Mailbox]]] = attrs.field(factory=list)
     worker_count: Callable[[], int] = lambda: 0
     node_id: str = ""  # kept from the last storage open, so status can answer without it

@@ -1,4 +1,4 @@
-"""The Node's root supervisor tree: storage, then the services, then the API server.
+"""The Node's root supervisor tree: storage, the observation hub, the services, the API.
 
 Each child is a `supervision.ChildSpec`; the strategy is rest-for-one, so a child that
 fails is restarted together with every child started after it (a new storage handle means
@@ -21,6 +21,7 @@ import orjson
 import trio
 
 from maia.client._discovery import Discovery, process_start_time
+from maia.observe import open_hub
 from maia.protocol import MaiaError
 from maia.service import open_services
 from storage import open_storage
@@ -65,12 +66,28 @@ async def _storage_child(
         services.storage = None
 
 
+async def _observations_child(
+    services: NodeServices, state: TreeState, ctx: ChildContext, *, task_status: Any
+) -> None:
+    async with open_hub(services.storage_or_raise(), services.config.clock) as hub:
+        services.observations = hub
+        try:
+            task_status.started()
+            await ctx.stop_requested.wait()
+        finally:
+            services.observations = None
+
+
 async def _services_child(
     services: NodeServices, state: TreeState, ctx: ChildContext, *, task_status: Any
 ) -> None:
     config = services.config
+    hub = services.observations
     async with open_services(
-        services.storage_or_raise(), clock=config.clock, home=config.home.root
+        services.storage_or_raise(),
+        clock=config.clock,
+        home=config.home.root,
+        live=hub.publish_live if hub is not None else None,
     ) as sessions:
         services.sessions = sessions
         services.worker_count = sessions.runtime.live_workers
@@ -118,7 +135,7 @@ def _port_of(url: str) -> int:
 
 
 def root_tree(services: NodeServices, state: TreeState) -> Supervisor:
-    """The root supervisor: storage, services, API, restarted rest-for-one."""
+    """The root supervisor: storage, observations, services, API, restarted rest-for-one."""
 
     def child(name: str, function: Any, ready_timeout_ms: int = 15_000) -> ChildSpec:
         async def start(ctx: ChildContext, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -130,6 +147,7 @@ def root_tree(services: NodeServices, state: TreeState) -> Supervisor:
         "node",
         [
             child("storage", _storage_child, STORAGE_OPEN_TIMEOUT_MS),
+            child("observations", _observations_child),
             child("services", _services_child, SERVICES_READY_TIMEOUT_MS),
             child("api", _api_child),
         ],

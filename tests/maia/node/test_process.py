@@ -55,6 +55,11 @@ def test_detach_status_stop_leaves_nothing_behind(tmp_path: Path) -> None:
         assert result["nodeId"] == record.node_id
         assert result["storage"]["integrity"] == "ok"
 
+        human = _node(home.root, "status")
+        assert human.returncode == 0, human.stderr
+        assert record.node_id in human.stdout
+        assert "storage   ok" in human.stdout
+
         second = _node(home.root, "start")
         assert second.returncode == 1
         assert f"pid {record.pid}" in second.stderr

@@ -14,10 +14,15 @@ from .conftest import LiveNode
 
 
 async def test_tree_order_and_strategy(node: LiveNode) -> None:
-    """Children start storage → services → api and restart rest-for-one."""
+    """Children start storage → observations → services → api and restart rest-for-one."""
     stats = node.running.services.tree.statistics()
     assert stats.strategy is Strategy.REST_FOR_ONE
-    assert [child.name for child in stats.children] == ["storage", "services", "api"]
+    assert [child.name for child in stats.children] == [
+        "storage",
+        "observations",
+        "services",
+        "api",
+    ]
     assert all(child.running for child in stats.children)
 
 
