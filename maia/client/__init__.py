@@ -18,5 +18,10 @@ from ._discovery import find_live_node as find_live_node
 from ._discovery import read_discovery as read_discovery
 from ._locate import Endpoint as Endpoint
 from ._locate import locate_node as locate_node
+from ._observations import ObservationFeed as ObservationFeed
+from ._observations import SessionFeed as SessionFeed
+from ._observations import StreamFrame as StreamFrame
+from ._observations import attach_session as attach_session
+from ._observations import observe_events as observe_events
 from ._projection import OPERATION_TREE as OPERATION_TREE
 from ._transport import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES

@@ -16,7 +16,7 @@ cure (`invalid_cursor`, `resource_not_found`, `validation_failed`) are raised.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Final
+from typing import Any, Final, Self
 
 import anyio
 import attrs
@@ -117,7 +117,7 @@ class _Feed:
     def _advance(self, frame: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    async def __aenter__(self) -> _Feed:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -128,7 +128,7 @@ class _Feed:
         if socket is not None:
             await socket.aclose()
 
-    def __aiter__(self) -> _Feed:
+    def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> StreamFrame:
