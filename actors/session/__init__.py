@@ -50,6 +50,7 @@ from ._store import PENDING_TURN_STATES as PENDING_TURN_STATES
 from ._views import SESSION_COLUMNS as SESSION_COLUMNS
 from ._views import TURN_COLUMNS as TURN_COLUMNS
 from ._views import input_preview as input_preview
+from ._views import mutation_session as mutation_session
 from ._views import output_text as output_text
 from ._views import session_from_row as session_from_row
 from ._views import session_view as session_view

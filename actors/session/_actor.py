@@ -22,7 +22,7 @@ from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mut
 from . import _queue as q
 from ._messages import Command, SessionContext
 from ._store import Draft, end_turn, session_step, set_activity, turn_step
-from ._views import session_view, turn_view
+from ._views import mutation_session, session_view, turn_view
 
 T = TypeVar("T")
 LIVE = (SessionState.RUNNING, SessionState.WAITING_APPROVAL, SessionState.INTERRUPTED)
@@ -96,7 +96,7 @@ class SessionCore:
         )
 
     def session_json(self, conn: sqlite3.Connection, draft: Draft) -> Any:
-        return to_json(session_view(conn, draft.session_id, draft.now))
+        return to_json(mutation_session(session_view(conn, draft.session_id, draft.now)))
 
     # -- the queue's actions ------------------------------------------------------------------
 

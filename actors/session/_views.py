@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
+import attrs
 import orjson
 
 from maia.protocol import INPUT_PREVIEW_MAX_BYTES, MaiaError, Session, Turn, format_timestamp_ms
@@ -76,6 +77,12 @@ def session_from_row(row: Sequence[Any], now_ms: int) -> Session:
         summary=summary,
         transcript_path=transcript,
     )
+
+
+def mutation_session(session: Session) -> Session:
+    """A Session as a mutation's result shows it: without `activity` and `latestTurnState`,
+    which only session.list, show and wait return (spec: Session wait operation)."""
+    return attrs.evolve(session, activity=None, latest_turn_state=None)
 
 
 def session_view(conn: sqlite3.Connection, session_id: str, now_ms: int) -> Session:

@@ -167,9 +167,11 @@ class WorkerOps(ClientOps):
                            now=draft.now)  # fmt: skip
 
         await self.commit(body)
-        if self.core.worker is q.Worker.STARTING and self.worker is None:
-            self.worker = handle
-        else:  # the Session no longer wants it (stopped while it started)
+        wanted = self.core.worker in (q.Worker.STARTING, q.Worker.STOPPING)
+        if wanted and self.worker is None:
+            self.worker = handle  # its exit is the one the queue waits for
+        if not wanted or self.core.worker is q.Worker.STOPPING:
+            # Stopped while it started (or a launch nobody waits for): stop it now.
             self.ctx.nursery.start_soon(_quietly, lambda: handle.stop("not wanted"))
 
     async def worker_initialized(self, message: WorkerInitialized) -> None:

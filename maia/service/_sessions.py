@@ -20,6 +20,7 @@ from actors.session import (
     ArchiveSession,
     RenameSession,
     StopSession,
+    mutation_session,
     session_from_row,
     session_view,
 )
@@ -92,7 +93,7 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
             actor_id=command.actor_id,
         )  # fmt: skip
         return Applied(
-            {"session": to_json(session_view(conn, session_id, now))},
+            {"session": to_json(mutation_session(session_view(conn, session_id, now)))},
             targets=(ReceiptTarget("session", session_id, "created", None, 1),),
             event_ids=(event.event_id,),
             project_id=params.project_id,

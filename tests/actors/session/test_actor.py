@@ -253,3 +253,26 @@ async def test_exec_executor_runs_a_command_and_enforces_wall_time(tmp_path: Pat
         failed = await h.wait_turn(sent.result["turn"]["turnId"], "completed", "failed")
         assert failed.state == "failed"
         assert failed.failure_reason == "wall_time_exceeded"
+
+
+async def test_stop_while_the_worker_starts(harness: Harness) -> None:
+    """A stop right after the first send (worker still starting) rejects the turn, stops the
+    worker once it is up, and the Session reads stopped with no worker left."""
+    session_id = await harness.session()
+    sent = await harness.send(session_id, "too late")
+    command = Command(new_id("command"), "local-user", "sha256:stop")
+    stopped = await harness.runtime.ask(session_id, StopSession(command, None))
+    assert stopped.result["session"]["state"] in ("stopping", "stopped")
+    assert "activity" not in stopped.result["session"]
+    rejected = await harness.wait_turn(sent.result["turn"]["turnId"], "failed")
+    assert rejected.failure_reason == "turn_rejected"
+    with trio.fail_after(20):
+        while (
+            await harness.store.read(
+                lambda c: c.execute(
+                    "SELECT state FROM sessions WHERE session_id = ?", (session_id,)
+                ).fetchone()[0]
+            )
+            != "stopped"
+        ) or harness.runtime.live_workers():
+            await harness.runtime.notifier.wait(session_id, 0.2)
