@@ -188,9 +188,9 @@ async def execute(
             return await _waits.session_wait(client, params, invocation, out)
         if invocation.operation_id == "events.read" and invocation.follow:
             return await _waits.follow_events(client, params, invocation, out)
-        result = await call(client, invocation.operation_id, params, out)
         if invocation.operation_id == "turn.send" and invocation.wait:
-            return await _waits.wait_turn(client, result, invocation, out)
+            return await _waits.send_and_wait(client, params, invocation, out)
+        result = await call(client, invocation.operation_id, params, out)
         out.result(invocation.operation_id, result)
         return _exit.OK
     except Ambiguous as ambiguous:

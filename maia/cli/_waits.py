@@ -1,11 +1,12 @@
 """The CLI's waiting conveniences: `turn send --wait`, `session wait`, `events read --follow`,
 and the default Project of `session create` (the current directory's).
 
-`turn send --wait` and `session wait` repeat the registry's bounded server-side waits
-(`turn.wait`, `session.wait`: at most 4 s a call, the Node answers as soon as the state is
-reached), so they never poll. `events read --follow` pages the journal and, once caught up,
-asks again after a short growing pause: the observation stream's SDK iterator replaces that
-loop when it lands. Every wait has a deadline: `--timeout`, or the defaults below.
+`turn send --wait` streams the reply on the observation stream (`_stream.py`) and takes the
+end from the Node's bounded `turn.wait`; `session wait` repeats `session.wait` (at most 4 s a
+call, answered as soon as the state is reached): neither polls. `events read --follow` pages
+the journal and, once caught up, asks again after a short growing pause (the journal cursor
+of `events.read` is not the observation stream's, so `--after CURSOR` keeps its meaning).
+Every wait has a deadline: `--timeout`, or the defaults below.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from ._invocation import Invocation
 DEFAULT_TURN_WAIT_S: Final = 600.0
 DEFAULT_SESSION_WAIT_S: Final = 60.0
 FOLLOW_PAUSE_S: Final = (0.1, 0.25, 0.5, 1.0)
-TURN_ENDED: Final = ("completed", "failed", "interrupted")
 PROJECT_PAGES_MAX: Final = 50
 
 
@@ -55,21 +55,17 @@ async def current_project(client: Any, out: Any) -> str:
     return str(project["projectId"])
 
 
-async def wait_turn(client: Any, sent: dict[str, Any], invocation: Invocation, out: Any) -> int:
-    """Wait for the sent turn to end; print its reply; exit 0 completed, 5 failed/interrupted,
-    3 when the deadline passes first."""
+async def send_and_wait(
+    client: Any, params: dict[str, Any], invocation: Invocation, out: Any
+) -> int:
+    """`turn send --wait`: send, stream the reply, and exit with the turn's outcome: 0
+    completed, 5 failed or interrupted, 3 when `--timeout` (default 10 min) passes first."""
     from ._execute import progress
+    from ._stream import TURN_ENDED, send_and_stream
 
-    turn = sent["turn"]
     limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_TURN_WAIT_S
-    with anyio.move_on_after(limit):
-        async with progress(out, f"turn {turn['turnId']}"):
-            while turn["state"] not in TURN_ENDED:
-                answer = await client.request(
-                    "turn.wait",
-                    {"turnId": turn["turnId"], "waitMilliseconds": WAIT_MILLISECONDS_MAX},
-                )
-                turn = answer["turn"]
+    async with progress(out, "the turn"):
+        sent, turn, streamed = await send_and_stream(client, params, out, limit)
     if turn["state"] not in TURN_ENDED:
         out.message(
             f"turn {turn['turnId']} did not end within {limit:g} s (it goes on: "
@@ -77,12 +73,17 @@ async def wait_turn(client: Any, sent: dict[str, Any], invocation: Invocation, o
         )
         return _exit.TIMEOUT
     final = {**sent, "turn": turn}
+    output = turn.get("outputText") or ""
     if out.fmt == "json":
         out.json({"ok": True, "result": final})
     elif out.fmt == "jsonl":
         out.data(json.dumps(turn, ensure_ascii=False, sort_keys=True) + "\n")
-    elif turn.get("outputText"):
-        out.data(turn["outputText"].rstrip("\n") + "\n")
+    else:
+        rest = output[len(streamed) :] if output.startswith(streamed) else output
+        if rest:
+            out.data(rest)
+        if streamed or rest:
+            out.data("\n" if not (streamed + rest).endswith("\n") else "")
     if turn["state"] == "completed":
         return _exit.OK
     reason = turn.get("failureReason") or turn["state"]

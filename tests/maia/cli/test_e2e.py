@@ -103,6 +103,13 @@ def test_create_send_wait_list(cli: Cli) -> None:
     assert sent.returncode == 0, sent.stderr
     assert sent.stdout == "hello from the CLI\n"
 
+    records = cli("turn", "send", "greeter", "streamed", "--wait", "--jsonl")
+    assert records.returncode == 0, records.stderr
+    *streamed, last = [json.loads(line) for line in records.stdout.splitlines()]
+    assert "item.delta" in [r.get("record") for r in streamed]  # live, from session.attach
+    assert streamed[-1]["record"] == "turn.completed"
+    assert (last["state"], last["outputText"]) == ("completed", "streamed")
+
     table = cli("session", "list")
     assert table.returncode == 0, table.stderr
     header, *rows = table.stdout.splitlines()
@@ -210,7 +217,7 @@ def test_ctrl_c_during_wait_exits_130(cli: Cli) -> None:
     try:
         assert process.stderr is not None
         line = process.stderr.readline()  # the progress note: the turn is being waited for
-        assert "waiting for turn" in line
+        assert "waiting for the turn" in line
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=TIMEOUT_S)
     finally:

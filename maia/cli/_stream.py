@@ -1,0 +1,134 @@
+"""`turn send --wait`: the reply streamed as it arrives, on the observation stream.
+
+Order makes it exact: attach to the Session first (`session.attach` through the SDK's
+`attach_session`), then send, so every record of the new turn comes after the attach point.
+Deltas of the turn's message items go to stdout as they arrive (`--jsonl`: every record of
+the turn, one a line). The end is decided by the Node's bounded `turn.wait` running beside
+the stream, so a stream that cannot be opened (an older Node) or is cut only loses the live
+text: what was not streamed is printed from the finished turn's `outputText`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import anyio
+
+from maia.protocol import WAIT_MILLISECONDS_MAX, MaiaError
+
+ATTACH_WAIT_S: Final = 3.0  # how long to wait for the stream before sending anyway
+DRAIN_S: Final = 2.0  # after the turn ended, how long the stream may take to catch up
+TURN_ENDED: Final = ("completed", "failed", "interrupted")
+
+
+class TurnStream:
+    """The live text of one turn, printed as it comes; knows what it has printed."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.turn_id: str | None = None
+        self.attached = anyio.Event()
+        self.ended = anyio.Event()
+        self.printed: dict[str, str] = {}  # item ID -> message text printed so far
+        self.order: list[str] = []
+        self.pending: list[dict[str, Any]] = []  # records seen before the turn ID was known
+
+    @property
+    def text(self) -> str:
+        return "".join(self.printed[item] for item in self.order)
+
+    def _write(self, item: str, text: str) -> None:
+        if item not in self.printed:
+            self.printed[item] = ""
+            self.order.append(item)
+        self.printed[item] += text
+        if self.out.fmt == "human":
+            self.out.data(text)
+
+    def take(self, record: dict[str, Any]) -> None:
+        """One stream record: print it if it belongs to our turn."""
+        if self.turn_id is None:
+            self.pending.append(record)
+            return
+        if record.get("turnId") != self.turn_id:
+            return
+        if self.out.fmt == "jsonl":
+            self.out.data(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        kind, item = record.get("record"), str(record.get("itemId"))
+        if record.get("itemKind") == "message" and isinstance(record.get("text"), str):
+            if kind == "item.delta":
+                self._write(item, record["text"])
+            elif kind == "item.completed":
+                done = self.printed.get(item, "")
+                if record["text"].startswith(done):
+                    self._write(item, record["text"][len(done) :])
+        if kind == "turn.completed":
+            self.ended.set()
+
+    def know(self, turn_id: str) -> None:
+        self.turn_id = turn_id
+        pending, self.pending = self.pending, []
+        for record in pending:
+            self.take(record)
+
+    async def follow(self, client: Any, session_id: str) -> None:
+        """Read the Session's stream until cancelled; any failure just ends the live text."""
+        try:
+            from maia.client._observations import attach_session
+        except ImportError:
+            self.attached.set()
+            return
+        try:
+            async with attach_session(client, session_id, max_retries=2) as feed:
+                async for frame in feed:
+                    if frame.type in ("attached", "synchronized"):
+                        self.attached.set()
+                    for record in frame.records:
+                        self.take(record)
+        except (MaiaError, TypeError, OSError):
+            pass
+        finally:
+            self.attached.set()
+
+
+async def send_and_stream(
+    client: Any, params: dict[str, Any], out: Any, limit: float
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Attach, send, stream, and wait for the turn to end (bounded by `limit` seconds).
+
+    Returns (the send result, the turn as last seen, the text printed live). Raises
+    MaiaError from `turn.send` or `turn.wait`.
+    """
+    stream = TurnStream(out)
+    sent: dict[str, Any] = {}
+    turn: dict[str, Any] = {}
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        if out.fmt != "json":
+            group.start_soon(stream.follow, client, params["sessionId"])
+            with anyio.move_on_after(ATTACH_WAIT_S):
+                await stream.attached.wait()
+        else:
+            stream.attached.set()
+        try:
+            sent = await client.request("turn.send", params)
+            turn = sent["turn"]
+            stream.know(turn["turnId"])
+            with anyio.move_on_after(limit):
+                while turn["state"] not in TURN_ENDED:
+                    answer = await client.request(
+                        "turn.wait",
+                        {"turnId": turn["turnId"], "waitMilliseconds": WAIT_MILLISECONDS_MAX},
+                    )
+                    turn = answer["turn"]
+            if turn["state"] in TURN_ENDED and stream.text != (turn.get("outputText") or ""):
+                with anyio.move_on_after(DRAIN_S):
+                    await stream.ended.wait()
+        except Exception as error:  # re-raised below, not wrapped by the task group
+            failure = error
+        finally:
+            group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return sent, turn, stream.text
