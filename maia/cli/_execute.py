@@ -186,6 +186,10 @@ async def execute(
                                             confirm, registry)  # fmt: skip
         if invocation.operation_id == "session.wait":
             return await _waits.session_wait(client, params, invocation, out)
+        if invocation.operation_id == "session.attach":
+            from ._stream import attach
+
+            return await attach(client, params, invocation.timeout_s, out)
         if invocation.operation_id == "events.read" and invocation.follow:
             return await _waits.follow_events(client, params, invocation, out)
         if invocation.operation_id == "turn.send" and invocation.wait:

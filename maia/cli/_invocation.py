@@ -48,11 +48,12 @@ LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
 # Op commands with runtime flags beyond --json/--jsonl/--node.
 WAITS: Final = frozenset({"turn.send"})
 FOLLOWS: Final = frozenset({"events.read"})
-TIMED: Final = frozenset({"turn.send", "session.wait", "events.read"})
+TIMED: Final = frozenset({"turn.send", "session.wait", "events.read", "session.attach"})
 _TIMEOUT_HELP: Final = {
     "turn.send": "With --wait: give up after this long (30s, 2m; default 10m): exit 3.",
     "session.wait": "Give up after this long (30s, 2m; default 60s): exit 3.",
     "events.read": "With --follow: stop after this long (exit 0).",
+    "session.attach": "Stop following after this long (exit 0).",
 }
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
 _UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}

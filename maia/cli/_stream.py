@@ -132,3 +132,42 @@ async def send_and_stream(
     if failure is not None:
         raise failure
     return sent, turn, stream.text
+
+
+def _human_record(record: dict[str, Any], out: Any) -> None:
+    kind, text = record.get("record"), record.get("text")
+    if kind == "turn.started":
+        out.data(f"── turn {record.get('turnId')}\n")
+    elif kind == "item.delta" and isinstance(text, str):
+        out.data(
+            text if record.get("itemKind") == "message" else f"[{record.get('itemKind')}] {text}"
+        )
+    elif kind == "item.completed":
+        out.data("\n")
+    elif kind == "turn.completed":
+        out.data(f"── {record.get('turnState')}\n")
+
+
+async def attach(client: Any, params: dict[str, Any], timeout_s: float | None, out: Any) -> int:
+    """`maia session attach REF`: follow a Session's turns and items live until Ctrl-C or
+    `--timeout` (exit 0). Human: the text as it comes; --json/--jsonl: one frame a line.
+
+    Raises MaiaError when the stream cannot be opened or the Session does not exist.
+    """
+    from maia.client._observations import attach_session
+
+    from . import _exit
+
+    with anyio.move_on_after(timeout_s if timeout_s is not None else float("inf")):
+        async with attach_session(client, params["sessionId"],
+                                  cursor=params.get("cursor")) as feed:  # fmt: skip
+            async for frame in feed:
+                if out.fmt != "human":
+                    out.data(json.dumps(frame.frame, ensure_ascii=False, sort_keys=True) + "\n")
+                    continue
+                if frame.type == "synchronized":
+                    for item in frame.frame.get("openItems", ()):
+                        out.data(f"── turn {item.get('turnId')} (running)\n{item.get('text', '')}")
+                for record in frame.records:
+                    _human_record(record, out)
+    return _exit.OK

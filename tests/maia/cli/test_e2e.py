@@ -247,3 +247,28 @@ def test_bare_maia_starts_a_node_and_names_the_next_command(tmp_path: Path) -> N
     finally:
         stopped = cli.process("node", "stop")
         assert stopped.returncode == 0, stopped.stderr
+
+
+def test_session_attach_follows_live_turns(cli: Cli) -> None:
+    """`session attach REF --jsonl` prints the stream's frames: a turn sent while it follows
+    shows up with its text, and --timeout ends it with exit 0."""
+    assert cli("session", "create", "--title", "followed").returncode == 0
+    env = {**os.environ, "MAIA_HOME": str(cli.home)}
+    process = subprocess.Popen(
+        [*MAIA, "session", "attach", "followed", "--jsonl", "--timeout", "6s"],
+        cwd=cli.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert json.loads(process.stdout.readline())["type"] == "attached"
+        assert cli("turn", "send", "followed", "seen live").returncode == 0
+        out, err = process.communicate(timeout=TIMEOUT_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err
+    records = [r for line in out.splitlines() for r in json.loads(line).get("records", [])]
+    assert {"record": "turn.completed", "turnState": "completed"}.items() <= records[-1].items()
+    assert "seen live" in [r.get("text") for r in records]
