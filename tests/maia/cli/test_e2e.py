@@ -272,3 +272,18 @@ def test_session_attach_follows_live_turns(cli: Cli) -> None:
     records = [r for line in out.splitlines() for r in json.loads(line).get("records", [])]
     assert {"record": "turn.completed", "turnState": "completed"}.items() <= records[-1].items()
     assert "seen live" in [r.get("text") for r in records]
+
+
+def test_refused_token_exits_4(cli: Cli, tmp_path: Path) -> None:
+    """The live Node refuses a wrong bearer token: exit 4 (authentication), stdout empty."""
+    record = read_discovery(cli.home / "node.json")
+    assert record is not None
+    other = tmp_path / "other-home"
+    other.mkdir(mode=0o700)
+    token = other / "node.token"
+    token.write_text("0" * 64)
+    token.chmod(0o600)
+    result = Cli(other, tmp_path).process("session", "list", "--node", record.url)
+    assert result.returncode == 4, result.stderr
+    assert result.stdout == ""
+    assert "unauthenticated" in result.stderr
