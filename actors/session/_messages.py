@@ -173,6 +173,9 @@ class SessionContext:
     nursery: trio.Nursery  # the actors' helper tasks (worker watchers, pumps, timers)
     tell: Callable[[str, Any], Awaitable[None]]  # to a Session's live actor (spawning it)
     environ: Mapping[str, str]
+    # The worker each Session's actor holds, so an actor that crashed and rehydrated can
+    # stop the worker its previous incarnation left running.
+    held: dict[str, WorkerHandle] = attrs.field(factory=dict)
     flush_ms: int = 25
     keepalive_s: float = 30.0  # how often a worker's watcher touches its actor
     # Live item records for attach subscribers (record, Session, turn, item, kind, text):

@@ -8,6 +8,7 @@ this actor (the Node restarted, or the actor crashed) fails that turn `runtime_l
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 from typing import Any
@@ -18,6 +19,7 @@ import trio
 from actors._lifecycles import SessionEvent, SessionState, TurnState
 from maia.protocol import MaiaError
 from storage import MutationResult
+from supervision.workers import WorkerHandle
 
 from . import _queue as q
 from ._messages import (
@@ -182,4 +184,14 @@ async def rehydrate(ctx: SessionContext, session_id: str) -> SessionActor:
     )
     actor = SessionActor(ctx, memory, core)
     actor.lost = tuple(t[0] for t in turns if t[1] != "queued")
+    orphan = ctx.held.pop(session_id, None)
+    if orphan is not None:  # an earlier incarnation crashed with its worker running
+        ctx.slots.release()  # the slot it held goes with it
+        ctx.slots.mark_idle(session_id, False)
+        ctx.nursery.start_soon(_stop_orphan, orphan)
     return actor
+
+
+async def _stop_orphan(handle: WorkerHandle) -> None:
+    with contextlib.suppress(MaiaError):
+        await handle.stop("actor restarted")

@@ -170,6 +170,7 @@ class WorkerOps(ClientOps):
         wanted = self.core.worker in (q.Worker.STARTING, q.Worker.STOPPING)
         if wanted and self.worker is None:
             self.worker = handle  # its exit is the one the queue waits for
+            self.ctx.held[self.session_id] = handle
         if not wanted or self.core.worker is q.Worker.STOPPING:
             # Stopped while it started (or a launch nobody waits for): stop it now.
             self.ctx.nursery.start_soon(_quietly, lambda: handle.stop("not wanted"))
@@ -223,6 +224,7 @@ class WorkerOps(ClientOps):
 
         await self.commit(body)
         self.worker, self.item, self.started = None, None, None
+        self.ctx.held.pop(self.session_id, None)
         self.core = after
         self.after_commit(actions)
         self.settle_slot()

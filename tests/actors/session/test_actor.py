@@ -276,3 +276,25 @@ async def test_stop_while_the_worker_starts(harness: Harness) -> None:
             != "stopped"
         ) or harness.runtime.live_workers():
             await harness.runtime.notifier.wait(session_id, 0.2)
+
+
+async def test_an_actor_that_dies_mid_turn_is_rehydrated(harness: Harness) -> None:
+    """If a Session's actor dies while its turn runs, the next message rehydrates it: the
+    turn fails runtime_lost (never re-run), the old worker is stopped, new turns run."""
+    session_id = await harness.session()
+    first = await harness.send(session_id, "/sleep 30000 never")
+    await harness.wait_turn(first.result["turn"]["turnId"], "running")
+    old = [w.pid for w in harness.runtime.workers.live()]
+    actor = await harness.runtime.registry.get(session_id)
+    actor.close(drain=False)  # stands in for a crash: the actor is gone, its worker is not
+    await actor.wait_stopped()
+    second = await harness.send(session_id, "after")
+    lost = await harness.wait_turn(first.result["turn"]["turnId"], "failed")
+    assert lost.failure_reason == "runtime_lost"
+    done = await harness.wait_turn(second.result["turn"]["turnId"], "completed")
+    assert done.output_text == "after"
+    live = [w.pid for w in harness.runtime.workers.live()]
+    with trio.fail_after(20):
+        while set(old) & set(live):
+            await trio.sleep(0.05)
+            live = [w.pid for w in harness.runtime.workers.live()]
