@@ -44,8 +44,9 @@ class NodeState:
         if not self.reachable:
             return f" node unreachable ({self.problem}) · start it with: maia node start --detach"
         return (
-            f" {self.node_id} · sessions {self.live_sessions} live · turns {self.queued_turns}"
-            f" queued · workers {self.live_workers} · Tab completes · Ctrl-R history · Ctrl-D quits"
+            f" sessions {self.live_sessions} live · turns {self.queued_turns} queued · workers"
+            f" {self.live_workers} live │ {self.node_id[:14]}… │ Tab · Ctrl-R history"
+            " · Ctrl-D quits"
         )
 
 

@@ -17,11 +17,13 @@ from maia.client import read_discovery
 def node_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """`python -m maia.node start` in the foreground on a fresh home; yields the home."""
     home = tmp_path_factory.mktemp("console") / "home"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    log = home.parent / "node.err"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
@@ -30,7 +32,7 @@ def node_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 break
             time.sleep(0.05)
         else:
-            raise AssertionError("the Node did not start")
+            raise AssertionError(f"the Node did not start: {log.read_text()[-2000:]}")
         yield home
     finally:
         process.terminate()
