@@ -104,7 +104,7 @@ def output_text(conn: sqlite3.Connection, turn_id: str) -> str | None:
     return "".join(r[0] for r in rows) if rows else None
 
 
-def turn_from_row(row: Sequence[Any], text: str | None) -> Turn:
+def turn_from_row(row: Sequence[Any], text: str | None, failure: str | None = None) -> Turn:
     turn_id, session_id, state, revision, created, prompt, started, finished, reason = row
     return Turn(
         turn_id=turn_id,
@@ -116,6 +116,7 @@ def turn_from_row(row: Sequence[Any], text: str | None) -> Turn:
         started_at=format_timestamp_ms(started) if started is not None else None,
         completed_at=format_timestamp_ms(finished) if finished is not None else None,
         failure_reason=reason,
+        failure_message=failure,
         output_text=text,
     )
 
@@ -125,4 +126,11 @@ def turn_view(conn: sqlite3.Connection, turn_id: str) -> Turn:
     row = conn.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
     if row is None:
         raise _missing("turn", turn_id)
-    return turn_from_row(row, output_text(conn, turn_id))
+    failure = None
+    if row[2] == "failed":  # the worker's own account, when it gave one
+        found = conn.execute(
+            "SELECT text FROM turn_items WHERE turn_id = ? AND kind = 'error' ORDER BY seq",
+            (turn_id,),
+        ).fetchone()
+        failure = found[0][:4096] if found is not None else None
+    return turn_from_row(row, output_text(conn, turn_id), failure)

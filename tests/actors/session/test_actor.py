@@ -234,12 +234,13 @@ async def test_cancelled_runtime_still_stops_its_workers(tmp_path: Path) -> None
 
 async def test_exec_executor_runs_a_command_and_enforces_wall_time(tmp_path: Path) -> None:
     """An exec executor pipes the prompt through its argv; one past its wall time fails
-    wall_time_exceeded."""
+    wall_time_exceeded; a failing command fails the turn with the worker's message."""
     config = parse_user_config(
         {
             "executors": {
                 "upper": {"kind": "exec", "argv": ["/usr/bin/tr", "a-z", "A-Z"]},
                 "slow": {"kind": "exec", "argv": ["/bin/sleep", "60"], "wallTimeMs": 1000},
+                "false": {"kind": "exec", "argv": ["/bin/false"]},
             }
         }
     )
@@ -253,6 +254,11 @@ async def test_exec_executor_runs_a_command_and_enforces_wall_time(tmp_path: Pat
         failed = await h.wait_turn(sent.result["turn"]["turnId"], "completed", "failed")
         assert failed.state == "failed"
         assert failed.failure_reason == "wall_time_exceeded"
+        broken = await h.session("user:false")
+        sent = await h.send(broken, "anything")
+        refused = await h.wait_turn(sent.result["turn"]["turnId"], "completed", "failed")
+        assert refused.failure_reason == "turn_failed"
+        assert refused.failure_message
 
 
 async def test_stop_while_the_worker_starts(harness: Harness) -> None:
