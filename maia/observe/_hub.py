@@ -56,6 +56,7 @@ class HubStatistics:
     session_subscribers: int
     delivered_position: int
     overflowed: int  # subscribers ended by overflow since the hub started
+    overflowing: int  # subscribers overflowed now, whose stream is about to end
     live_published: int
 
 
@@ -122,11 +123,13 @@ class ObservationHub:
         return self.delivered_position >= position
 
     def statistics(self) -> HubStatistics:
+        sessions = [s for group in self._sessions.values() for s in group]
         return HubStatistics(
             len(self._observers),
-            sum(len(s) for s in self._sessions.values()),
+            len(sessions),
             self.delivered_position,
             self._overflowed,
+            sum(s.overflowed for s in (*self._observers, *sessions)),
             self._live_published,
         )
 

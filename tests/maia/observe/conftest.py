@@ -40,11 +40,17 @@ class Served:
 
         def write(conn: sqlite3.Connection) -> list[EventRecord]:
             return [
-                append_event(conn, owner_id=owner, event_type=extra.get("event_type", "x.tick"),
-                             payload={"n": i}, now_ms=1, project_id=extra.get("project_id"),
-                             session_id=extra.get("session_id"))
+                append_event(
+                    conn,
+                    owner_id=owner,
+                    event_type=extra.get("event_type", "x.tick"),
+                    payload={"n": i, **extra.get("payload", {})},
+                    now_ms=1,
+                    project_id=extra.get("project_id"),
+                    session_id=extra.get("session_id"),
+                )
                 for i in range(count)
-            ]  # fmt: skip
+            ]
 
         return await self.store.write(write)
 

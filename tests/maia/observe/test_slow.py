@@ -1,0 +1,104 @@
+"""Slow consumers: a subscriber that stops reading never delays writers or another
+subscriber; it ends with a gap (or resync) and resumes exactly from its cursor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+from maia.client import attach_session, observe_events
+from storage import insert_session
+
+from ._slow import drain, open_stalled
+from .conftest import Served
+
+WRITE_BOUND_S = 5.0  # generous: a commit here takes milliseconds; a stall would take forever
+
+
+async def _until_overflow(served: Served, owner: str, **extra: Any) -> int:
+    """Append batches of 50 events (each write within WRITE_BOUND_S) until a subscriber
+    overflowed; returns how many were written."""
+    written = 0
+    with trio.fail_after(60):
+        while not served.hub.statistics().overflowing:
+            with trio.fail_after(WRITE_BOUND_S):
+                await served.append(owner, 50, **extra)
+            written += 50
+    return written
+
+
+async def test_stalled_observer_never_delays_writers_or_others_and_resumes_exactly(
+    served: Served, nursery: trio.Nursery
+) -> None:
+    """Writers and a fast subscriber go on while one stops reading; it gets a gap, then its
+    cursor replays the rest: every record once, in order."""
+    query = {"query": {"limit": 0, "includeContent": True}}
+    stalled = await open_stalled(nursery, served.port, {"id": 1, "method": "observe.events",
+                                                        "params": query})  # fmt: skip
+    fast: list[dict[str, Any]] = []
+    async with observe_events(served.endpoint, query["query"]) as feed:
+        await feed.__anext__()
+        written = await _until_overflow(served, "owner_a")
+        with trio.fail_after(30):
+            async for frame in feed:
+                fast.extend(frame.records)
+                if len(fast) >= written:
+                    break
+    assert [r["ownerSequence"] for r in fast] == list(range(1, written + 1))
+    with trio.fail_after(30):
+        frames = await drain(stalled)
+    bodies = [f["result"]["frame"] for f in frames]
+    gap = bodies[-1]
+    assert gap["type"] == "gap"
+    assert gap["droppedRecordCount"] > 0
+    assert gap["watermark"]["coverage"] == "degraded"
+    got = [r for b in bodies for r in b.get("records", ())]
+    assert [r["ownerSequence"] for r in got] == list(range(1, len(got) + 1))
+    async with observe_events(served.endpoint, query["query"], cursor=gap["cursor"]) as resumed:
+        with trio.fail_after(30):
+            async for frame in resumed:
+                got.extend(frame.records)
+                if len(got) >= written:
+                    break
+    assert [r["ownerSequence"] for r in got] == list(range(1, written + 1))
+
+
+async def test_stalled_attach_ends_with_resync_and_the_feed_resumes_exactly(
+    served: Served, nursery: trio.Nursery
+) -> None:
+    """An attach subscriber that stops reading ends with resync; the SDK feed, after its own
+    resync, resumes from its cursor and sees each durable record once."""
+    from tests.storage._fixtures import seed_project, session_row
+
+    row = session_row()
+    session_id = row.session_id
+
+    def seed(conn: Any) -> None:
+        seed_project(conn)
+        insert_session(conn, row)
+
+    await served.store.write(seed)
+    request = {"id": "a", "method": "session.attach", "params": {"sessionId": session_id}}
+    stalled = await open_stalled(nursery, served.port, request)
+    extra = {"event_type": "turn.started", "session_id": session_id,
+             "payload": {"turnId": "turn_1"}}  # fmt: skip
+    with trio.fail_after(30):
+        while served.hub.statistics().session_subscribers == 0:  # noqa: ASYNC110 (a snapshot)
+            await trio.sleep(0.01)
+    written = await _until_overflow(served, session_id, **extra)
+    with trio.fail_after(30):
+        frames = await drain(stalled)
+    bodies = [f["result"]["frame"] for f in frames]
+    assert bodies[0]["type"] == "attached"
+    assert bodies[-1]["type"] == "resync"
+    seen = [r["sequence"] for b in bodies for r in b.get("records", ())]
+    assert seen == list(range(1, len(seen) + 1))
+    cursor = {"epoch": served.store.node_epoch, "sequence": seen[-1]}
+    async with attach_session(served.endpoint, session_id, cursor=cursor) as feed:
+        with trio.fail_after(30):
+            async for frame in feed:
+                seen.extend(r["sequence"] for r in frame.records)
+                if frame.type == "synchronized":
+                    break
+    assert seen == list(range(1, written + 1))
