@@ -132,6 +132,15 @@ def _run_op(invocation: object) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `maia ... | head`: the reader left; say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:  # fast path: no registry needed
         sys.stdout.write(f"maia {__version__}\n")

@@ -36,6 +36,7 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("SENT", "createdAt"), ("INPUT", "inputPreview"),
     ),
     "candidates": (("ID", "id"), ("LABEL", "label")),
+    "items": (("SEQ", "sequence"), ("KIND", "kind"), ("STATE", "state"), ("TEXT", "text")),
 }  # fmt: skip
 # Single objects inside a result, in the order they are shown, with their important fields.
 OBJECTS: Final[dict[str, tuple[str, ...]]] = {
@@ -138,38 +139,40 @@ def list_key(result: dict[str, Any]) -> str | None:
     return None
 
 
+_META: Final = frozenset({"delivery", "receiptId", "method", "nextCursor", "hasMore"})
+
+
 def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> str:
-    """The human rendering of an op's result."""
+    """The human rendering of an op's result: a `done` line for a mutation, a block per
+    known object (Session, turn, Project, receipt), the other fields, then the main list."""
     if not isinstance(result, dict):
         return f"{result}\n"
     if operation_id == "turn.queue.list":
         rows = ([result["activeTurn"]] if result.get("activeTurn") else []) + result["queue"]
         return table(rows, COLUMNS["queue"], now_ms, colour)
     out: list[str] = []
-    key = list_key(result)
-    if key is not None:
-        rows = result[key]
-        columns = COLUMNS.get(key) or tuple(
-            (k.upper(), k) for k in rows[0] if not isinstance(rows[0][k], dict | list)
-        ) if rows else COLUMNS.get(key, (("VALUE", "value"),))  # fmt: skip
-        out.append(table(rows, columns, now_ms, colour))
-        if result.get("nextCursor") and result.get("hasMore", True):
-            flag = "--after" if key == "events" else "--cursor"
-            out.append(f"(more: {flag} {result['nextCursor']})\n")
-        return "".join(out)
     if "delivery" in result:
         note = " (duplicate: this command ran before)" if result["delivery"] == "duplicate" else ""
         out.append(f"{operation_id}: done{note}, receipt {result.get('receiptId')}\n")
     nested = [k for k in OBJECTS if isinstance(result.get(k), dict)]
-    for name in nested:
-        out.append(block(result[name], OBJECTS[name], now_ms, colour))
-    rest = {
-        k: v
-        for k, v in result.items()
-        if k not in nested and k not in ("delivery", "receiptId", "method")
-    }
-    if rest and not nested:
+    key = list_key(result)
+    rest = {k: v for k, v in result.items() if k not in _META and k not in nested and k != key}
+    if rest.get("status") == "page":
+        del rest["status"]
+    if not nested and not key:
         out.append(block(rest, None, now_ms, colour))
-    elif "position" in rest and isinstance(rest["position"], int):
-        out.append(f"position  {rest['position']}\n")
+    else:
+        # One aligned block: the known objects' important fields, then the other scalars.
+        shown: dict[str, Any] = {}
+        for name in nested:
+            shown.update({k: result[name][k] for k in OBJECTS[name] if k in result[name]})
+        shown.update({k: v for k, v in rest.items() if not isinstance(v, dict | list)})
+        out.append(block(shown, None, now_ms, colour))
+    if key is not None and (result[key] or not any(out)):
+        if any(out):
+            out.append("\n")
+        out.append(table(result[key], COLUMNS[key], now_ms, colour))
+        if result.get("nextCursor") and result.get("hasMore", True):
+            flag = "--after" if key == "events" else "--cursor"
+            out.append(f"(more: {flag} {result['nextCursor']})\n")
     return "".join(out)

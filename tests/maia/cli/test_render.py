@@ -71,3 +71,19 @@ def test_block_shows_absolute_time_beside_relative() -> None:
     text = block({"createdAt": "2026-01-01T23:59:48.000Z", "n": 3}, None, NOW)
     assert "12s ago  (2026-01-01T23:59:48.000Z)" in text
     assert "n          3" in text
+
+
+def test_object_with_list_shows_block_then_table() -> None:
+    """turn.show: the turn's fields and `itemsTruncated` in one aligned block, then items;
+    an empty candidate list after a block is left out."""
+    turn = {"turnId": "turn_1", "state": "completed", "outputText": "hi"}
+    items = [{"itemId": "item_1", "kind": "message", "state": "completed", "sequence": 1,
+              "text": "hi"}]  # fmt: skip
+    text = human("turn.show", {"turn": turn, "items": items, "itemsTruncated": False}, NOW)
+    head, tail = text.split("\n\n")
+    assert head.splitlines()[0].startswith("turnId          turn_1")
+    assert "itemsTruncated  no" in head
+    assert tail.splitlines()[0].split() == ["SEQ", "KIND", "STATE", "TEXT"]
+    resolved = {"status": "resolved", "kind": "session", "id": "session_1", "candidates": []}
+    assert "(none)" not in human("reference.resolve", resolved, NOW)
+    assert human("session.list", {"sessions": [], "nextCursor": None}, NOW) == "(none)\n"
