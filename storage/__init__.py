@@ -27,6 +27,7 @@ from ._events import oldest_retained_position as oldest_retained_position
 from ._events import prune_events as prune_events
 from ._events import read_events as read_events
 from ._events import read_owner_events as read_owner_events
+from ._ids import new_ordered_id as new_ordered_id
 from ._mutations import Applied as Applied
 from ._mutations import Confirmation as Confirmation
 from ._mutations import MutationKey as MutationKey

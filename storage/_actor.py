@@ -326,7 +326,8 @@ class Storage:
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA busy_timeout = 5000")
-            # 64 MiB of page cache: IDs are random, so inserts touch pages all over each index.
+            # 64 MiB of page cache: client IDs (commandId) are random, so their index inserts
+            # touch pages all over it.
             conn.execute("PRAGMA cache_size = -65536")
             conn.execute("PRAGMA temp_store = MEMORY")
             migrate(conn, self.path)

@@ -21,7 +21,9 @@ from typing import Any, Final, Literal
 import attrs
 import orjson
 
-from maia.protocol import MaiaError, new_id
+from maia.protocol import MaiaError
+
+from ._ids import new_ordered_id
 
 Classification = Literal["public", "operator", "project", "sensitive"]
 MAX_PAGE: Final = 1000
@@ -106,7 +108,7 @@ def append_event(
 
     Raises TypeError if `payload` is not JSON-serializable.
     """
-    event_id = new_id("event")
+    event_id = new_ordered_id("event")
     body = orjson.dumps(payload).decode()
     # Two plain statements beat one INSERT .. RETURNING (which SQLite materializes) by ~40%.
     sequence = conn.execute(

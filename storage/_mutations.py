@@ -20,8 +20,9 @@ from typing import Any, Literal
 import attrs
 import orjson
 
-from maia.protocol import Clock, MaiaError, new_id
+from maia.protocol import Clock, MaiaError
 
+from ._ids import new_ordered_id
 from ._previews import consume_preview
 from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
 
@@ -119,7 +120,7 @@ def run_mutation(
 def _write_receipt(
     conn: sqlite3.Connection, key: MutationKey, input_digest: str, now_ms: int, applied: Applied
 ) -> Receipt:
-    receipt_id = new_id("receipt")
+    receipt_id = new_ordered_id("receipt")
     targets = [t.to_wire() for t in applied.targets]
     result_json = orjson.dumps(applied.result)
     targets_json = orjson.dumps(targets)
