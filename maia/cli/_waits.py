@@ -4,20 +4,23 @@ and the default Project of `session create` (the current directory's).
 `turn send --wait` streams the reply on the observation stream (`_stream.py`) and takes the
 end from the Node's bounded `turn.wait`; `session wait` repeats `session.wait` (at most 4 s a
 call, answered as soon as the state is reached): neither polls. `events read --follow` pages
-the journal and, once caught up, asks again after a short growing pause (the journal cursor
-of `events.read` is not the observation stream's, so `--after CURSOR` keeps its meaning).
+the journal with `events.read` (so `--after CURSOR` keeps the journal's meaning) and, once
+caught up, reads again when the observation stream carries new records.
 Every wait has a deadline: `--timeout`, or the defaults below.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 from typing import Any, Final
 
 import anyio
+from anyio.streams.memory import MemoryObjectSendStream
 
-from maia.protocol import WAIT_MILLISECONDS_MAX
+from maia.protocol import WAIT_MILLISECONDS_MAX, MaiaError
 
 from . import _exit
 from ._invocation import Invocation
@@ -132,30 +135,57 @@ def _event_line(event: dict[str, Any], now_ms: int) -> str:
     )
 
 
+async def _watch(client: Any, nudge: MemoryObjectSendStream[None]) -> None:
+    """Nudge the reader whenever the observation stream carries records; if the stream
+    cannot be had (an older Node), nudge on a short growing pause instead."""
+    try:
+        from maia.client._observations import observe_events
+
+        async with observe_events(client, {}, max_retries=2) as feed:
+            async for frame in feed:
+                if frame.records:
+                    with contextlib.suppress(anyio.WouldBlock):
+                        nudge.send_nowait(None)
+    except (ImportError, MaiaError, TypeError, OSError):
+        pass
+    for pause in itertools.count():
+        await anyio.sleep(FOLLOW_PAUSE_S[min(pause, len(FOLLOW_PAUSE_S) - 1)])
+        with contextlib.suppress(anyio.WouldBlock):
+            nudge.send_nowait(None)
+
+
 async def follow_events(
     client: Any, params: dict[str, Any], invocation: Invocation, out: Any
 ) -> int:
     """Print journal events as they come, from `params['position']`, until interrupted or
-    `--timeout` passes (exit 0). A reset cursor ends it with the Node's error."""
-    from ._execute import now_ms
-
+    `--timeout` passes (exit 0). Pages come from `events.read` (so `--after` and the printed
+    cursor keep the journal's meaning); after catching up it reads again only when the
+    observation stream says something happened. A reset cursor ends it with the Node's error.
+    """
     limit = invocation.timeout_s if invocation.timeout_s is not None else float("inf")
     position = params["position"]
-    pause = 0
+    nudge, woken = anyio.create_memory_object_stream[None](1)
+    failure: Exception | None = None
     with anyio.move_on_after(limit):
-        while True:
-            page = await client.request("events.read", {**params, "position": position})
-            for event in page["events"]:
-                if out.fmt == "human":
-                    out.data(_event_line(event, now_ms()))
-                else:
-                    out.data(json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n")
-            position = {"kind": "cursor", "cursor": page["nextCursor"]}
-            if page["hasMore"]:
-                pause = 0
-                continue
-            await anyio.sleep(FOLLOW_PAUSE_S[min(pause, len(FOLLOW_PAUSE_S) - 1)])
-            pause += 1
-    if out.fmt == "human":
+        async with anyio.create_task_group() as group, woken, nudge:
+            group.start_soon(_watch, client, nudge)
+            try:
+                while True:
+                    page = await client.request("events.read", {**params, "position": position})
+                    for event in page["events"]:
+                        if out.fmt == "human":
+                            out.data(_event_line(event, out.now_ms))
+                        else:
+                            out.data(json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n")
+                    position = {"kind": "cursor", "cursor": page["nextCursor"]}
+                    if not page["hasMore"]:
+                        await woken.receive()
+            except Exception as error:  # re-raised below, not wrapped by the task group
+                failure = error
+            finally:
+                group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    if out.fmt == "human" and position.get("kind") == "cursor":
         out.message(f"stopped; continue with --after {position['cursor']}")
     return _exit.OK
