@@ -10,6 +10,6 @@ from ._cache import FeedEvent as FeedEvent
 from ._cache import SessionCache as SessionCache
 from ._completer import ConsoleCompleter as ConsoleCompleter
 from ._feed import EventFeed as EventFeed
-from ._feed import JournalFeed as JournalFeed
+from ._feed import StreamFeed as StreamFeed
 from ._seam import CliSeam as CliSeam
 from ._seam import CommandSeam as CommandSeam

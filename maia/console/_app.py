@@ -26,7 +26,7 @@ from maia.client._discovery import default_home
 from maia.protocol import MaiaError
 
 from ._cache import SessionCache
-from ._feed import DEFAULT_POLL_S, EventFeed, JournalFeed
+from ._feed import EventFeed, StreamFeed
 from ._repl import Repl
 from ._seam import CliSeam, CommandSeam
 from ._status import StatusTracker
@@ -49,7 +49,6 @@ class ConsoleOptions:
     output: Output | None = None
     stdout: TextIO | None = None  # None: the process's (patched) stdout at write time
     stderr: TextIO | None = None
-    poll_s: float = DEFAULT_POLL_S
 
 
 def run_console(
@@ -99,12 +98,13 @@ async def _seed(client: Any, cache: SessionCache) -> None:
 
 async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:
     cache = SessionCache()
-    feed = JournalFeed(client, poll_s=options.poll_s)
+    feed = StreamFeed(client)
     try:
         await feed.catch_up()
         await _seed(client, cache)
     except MaiaError as error:
         (options.stderr or sys.stderr).write(f"maia console: {error.message}\n")
+        await feed.aclose()
         return EXIT_ERROR
     repl = Repl(
         client=client,
@@ -119,17 +119,20 @@ async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:
     tracker = StatusTracker(client, lambda _state: repl.invalidate())
     repl.toolbar = lambda: tracker.state.toolbar()
     await tracker.refresh()
-    async with anyio.create_task_group() as group:
-        group.start_soon(tracker.serve)
-        group.start_soon(_pump, client, feed, repl, tracker)
-        code = await repl.run()
-        group.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(tracker.serve)
+            group.start_soon(_pump, client, feed, repl, tracker)
+            code = await repl.run()
+            group.cancel_scope.cancel()
+    finally:
+        await feed.aclose()
     return code
 
 
 async def _pump(client: Any, feed: EventFeed, repl: Repl, tracker: StatusTracker) -> None:
-    """Events to the cache, the screen and the toolbar; reconnects (bounded pace) when the
-    Node goes away, and catches up rather than replaying what was missed."""
+    """Events to the cache, the screen and the toolbar. The stream resumes by itself; when
+    it gives up (the Node is gone), reconnect the client at a bounded pace and resume."""
     while True:
         try:
             async for event in feed.follow():
@@ -144,7 +147,6 @@ async def _pump(client: Any, feed: EventFeed, repl: Repl, tracker: StatusTracker
         await anyio.sleep(RECONNECT_S)
         try:
             await client.reconnect()
-            await feed.catch_up()
             repl.note("reconnected to the Node")
         except MaiaError:
             continue

@@ -31,7 +31,8 @@ class FeedEvent:
 
     @classmethod
     def from_journal(cls, wire: Mapping[str, Any]) -> FeedEvent:
-        """From an `events.read` event in wire form (camelCase keys)."""
+        """From a journal event in wire form (an `events.read` event or an observation
+        record: both carry eventType, sessionId, occurredAt and payload)."""
         payload = wire.get("payload")
         return cls(
             event_type=str(wire.get("eventType", "")),

@@ -1,11 +1,11 @@
-"""The live event feed behind the console: one small interface, one interim implementation.
+"""The live event feed behind the console: one small interface over the observation stream.
 
-`EventFeed` is what the console needs: `catch_up()` (skip what already happened, so the
+`EventFeed` is what the console needs: `catch_up()` (start at the journal's head, so the
 console prints only what happens while it runs) and `follow()` (the events from then on).
-Until the SDK serves the observation stream (`/api/v1/observations`), `JournalFeed` reads
-the durable journal through `events.read` with its signed cursor: pages while more are
-ready, then one bounded read every `poll_s`. A cursor the Node no longer honours
-(`cursor_reset_required`, `invalid_cursor`) makes it catch up again and say so.
+`StreamFeed` reads the SDK's `observe_events` (`/api/v1/observations`): authoritative records
+only, a snapshot of zero records (just the head), then live batches. The SDK feed resumes by
+itself from its signed cursor after a dropped connection, so nothing is printed twice or
+lost; a `reset` (the cursor could not be served) is passed on as a `console.gap` event.
 """
 
 from __future__ import annotations
@@ -15,59 +15,55 @@ from typing import Any, Protocol
 
 import anyio
 
+from maia.client import observe_events
 from maia.protocol import MaiaError
 
 from ._cache import FeedEvent
 
-PAGE_LIMIT = 500  # events.read's own maximum
-DEFAULT_POLL_S = 0.25
-_RESET_CODES = frozenset({"cursor_reset_required", "invalid_cursor"})
+FIRST_FRAME_S = 10.0
+QUERY: dict[str, Any] = {"importance": ["authoritative"], "limit": 0}
 
 
 class EventFeed(Protocol):
     """A source of live events for the console."""
 
     async def catch_up(self) -> None:
-        """Move past everything that already happened. Raises `MaiaError`."""
+        """Move to the head of the journal. Raises `MaiaError`."""
 
     def follow(self) -> AsyncIterator[FeedEvent]:
         """Events from the caught-up position on, until cancelled. Raises `MaiaError`."""
 
 
-class JournalFeed:
-    """`EventFeed` over `events.read` (interim: the observation stream replaces it)."""
+class StreamFeed:
+    """`EventFeed` over the observation stream of the client's Node."""
 
-    def __init__(self, client: Any, *, poll_s: float = DEFAULT_POLL_S) -> None:
-        self._client = client
-        self._poll_s = poll_s
-        self._position: dict[str, Any] = {"kind": "start"}
-        self.resets = 0
-
-    async def _page(self) -> dict[str, Any]:
-        page: dict[str, Any] = await self._client.request(
-            "events.read", {"position": self._position, "limit": PAGE_LIMIT}
-        )
-        self._position = {"kind": "cursor", "cursor": page["nextCursor"]}
-        return page
+    def __init__(self, client: Any) -> None:
+        self._feed = observe_events(client, dict(QUERY))
+        self._started = False
 
     async def catch_up(self) -> None:
-        """Page to the journal's end (bounded pages of 500), keeping only the cursor."""
-        while (await self._page())["hasMore"]:
-            pass
+        """Read the first (empty) snapshot; once only: later calls resume from the cursor.
+
+        Raises `MaiaError(unavailable)` when no frame comes within 10 s.
+        """
+        if self._started:
+            return
+        try:
+            with anyio.fail_after(FIRST_FRAME_S):
+                await self._feed.__anext__()
+        except TimeoutError as error:
+            raise MaiaError(
+                "unavailable", "the observation stream did not start", {"target": "node"}
+            ) from error
+        self._started = True
 
     async def follow(self) -> AsyncIterator[FeedEvent]:
-        while True:
-            try:
-                page = await self._page()
-            except MaiaError as error:
-                if error.code not in _RESET_CODES:
-                    raise
-                self.resets += 1
-                self._position = {"kind": "start"}
-                await self.catch_up()
-                yield FeedEvent("console.gap", payload={"reason": error.code})
-                continue
-            for wire in page["events"]:
-                yield FeedEvent.from_journal(wire)
-            if not page["hasMore"]:
-                await anyio.sleep(self._poll_s)
+        async for frame in self._feed:
+            if frame.type == "reset":
+                yield FeedEvent("console.gap", payload={"reason": "reset"})
+            elif frame.type == "event":
+                for record in frame.records:
+                    yield FeedEvent.from_journal(record)
+
+    async def aclose(self) -> None:
+        await self._feed.aclose()

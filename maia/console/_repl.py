@@ -29,7 +29,6 @@ from prompt_toolkit.patch_stdout import patch_stdout
 
 from maia.protocol import MaiaError
 
-from ._attach import follow_session, resolve_session
 from ._cache import FeedEvent, SessionCache
 from ._completer import BUILTINS, ConsoleCompleter
 from ._output import HOLD_S, OutputGate, page, screen_lines
@@ -170,7 +169,12 @@ class Repl:
                 self.events_on = state == "on"
                 return 0
             case ["attach", reference]:
-                return await self._interruptible(lambda: self._attach(reference))
+                # The CLI's `session attach` follows the Session live (observation stream).
+                self.err.write(f"following {reference}; Ctrl-C detaches\n")
+                words = ["session", "attach", reference]
+            case ["console", *_]:
+                self.err.write("already in the console (Ctrl-D leaves)\n")
+                return 2
             case ["attach", *_] | ["feed", *_]:
                 self.err.write(f"usage: {words[0]} {'REF' if words[0] == 'attach' else 'on|off'}\n")
                 return 2
@@ -181,6 +185,9 @@ class Repl:
             return 2
         except click.exceptions.Exit as done:
             return done.exit_code
+        except Exception as error:  # parsing is pure: any refusal is about the line typed
+            self.err.write(f"usage: {getattr(error, 'message', None) or error}\n")
+            return 2
         return await self._run_command(invocation)
 
     async def _run_command(self, invocation: Any) -> int:
@@ -227,14 +234,6 @@ class Repl:
             self.err.write("^C cancelled\n")
             return EXIT_INTERRUPTED
         return 0
-
-    async def _attach(self, reference: str) -> None:
-        session_id = await resolve_session(self.client, reference)
-        entry = self.cache.get(session_id)
-        title = f' "{entry.title}"' if entry is not None and entry.title else ""
-        self.out.write(f"attached to {session_id}{title}; Ctrl-C detaches\n")
-        self.out.flush()
-        await follow_session(self.client, session_id, self._print)
 
 
 def _key_bindings() -> KeyBindings:
