@@ -2,8 +2,9 @@
 
 Scripts run as `python bench/NAME.py` from the repository root; each starts with
 `sys.path.insert(0, str(Path(__file__).resolve().parent.parent))` under
-`if __package__ in (None, "")` so `from bench._report import ...` works. Every script builds a `Report`, fills `figures`, `ratios` and `notes`, and calls `emit`: a
-readable table by default, exactly one JSON object on stdout with `--json`.
+`if __package__ in (None, "")` so `from bench._report import ...` works. Every script
+builds a `Report`, fills `figures`, `ratios` and `notes`, and calls `emit`: a readable
+table by default, exactly one JSON object on stdout with `--json`.
 """
 
 from __future__ import annotations
