@@ -40,6 +40,11 @@ REFERENCE_FIELDS: Final[dict[str, ReferenceKind]] = {
     "turn_id": "turn",
     "project_id": "project",
 }
+REFERENCE_FORMS: Final[dict[str, str]] = {
+    "session": "Session ID, ID prefix or title",
+    "project": "Project ID, ID prefix or key",
+    "turn": "turn ID or ID prefix",
+}
 # Ops whose reference field is not what the command is about, so it stays an option:
 # `session create` takes `--project` (default: the current directory's Project).
 OPTION_ONLY: Final[dict[str, frozenset[str]]] = {
@@ -104,7 +109,7 @@ def _option(op: OperationDescriptor, plan: FieldPlan) -> click.Parameter:
     doc = plan.spec.doc
     kind = reference_kind(op, plan)
     if kind:
-        doc += f" ({kind} ID, ID prefix, or title)"
+        doc += f" ({REFERENCE_FORMS[kind]})"
     if isinstance(shape, Bool):
         return click.Option([f"{flag}/--no-{_kebab(plan.name)}", plan.name], default=None, help=doc)
     if isinstance(shape, ListOf):

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maia.cli import Invocation, command_tree, parse_invocation
+from maia.cli import Invocation, command_tree, main, parse_invocation
 from maia.cli._flags import op_params, wire_params
 from maia.cli._invocation import LOCAL_COMMANDS, parse_duration
 from maia.cli._schema_mode import Refusal
@@ -178,3 +178,15 @@ def test_parsing_only_ever_answers_or_refuses(argv: list[str]) -> None:
     except (click.UsageError, Refusal):
         return
     assert isinstance(result, Invocation)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts(shell: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`maia completion SHELL` prints click's script for the maia program; others exit 2."""
+    assert main(["completion", shell]) == 0
+    out = capsys.readouterr().out
+    assert "_MAIA_COMPLETE" in out
+    assert main(["completion", "tcsh"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "bash|zsh|fish" in captured.err
