@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Protocol, TextIO
 
@@ -157,7 +157,7 @@ async def execute(
     stderr: TextIO,
     interactive: bool,
     registry: Registry = REGISTRY,
-    confirm: Any = None,
+    confirm: Callable[[str], Any] | None = None,
 ) -> int:
     """Run the invocation and return its exit code (see `_exit`). Never raises MaiaError.
 
@@ -166,7 +166,7 @@ async def execute(
     """
     out = Out(stdout, stderr, invocation.output)
     if invocation.local:
-        return _local(invocation, out)
+        return run_local(invocation, out)
     assert invocation.operation_id is not None
     assert client is not None
     op = registry.get(invocation.operation_id)
@@ -224,7 +224,8 @@ def _ambiguous(ambiguous: Ambiguous, out: Out) -> int:
     return _exit.USAGE
 
 
-def _local(invocation: Invocation, out: Out) -> int:
+def run_local(invocation: Invocation, out: Out) -> int:
+    """Help, schema and completion: answered without a Node. Others say to use a shell."""
     if invocation.local == ("help",):
         out.data(invocation.text.rstrip("\n") + "\n")
         return _exit.OK

@@ -92,9 +92,9 @@ def _run_local(invocation: Any) -> int:
         from ._home import home
 
         return home(args)
-    from ._execute import Out, _local
+    from ._execute import Out, run_local
 
-    return _local(invocation, Out(sys.stdout, sys.stderr, "human"))
+    return run_local(invocation, Out(sys.stdout, sys.stderr, "human"))
 
 
 def _run_op(invocation: object) -> int:
