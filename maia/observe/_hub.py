@@ -71,6 +71,9 @@ class ObservationHub:
         self.node_id = store.node_id
         self.epoch = store.node_epoch
         self.buffer_capacity = buffer_capacity
+        # How the socket serves this hub's subscribers (see `_socket`); tests may tune them.
+        self.heartbeat_s = 5.0
+        self.send_timeout_s = 30.0
         self.delivered_position = 0
         self._observers: set[ObservationSubscriber] = set()
         self._sessions: dict[str, set[Subscriber]] = {}

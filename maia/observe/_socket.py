@@ -127,13 +127,16 @@ async def serve_observation_connection(
     socket: WebSocketConnection,
     hub: ObservationHub,
     *,
-    heartbeat_s: float = HEARTBEAT_S,
-    send_timeout_s: float = SEND_TIMEOUT_S,
+    heartbeat_s: float | None = None,
+    send_timeout_s: float | None = None,
 ) -> None:
-    """Serve one accepted connection until its stream ends or the client leaves."""
+    """Serve one accepted connection until its stream ends or the client leaves (heartbeat
+    interval and send timeout: the hub's unless given)."""
+    heartbeat_s = hub.heartbeat_s if heartbeat_s is None else heartbeat_s
+    send_timeout = hub.send_timeout_s if send_timeout_s is None else send_timeout_s
 
     async def send(text: str) -> None:
-        with trio.move_on_after(send_timeout_s) as scope:
+        with trio.move_on_after(send_timeout) as scope:
             await socket.send_message(text)
         if scope.cancelled_caught:
             raise _Stuck

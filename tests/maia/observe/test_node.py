@@ -17,6 +17,7 @@ from maia.node import NodeConfig, NodeHome, NodeRunning, serve_node
 from maia.protocol import MaiaError
 
 from ..node._raw import raw_upgrade
+from ._slow import drain, open_stalled
 
 CONFIG = '{"executors": {"echo": {"kind": "echo"}}}'
 
@@ -201,3 +202,70 @@ async def test_attach_resumes_from_its_cursor(live: Live, tmp_path: Path) -> Non
         ) as f:
             await f.__anext__()  # fmt: skip
     assert invalid.value.code == "invalid_cursor"
+
+
+ROUND_TRIP_BOUND_S = 5.0  # turn.send answers in milliseconds; a Node held up by a reader would not
+
+
+async def test_a_stalled_subscriber_delays_no_turn_send_and_resumes_after_its_gap(
+    live: Live, tmp_path: Path, nursery: trio.Nursery
+) -> None:
+    """While one subscriber reads nothing, every turn.send answers within the bound and
+    another subscriber keeps up; the stalled one ends with a gap, and its cursor replays
+    every durable record it missed, once."""
+    hub = live.running.services.observations
+    hub.buffer_capacity = 64  # overflow soon (the default, 4096, takes a long run)
+    hub.send_timeout_s = 300.0  # the stalled reader reads again after the bound, not 30 s
+    token = read_token(live.home.token_path)
+    port = int(live.running.url.rsplit(":", 1)[1].split("/")[0])
+    query = {"limit": 0, "includeContent": True}
+    stalled = await open_stalled(
+        nursery, port, {"id": 1, "method": "observe.events", "params": {"query": query}}, token
+    )
+    sessions = [await new_session(live.client, tmp_path / f"p{n}", f"k{n}") for n in range(8)]
+    fast: list[dict[str, Any]] = []
+    stop_at: list[int] = []  # the journal head when the drivers stopped
+    hub.heartbeat_s = 0.2
+
+    async def follow() -> None:
+        only_durable = {"limit": 0, "importance": ["authoritative"]}
+        async with observe_events(live.client, only_durable, heartbeats=True) as f:
+            async for frame in f:
+                fast.extend(frame.records)
+                if stop_at and fast and fast[-1]["partitionSequence"] >= stop_at[0]:
+                    return
+
+    async def drive(session_id: str) -> None:
+        n = 0
+        while not hub.statistics().overflowing:
+            n += 1
+            with trio.fail_after(ROUND_TRIP_BOUND_S):
+                sent = await live.client.call("turn.send", command_id=f"{session_id}-{n}",
+                                              session_id=session_id, text=f"turn {n}")  # fmt: skip
+            await wait_turn(live.client, sent.turn.turn_id, "completed")
+
+    with trio.fail_after(120):
+        async with trio.open_nursery() as inner:
+            inner.start_soon(follow)
+            async with trio.open_nursery() as drivers:
+                for session_id in sessions:
+                    drivers.start_soon(drive, session_id)
+            stop_at.append(hub.delivered_position)
+        frames = [f["result"]["frame"] for f in await drain(stalled)]
+    head = stop_at[0]
+    positions = [r["partitionSequence"] for r in fast]
+    assert positions == sorted(set(positions))
+    assert set(range(positions[0], head + 1)) <= set(positions)
+    gap = frames[-1]
+    assert gap["type"] == "gap"
+    durable = [r["partitionSequence"] for f in frames for r in f.get("records", ())
+               if r["importance"] == "authoritative"]  # fmt: skip
+    with trio.fail_after(60):
+        async with observe_events(live.client, query, cursor=gap["cursor"]) as resumed:
+            async for frame in resumed:
+                durable.extend(r["partitionSequence"] for r in frame.records
+                               if r["importance"] == "authoritative")  # fmt: skip
+                if durable and durable[-1] >= head:
+                    break
+    assert durable == sorted(set(durable))
+    assert set(durable) == set(range(durable[0], head + 1))
