@@ -92,7 +92,7 @@ def _run_local(invocation: Any) -> int:
         from ._home import home
 
         return home(args)
-    from ._execute import Out, run_local
+    from ._output import Out, run_local
 
     return run_local(invocation, Out(sys.stdout, sys.stderr, "human"))
 
@@ -104,8 +104,9 @@ def _run_op(invocation: object) -> int:
     from maia.protocol import MaiaError
 
     from . import _exit
-    from ._execute import Out, execute
+    from ._execute import execute
     from ._invocation import Invocation
+    from ._output import Out
 
     assert isinstance(invocation, Invocation)
 

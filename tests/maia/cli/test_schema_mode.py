@@ -47,13 +47,17 @@ def test_real_process_refuses_runtime_options() -> None:
     assert len(result.stderr) <= 300
 
 
-def test_schema_path_imports_no_trio() -> None:
-    """`maia session show --schema` never imports trio (it must stay fast)."""
+@pytest.mark.parametrize(
+    "args", [["session", "show", "--schema"], ["--help"], ["turn", "send", "--help"]]
+)
+def test_schema_and_help_import_no_runtime(args: list[str]) -> None:
+    """`--schema` and `--help` never import trio, anyio or the SDK (they must stay fast)."""
     code = (
         "import sys, io, contextlib; from maia.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()): rc = main(['session','show','--schema'])\n"
+        f"with contextlib.redirect_stdout(io.StringIO()): rc = main({args!r})\n"
         "assert rc == 0, rc\n"
-        "assert 'trio' not in sys.modules, sorted(m for m in sys.modules if 'trio' in m)"
+        "heavy = {'trio', 'anyio', 'maia.client', 'wsproto'} & set(sys.modules)\n"
+        "assert not heavy, heavy"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert result.returncode == 0, result.stderr
