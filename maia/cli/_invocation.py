@@ -12,7 +12,7 @@ The CLI and the console share this split. Parsing is pure click over the tree th
         output: "human" | "json" | "jsonl"
         wait, follow, yes: bool    # --wait (turn send), --follow (events read), --yes
         timeout_s: float | None    # --timeout 30s (waits and follows)
-        node: str | None           # --node URL
+        node, home: str | None     # --node URL, --home PATH (which Node to talk to)
         local: tuple[str, ...]     # a local command's path: ("node", "start"), ("completion",),
                                    # ("help",), ("schema",), ("console",), ("home",) [bare maia]
         args: tuple[str, ...]      # a local command's remaining arguments
@@ -72,6 +72,7 @@ class Invocation:
     timeout_s: float | None = None
     yes: bool = False
     node: str | None = None
+    home: str | None = None
     command_id_generated: bool = False
     local: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
@@ -115,6 +116,7 @@ def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
         click.Option(["--json", "as_json"], is_flag=True, help="Print one JSON document."),
         click.Option(["--jsonl", "as_jsonl"], is_flag=True, help="Print one JSON object a line."),
         click.Option(["--node"], metavar="URL", help="The Node's ws:// URL (default: found)."),
+        click.Option(["--home"], metavar="PATH", help="The Node's home (default: $MAIA_HOME)."),
         click.Option(
             ["--schema"], is_flag=False, flag_value="output", metavar="[=input]",
             help="Print the op's output (or =input) JSON Schema, offline.",
@@ -177,6 +179,7 @@ def _op_callback(operation_id: str) -> Callable[..., None]:
                 timeout_s=parse_duration(timeout) if timeout is not None else None,
                 yes=bool(values.get("yes")),
                 node=values.get("node"),
+                home=values.get("home"),
                 command_id_generated=generated,
             )
         )

@@ -112,7 +112,7 @@ def _run_op(invocation: object) -> int:
 
     async def run() -> int:
         try:
-            async with open_client(invocation.node) as client:
+            async with open_client(invocation.node, home=invocation.home) as client:
                 return await execute(invocation, client, stdout=sys.stdout, stderr=sys.stderr,
                                      interactive=_interactive())  # fmt: skip
         except MaiaError as error:
