@@ -20,6 +20,7 @@ from ._shape import Entry, LiveItem
 
 DEFAULT_CAPACITY: Final = 4096
 COALESCE_AFTER: Final = 64
+LINGER_S: Final = 0.005
 
 
 class Subscriber:
@@ -97,11 +98,17 @@ class Subscriber:
         self._items.extendleft(reversed(entries))
         self.delivered -= len(entries)
 
-    async def wait(self, timeout_s: float) -> None:
-        """Return when something is queued (or overflow happened) or `timeout_s` passed."""
+    async def wait(self, timeout_s: float, linger_s: float = LINGER_S) -> None:
+        """Return when something is queued (or overflow happened) or `timeout_s` passed.
+
+        Woken by a first entry, it lingers `linger_s` so a burst goes out as one frame
+        rather than many small ones (a frame costs the Node far more than a record).
+        """
         if self._items or self.overflowed:
             return
         if self._wakeup.is_set():
             self._wakeup = trio.Event()
         with trio.move_on_after(timeout_s):
             await self._wakeup.wait()
+        if self._items and len(self._items) < self.coalesce_after and linger_s > 0:
+            await trio.sleep(linger_s)
