@@ -41,8 +41,8 @@ from ._messages import (
     WorkerInitialized,
     WorkerSpawned,
 )
+from ._progress import TurnProgress
 from ._store import PENDING_TURN_STATES, Draft, TurnMemo, session_step
-from ._worker_ops import WorkerOps
 
 RESUME_RETRY_S = 1.0
 _CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession)
@@ -56,7 +56,7 @@ _HAD_WORKER = (
 )
 
 
-class SessionActor(WorkerOps):
+class SessionActor(TurnProgress):
     """One Session. Build with `rehydrate`; the registry feeds it messages."""
 
     lost: tuple[str, ...] = ()

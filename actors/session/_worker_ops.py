@@ -1,10 +1,9 @@
-"""The worker side of a Session actor: launching attempts, feeding prompts, turning worker
-events into turn items and transitions, and reacting to a worker's end.
+"""The worker side of a Session actor: launching attempts, feeding prompts, carrying out
+the queue's side effects, and reacting to a worker's start and end (`_progress` handles the
+events of the running turn).
 
 Helper tasks run in the shared nursery and report back through the registry (`ctx.tell`), so
-a message always reaches the Session's live actor. Item text is buffered: the running turn's
-`started` and its message text are written at most `flush_ms` after they arrive, and at the
-turn's end together with the next turn's dispatch, one transaction for both.
+a message always reaches the Session's live actor; a helper never raises into the nursery.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from . import _queue as q
 from ._client_ops import ClientOps
 from ._launch import end_attempt, record_attempt, worker_spec
 from ._messages import (
-    Flush,
     Progress,
     Tick,
     WallTime,
@@ -33,7 +31,7 @@ from ._messages import (
     WorkerInitialized,
     WorkerSpawned,
 )
-from ._store import Draft, OpenItem, end_turn, flush_item, session_step, turn_step
+from ._store import Draft, OpenItem, flush_item, session_step, turn_step
 
 log = logging.getLogger("maia.session")
 _FINAL = {"completed": "completed", "failed": "failed", "interrupted": "interrupted"}
@@ -101,14 +99,6 @@ class WorkerOps(ClientOps):
     async def _deadline(self, turn_id: str, wall_time_ms: int) -> None:
         await trio.sleep(wall_time_ms / 1000)
         await self._tell(WallTime(turn_id))
-
-    async def wall_time(self, message: WallTime) -> None:
-        """Interrupt a turn past its wall time (bounded: the handle escalates to a stop)."""
-        worker = self.worker
-        if worker is None or self.core.active != message.turn_id or self.timed_out:
-            return
-        self.timed_out = message.turn_id
-        self.ctx.nursery.start_soon(_quietly, lambda: worker.interrupt(message.turn_id))
 
     async def _tick_after(self, delay: float) -> None:
         await trio.sleep(delay)
@@ -230,48 +220,6 @@ class WorkerOps(ClientOps):
         self.settle_slot()
         self.notify(*(a.turn_id for a in actions if isinstance(a, q.FailTurn)))
 
-    async def progress(self, message: Progress) -> None:
-        event = message.event
-        handle = self.worker
-        if handle is None or handle.attempt_id != message.attempt_id:
-            return
-        if event.turn_id != self.core.active:
-            return
-        match event.kind:
-            case "started":
-                self.started = event.turn_id
-            case "delta":
-                item = self._item(event.turn_id)
-                item.text += event.text or ""
-                self._live("item.delta", item, event.text or "")
-            case "message":
-                item = self._item(event.turn_id)
-                if event.text is not None:
-                    item.text = event.text
-                item.completed = True
-            case "lost":
-                self.worker = None  # unusable: its end arrives later as an old attempt
-                self.ctx.nursery.start_soon(_quietly, lambda: handle.stop("lost"))
-                await self._worker_gone(None, event.text or "lost")
-                return
-            case kind if kind in _FINAL:
-                await self._end(event)
-                return
-        if self.flush_at is None:
-            self.flush_at = trio.current_time() + self.ctx.flush_ms / 1000
-            self.ctx.nursery.start_soon(self._flush_later, self.ctx.flush_ms / 1000)
-
-    async def _flush_later(self, delay: float) -> None:
-        await trio.sleep(delay)
-        await self._tell(Flush())
-
-    async def flush(self) -> None:
-        self.flush_at = None
-        if self.started is None and (self.item is None or self._item_clean(self.item)):
-            return
-        await self.commit(self._flush_rows)
-        self.notify(self.core.active or "")
-
     def _item_clean(self, item: OpenItem) -> bool:
         return item.stored and item.stored_text_len == len(item.text) and not item.completed
 
@@ -299,41 +247,6 @@ class WorkerOps(ClientOps):
         """Publish a live item record (the observation hub; ephemeral, not stored)."""
         if self.ctx.live is not None:
             self.ctx.live(record, self.session_id, item.turn_id, item.item_id, item.kind, text)
-
-    async def _end(self, event: WorkerEvent) -> None:
-        outcome = _FINAL[event.kind]
-        turn_id = event.turn_id
-        reason = "turn_failed"
-        if self.timed_out == turn_id and outcome != "completed":
-            outcome, reason = "failed", "wall_time_exceeded"
-        self.timed_out = None
-        if outcome == "completed" and event.text is not None:
-            item = self._item(turn_id)
-            item.text = event.text
-            item.completed = True
-        elif self.item is not None:
-            self.item.completed = True
-        if outcome == "failed" and event.text:
-            self.item_seq += 1
-            error = OpenItem(new_id("item"), turn_id, self.item_seq, "error", event.text, True)
-        else:
-            error = None
-        after, actions = q.step(self.core, q.TurnEnded(turn_id), self.now())
-
-        def body(conn: sqlite3.Connection, draft: Draft) -> None:
-            self._flush_rows(conn, draft)
-            if error is not None:
-                flush_item(conn, draft, error)
-            end_turn(conn, draft, turn_id, outcome, reason if outcome == "failed" else None)
-            if outcome == "interrupted" and draft.state.value == "running":
-                session_step(conn, draft, SessionEvent.INTERRUPTED, caller="worker")
-            self.apply_rows(conn, draft, after, actions)
-
-        await self.commit(body)
-        self.item = None
-        self.core = after
-        self.after_commit(actions)
-        self.notify(turn_id)
 
     async def tick(self, *, now: int | None = None) -> None:
         after, actions = q.step(self.core, q.Tick(), self.now() if now is None else now)

@@ -1,0 +1,110 @@
+"""A running turn's worker events: buffered `started` and message text, its end, its
+wall-time limit.
+
+Item text is buffered: the running turn's `started` and its message text are written at most
+`flush_ms` after they arrive, and at the turn's end together with the next turn's dispatch,
+one transaction for both. Live `item.started`/`item.delta` records go to the observation
+sink as they arrive (never stored per delta).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import trio
+
+from actors._lifecycles import SessionEvent
+from maia.protocol import new_id
+from supervision.workers import TurnEvent as WorkerEvent
+
+from . import _queue as q
+from ._messages import Flush, Progress, WallTime
+from ._store import Draft, OpenItem, end_turn, flush_item, session_step
+from ._worker_ops import _FINAL, WorkerOps, _quietly
+
+
+class TurnProgress(WorkerOps):
+    async def wall_time(self, message: WallTime) -> None:
+        """Interrupt a turn past its wall time (bounded: the handle escalates to a stop)."""
+        worker = self.worker
+        if worker is None or self.core.active != message.turn_id or self.timed_out:
+            return
+        self.timed_out = message.turn_id
+        self.ctx.nursery.start_soon(_quietly, lambda: worker.interrupt(message.turn_id))
+
+    async def progress(self, message: Progress) -> None:
+        event = message.event
+        handle = self.worker
+        if handle is None or handle.attempt_id != message.attempt_id:
+            return
+        if event.turn_id != self.core.active:
+            return
+        match event.kind:
+            case "started":
+                self.started = event.turn_id
+            case "delta":
+                item = self._item(event.turn_id)
+                item.text += event.text or ""
+                self._live("item.delta", item, event.text or "")
+            case "message":
+                item = self._item(event.turn_id)
+                if event.text is not None:
+                    item.text = event.text
+                item.completed = True
+            case "lost":
+                self.worker = None  # unusable: its end arrives later as an old attempt
+                self.ctx.nursery.start_soon(_quietly, lambda: handle.stop("lost"))
+                await self._worker_gone(None, event.text or "lost")
+                return
+            case kind if kind in _FINAL:
+                await self._end(event)
+                return
+        if self.flush_at is None:
+            self.flush_at = trio.current_time() + self.ctx.flush_ms / 1000
+            self.ctx.nursery.start_soon(self._flush_later, self.ctx.flush_ms / 1000)
+
+    async def _flush_later(self, delay: float) -> None:
+        await trio.sleep(delay)
+        await self._tell(Flush())
+
+    async def flush(self) -> None:
+        self.flush_at = None
+        if self.started is None and (self.item is None or self._item_clean(self.item)):
+            return
+        await self.commit(self._flush_rows)
+        self.notify(self.core.active or "")
+
+    async def _end(self, event: WorkerEvent) -> None:
+        outcome = _FINAL[event.kind]
+        turn_id = event.turn_id
+        reason = "turn_failed"
+        if self.timed_out == turn_id and outcome != "completed":
+            outcome, reason = "failed", "wall_time_exceeded"
+        self.timed_out = None
+        if outcome == "completed" and event.text is not None:
+            item = self._item(turn_id)
+            item.text = event.text
+            item.completed = True
+        elif self.item is not None:
+            self.item.completed = True
+        if outcome == "failed" and event.text:
+            self.item_seq += 1
+            error = OpenItem(new_id("item"), turn_id, self.item_seq, "error", event.text, True)
+        else:
+            error = None
+        after, actions = q.step(self.core, q.TurnEnded(turn_id), self.now())
+
+        def body(conn: sqlite3.Connection, draft: Draft) -> None:
+            self._flush_rows(conn, draft)
+            if error is not None:
+                flush_item(conn, draft, error)
+            end_turn(conn, draft, turn_id, outcome, reason if outcome == "failed" else None)
+            if outcome == "interrupted" and draft.state.value == "running":
+                session_step(conn, draft, SessionEvent.INTERRUPTED, caller="worker")
+            self.apply_rows(conn, draft, after, actions)
+
+        await self.commit(body)
+        self.item = None
+        self.core = after
+        self.after_commit(actions)
+        self.notify(turn_id)
