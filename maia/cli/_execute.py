@@ -72,12 +72,14 @@ async def call(client: Requester, op_id: str, params: dict[str, Any], out: Out) 
 
 @asynccontextmanager
 async def progress(out: Out, label: str, after_s: float = 1.0) -> AsyncIterator[None]:
-    """Say on stderr what we wait for once it has taken more than `after_s` seconds."""
+    """Say on stderr what we wait for once it has taken more than `after_s` seconds, unless
+    data has already been printed (a streamed reply)."""
 
     async def note() -> None:
         await anyio.sleep(after_s)
-        out.stderr.write(f"maia: waiting for {label}…\n")
-        out.stderr.flush()
+        if not out.wrote_data:  # text is already flowing: nothing to reassure about
+            out.stderr.write(f"maia: waiting for {label}…\n")
+            out.stderr.flush()
 
     failure: Exception | None = None
     async with anyio.create_task_group() as group:

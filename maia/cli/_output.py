@@ -27,6 +27,7 @@ class Out:
         self, stdout: TextIO, stderr: TextIO, fmt: str, fixed_now_ms: int | None = None
     ) -> None:
         self.stdout, self.stderr, self.fmt, self._now_ms = stdout, stderr, fmt, fixed_now_ms
+        self.wrote_data = False  # progress notes stop once data flows (no interleaving)
         self.colour = fmt == "human" and _is_tty(stdout) and not os.environ.get("NO_COLOR")
 
     @property
@@ -35,6 +36,7 @@ class Out:
         return self._now_ms if self._now_ms is not None else now_ms()
 
     def data(self, text: str) -> None:
+        self.wrote_data = self.wrote_data or bool(text)
         self.stdout.write(text)
         self.stdout.flush()
 

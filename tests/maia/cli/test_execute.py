@@ -128,12 +128,19 @@ def test_execute_runs_under_asyncio() -> None:
 
 
 async def test_progress_note_goes_to_stderr() -> None:
-    """A wait longer than the threshold says so on stderr, never on stdout."""
+    """A wait longer than the threshold says so on stderr, never on stdout, and not at all
+    once data is flowing."""
     stdout, stderr = io.StringIO(), io.StringIO()
     async with progress(Out(stdout, stderr, "human"), "turn x", after_s=0):
         await anyio.sleep(0.05)
     assert stdout.getvalue() == ""
     assert "waiting for turn x" in stderr.getvalue()
+    quiet = io.StringIO()
+    streaming = Out(io.StringIO(), quiet, "human")
+    streaming.data("partial reply")
+    async with progress(streaming, "turn y", after_s=0):
+        await anyio.sleep(0.05)
+    assert quiet.getvalue() == ""
 
 
 def test_colour_only_on_a_terminal_without_no_color(monkeypatch: Any) -> None:
