@@ -53,7 +53,9 @@ def home(args: Sequence[str]) -> int:
     code = ensure_node()
     if code != 0:
         return code
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    from ._main import _interactive
+
+    if not (_interactive() and sys.stdout.isatty()):
         sys.stderr.write("maia: a Node is running. " + NEXT_STEP)
         return 0
     return open_console(args)
