@@ -105,7 +105,7 @@ class Flush:
 
 
 @attrs.frozen
-class Tick:
+class IdleTick:
     """The idle-release timer fired."""
 
 
@@ -123,7 +123,7 @@ class WallTime:
 
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
-    | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | Tick
+    | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | IdleTick
     | WallTime | Reclaim
 )  # fmt: skip
 

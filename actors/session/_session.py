@@ -26,6 +26,7 @@ from ._messages import (
     ArchiveSession,
     CancelTurn,
     Flush,
+    IdleTick,
     InterruptTurn,
     Message,
     Progress,
@@ -35,7 +36,6 @@ from ._messages import (
     SendTurn,
     SessionContext,
     StopSession,
-    Tick,
     WallTime,
     WorkerExited,
     WorkerInitialized,
@@ -103,7 +103,7 @@ class SessionActor(TurnProgress):
                 await self.worker_initialized(message)
             case WorkerExited():
                 await self.worker_exited(message)
-            case Tick():
+            case IdleTick():
                 await self.tick()
             case Resume():
                 await self.resume()

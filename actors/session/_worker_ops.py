@@ -24,8 +24,8 @@ from . import _queue as q
 from ._client_ops import ClientOps
 from ._launch import end_attempt, record_attempt, worker_spec
 from ._messages import (
+    IdleTick,
     Progress,
-    Tick,
     WallTime,
     WorkerExited,
     WorkerInitialized,
@@ -102,7 +102,7 @@ class WorkerOps(ClientOps):
 
     async def _tick_after(self, delay: float) -> None:
         await trio.sleep(delay)
-        await self._tell(Tick())
+        await self._tell(IdleTick())
 
     async def _launch(self) -> None:
         row = await self.ctx.store.read(
@@ -130,7 +130,7 @@ class WorkerOps(ClientOps):
             with trio.move_on_after(self.ctx.keepalive_s):
                 info = await handle.wait_stopped()
                 break
-            await self._tell(Tick())
+            await self._tell(IdleTick())
         why = info.fence_reason or (
             f"exit {info.returncode}" if info.signal is None else f"signal {info.signal}"
         )

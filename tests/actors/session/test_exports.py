@@ -1,0 +1,70 @@
+"""The public names of `actors.session`, `maia.service` and `maia.config` are exported once;
+names left out are the listed internal helpers of the actor's own modules."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGES = {
+    "actors.session": ROOT / "actors" / "session",
+    "maia.service": ROOT / "maia" / "service",
+    "maia.config": ROOT / "maia" / "config",
+}
+# Helpers shared between the actor's own modules (and the handlers' plumbing), not its API.
+INTERNAL = {
+    "actors.session": {
+        "activity_of", "new_turn_id", "saturated", "SessionCore", "ClientOps", "WorkerOps",
+        "TurnProgress", "Draft", "TurnMemo", "OpenItem", "emit", "session_step", "set_activity",
+        "turn_step", "end_turn", "flush_item", "record_attempt", "end_attempt", "open_attempts",
+        "Leftover", "session_from_row", "SESSION_COLUMNS",
+    },
+    "maia.service": {
+        "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",
+        "filter_digest", "issue", "open_cursor", "peek_scope", "mirror_projects",
+    },
+    "maia.config": {"MAX_BYTES"},
+}  # fmt: skip
+
+
+def _exports(folder: Path) -> list[str]:
+    tree = ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            for alias in node.names:
+                assert alias.asname == alias.name, f"{alias.name} is not re-exported as itself"
+                names.append(alias.name)
+    return names
+
+
+def _handlers(name: str) -> bool:
+    """The op handlers are reached through `HANDLERS`, by operation ID."""
+    parts = name.split("_")
+    return parts[0] in {"project", "session", "turn", "reference", "receipt", "events"}
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_public_names_exported_once(package: str) -> None:
+    """Each public top-level name of a private module is exported once, or listed internal."""
+    folder = PACKAGES[package]
+    exported = _exports(folder)
+    assert len(exported) == len(set(exported))
+    module = importlib.import_module(package)
+    for name in exported:
+        assert hasattr(module, name)
+    for path in sorted(folder.glob("_*.py")):
+        if path.name == "__init__.py":
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                name = node.name
+                if name.startswith("_") or name in INTERNAL[package] or name in exported:
+                    continue
+                if package == "maia.service" and _handlers(name):
+                    continue
+                raise AssertionError(f"{package}.{path.stem}.{name} is not exported")
