@@ -8,6 +8,13 @@ answers each caller from the trio thread. If the commit fails, no request of the
 acknowledged: each gets `unavailable`. One fsync serves the whole batch, which is where the
 throughput comes from (see docs/storage.md for the figures).
 
+A savepoint costs more than its two statements: every page a request touches is copied to
+the sub-journal first (~20% of the writer's time for a representative mutation). A request
+submitted with `replayable=True` promises its fn touches nothing but the connection; those
+run after the others under one shared savepoint, and if one raises, the shared savepoint is
+rolled back and the others run again one savepoint each (so each runs at most twice, and the
+failure is still only its own).
+
 Reads run on a small pool of read-only connections in trio's worker threads (WAL lets them
 read beside the writer), each `fn` in its own short read transaction.
 
@@ -73,6 +80,7 @@ class StorageStatistics:
 class _Request:
     fn: Callable[[sqlite3.Connection], Any]
     task: trio.lowlevel.Task
+    replayable: bool = False  # fn touches nothing but the connection: it may run twice
     abandoned: bool = False
     answer: outcome.Outcome[Any] | None = None
 
@@ -149,10 +157,15 @@ class Storage:
         """Whether the actor stopped taking requests."""
         return self._closed
 
-    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def write(self, fn: Callable[[sqlite3.Connection], T], *, replayable: bool = False) -> T:
         """Run `fn(conn)` in the writer thread; return its result once its batch committed.
 
-        Raises whatever `fn` raised (only its savepoint rolled back), `overloaded` when the
+        `replayable=True` declares that `fn` has no effect outside the connection (no Python
+        state changed, nothing sent), so it may run a second time after its first run was
+        rolled back: it then runs without a savepoint of its own, which costs ~20% less in
+        the writer (see docs/storage.md). Its failure is still its own.
+
+        Raises whatever `fn` raised (only its writes rolled back), `overloaded` when the
         mailbox stays full for the admission bound, `unavailable` when the commit failed or
         the actor is stopped.
         """
@@ -175,7 +188,7 @@ class Storage:
             if self.closed:  # closed while this caller waited for a slot
                 self._slots.release()
                 raise _unavailable(self._failure or "the storage actor is stopped") from None
-        request = _Request(fn, trio.lowlevel.current_task())
+        request = _Request(fn, trio.lowlevel.current_task(), replayable)
         self._pending.add(request)
         self._queue.put(request)
 
@@ -396,19 +409,11 @@ class Storage:
         try:
             conn.execute("BEGIN IMMEDIATE")
             for request in batch:
-                conn.execute("SAVEPOINT request")
-                mark = len(appended)
-                try:
-                    value = request.fn(conn)
-                except BaseException as error:
-                    del appended[mark:]  # rolled back: these events never happened
-                    conn.execute("ROLLBACK TO request")
-                    conn.execute("RELEASE request")
-                    self._failed_requests += 1
-                    request.answer = outcome.Error(error)
-                else:
-                    conn.execute("RELEASE request")
-                    request.answer = outcome.Value(value)
+                if not request.replayable:
+                    self._guarded(conn, request, appended)
+            replayable = [request for request in batch if request.replayable]
+            if replayable:
+                self._run_replayable(conn, replayable, appended)
             conn.execute("COMMIT")
             committed.extend(appended)
         except sqlite3.Error as error:
@@ -421,6 +426,49 @@ class Storage:
                 request.answer = outcome.Error(failure)
         finally:
             collect_appended(None)
+
+    def _guarded(
+        self, conn: sqlite3.Connection, request: _Request, appended: list[EventRecord]
+    ) -> None:
+        """Run one request in its own SAVEPOINT: if it raises, only its writes roll back."""
+        conn.execute("SAVEPOINT request")
+        mark = len(appended)
+        try:
+            value = request.fn(conn)
+        except BaseException as error:
+            del appended[mark:]  # rolled back: these events never happened
+            conn.execute("ROLLBACK TO request")
+            conn.execute("RELEASE request")
+            self._failed_requests += 1
+            request.answer = outcome.Error(error)
+        else:
+            conn.execute("RELEASE request")
+            request.answer = outcome.Value(value)
+
+    def _run_replayable(
+        self, conn: sqlite3.Connection, requests: list[_Request], appended: list[EventRecord]
+    ) -> None:
+        """Run replayable requests after the others under ONE savepoint. If one raises, roll
+        that savepoint back (only replayable work is undone), keep its error, and run the
+        others again one savepoint each: the outcome is that of a serial order in which the
+        failed request ran after those before it and changed nothing. Each runs at most twice.
+        """
+        conn.execute("SAVEPOINT replayable")
+        mark = len(appended)
+        for index, request in enumerate(requests):
+            try:
+                value = request.fn(conn)
+            except BaseException as error:
+                del appended[mark:]
+                conn.execute("ROLLBACK TO replayable")
+                conn.execute("RELEASE replayable")
+                self._failed_requests += 1
+                request.answer = outcome.Error(error)
+                for other in requests[:index] + requests[index + 1 :]:
+                    self._guarded(conn, other, appended)
+                return
+            request.answer = outcome.Value(value)
+        conn.execute("RELEASE replayable")
 
     def _fail_queued(self) -> None:
         """Answer every request still in the mailbox with `unavailable`."""
