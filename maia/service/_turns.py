@@ -11,6 +11,7 @@ import sqlite3
 
 import trio
 
+from actors._lifecycles import TurnState
 from actors.session import (
     TURN_COLUMNS,
     CancelTurn,
@@ -19,7 +20,7 @@ from actors.session import (
     input_preview,
     turn_view,
 )
-from maia.protocol import MAX_SESSION_PENDING_TURNS, format_timestamp_ms
+from maia.protocol import MAX_SESSION_PENDING_TURNS, MaiaError, format_timestamp_ms
 from maia.protocol._ops_turn import (
     QueueEntry,
     SessionRefInput,
@@ -45,6 +46,7 @@ from ._context import (
 )
 
 TERMINAL = ("completed", "failed", "interrupted")
+DISPATCH_WAIT_S = 3.0
 REREAD_S = 0.2
 MAX_ITEMS = 1024
 
@@ -139,7 +141,27 @@ async def turn_cancel(ctx: ServiceContext, params: TurnCancelInput) -> TurnResul
 
 
 async def turn_interrupt(ctx: ServiceContext, params: TurnInterruptInput) -> TurnResult:
-    """Raises `resource_not_found`, `invalid_state` (not running), `revision_conflict`."""
+    """Raises `resource_not_found`, `invalid_state` (ended), `revision_conflict`.
+
+    A turn still dispatching (its worker has not said it started) is waited for, up to
+    `DISPATCH_WAIT_S`, so an interrupt sent right after the send reaches the running turn.
+    """
     session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
     message = InterruptTurn(command_of(params), params.turn_id, params.expected_revision)
-    return mutation_output(TurnResult, await ctx.runtime.ask(session_id, message))
+    notifier = ctx.runtime.notifier
+    deadline = trio.current_time() + DISPATCH_WAIT_S
+    while True:
+        changed = notifier.subscribe(params.turn_id)
+        try:
+            try:
+                result = await ctx.runtime.ask(session_id, message)
+            except MaiaError as error:
+                dispatching = error.details.get("state") == TurnState.DISPATCHING.value
+                if not dispatching or trio.current_time() >= deadline:
+                    raise
+                with trio.move_on_at(deadline):
+                    await changed.wait()
+                continue
+        finally:
+            notifier.release(params.turn_id, changed)
+        return mutation_output(TurnResult, result)

@@ -23,7 +23,13 @@ from maia.service._sessions import (
     session_stop,
     session_wait,
 )
-from maia.service._turns import turn_queue_list, turn_send, turn_show, turn_wait
+from maia.service._turns import (
+    turn_interrupt,
+    turn_queue_list,
+    turn_send,
+    turn_show,
+    turn_wait,
+)
 from storage import open_storage
 
 
@@ -204,3 +210,34 @@ async def test_session_wait_rename_stop_archive_resolve(
     assert shown.session.summary == "done"
     listed = await session_list(ctx, params("session.list", {}))
     assert [s.session_id for s in listed.sessions] == [ids[1]]
+
+
+async def test_interrupt_right_after_send(ctx: ServiceContext, tmp_path: Path) -> None:
+    """An interrupt sent while the turn is still dispatching (its worker has not said it
+    started) waits for it and interrupts it; an interrupt of a queued turn rejects it."""
+    project_id = await _project(ctx, tmp_path)
+    created = await session_create(
+        ctx, params("session.create", {"commandId": "s", "projectId": project_id})
+    )
+    session_id = created.session.session_id
+    warm = await turn_send(
+        ctx, params("turn.send", {"commandId": "w", "sessionId": session_id, "text": "warm"})
+    )
+    await turn_wait(ctx, params("turn.wait", {"turnId": warm.turn.turn_id}))
+    first = await turn_send(
+        ctx, params("turn.send", {"commandId": "a", "sessionId": session_id,
+                                  "text": "/sleep 60000 never"})
+    )  # fmt: skip
+    second = await turn_send(
+        ctx, params("turn.send", {"commandId": "b", "sessionId": session_id, "text": "later"})
+    )
+    assert first.turn.state == "dispatching"  # the idle worker took it at once
+    rejected = await turn_interrupt(
+        ctx, params("turn.interrupt", {"commandId": "i2", "turnId": second.turn.turn_id})
+    )
+    assert rejected.turn.failure_reason == "turn_rejected"
+    await turn_interrupt(
+        ctx, params("turn.interrupt", {"commandId": "i1", "turnId": first.turn.turn_id})
+    )
+    done = await turn_wait(ctx, params("turn.wait", {"turnId": first.turn.turn_id}))
+    assert done.turn.state == "interrupted"
