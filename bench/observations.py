@@ -27,6 +27,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import orjson
+import psutil  # type: ignore[import-untyped]
 import trio
 from trio_websocket import ConnectionClosed, WebSocketRequest, open_websocket, serve_websocket
 
@@ -114,8 +115,14 @@ async def follow(client: MaiaClient, run: Run, ready: trio.Event | None) -> None
                 run.delivered += len(frame.records)
 
 
+def _cpu(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
 async def measure_node(url: str, token: str, root: Path, subscribers: int, seconds: float,
-                       tag: str, sessions: list[str]) -> dict[str, float]:  # fmt: skip
+                       tag: str, sessions: list[str],
+                       node_pid: int) -> dict[str, float]:  # fmt: skip
     run = Run()
     async with trio.open_nursery() as nursery:
         clients = []
@@ -132,17 +139,25 @@ async def measure_node(url: str, token: str, root: Path, subscribers: int, secon
         for index, session_id in enumerate(sessions):
             nursery.start_soon(drive, clients[index % 4], session_id, run, stop, tag)
         await trio.sleep(1.0)  # warm-up: the drivers reach their pace
+        node, me = psutil.Process(node_pid), psutil.Process()
+        node_cpu, my_cpu = _cpu(node), _cpu(me)
+        psutil.cpu_percent()  # starts the machine-wide measurement
         run.counting = True
         started = time.perf_counter()
         await trio.sleep(seconds)
         run.counting = False
         elapsed = time.perf_counter() - started
+        node_cpu, my_cpu = _cpu(node) - node_cpu, _cpu(me) - my_cpu
+        busy = psutil.cpu_percent() / 100
         stop.set()
         nursery.cancel_scope.cancel()
     return {
         "records_per_s": run.delivered / elapsed,
         "per_subscriber": run.delivered / elapsed / subscribers,
         "turns_per_s": run.turns / elapsed,
+        "node_cpu": node_cpu / elapsed,
+        "client_cpu": my_cpu / elapsed,
+        "busy": busy,
     }
 
 
@@ -205,7 +220,8 @@ async def main_async(quick: bool) -> Report:
                 for subscribers in (1, 50):
                     log(f"round {round_ + 1}: {subscribers} subscriber(s), {seconds:.0f} s")
                     got = await measure_node(record.url, token, Path(tmp), subscribers, seconds,
-                                             f"r{round_}k{subscribers}", sessions)  # fmt: skip
+                                             f"r{round_}k{subscribers}", sessions,
+                                             node.pid)  # fmt: skip
                     results[subscribers].append(got)
         finally:
             node.send_signal(signal.SIGTERM)
@@ -227,6 +243,11 @@ async def main_async(quick: bool) -> Report:
         "records_per_s_per_subscriber_50": med(50, "per_subscriber"),
         "turns_per_s_with_1_subscriber": med(1, "turns_per_s"),
         "turns_per_s_with_50_subscribers": med(50, "turns_per_s"),
+        "node_cpu_share_1_subscriber": med(1, "node_cpu"),
+        "node_cpu_share_50_subscribers": med(50, "node_cpu"),
+        "client_cpu_share_50_subscribers": med(50, "client_cpu"),
+        "machine_busy_1_subscriber": med(1, "busy"),
+        "machine_busy_50_subscribers": med(50, "busy"),
         "raw_push_records_per_s_1": raw[1],
         "raw_push_records_per_s_50": raw[50],
     }
@@ -239,7 +260,9 @@ async def main_async(quick: bool) -> Report:
         f"{seconds:.0f} s windows, median of {rounds}; records = journal events + live "
         "item records. Delivery is bounded by what the turns produce, not by the socket: "
         "compare per-subscriber records/s with 50 and with 1 subscriber. Raw: bare "
-        "trio-websocket push of 64-record frames (the transport ceiling)."
+        "trio-websocket push of 64-record frames (the transport ceiling). cpu_share: CPU "
+        "seconds per second of the Node process and of this (client) process; the echo "
+        "workers share the same cores."
     )
     return report
 
