@@ -11,6 +11,7 @@ worker handle, no storage), so the ratio shows what storage and the actors add.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import tempfile
 import time
@@ -117,9 +118,12 @@ async def _raw_writes(path: Path, writers: int, each: int) -> float:
     async with open_storage(path, clock=SystemClock()) as store:
         await store.write(lambda c: c.execute("CREATE TABLE raw (n INTEGER)"))
 
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO raw VALUES (1)")
+
         async def writer() -> None:
-            for number in range(each):
-                await store.write(lambda c, n=number: c.execute("INSERT INTO raw VALUES (?)", (n,)))
+            for _ in range(each):
+                await store.write(insert)
 
         started = time.perf_counter()
         async with trio.open_nursery() as nursery:
