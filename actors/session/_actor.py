@@ -20,7 +20,7 @@ from maia.protocol import MaiaError, Turn, new_id, to_json
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
 
 from . import _queue as q
-from ._messages import Command, SessionContext
+from ._messages import Command, Resume, SessionContext
 from ._store import Draft, end_turn, session_step, set_activity, turn_step
 from ._views import mutation_session, session_view, turn_view
 
@@ -151,6 +151,9 @@ class SessionCore:
         if self.holds_slot and self.core.worker is q.Worker.NONE:
             self.ctx.slots.release()
             self.holds_slot = False
+            waiting = self.ctx.slots.next_waiting()
+            if waiting is not None:  # hand the slot on: that Session's turns wait for it
+                self.ctx.nursery.start_soon(self.tell_quietly, waiting, Resume())
 
     async def tell_quietly(self, session_id: str, message: object) -> None:
         """Tell another Session's actor; a refusal (overloaded, gone) is not our failure."""

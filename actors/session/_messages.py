@@ -135,6 +135,17 @@ class WorkerSlots:
         self.limit = limit
         self.used = 0
         self.idle: dict[str, None] = {}  # Sessions whose worker waits for work, oldest first
+        self.waiting: dict[str, None] = {}  # Sessions whose queued turns wait for a slot
+
+    def wait_for_slot(self, session_id: str) -> None:
+        self.waiting[session_id] = None
+
+    def next_waiting(self) -> str | None:
+        """The Session that has waited longest for a slot (taken off the list)."""
+        for session_id in self.waiting:
+            del self.waiting[session_id]
+            return session_id
+        return None
 
     def mark_idle(self, session_id: str, idle: bool) -> None:
         if idle:

@@ -44,7 +44,7 @@ from ._messages import (
 from ._progress import TurnProgress
 from ._store import PENDING_TURN_STATES, Draft, TurnMemo, session_step
 
-RESUME_RETRY_S = 1.0
+RESUME_RETRY_S = 5.0  # a fallback: a freed slot is handed on at once
 _CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession)
 log = logging.getLogger("maia.session")
 _CLOSED = (SessionState.STOPPING, SessionState.STOPPED, SessionState.FAILED)
@@ -60,6 +60,7 @@ class SessionActor(TurnProgress):
     """One Session. Build with `rehydrate`; the registry feeds it messages."""
 
     lost: tuple[str, ...] = ()
+    resume_scheduled: bool = False  # a fallback Resume is on its way
 
     async def handle(self, message: Message) -> MutationResult | None:
         """Handle one message. Raises `MaiaError` for a refused client message."""
@@ -130,6 +131,17 @@ class SessionActor(TurnProgress):
             after = attrs.evolve(after, worker=q.Worker.NONE)
             retry = True
         lost = self.lost
+        if retry:
+            self.ctx.slots.wait_for_slot(self.session_id)
+            victim = self.ctx.slots.victim(self.session_id)
+            if victim is not None:  # the longest idle worker makes room
+                self.ctx.nursery.start_soon(self.tell_quietly, victim, Reclaim())
+            if not self.resume_scheduled:
+                self.resume_scheduled = True
+                self.ctx.nursery.start_soon(self._resume_later)
+        if not (lost or actions or self.memory.state in (*_HAD_WORKER, SessionState.RECOVERING)):
+            self.core = after
+            return  # nothing to record: the turns wait for a slot
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
             if draft.state in _HAD_WORKER:
@@ -145,11 +157,10 @@ class SessionActor(TurnProgress):
         self.core = after
         self.after_commit(actions)
         self.notify(*lost)
-        if retry:
-            self.ctx.nursery.start_soon(self._resume_later)
 
     async def _resume_later(self) -> None:
         await trio.sleep(RESUME_RETRY_S)
+        self.resume_scheduled = False
         await self._tell(Resume())
 
 

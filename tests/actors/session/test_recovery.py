@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import psutil  # type: ignore[import-untyped]
+import trio
 
-from actors.session import kill_leftovers, recover_sessions
+from actors.session import kill_leftovers, open_session_runtime, recover_sessions, turn_view
 from actors.session._launch import Leftover
-from maia.protocol import SystemClock
+from maia.config import parse_user_config
+from maia.protocol import SystemClock, Turn
 from storage import open_storage
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
@@ -110,3 +112,41 @@ async def test_recovery_rows(tmp_path: Path) -> None:
     assert turns["turn_lone"] == ("failed", "runtime_lost")
     assert turns["turn_q1"] == ("queued", None)
     assert ended == "node_restarted"
+
+
+async def test_resumed_sessions_share_scarce_slots(tmp_path: Path) -> None:
+    """Two Sessions recover with queued turns but one worker slot: the second waits, gets
+    the slot once the first's worker is idle, and every queued turn completes."""
+    config = parse_user_config({"swarm": {"capacity": {"maxLiveSessions": 1}}})
+
+    def seed(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO projects (project_id, project_key, root, revision, created_ms,"
+            " updated_ms) VALUES ('project_r', 'rec', ?, 1, 0, 0)",
+            (str(tmp_path),),
+        )
+        for name in ("one", "two"):
+            conn.execute(
+                "INSERT INTO sessions (session_id, project_id, executor, cwd, state, created_ms,"
+                " updated_ms) VALUES (?, 'project_r', 'builtin:echo', ?, 'running', 0, 0)",
+                (f"session_{name}", str(tmp_path)),
+            )
+            conn.executemany(
+                "INSERT INTO turns (turn_id, session_id, seq, state, text, created_ms)"
+                " VALUES (?, ?, ?, 'queued', ?, 0)",
+                [(f"turn_{name}_{n}", f"session_{name}", n, f"{name} {n}") for n in (1, 2)],
+            )
+
+    async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
+        await store.write(seed)
+
+        async def turn(turn_id: str) -> Turn:
+            return await store.read(lambda c: turn_view(c, turn_id))
+
+        async with open_session_runtime(store, clock=SystemClock(), config=config) as runtime:
+            with trio.fail_after(30):
+                for turn_id in ("turn_one_2", "turn_two_2"):
+                    while (await turn(turn_id)).state != "completed":
+                        await runtime.notifier.wait(turn_id, 0.2)
+            texts = [(await turn(t)).output_text for t in ("turn_two_1", "turn_two_2")]
+    assert texts == ["two 1", "two 2"]
