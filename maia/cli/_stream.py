@@ -74,11 +74,8 @@ class TurnStream:
 
     async def follow(self, client: Any, session_id: str) -> None:
         """Read the Session's stream until cancelled; any failure just ends the live text."""
-        try:
-            from maia.client._observations import attach_session
-        except ImportError:
-            self.attached.set()
-            return
+        from maia.client import attach_session
+
         try:
             async with attach_session(client, session_id, max_retries=2) as feed:
                 async for frame in feed:
@@ -154,7 +151,7 @@ async def attach(client: Any, params: dict[str, Any], timeout_s: float | None, o
 
     Raises MaiaError when the stream cannot be opened or the Session does not exist.
     """
-    from maia.client._observations import attach_session
+    from maia.client import attach_session
 
     from . import _exit
 

@@ -139,14 +139,14 @@ async def _watch(client: Any, nudge: MemoryObjectSendStream[None]) -> None:
     """Nudge the reader whenever the observation stream carries records; if the stream
     cannot be had (an older Node), nudge on a short growing pause instead."""
     try:
-        from maia.client._observations import observe_events
+        from maia.client import observe_events
 
         async with observe_events(client, {}, max_retries=2) as feed:
             async for frame in feed:
                 if frame.records:
                     with contextlib.suppress(anyio.WouldBlock):
                         nudge.send_nowait(None)
-    except (ImportError, MaiaError, TypeError, OSError):
+    except (MaiaError, TypeError, OSError):
         pass
     for pause in itertools.count():
         await anyio.sleep(FOLLOW_PAUSE_S[min(pause, len(FOLLOW_PAUSE_S) - 1)])
