@@ -42,6 +42,24 @@ def _revision_conflict(draft_revision: int, expected: int | None, session_id: st
         )  # fmt: skip
 
 
+def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str) -> None:
+    """A new queued turn, last in send order, with its `turn.queued` event."""
+    seq = conn.execute(
+        "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?", (draft.session_id,)
+    ).fetchone()[0]
+    conn.execute(
+        "INSERT INTO turns (turn_id, session_id, seq, state, revision, text, created_ms)"
+        " VALUES (?, ?, ?, 'queued', 1, ?, ?)",
+        (turn_id, draft.session_id, seq, text, draft.now),
+    )
+    conn.execute(
+        "UPDATE sessions SET latest_turn_id = ? WHERE session_id = ?", (turn_id, draft.session_id)
+    )
+    draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text)
+    draft.touched.add(turn_id)
+    emit(conn, draft, "turn.queued", {"turnId": turn_id, "seq": seq}, revision=1)
+
+
 class ClientOps(SessionCore):
     async def send_turn(self, message: SendTurn) -> MutationResult:
         now = self.now()
@@ -65,22 +83,7 @@ class ClientOps(SessionCore):
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             if refusal is not None:
                 raise refusal
-            seq = conn.execute(
-                "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?",
-                (draft.session_id,),
-            ).fetchone()[0]
-            conn.execute(
-                "INSERT INTO turns (turn_id, session_id, seq, state, revision, text, created_ms)"
-                " VALUES (?, ?, ?, 'queued', 1, ?, ?)",
-                (turn_id, draft.session_id, seq, message.text, draft.now),
-            )
-            conn.execute(
-                "UPDATE sessions SET latest_turn_id = ? WHERE session_id = ?",
-                (turn_id, draft.session_id),
-            )
-            draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, message.text)
-            draft.touched.add(turn_id)
-            emit(conn, draft, "turn.queued", {"turnId": turn_id, "seq": seq}, revision=1)
+            insert_turn(conn, draft, turn_id, message.text)
             draft.targets.append(ReceiptTarget("turn", turn_id, "created", None, 1))
             self.apply_rows(conn, draft, after, actions)
             return {"turn": to_json(turn_view(conn, turn_id)), "position": after.position(turn_id)}

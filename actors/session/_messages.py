@@ -12,11 +12,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
+import outcome
 import trio
 
 from maia.config import UserConfig
 from maia.protocol import Clock
-from storage import Storage
+from storage import MutationResult, Storage
 from supervision.workers import TurnEvent, WorkerHandle, WorkerSupervisor
 
 from ._notify import Notifier
@@ -121,10 +122,37 @@ class WallTime:
     turn_id: str
 
 
+@attrs.define(eq=False)
+class PendingSend:
+    """One caller's send and, once handled, its answer."""
+
+    message: SendTurn
+    done: trio.Event = attrs.field(factory=trio.Event)
+    answer: outcome.Outcome[MutationResult] | None = None
+
+    def settle(self, answer: outcome.Outcome[MutationResult]) -> None:
+        if self.answer is None:
+            self.answer = answer
+            self.done.set()
+
+
+@attrs.define(eq=False)
+class SendBatch:
+    """Sends for one Session; `closed` once its actor took it (later sends start anew)."""
+
+    items: list[PendingSend] = attrs.field(factory=list)
+    closed: bool = False
+
+    def fail(self, error: BaseException) -> None:
+        self.closed = True
+        for item in self.items:
+            item.settle(outcome.Error(error))
+
+
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
     | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | IdleTick
-    | WallTime | Reclaim
+    | WallTime | Reclaim | SendBatch
 )  # fmt: skip
 
 

@@ -18,11 +18,19 @@ import trio
 from actors._registry import ActorRegistry
 from maia.config import UserConfig
 from maia.protocol import Clock, MaiaError
-from storage import Storage
+from storage import MutationResult, Storage
 from supervision.workers import WorkerSupervisor, WorkerTimings, open_worker_supervisor
 
 from ._launch import StorageEpochSource
-from ._messages import Message, Resume, SessionContext, WorkerSlots
+from ._messages import (
+    Message,
+    PendingSend,
+    Resume,
+    SendBatch,
+    SendTurn,
+    SessionContext,
+    WorkerSlots,
+)
 from ._notify import Notifier
 from ._recovery import RecoveryReport, recover_sessions
 from ._session import SessionActor, rehydrate
@@ -42,6 +50,7 @@ class SessionRuntime:
     slots: WorkerSlots
     workers: WorkerSupervisor
     recovery: RecoveryReport | None = None
+    _batches: dict[str, SendBatch] = attrs.field(factory=dict)
 
     async def ask(self, session_id: str, message: Message) -> Any:
         """Deliver a client message to the Session's actor and return its answer.
@@ -49,6 +58,31 @@ class SessionRuntime:
         Raises what the actor raises (`MaiaError`), `resource_not_found` for no such Session.
         """
         return await self.registry.ask(session_id, message, within=ASK_TIMEOUT_S)
+
+    async def send(self, session_id: str, message: SendTurn) -> MutationResult:
+        """Queue a turn, joining the sends already waiting for this Session's actor (one
+        transaction for all of them). Raises what the actor's send raises."""
+        pending = PendingSend(message)
+        batch = self._batches.get(session_id)
+        if batch is not None and not batch.closed:
+            batch.items.append(pending)
+        else:
+            batch = self._batches[session_id] = SendBatch([pending])
+            try:
+                await self.registry.ask(session_id, batch, within=ASK_TIMEOUT_S)
+            except BaseException as error:
+                if not batch.closed:  # never reached the actor: nobody else will answer
+                    batch.fail(error if isinstance(error, MaiaError) else _gone())
+                raise
+            finally:
+                if self._batches.get(session_id) is batch:
+                    del self._batches[session_id]
+        with trio.move_on_after(ASK_TIMEOUT_S):
+            await pending.done.wait()
+        if pending.answer is None:
+            raise MaiaError("deadline_exceeded", f"turn.send to {session_id} timed out",
+                            {"method": "turn.send", "ms": int(ASK_TIMEOUT_S * 1000)})  # fmt: skip
+        return pending.answer.unwrap()
 
     def live_workers(self) -> int:
         return len(self.workers.live())
@@ -129,6 +163,10 @@ async def _serve_runtime(
             with trio.move_on_after(STOP_BOUND_S):
                 await workers.stop_all("node stopping")
             nursery.cancel_scope.cancel()
+
+
+def _gone() -> MaiaError:
+    return MaiaError("unavailable", "the Session's actor is unavailable", {"target": "session"})
 
 
 async def _resume(registry: ActorRegistry[Message, Any], session_id: str) -> None:

@@ -33,6 +33,7 @@ from ._messages import (
     Reclaim,
     RenameSession,
     Resume,
+    SendBatch,
     SendTurn,
     SessionContext,
     StopSession,
@@ -67,6 +68,9 @@ class SessionActor(TurnProgress):
         stranded = self.core.queued and self.core.worker is q.Worker.NONE and not self.core.closed
         if (self.lost or stranded) and not isinstance(message, Resume):
             await self.resume()
+        if isinstance(message, SendBatch):
+            await self.send_batch(message)
+            return None
         if isinstance(message, _CLIENT):
             return await self._client(message)
         try:

@@ -68,6 +68,17 @@ class Draft:
     session_changed: bool = False
     touched: set[str] = attrs.field(factory=set)  # turns this transaction changed
 
+    def snapshot(self) -> Draft:
+        """A full copy (lists and turn memos too), to `restore` if a step fails midway."""
+        copy = self.copy(self.now)
+        copy.event_ids, copy.targets = list(self.event_ids), list(self.targets)
+        copy.touched, copy.session_changed = set(self.touched), self.session_changed
+        return copy
+
+    def restore(self, snapshot: Draft) -> None:
+        for field in attrs.fields(Draft):
+            setattr(self, field.name, getattr(snapshot, field.name))
+
     def copy(self, now: int) -> Draft:
         turns = {k: attrs.evolve(v) for k, v in self.turns.items()}
         return Draft(self.session_id, self.project_id, self.state, self.revision,

@@ -21,7 +21,7 @@ from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerFailed, WorkerHandle
 
 from . import _queue as q
-from ._client_ops import ClientOps
+from ._batch import SendOps
 from ._launch import end_attempt, record_attempt, worker_spec
 from ._messages import (
     IdleTick,
@@ -43,7 +43,7 @@ async def _quietly(fn: Callable[[], Awaitable[object]]) -> None:
         await fn()
 
 
-class WorkerOps(ClientOps):
+class WorkerOps(SendOps):
     worker: WorkerHandle | None = None
     item: OpenItem | None = None
     started: str | None = None  # a running turn whose `started` is not yet written

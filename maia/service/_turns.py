@@ -55,7 +55,7 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     """Raises `resource_not_found`, `invalid_state` (stopped), `turn_queue_full`,
     `saturated` (no worker slot: retry), `idempotency_conflict`."""
     message = SendTurn(command_of(params), params.text)
-    return mutation_output(TurnSendOutput, await ctx.runtime.ask(params.session_id, message))
+    return mutation_output(TurnSendOutput, await ctx.runtime.send(params.session_id, message))
 
 
 async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutput:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 from maia.config import UserConfig, loads_jsonc
 from maia.protocol import REGISTRY, MaiaError, SystemClock, decode_input
@@ -241,3 +242,41 @@ async def test_interrupt_right_after_send(ctx: ServiceContext, tmp_path: Path) -
     )
     done = await turn_wait(ctx, params("turn.wait", {"turnId": first.turn.turn_id}))
     assert done.turn.state == "interrupted"
+
+
+async def test_concurrent_sends_batch_in_order(ctx: ServiceContext, tmp_path: Path) -> None:
+    """Sends racing for one Session share a transaction yet keep their own outcome: order
+    as sent, a retried commandId answers duplicate, one with other input conflicts, the
+    ninth pending is turn_queue_full; all the queued ones complete in order."""
+    project_id = await _project(ctx, tmp_path)
+    created = await session_create(
+        ctx, params("session.create", {"commandId": "s", "projectId": project_id})
+    )
+    session_id = created.session.session_id
+    bodies = [{"commandId": f"t{n}", "sessionId": session_id, "text": f"n{n}"} for n in range(8)]
+    bodies += [
+        {"commandId": "t3", "sessionId": session_id, "text": "n3"},  # a retry: duplicate
+        {"commandId": "t4", "sessionId": session_id, "text": "other"},  # conflict
+        {"commandId": "t9", "sessionId": session_id, "text": "ninth"},  # queue full
+    ]
+    answers: list[Any] = [None] * len(bodies)
+
+    async def send(index: int) -> None:
+        try:
+            answers[index] = await turn_send(ctx, params("turn.send", bodies[index]))
+        except MaiaError as error:
+            answers[index] = error.code
+
+    async with trio.open_nursery() as nursery:
+        for index in range(len(bodies)):
+            nursery.start_soon(send, index)
+            await trio.lowlevel.checkpoint()  # they join in this order
+    assert [a.position for a in answers[:8]] == list(range(8))
+    assert answers[8].delivery == "duplicate"
+    assert answers[8].turn.turn_id == answers[3].turn.turn_id
+    assert answers[9:] == ["idempotency_conflict", "turn_queue_full"]
+    texts = []
+    for answer in answers[:8]:
+        done = await turn_wait(ctx, params("turn.wait", {"turnId": answer.turn.turn_id}))
+        texts.append(done.turn.output_text)
+    assert texts == [f"n{n}" for n in range(8)]
