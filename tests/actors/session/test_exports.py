@@ -19,7 +19,8 @@ PACKAGES = {
 INTERNAL = {
     "actors.session": {
         "activity_of", "new_turn_id", "saturated", "SessionCore", "ClientOps", "WorkerOps",
-        "TurnProgress", "SendOps", "insert_turn", "Draft", "TurnMemo", "OpenItem", "emit", "session_step", "set_activity",
+        "TurnProgress", "SendOps", "insert_turn", "Draft", "TurnMemo", "OpenItem", "emit",
+        "session_step", "set_activity",
         "turn_step", "end_turn", "flush_item", "record_attempt", "end_attempt", "open_attempts",
         "Leftover", "session_from_row", "SESSION_COLUMNS",
     },
