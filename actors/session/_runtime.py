@@ -70,9 +70,11 @@ class SessionRuntime:
             batch = self._batches[session_id] = SendBatch([pending])
             try:
                 await self.registry.ask(session_id, batch, within=ASK_TIMEOUT_S)
-            except BaseException as error:
-                if not batch.closed:  # never reached the actor: nobody else will answer
-                    batch.fail(error if isinstance(error, MaiaError) else _gone())
+            except MaiaError as error:
+                # Refused or lost before the actor took it: nobody else will answer the
+                # others. (After a deadline it may still run: they wait for their answers.)
+                if not batch.closed and error.code != "deadline_exceeded":
+                    batch.fail(error)
                 raise
             finally:
                 if self._batches.get(session_id) is batch:
@@ -163,10 +165,6 @@ async def _serve_runtime(
             with trio.move_on_after(STOP_BOUND_S):
                 await workers.stop_all("node stopping")
             nursery.cancel_scope.cancel()
-
-
-def _gone() -> MaiaError:
-    return MaiaError("unavailable", "the Session's actor is unavailable", {"target": "session"})
 
 
 async def _resume(registry: ActorRegistry[Message, Any], session_id: str) -> None:
