@@ -29,7 +29,7 @@ from ._cache import SessionCache
 from ._feed import EventFeed, StreamFeed
 from ._repl import Repl
 from ._seam import CliSeam, CommandSeam
-from ._status import StatusTracker
+from ._status import NodeState, StatusTracker
 
 EXIT_OK, EXIT_ERROR, EXIT_AUTH, EXIT_UNREACHABLE = 0, 1, 4, 6
 SEED_PAGES = 10  # at most 1,000 Sessions seeded; the feed adds the rest as they move
@@ -116,13 +116,26 @@ async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:
         stdout=options.stdout,
         stderr=options.stderr,
     )
-    tracker = StatusTracker(client, lambda _state: repl.invalidate())
+    lost = [False]  # whether the Node was reachable once and then was not
+
+    def changed(state: NodeState) -> None:
+        if not state.reachable:
+            if not lost[0]:
+                repl.note(f"the Node is unreachable ({state.problem}); start it with: "
+                          "maia node start --detach")  # fmt: skip
+            lost[0] = True
+        elif lost[0]:
+            lost[0] = False
+            repl.note("the Node is back")
+        repl.invalidate()
+
+    tracker = StatusTracker(client, changed)
     repl.toolbar = lambda: tracker.state.toolbar()
     await tracker.refresh()
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(tracker.serve)
-            group.start_soon(_pump, client, feed, repl, tracker)
+            group.start_soon(_pump, feed, repl, tracker)
             code = await repl.run()
             group.cancel_scope.cancel()
     finally:
@@ -130,9 +143,9 @@ async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:
     return code
 
 
-async def _pump(client: Any, feed: EventFeed, repl: Repl, tracker: StatusTracker) -> None:
+async def _pump(feed: EventFeed, repl: Repl, tracker: StatusTracker) -> None:
     """Events to the cache, the screen and the toolbar. The stream resumes by itself; when
-    it gives up (the Node is gone), reconnect the client at a bounded pace and resume."""
+    it gives up (the Node is gone), try again every `RECONNECT_S`."""
     while True:
         try:
             async for event in feed.follow():
@@ -145,8 +158,3 @@ async def _pump(client: Any, feed: EventFeed, repl: Repl, tracker: StatusTracker
                 return
         tracker.poke()
         await anyio.sleep(RECONNECT_S)
-        try:
-            await client.reconnect()
-            repl.note("reconnected to the Node")
-        except MaiaError:
-            continue

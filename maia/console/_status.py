@@ -1,5 +1,6 @@
 """The bottom toolbar: the Node's state, from `node.status`, refreshed on events or every
-few seconds (never more than one request in flight, never faster than `min_gap_s`)."""
+few seconds (never more than one request in flight, never faster than `min_gap_s`). When the
+connection is lost it is the tracker that reconnects the console's client, at that pace."""
 
 from __future__ import annotations
 
@@ -73,13 +74,24 @@ class StatusTracker:
 
     async def refresh(self) -> NodeState:
         try:
-            state = NodeState.from_status(await self._client.request("node.status"))
+            state = NodeState.from_status(await self._ask())
         except MaiaError as error:
             state = NodeState(reachable=False, problem=error.code)
         if state != self.state:
             self.state = state
             self._on_change(state)
         return state
+
+    async def _ask(self) -> Any:
+        try:
+            return await self._client.request("node.status")
+        except MaiaError as error:
+            if error.code != "unavailable":
+                raise
+        # The connection is gone (the Node stopped or restarted): connect again, at the
+        # tracker's pace, so the console's commands find a live client when the Node is back.
+        await self._client.reconnect()
+        return await self._client.request("node.status")
 
     async def serve(self) -> None:
         """Refresh until cancelled."""

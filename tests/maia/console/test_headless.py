@@ -38,7 +38,16 @@ async def until(check: Callable[[], bool], what: str, within: float = 30) -> Non
             while not check():  # noqa: ASYNC110 - polling what another task writes
                 await asyncio.sleep(0.02)
     except TimeoutError:
-        seen = [DEBUG[0].getvalue()[-2000:], DEBUG[1].getvalue()[-1000:], history(DEBUG[2])]
+        seen = (
+            [
+                DEBUG[0].getvalue()[-2000:],
+                DEBUG[1].getvalue()[-1000:],
+                history(DEBUG[2]),
+                DEBUG[3].getvalue()[-1500:],
+            ]
+            if DEBUG
+            else []
+        )
         raise AssertionError(
             f"timed out waiting for {what}; stdout, stderr, history: {seen}"
         ) from None
@@ -66,7 +75,7 @@ async def make_session(client: Any, root: Path, title: str) -> str:
 
 async def scenario(home: Path, root: Path) -> None:
     out, err, screen = Sink(), Sink(), Sink()
-    DEBUG[:] = [out, err, home]
+    DEBUG[:] = [out, err, home, screen]
     async with open_client(home=home) as client:
         alpha = await make_session(client, root, "Alpha report")
         with create_pipe_input() as pipe:
