@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import os
 import pydoc
+import shlex
 import shutil
 from typing import TextIO
 
@@ -83,7 +84,15 @@ def screen_lines(sink: TextIO) -> int | None:
     return max(5, shutil.get_terminal_size().lines - 2)
 
 
-def page(text: str) -> None:
-    """Show `text` through the pager (blocking: run it in a thread)."""
+def page(text: str) -> bool:
+    """Show `text` through the pager (blocking: run it in a thread); False when there is no
+    pager to run (the caller prints the text itself)."""
     command = os.environ.get("PAGER") or "less -R -F -X"
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return False
+    if shutil.which(program) is None:
+        return False
     pydoc.pipepager(text, command)
+    return True

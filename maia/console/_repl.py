@@ -212,7 +212,9 @@ class Repl:
     async def _page(self, text: str) -> None:
         self._paging = True
         try:
-            await anyio.to_thread.run_sync(page, text)
+            if not await anyio.to_thread.run_sync(page, text):
+                self.out.write(text)
+                self.out.flush()
         finally:
             self._paging = False
             while self._held:

@@ -70,7 +70,8 @@ def pane(node_home: Path, tmp_path: Path) -> Iterator[Pane]:
 
 def prompt_line(screen: str) -> str:
     """The last prompt line on the screen."""
-    return [line for line in screen.splitlines() if line.startswith("maia>")][-1].rstrip()
+    prompts = [line for line in screen.splitlines() if line.startswith("maia>")]
+    return prompts[-1].rstrip() if prompts else ""
 
 
 def sdk(home: Path, call: Callable[[Any], Any]) -> Any:
@@ -122,6 +123,21 @@ def test_console_in_a_real_terminal(node_home: Path, tmp_path: Path, pane: Pane)
 
     pane.keys("C-u")
     pane.until(lambda s: prompt_line(s) == "maia>", "the line cleared")
+    pane.keys("C-d")
+    pane.until(lambda _: pane.exit_file.exists() and pane.exit_file.read_text() != "", "Ctrl-D")
+    assert pane.exit_file.read_text().strip() == "0"
+
+
+@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed")
+def test_long_output_goes_through_the_pager(pane: Pane) -> None:
+    """Output longer than the screen opens `less`; q returns to an intact prompt."""
+    pane.until(lambda s: "maia>" in s and "workers" in s, "the prompt and its toolbar")
+    pane.tmux("resize-window", "-t", "console", "-y", "12")
+    pane.keys("session list --help", "Enter")  # 25 lines on a 12-line screen
+    screen = pane.until(lambda s: s.rstrip().endswith(":"), "less's prompt")
+    assert "maia>" not in screen.rstrip().splitlines()[-1]
+    pane.keys("q")
+    pane.until(lambda s: prompt_line(s) == "maia>" and "workers" in s, "the prompt back")
     pane.keys("C-d")
     pane.until(lambda _: pane.exit_file.exists() and pane.exit_file.read_text() != "", "Ctrl-D")
     assert pane.exit_file.read_text().strip() == "0"
