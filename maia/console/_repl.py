@@ -70,6 +70,8 @@ class Repl:
         self.cache = cache
         self._stdout = stdout
         self._stderr = stderr
+        self._input = input
+        self._output = output
         self.toolbar: Callable[[], str] = lambda: ""
         self.events_on = True
         self._held: deque[str] = deque(maxlen=MAX_HELD_EVENTS)
@@ -199,7 +201,12 @@ class Repl:
             async with anyio.create_task_group() as group:
                 group.start_soon(_release_later, gate)
                 code = await self.seam.execute(
-                    invocation, self.client, stdout=gate, stderr=self.err, interactive=True
+                    invocation,
+                    self.client,
+                    stdout=gate,
+                    stderr=self.err,
+                    interactive=True,
+                    confirm=lambda question: self.confirm(question, gate),
                 )
                 group.cancel_scope.cancel()
 
@@ -208,6 +215,18 @@ class Repl:
         if text is not None:
             await self._page(text)
         return interrupted or code
+
+    async def confirm(self, question: str, gate: OutputGate | None = None) -> bool:
+        """Ask a yes/no question at a prompt of the console's own terminal (never blocking
+        the loop); anything but y/yes, Ctrl-C and Ctrl-D are no."""
+        if gate is not None:
+            gate.release()  # the preview printed so far must be seen before the question
+        asker = PromptSession[str](input=self._input, output=self._output)
+        try:
+            answer = await asker.prompt_async(f"{question} [y/N] ", handle_sigint=False)
+        except (KeyboardInterrupt, EOFError):
+            return False
+        return answer.strip().lower() in ("y", "yes")
 
     async def _page(self, text: str) -> None:
         self._paging = True

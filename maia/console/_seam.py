@@ -8,10 +8,12 @@ contract; `CliSeam` binds it to `maia.cli` (imported lazily, so a test may pass 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TextIO
 
 import click
+
+Confirm = Callable[[str], Awaitable[bool]]
 
 
 class CommandSeam(Protocol):
@@ -21,9 +23,17 @@ class CommandSeam(Protocol):
         """The invocation for `argv`. Raises `click.UsageError` (or a subclass)."""
 
     async def execute(
-        self, invocation: Any, client: Any, *, stdout: TextIO, stderr: TextIO, interactive: bool
+        self,
+        invocation: Any,
+        client: Any,
+        *,
+        stdout: TextIO,
+        stderr: TextIO,
+        interactive: bool,
+        confirm: Confirm | None = None,
     ) -> int:
-        """Run `invocation` on `client`, streaming to stdout/stderr; the exit code."""
+        """Run `invocation` on `client`, streaming to stdout/stderr; the exit code.
+        `confirm(question)` asks the person before a consequential op."""
 
     def command_tree(self) -> click.Group:
         """The click tree: nouns, verbs, options and arguments, for completion."""
@@ -41,12 +51,24 @@ class CliSeam:
         return parse_invocation(list(argv))
 
     async def execute(
-        self, invocation: Any, client: Any, *, stdout: TextIO, stderr: TextIO, interactive: bool
+        self,
+        invocation: Any,
+        client: Any,
+        *,
+        stdout: TextIO,
+        stderr: TextIO,
+        interactive: bool,
+        confirm: Confirm | None = None,
     ) -> int:
         from maia.cli import execute  # type: ignore[attr-defined,unused-ignore]
 
         code: int = await execute(
-            invocation, client, stdout=stdout, stderr=stderr, interactive=interactive
+            invocation,
+            client,
+            stdout=stdout,
+            stderr=stderr,
+            interactive=interactive,
+            confirm=confirm,
         )
         return code
 
