@@ -43,8 +43,8 @@ class Pane:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "console", *keys)
 
-    def until(self, check: Callable[[str], bool], what: str) -> str:
-        deadline = time.monotonic() + 30
+    def until(self, check: Callable[[str], bool], what: str, within: float = 30) -> str:
+        deadline = time.monotonic() + within
         while time.monotonic() < deadline:
             screen = self.screen()
             if check(screen):
@@ -96,7 +96,8 @@ async def create(client: Any, root: Path, title: str) -> str:
 
 
 def test_console_in_a_real_terminal(node_home: Path, tmp_path: Path, pane: Pane) -> None:
-    """Output, Tab completion of a title, a live event above an intact prompt, Ctrl-D."""
+    """Output, Tab completion of a title, Ctrl-C cancelling a running command (not the
+    console), a live event above an intact prompt, Ctrl-D."""
     sdk(node_home, lambda c: create(c, tmp_path, "Gamma tmux"))
     pane.until(lambda s: "maia>" in s and "workers 0 live" in s, "the prompt and its toolbar")
 
@@ -107,6 +108,16 @@ def test_console_in_a_real_terminal(node_home: Path, tmp_path: Path, pane: Pane)
     pane.until(lambda s: "maia> session show 'Gamma tmux'" in s, "Tab completing the title")
     pane.keys("Enter")
     pane.until(lambda s: "title         Gamma tmux" in s, "the session show output")
+
+    pane.keys("session wait 'Gamma tmux' --state stopped --timeout 120s", "Enter")
+    for _ in range(30):  # Ctrl-C before the command runs only clears a line: repeat
+        pane.keys("C-c")
+        try:
+            pane.until(lambda s: "^C cancelled" in s, "Ctrl-C to cancel the wait", within=1)
+            break
+        except AssertionError:
+            continue
+    pane.until(lambda s: "^C cancelled" in s and prompt_line(s) == "maia>", "the prompt back")
 
     pane.keys("project li")  # half typed (no history suggests it): the event must print above
     pane.until(lambda s: prompt_line(s) == "maia> project li", "typing")
