@@ -18,19 +18,18 @@ from typing import Any, TextIO
 
 import anyio
 import click
-from prompt_toolkit import PromptSession, search
+from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
-from prompt_toolkit.filters import is_searching
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from maia.protocol import MaiaError
 
 from ._cache import FeedEvent, SessionCache
-from ._completer import BUILTINS, ConsoleCompleter
+from ._completer import ConsoleCompleter
+from ._keys import HELP, key_bindings
 from ._output import HOLD_S, OutputGate, page, screen_lines
 from ._render import render_event
 from ._seam import CommandSeam
@@ -38,16 +37,6 @@ from ._seam import CommandSeam
 PROMPT = "maia> "
 EXIT_INTERRUPTED = 130
 MAX_HELD_EVENTS = 256
-HELP = (
-    """Type any `maia` command without the `maia` prefix, e.g.
-  session list            session create --help          turn send REF "text" --wait
-Console commands:
-"""
-    + "".join(f"  {name:<10} {text}\n" for name, text in BUILTINS.items())
-    + """Keys: Tab completes · Ctrl-R searches history · → accepts a suggestion · Ctrl-C cancels
-the running command · Ctrl-D leaves.
-"""
-)
 
 
 class Repl:
@@ -88,7 +77,7 @@ class Repl:
             bottom_toolbar=lambda: self.toolbar(),
             input=input,
             output=output,
-            key_bindings=_key_bindings(),
+            key_bindings=key_bindings(),
         )
 
     @property
@@ -255,18 +244,6 @@ class Repl:
             self.err.write("^C cancelled\n")
             return EXIT_INTERRUPTED
         return 0
-
-
-def _key_bindings() -> KeyBindings:
-    bindings = KeyBindings()
-
-    @bindings.add("enter", filter=is_searching)
-    def _(event: KeyPressEvent) -> None:
-        # As in readline: Enter in a Ctrl-R search runs the line found, not just keeps it.
-        search.accept_search()
-        event.app.current_buffer.validate_and_handle()
-
-    return bindings
 
 
 async def _release_later(gate: OutputGate) -> None:
