@@ -8,12 +8,7 @@ answers each caller from the trio thread. If the commit fails, no request of the
 acknowledged: each gets `unavailable`. One fsync serves the whole batch, which is where the
 throughput comes from (see docs/storage.md for the figures).
 
-A savepoint costs more than its two statements: every page a request touches is copied to
-the sub-journal first (~20% of the writer's time for a representative mutation). A request
-submitted with `replayable=True` promises its fn touches nothing but the connection; those
-run after the others under one shared savepoint, and if one raises, the shared savepoint is
-rolled back and the others run again one savepoint each (so each runs at most twice, and the
-failure is still only its own).
+Requests submitted with `replayable=True` share one savepoint instead (see `_batch`).
 
 Reads run on a small pool of read-only connections in trio's worker threads (WAL lets them
 read beside the writer), each `fn` in its own short read transaction.
@@ -42,8 +37,9 @@ import trio
 
 from maia.protocol import Clock, MaiaError
 
+from ._batch import FailureCounts, Request, run_transaction, unavailable
 from ._cursors import CursorSigner, load_or_create_node_key
-from ._events import EventRecord, collect_appended
+from ._events import EventRecord
 from ._node import NodeIdentity, open_node_identity
 from ._readers import ReaderPool
 from ._schema import migrate, read_schema_version, refuse_newer
@@ -74,19 +70,6 @@ class StorageStatistics:
     commit_latency_p50_ms: float  # transaction time of recent batches (BEGIN..COMMIT)
     commit_latency_max_ms: float
     closed: bool
-
-
-@attrs.define(eq=False)
-class _Request:
-    fn: Callable[[sqlite3.Connection], Any]
-    task: trio.lowlevel.Task
-    replayable: bool = False  # fn touches nothing but the connection: it may run twice
-    abandoned: bool = False
-    answer: outcome.Outcome[Any] | None = None
-
-
-def _unavailable(reason: str) -> MaiaError:
-    return MaiaError("unavailable", f"storage is unavailable: {reason}", {"target": "storage"})
 
 
 class Storage:
@@ -126,12 +109,11 @@ class Storage:
         # Counters, written by the writer thread only; read as a racy but harmless snapshot.
         self._batches = 0
         self._requests = 0
-        self._failed_requests = 0
-        self._failed_commits = 0
+        self._failures = FailureCounts()
         self._last_batch = 0
         self._max_batch_seen = 0
         self._latencies: deque[float] = deque(maxlen=_LATENCY_WINDOW)
-        self._pending: set[_Request] = set()  # trio side: admitted and not yet answered
+        self._pending: set[Request] = set()  # trio side: admitted and not yet answered
         self._commit_listeners: list[CommitListener] = []
 
     # -- trio side -------------------------------------------------------------------------
@@ -170,7 +152,7 @@ class Storage:
         the actor is stopped.
         """
         if self._closed:
-            raise _unavailable(self._failure or "the storage actor is stopped")
+            raise unavailable(self._failure or "the storage actor is stopped")
         try:
             self._slots.acquire_nowait()
         except trio.WouldBlock:
@@ -187,8 +169,8 @@ class Storage:
                 ) from None
             if self.closed:  # closed while this caller waited for a slot
                 self._slots.release()
-                raise _unavailable(self._failure or "the storage actor is stopped") from None
-        request = _Request(fn, trio.lowlevel.current_task(), replayable)
+                raise unavailable(self._failure or "the storage actor is stopped") from None
+        request = Request(fn, trio.lowlevel.current_task(), replayable)
         self._pending.add(request)
         self._queue.put(request)
 
@@ -206,7 +188,7 @@ class Storage:
         `unavailable` once the actor is stopped.
         """
         if self._closed:
-            raise _unavailable(self._failure or "the storage actor is stopped")
+            raise unavailable(self._failure or "the storage actor is stopped")
         return await self._readers.run(fn)
 
     def add_commit_listener(self, listener: CommitListener) -> Callable[[], None]:
@@ -231,8 +213,8 @@ class Storage:
             mailbox_size=self._mailbox_size,
             batches=self._batches,
             requests=self._requests,
-            failed_requests=self._failed_requests,
-            failed_commits=self._failed_commits,
+            failed_requests=self._failures.requests,
+            failed_commits=self._failures.commits,
             last_batch_size=self._last_batch,
             max_batch_size=self._max_batch_seen,
             mean_batch_size=self._requests / self._batches if self._batches else 0.0,
@@ -256,7 +238,7 @@ class Storage:
 
         await self.write(_Outside(copy))
 
-    def _deliver(self, batch: list[_Request], events: tuple[EventRecord, ...] = ()) -> None:
+    def _deliver(self, batch: list[Request], events: tuple[EventRecord, ...] = ()) -> None:
         """In the trio thread: tell the commit listeners, then answer every caller of a
         committed (or failed) batch."""
         if events:
@@ -301,7 +283,7 @@ class Storage:
         for request in stuck:
             self._slots.release()
             if not request.abandoned:
-                error = _unavailable("the storage actor stopped before answering")
+                error = unavailable("the storage actor stopped before answering")
                 trio.lowlevel.reschedule(request.task, outcome.Error(error))
 
     async def _join(self, timeout_s: float) -> None:
@@ -361,7 +343,7 @@ class Storage:
             first = self._queue.get()
             if first is _STOP:
                 return
-            batch: list[_Request] = [first]
+            batch: list[Request] = [first]
             committed: list[EventRecord] = []
             stop = False
             while len(batch) < self._max_batch:
@@ -379,20 +361,20 @@ class Storage:
                 # Even if the loop itself broke, every request of the batch gets an answer.
                 for request in batch:
                     if request.answer is None:
-                        request.answer = outcome.Error(_unavailable("the writer failed"))
+                        request.answer = outcome.Error(unavailable("the writer failed"))
                 with contextlib.suppress(trio.RunFinishedError):
                     self._token.run_sync_soon(self._deliver, batch, tuple(committed))
             if stop:
                 return
 
     def _run_batch(
-        self, conn: sqlite3.Connection, batch: list[_Request], committed: list[EventRecord]
+        self, conn: sqlite3.Connection, batch: list[Request], committed: list[EventRecord]
     ) -> None:
         started = time.perf_counter()  # statistics only; decides nothing
         outside = [r for r in batch if isinstance(r.fn, _Outside)]
         inside = [r for r in batch if not isinstance(r.fn, _Outside)]
         if inside:
-            self._transaction(conn, inside, committed)
+            run_transaction(conn, inside, committed, self._failures)
         for request in outside:
             request.answer = outcome.capture(request.fn, conn)
         self._batches += 1
@@ -401,85 +383,16 @@ class Storage:
         self._max_batch_seen = max(self._max_batch_seen, len(batch))
         self._latencies.append((time.perf_counter() - started) * 1000.0)
 
-    def _transaction(
-        self, conn: sqlite3.Connection, batch: list[_Request], committed: list[EventRecord]
-    ) -> None:
-        appended: list[EventRecord] = []
-        collect_appended(appended)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            for request in batch:
-                if not request.replayable:
-                    self._guarded(conn, request, appended)
-            replayable = [request for request in batch if request.replayable]
-            if replayable:
-                self._run_replayable(conn, replayable, appended)
-            conn.execute("COMMIT")
-            committed.extend(appended)
-        except sqlite3.Error as error:
-            self._failed_commits += 1
-            if conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-            failure = _unavailable(f"the transaction failed ({error}); nothing was written")
-            for request in batch:
-                request.answer = outcome.Error(failure)
-        finally:
-            collect_appended(None)
-
-    def _guarded(
-        self, conn: sqlite3.Connection, request: _Request, appended: list[EventRecord]
-    ) -> None:
-        """Run one request in its own SAVEPOINT: if it raises, only its writes roll back."""
-        conn.execute("SAVEPOINT request")
-        mark = len(appended)
-        try:
-            value = request.fn(conn)
-        except BaseException as error:
-            del appended[mark:]  # rolled back: these events never happened
-            conn.execute("ROLLBACK TO request")
-            conn.execute("RELEASE request")
-            self._failed_requests += 1
-            request.answer = outcome.Error(error)
-        else:
-            conn.execute("RELEASE request")
-            request.answer = outcome.Value(value)
-
-    def _run_replayable(
-        self, conn: sqlite3.Connection, requests: list[_Request], appended: list[EventRecord]
-    ) -> None:
-        """Run replayable requests after the others under ONE savepoint. If one raises, roll
-        that savepoint back (only replayable work is undone), keep its error, and run the
-        others again one savepoint each: the outcome is that of a serial order in which the
-        failed request ran after those before it and changed nothing. Each runs at most twice.
-        """
-        conn.execute("SAVEPOINT replayable")
-        mark = len(appended)
-        for index, request in enumerate(requests):
-            try:
-                value = request.fn(conn)
-            except BaseException as error:
-                del appended[mark:]
-                conn.execute("ROLLBACK TO replayable")
-                conn.execute("RELEASE replayable")
-                self._failed_requests += 1
-                request.answer = outcome.Error(error)
-                for other in requests[:index] + requests[index + 1 :]:
-                    self._guarded(conn, other, appended)
-                return
-            request.answer = outcome.Value(value)
-        conn.execute("RELEASE replayable")
-
     def _fail_queued(self) -> None:
         """Answer every request still in the mailbox with `unavailable`."""
-        leftovers: list[_Request] = []
+        leftovers: list[Request] = []
         while True:
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 break
             if item is not _STOP:
-                item.answer = outcome.Error(_unavailable(self._failure or "storage stopped"))
+                item.answer = outcome.Error(unavailable(self._failure or "storage stopped"))
                 leftovers.append(item)
         if leftovers:
             with contextlib.suppress(trio.RunFinishedError):
