@@ -1,26 +1,46 @@
 """Time-ordered IDs for rows written on the hot path (events, receipts, new aggregates).
 
 `new_ordered_id(prefix)` has the same `<prefix>_<32 hex>` shape as `maia.protocol.new_id`
-(so every ID check accepts it), but its first 12 hex digits are the wall-clock millisecond and
-the other 20 are random (80 bits), like a UUIDv7. Why: an index on a random key puts each
-insert on a random leaf page, so a batch of 60 mutations dirties ~60 pages per such index
-and writes them all to the WAL at commit; time-ordered keys land on the rightmost page. In the
-writer that cut COMMIT from ~41 to ~10 µs per mutation and each insert by ~10% (see
-docs/storage.md). The time is only an ordering hint for the B-tree: nothing decides on it,
-so it is read from the OS rather than the injected clock (like `new_id`'s randomness).
+(so every ID check accepts it): 12 hex digits of wall-clock milliseconds, 6 of a sequence
+within that millisecond, 14 random (56 bits), like a UUIDv7. Why: an index on a random key
+puts each insert on a random leaf page, so a batch of 60 mutations dirtied ~60 pages per such
+index and wrote them all to the WAL at commit. Within one process the IDs strictly increase
+(the sequence also carries them past a clock that steps back), so an insert is an append to
+the rightmost page, which SQLite splits cheaply and fills completely; a random tail within
+the millisecond still inserted mid-page. See docs/storage.md for the measured effect.
+
+The time is only an ordering hint for the B-tree: nothing decides on it, so it is read from
+the OS rather than the injected clock (like `new_id`'s randomness).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
+from typing import Final
 
 from maia.protocol import ID_PREFIXES
 
+_MAX_SEQUENCE: Final = 0xFFFFFF
+_lock = threading.Lock()
+_last_ms = 0
+_sequence = 0
+
 
 def new_ordered_id(prefix: str) -> str:
-    """A fresh `<prefix>_<12 hex ms><20 hex random>` ID; raises ValueError for an unknown
-    prefix."""
+    """A fresh `<prefix>_<12 hex ms><6 hex sequence><14 hex random>` ID, greater than every
+    ID this process made before; raises ValueError for an unknown prefix."""
+    global _last_ms, _sequence
     if prefix not in ID_PREFIXES:
         raise ValueError(f"unknown ID prefix {prefix!r}")
-    return f"{prefix}_{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
+    now_ms = time.time_ns() // 1_000_000
+    with _lock:
+        if now_ms > _last_ms:
+            _last_ms, _sequence = now_ms, 0
+        elif _sequence < _MAX_SEQUENCE:
+            _sequence += 1  # same millisecond, or the clock stepped back: stay after the last
+        else:
+            _last_ms, _sequence = _last_ms + 1, 0
+        ms, sequence = _last_ms, _sequence
+    return f"{prefix}_{ms:012x}{sequence:06x}{os.urandom(7).hex()}"
