@@ -135,6 +135,11 @@ async def test_turns_wait_show_queue_and_records(ctx: ServiceContext, tmp_path: 
     for out in sent:
         done = await turn_wait(ctx, params("turn.wait", {"turnId": out.turn.turn_id}))
         assert done.satisfied
+    idle = await session_wait(
+        ctx, params("session.wait", {"sessionId": session_id, "activities": ["idle"]})
+    )
+    assert idle.satisfied  # the worker stays up, with nothing to do
+    assert idle.session.latest_turn_state == "completed"
     shown = await turn_show(ctx, params("turn.show", {"turnId": sent[1].turn.turn_id}))
     assert shown.turn.state == "completed"
     assert [i.text for i in shown.items] == ["beta"]
