@@ -28,8 +28,7 @@ import trio
 from trio_websocket import open_websocket_url
 
 from bench._report import Report, log, median_of_rounds, parse_args, percentile
-from maia.client import open_client, read_discovery
-from maia.client._discovery import read_token
+from maia.client import open_client, read_discovery, read_token
 
 ECHO_SERVER = """
 import sys, trio

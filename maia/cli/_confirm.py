@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from maia.protocol import MaiaError, OperationDescriptor, Registry
-from maia.protocol._shapes import class_plan
+from maia.protocol.shapes import class_plan
 
 from . import _exit
 from ._invocation import Invocation

@@ -20,7 +20,7 @@ import attrs
 import click
 
 from maia.protocol import OperationDescriptor
-from maia.protocol._shapes import (
+from maia.protocol.shapes import (
     Bool,
     Enum,
     FieldPlan,

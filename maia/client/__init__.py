@@ -14,8 +14,11 @@ from ._client import MaiaClient as MaiaClient
 from ._client import open_client as open_client
 from ._discovery import NODE_ENV as NODE_ENV
 from ._discovery import Discovery as Discovery
+from ._discovery import default_home as default_home
 from ._discovery import find_live_node as find_live_node
+from ._discovery import process_start_time as process_start_time
 from ._discovery import read_discovery as read_discovery
+from ._discovery import read_token as read_token
 from ._locate import Endpoint as Endpoint
 from ._locate import locate_node as locate_node
 from ._observations import ObservationFeed as ObservationFeed

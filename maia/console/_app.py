@@ -21,8 +21,7 @@ import attrs
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from maia.client import open_client
-from maia.client._discovery import default_home
+from maia.client import default_home, open_client
 from maia.protocol import MaiaError
 
 from ._cache import SessionCache

@@ -22,8 +22,7 @@ from typing import Any
 import click
 import trio
 
-from maia.client import open_client
-from maia.client._discovery import find_live_node, process_start_time, read_discovery
+from maia.client import find_live_node, open_client, process_start_time, read_discovery
 from maia.protocol import MaiaError
 
 from ._home import NodeHome

@@ -11,7 +11,7 @@ import fcntl
 import os
 from types import TracebackType
 
-from maia.client._discovery import read_discovery
+from maia.client import read_discovery
 from maia.protocol import MaiaError
 
 from ._home import NodeHome

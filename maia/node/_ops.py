@@ -10,15 +10,15 @@ from __future__ import annotations
 from maia.protocol import CAPABILITY_NAMES as NODE_CAPABILITY_NAMES
 from maia.protocol import PROTOCOL_VERSION as PROTOCOL_VERSION
 from maia.protocol import REGISTRY as REGISTRY
+from maia.protocol import Empty as Empty
+from maia.protocol import MailboxDepth as MailboxDepth
+from maia.protocol import NodeHelloInput as NodeHelloInput
+from maia.protocol import NodeHelloOutput as NodeHelloOutput
+from maia.protocol import NodeStatusOutput as NodeStatusOutput
 from maia.protocol import OperationDescriptor as OperationDescriptor
+from maia.protocol import StorageStatus as StorageStatus
 from maia.protocol import decode_input as decode_input
 from maia.protocol import encode_output as encode_output
-from maia.protocol._common import Empty as Empty
-from maia.protocol._ops_node import MailboxDepth as MailboxDepth
-from maia.protocol._ops_node import NodeHelloInput as NodeHelloInput
-from maia.protocol._ops_node import NodeHelloOutput as NodeHelloOutput
-from maia.protocol._ops_node import NodeStatusOutput as NodeStatusOutput
-from maia.protocol._ops_node import StorageStatus as StorageStatus
 
 __all__ = [
     "NODE_CAPABILITY_NAMES",

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 import trio
 
-from maia.client._discovery import read_discovery
+from maia.client import read_discovery
 from maia.protocol import MaiaError
 from supervision import ChildStartFailed
 

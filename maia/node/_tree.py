@@ -20,7 +20,7 @@ import attrs
 import orjson
 import trio
 
-from maia.client._discovery import Discovery, process_start_time
+from maia.client import Discovery, process_start_time
 from maia.observe import open_hub
 from maia.protocol import MaiaError
 from maia.service import open_services
