@@ -12,7 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from maia.protocol import MaiaError, check, field, spec, to_json
+from maia.protocol import (
+    MaiaError,
+    SessionWaitInput,
+    TurnWaitInput,
+    check,
+    field,
+    spec,
+    to_json,
+)
 from maia.protocol._jsonschema import SchemaBuilder, document
 
 
@@ -166,3 +174,16 @@ def test_integers_only_in_range(value: object) -> None:
         with pytest.raises(MaiaError) as caught:
             check(Sample, {**GOOD, "count": value})
         assert caught.value.details == {"path": "count"}
+
+
+def test_empty_default_list_with_min_items_is_written_as_absent() -> None:
+    """An input built without `states` encodes without it, so the Node accepts it."""
+    turn_wait = TurnWaitInput(turn_id="turn_1")
+    wire = to_json(turn_wait)
+    assert "states" not in wire
+    assert check(TurnWaitInput, wire) == turn_wait
+    session_wait = SessionWaitInput(session_id="session_1", activities=("idle",))
+    wire = to_json(session_wait)
+    assert "states" not in wire
+    assert wire["activities"] == ["idle"]
+    assert check(SessionWaitInput, wire) == session_wait
