@@ -2,7 +2,8 @@
 
 Optional fields holding None are omitted (they were absent on the wire); nullable ones are
 written as `null`. An optional list left at its empty default is omitted too when the schema
-asks for at least one item (`session.wait`'s `states`): absent is its only valid spelling. Tuples become lists. Nothing here checks limits: outputs are built by our
+asks for at least one item (`session.wait`'s `states`): absent is its only valid spelling.
+Tuples become lists. Nothing here checks limits: outputs are built by our
 own code, and the tests check them against their schemas.
 """
 
