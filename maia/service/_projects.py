@@ -13,14 +13,18 @@ from typing import Any
 import trio
 
 from maia.config import InventoryEntry, canonical_root, default_project_key, write_inventory
-from maia.protocol import MaiaError, Project, format_timestamp_ms, new_id, to_json
-from maia.protocol._ops_session import (
+from maia.protocol import (
+    MaiaError,
+    Project,
     ProjectAddInput,
     ProjectListInput,
     ProjectListOutput,
     ProjectResult,
     ProjectShowInput,
     ProjectShowOutput,
+    format_timestamp_ms,
+    new_id,
+    to_json,
 )
 from storage import Applied, MutationKey, ReceiptTarget, append_event, run_mutation
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from maia.protocol import check, format_timestamp_ms, parse_timestamp
-from maia.protocol._ops_records import (
+from maia.protocol import (
     Event,
     EventsReadInput,
     EventsReadOutput,
@@ -24,6 +23,9 @@ from maia.protocol._ops_records import (
     ReceiptGetOutput,
     ReceiptListInput,
     ReceiptListOutput,
+    check,
+    format_timestamp_ms,
+    parse_timestamp,
 )
 from storage import (
     EventRecord,

@@ -12,7 +12,7 @@ import re
 import sqlite3
 from typing import Final
 
-from maia.protocol._ops_session import (
+from maia.protocol import (
     ReferenceCandidate,
     ReferenceResolveInput,
     ReferenceResolveOutput,

@@ -24,8 +24,8 @@ from actors.session import (
     session_from_row,
     session_view,
 )
-from maia.protocol import MaiaError, new_id, to_json
-from maia.protocol._ops_session import (
+from maia.protocol import (
+    MaiaError,
     SessionArchiveInput,
     SessionCreateInput,
     SessionListInput,
@@ -37,6 +37,8 @@ from maia.protocol._ops_session import (
     SessionStopInput,
     SessionWaitInput,
     SessionWaitOutput,
+    new_id,
+    to_json,
 )
 from storage import Applied, MutationKey, ReceiptTarget, append_event, run_mutation
 

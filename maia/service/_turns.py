@@ -11,7 +11,7 @@ import sqlite3
 
 import trio
 
-from actors._lifecycles import TurnState
+from actors import TurnState
 from actors.session import (
     TURN_COLUMNS,
     CancelTurn,
@@ -20,8 +20,9 @@ from actors.session import (
     input_preview,
     turn_view,
 )
-from maia.protocol import MAX_SESSION_PENDING_TURNS, MaiaError, format_timestamp_ms
-from maia.protocol._ops_turn import (
+from maia.protocol import (
+    MAX_SESSION_PENDING_TURNS,
+    MaiaError,
     QueueEntry,
     SessionRefInput,
     TurnCancelInput,
@@ -35,6 +36,7 @@ from maia.protocol._ops_turn import (
     TurnShowOutput,
     TurnWaitInput,
     TurnWaitOutput,
+    format_timestamp_ms,
 )
 
 from ._context import (
