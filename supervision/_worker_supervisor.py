@@ -2,8 +2,9 @@
 
 Each `start_worker` is a new attempt: a fresh attempt ID, an epoch from the injected
 `EpochSource` that must be strictly greater than every epoch this supervisor has seen (a
-source that goes back is our bug and raises), a new session and process group, the
-filtered environment. The supervisor's nursery runs each handle's reader, stderr reader,
+source that goes back is our bug and raises; epochs are issued one launch at a time, so
+overlapping launches cannot register them out of order), a new session and process group,
+the filtered environment. The supervisor's nursery runs each handle's reader, stderr reader,
 watchdog and stopper; leaving `open_worker_supervisor` stops every live worker boundedly.
 """
 
@@ -32,6 +33,7 @@ class WorkerSupervisor:
         self._epochs = epochs
         self.timings = timings
         self._highest_epoch = 0
+        self._epoch_lock = trio.Lock()
         self.handles: dict[str, WorkerHandle] = {}
         self.subreaper = become_subreaper()
 
@@ -40,10 +42,16 @@ class WorkerSupervisor:
         `handle.wait_initialized()`. Raises `MaiaError(configuration_invalid)` for a bad
         spec, `MaiaError(unavailable)` when the process cannot start."""
         spec.check()
-        epoch = await self._epochs.next_epoch()
-        if epoch <= self._highest_epoch:
-            raise RuntimeError(f"epoch source went back: {epoch} after {self._highest_epoch}")
-        self._highest_epoch = epoch
+        # Issue and register the epoch under one lock. Overlapping launches would otherwise
+        # await the source together, and a source may answer them in any order (a storage
+        # group commit does): the later-issued epoch could register first and the earlier one
+        # be refused as "went back". Serialized, the check is exact per launch, and only the
+        # epoch's issue waits in line, not the spawn.
+        async with self._epoch_lock:
+            epoch = await self._epochs.next_epoch()
+            if epoch <= self._highest_epoch:
+                raise RuntimeError(f"epoch source went back: {epoch} after {self._highest_epoch}")
+            self._highest_epoch = epoch
         attempt_id = new_id("attempt")
         env = spec.environment(
             epoch=epoch, attempt_id=attempt_id, heartbeat_ms=self.timings.heartbeat_ms
