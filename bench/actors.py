@@ -140,8 +140,8 @@ async def _idle_actors(n: int, traced: bool) -> tuple[float, float, float]:
 def main() -> None:
     args = parse_args(__doc__ or "")
     rounds = 3 if args.quick else 9
-    n = 20_000 if args.quick else 200_000
-    n_ask = 5_000 if args.quick else 50_000
+    n = 10_000 if args.quick else 200_000
+    n_ask = 2_000 if args.quick else 50_000
     report = Report("actors")
     # Maia's figure and the raw one alternate round by round, and each ratio is the median
     # of per-round ratios: on a shared machine the load drifts between rounds.
@@ -157,10 +157,10 @@ def main() -> None:
         report.figures[raw_key] = statistics.median(b for _, b in pairs)
         report.ratios[ratio_key] = statistics.median(a / b for a, b in pairs)
     # Spawn rate without tracemalloc (it slows allocation ~4x), then memory with it. In
-    # --quick the 100k figure is the RSS delta: tracing 100k spawns alone takes ~30 s.
+    # --quick both memory figures are the RSS delta: tracing alone would take ~35 s.
     for count, key in ((10_000, "10k"), (100_000, "100k")):
         log(f"{count} idle actors ...")
-        heap_traced = not (args.quick and count == 100_000)
+        heap_traced = not args.quick
         _, rss, spawn = trio.run(_idle_actors, count, False)
         report.figures[f"spawn_per_s_{key}"] = spawn
         report.figures[f"rss_bytes_per_idle_actor_{key}"] = rss
@@ -176,7 +176,7 @@ def main() -> None:
         "through an ActorRegistry (actor, task, coroutine frames, registry slot); rss_* = RSS "
         "delta of the same run (coarse, allocator overhead included); spawn_per_s_* = "
         "registry.tell to a new ID until every actor handled its first message"
-        + ("; --quick: bytes_per_idle_actor_100k is the RSS figure" if args.quick else "")
+        + ("; --quick: bytes_per_idle_actor_* are the RSS figures" if args.quick else "")
     )
     report.emit(args.json)
 
