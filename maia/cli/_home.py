@@ -35,17 +35,41 @@ def ensure_node() -> int:
     return _run_served(("node", "start"), ["--detach"])
 
 
+CONSOLE_USAGE = "maia: usage: maia console [--home DIR] [--node URL]\n"
+
+
+def _console_options(args: Sequence[str]) -> dict[str, str] | None:
+    """`--home DIR` and `--node URL` (also `--opt=value`); None for anything else."""
+    options: dict[str, str] = {}
+    names = {"--home": "home", "--node": "url"}
+    rest = list(args)
+    while rest:
+        word = rest.pop(0)
+        name, equals, value = word.partition("=")
+        if name not in names or names[name] in options:
+            return None
+        if not equals:
+            if not rest:
+                return None
+            value = rest.pop(0)
+        if not value:
+            return None
+        options[names[name]] = value
+    return options
+
+
 def open_console(args: Sequence[str]) -> int:
-    """`maia console`: the interactive console (maia.console), or the next command."""
-    if args:
-        sys.stderr.write("maia: usage: maia console\n")
+    """`maia console [--home DIR] [--node URL]`: the interactive console, or the next command."""
+    options = _console_options(args)
+    if options is None:
+        sys.stderr.write(CONSOLE_USAGE)
         return 2
     try:
         from maia.console import run_console
     except ImportError:
         sys.stderr.write("maia: the console is not available in this build\n" + NEXT_STEP)
         return 1
-    return int(run_console())
+    return int(run_console(**options))
 
 
 def home(args: Sequence[str]) -> int:
