@@ -46,6 +46,13 @@ class WorkerTimings:
     def heartbeat_deadline_ms(self) -> int:
         return self.heartbeat_ms * self.missed_heartbeats
 
+    @property
+    def stop_bound_ms(self) -> int:
+        """The longest a bounded stop can take: the interrupt and terminate bounds, the wait
+        after SIGKILL and the sweep's (each `kill_wait_ms`), 1 s to close the pipes, 1 s of
+        slack for the thread hops."""
+        return self.interrupt_ms + self.terminate_ms + 2 * self.kill_wait_ms + 2_000
+
 
 @attrs.frozen
 class WorkerSpec:

@@ -228,10 +228,24 @@ class WorkerHandle:
 
     async def stop(self, reason: str = "stop") -> ExitInfo:
         """Stop boundedly: interrupt and shutdown (interrupt bound), SIGTERM and SIGCONT to
-        the group (terminate bound), SIGKILL to the group; then sweep descendants."""
-        self._begin_stop(graceful=True, reason=reason)
-        await self._stopped.wait()
-        assert self.exit_info is not None
+        the group (terminate bound), SIGKILL to the group; then sweep descendants.
+
+        Runs to the end even when the caller is being cancelled (the cancel lands at the
+        caller's next checkpoint): a Node shutting down must still stop its workers, and
+        every wait in the stop is bounded (`WorkerTimings.stop_bound_ms` in all). Raises
+        `WorkerFailed` only if a stop begun elsewhere did not end within that bound."""
+        # The stop runs in the caller's own task, not started in the supervisor's nursery:
+        # that nursery may already be cancelled (an outer cancel) and the caller's wait for
+        # it would then be cut off. `_stop` shields itself before its first checkpoint.
+        if self._mark_stopping():
+            await self._stop(True, reason)
+        else:  # begun by a fence, an exit or another stop: wait for it, shielded and bounded
+            with trio.CancelScope(shield=True):
+                with trio.move_on_after(self.timings.stop_bound_ms / 1000):
+                    await self._stopped.wait()
+        if self.exit_info is None:
+            bound = self.timings.stop_bound_ms
+            raise WorkerFailed(f"worker {self.attempt_id} did not stop within {bound} ms")
         return self.exit_info
 
     async def wait_stopped(self) -> ExitInfo:
@@ -292,13 +306,19 @@ class WorkerHandle:
         self._begin_stop(graceful=False, reason=None)
 
     def _begin_stop(self, *, graceful: bool, reason: str | None) -> None:
+        """Start the stop in the supervisor's nursery (from sync code: a fence, an exit)."""
+        if self._mark_stopping():
+            assert self._nursery is not None
+            self._nursery.start_soon(self._stop, graceful, reason)
+
+    def _mark_stopping(self) -> bool:
+        """Claim the one stop of this attempt; False if it was claimed already."""
         if self._stopping:
-            return
+            return False
         self._stopping = True
         self._settled.set()
         self.state = WorkerState.STOPPING
-        assert self._nursery is not None
-        self._nursery.start_soon(self._stop, graceful, reason)
+        return True
 
     async def _read_frames(self) -> None:
         try:

@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import trio
+import trio.lowlevel
 import trio.testing
 
 from supervision.workers import (
+    ExitInfo,
+    MemoryEpochSource,
     WorkerSpec,
     WorkerState,
     WorkerTimings,
@@ -75,3 +78,60 @@ async def test_overlapping_launches_both_start_with_distinct_increasing_epochs(
                 await handle.wait_initialized()
             assert sorted(h.epoch for h in handles) == [1, 2]
             assert all(h.state is WorkerState.READY for h in handles)
+
+
+async def test_a_stop_requested_under_cancellation_still_runs_and_returns(tmp_path: Path) -> None:
+    """A caller already being cancelled that asks for stop() gets the finished stop back:
+    the worker was asked, exited, and is gone, before Cancelled reaches the caller."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            returned: list[ExitInfo] = []
+            with trio.CancelScope() as scope:
+                scope.cancel()
+                returned.append(await handle.stop("cancelled caller"))
+                await trio.lowlevel.checkpoint()  # only here does the cancel land
+            assert scope.cancelled_caught
+            assert returned == [handle.exit_info]
+            assert returned[0].returncode == 0
+            assert returned[0].stop_phase == "interrupt"
+            assert handle.state is WorkerState.EXITED
+            assert not alive(handle.pid)
+
+
+async def test_a_cancelled_stop_escalates_to_sigkill_within_its_bounds(tmp_path: Path) -> None:
+    """Under cancellation a worker ignoring interrupt, shutdown and SIGTERM is still taken
+    through every phase: stop() returns once SIGKILL ended it, and its turn is lost."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            stubborn = [event.kind async for event in handle.prompt("t1", "/ignore-term x")]
+            assert stubborn[-1] == "completed"
+            events = handle.prompt("t2", "/sleep 60000 never")
+            assert (await events.__anext__()).kind == "started"
+            returned: list[ExitInfo] = []
+            with trio.CancelScope() as scope:
+                scope.cancel()
+                returned.append(await handle.stop("cancelled caller"))
+            assert returned[0].stop_phase == "kill"
+            assert returned[0].signal == 9
+            assert not alive(handle.pid)
+            assert [event.kind async for event in events] == ["lost"]
+
+
+async def test_stop_all_under_an_outer_cancel_stops_every_worker(tmp_path: Path) -> None:
+    """stop_all called by a task that is being cancelled (no shield of its own) still
+    stops every live worker before it returns."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handles = [await supervisor.start_worker(echo_spec(tmp_path)) for _ in range(3)]
+            for handle in handles:
+                await handle.wait_initialized()
+            with trio.CancelScope() as scope:
+                scope.cancel()
+                await supervisor.stop_all("outer cancel")
+            assert supervisor.live() == []
+            assert all(h.exit_info is not None and h.exit_info.returncode == 0 for h in handles)
+            assert not any(alive(h.pid) for h in handles)
