@@ -4,7 +4,8 @@ Usage: python -m tests.storage._crash_child DB_PATH SEED (or `run_child` from a 
 which starts in milliseconds because the modules are preloaded). Prints `ready` once open, then one
 line per acknowledged mutation: `ack <commandId> <sessionId> <sharedOwner> <sharedSeq>`.
 Each line is written with a single os.write (< PIPE_BUF), after `write` returned, so every
-line the parent reads names a committed mutation.
+line the parent reads names a committed mutation. Half of the callers write with
+`replayable=True`, so both ways of isolating requests are killed mid-batch.
 """
 
 from __future__ import annotations
@@ -77,7 +78,11 @@ async def main(path: Path, seed: str) -> None:
         async def caller(index: int) -> None:
             n = 0
             while True:
-                command, session_id, shared, seq = await store.write(_mutation(seed, index, n))
+                # Odd callers' writes are replayable (their fn resets what it records), so
+                # the shared-savepoint path is crashed too.
+                command, session_id, shared, seq = await store.write(
+                    _mutation(seed, index, n), replayable=index % 2 == 1
+                )
                 _say(f"ack {command} {session_id} {shared} {seq}")
                 n += 1
 
