@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import trio
@@ -60,6 +60,7 @@ from ._worker_types import (
     WIRE_KINDS,
     ExitInfo,
     TurnEvent,
+    TurnEvents,
     WorkerFailed,
     WorkerState,
     WorkerStatistics,
@@ -133,7 +134,7 @@ class WorkerHandle:
         if not self._initialized.is_set() or self._stopping:
             raise WorkerFailed(self._why("before it was initialized"), self.exit_info)
 
-    def prompt(self, turn_id: str, text: str) -> AsyncIterator[TurnEvent]:
+    def prompt(self, turn_id: str, text: str) -> TurnEvents:
         """Start a turn and iterate its events; the last one has `final` set.
 
         Raises `MaiaError(validation_failed)` for text over 16 KiB and
@@ -156,15 +157,19 @@ class WorkerHandle:
         self._turn_done = trio.Event()
         self.state = WorkerState.BUSY
         self._turns += 1
-        return self._iterate(turn_id, text, receive)
+        return TurnEvents(self._iterate(turn_id, text, receive), lambda: self._withdraw(turn_id))
+
+    def _withdraw(self, turn_id: str) -> None:
+        """End a turn whose prompt was never sent (its events were closed unstarted)."""
+        if self._turn_id == turn_id:
+            self._end_turn(TurnEvent(turn_id, "interrupted"))
 
     async def _iterate(
         self, turn_id: str, text: str, receive: trio.MemoryReceiveChannel[TurnEvent]
-    ) -> AsyncIterator[TurnEvent]:
-        try:
-            await self.stream.send_ack()  # leftovers of an abandoned turn
-            await self.stream.send(Prompt(turn_id=turn_id, text=text, request_id=turn_id))
-        except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+    ) -> AsyncGenerator[TurnEvent, None]:
+        prompt = Prompt(turn_id=turn_id, text=text, request_id=turn_id)
+        acked = await self._send_whole(self.stream.send_ack)  # leftovers of an abandoned turn
+        if not (acked and await self._send_whole(lambda: self.stream.send(prompt))):
             self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
         try:
             through = 0  # the last consumed event's sequence, not yet acked
@@ -201,8 +206,7 @@ class WorkerHandle:
         interrupt bound. Otherwise the worker is stopped (SIGTERM, then SIGKILL)."""
         if self._turn_id != turn_id:
             return True
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
-            await self.stream.send(Interrupt(turn_id=turn_id))
+        await self._send_whole(lambda: self.stream.send(Interrupt(turn_id=turn_id)))
         with trio.move_on_after(self.timings.interrupt_ms / 1000):
             await self._turn_done.wait()
             return True
@@ -280,12 +284,26 @@ class WorkerHandle:
             self._nursery.start_soon(self._ack_all)
 
     async def _ack_all(self) -> None:
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
-            await self.stream.send_ack()
+        await self._send_whole(self.stream.send_ack)
 
     async def _ack(self, through: int) -> None:
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
-            await self.stream.send_ack(through)
+        await self._send_whole(lambda: self.stream.send_ack(through))
+
+    async def _send_whole(self, write: Callable[[], Awaitable[None]]) -> bool:
+        """Write one frame whole; False if the pipe is gone. A frame takes its sequence
+        before its bytes go out, so a write cut off by the caller's cancel (a reader
+        cancelled while it acks) would leave a gap or half a line, which the worker refuses
+        as a protocol error. So the write is shielded, and bounded by the interrupt bound:
+        a worker that stops reading for that long is fenced."""
+        with trio.CancelScope(shield=True):
+            with trio.move_on_after(self.timings.interrupt_ms / 1000):
+                try:
+                    await write()
+                except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+                    return False
+                return True
+        self.fence(f"a frame could not be written within {self.timings.interrupt_ms} ms")
+        return False
 
     def _end_turn(self, event: TurnEvent) -> None:
         if self._turn_send is not None and event.turn_id == self._turn_id:
@@ -407,7 +425,12 @@ class WorkerHandle:
         )
         self._nursery.start_soon(self._send_quietly, initialize)
 
-    async def _send_quietly(self, frame: Initialize | Shutdown | Interrupt | ToolResult) -> None:
+    async def _send_quietly(self, frame: Initialize | ToolResult) -> None:
+        await self._send_whole(lambda: self.stream.send(frame))
+
+    async def _send_in_stop(self, frame: Interrupt | Shutdown) -> None:
+        """Unshielded, so the stop's interrupt bound cuts it short: a frame cut off there
+        only ends the graceful phase, which the stop is leaving anyway."""
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
             await self.stream.send(frame)
 
@@ -459,8 +482,8 @@ class WorkerHandle:
     async def _stop_phases(self, graceful: bool, reason: str | None) -> None:
         async def ask_to_stop() -> None:
             if self._turn_id is not None:
-                await self._send_quietly(Interrupt(turn_id=self._turn_id))
-            await self._send_quietly(Shutdown(reason=(reason or "stop")[:200]))
+                await self._send_in_stop(Interrupt(turn_id=self._turn_id))
+            await self._send_in_stop(Shutdown(reason=(reason or "stop")[:200]))
 
         phase, swept = await stop_process_tree(
             process=self.process,

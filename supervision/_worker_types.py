@@ -7,6 +7,7 @@ machinery. `TurnEvent.kind` is Maia's own vocabulary, not the wire's event kinds
 from __future__ import annotations
 
 import enum
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import attrs
@@ -37,6 +38,36 @@ class TurnEvent:
     @property
     def final(self) -> bool:
         return self.kind in ("completed", "failed", "interrupted", "lost")
+
+
+class TurnEvents:
+    """The events of one turn, as `WorkerHandle.prompt` returns them: an async iterator
+    with `aclose`. Closed mid-turn, the worker is left to finish the turn (acknowledged).
+    Closed before its first step, the prompt was never sent: the turn is withdrawn at once
+    and the handle is ready again (an async generator runs no code when closed unstarted,
+    so without this the handle would stay busy for good)."""
+
+    __slots__ = ("_events", "_started", "_withdraw")
+
+    def __init__(
+        self, events: AsyncGenerator[TurnEvent, None], withdraw: Callable[[], None]
+    ) -> None:
+        self._events = events
+        self._withdraw = withdraw
+        self._started = False
+
+    def __aiter__(self) -> TurnEvents:
+        return self
+
+    async def __anext__(self) -> TurnEvent:
+        self._started = True
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        if not self._started:
+            self._started = True
+            self._withdraw()
+        await self._events.aclose()
 
 
 WIRE_KINDS = {

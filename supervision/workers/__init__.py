@@ -16,6 +16,7 @@ from .._worker_supervisor import open_worker_supervisor as open_worker_superviso
 from .._worker_supervisor import serve_worker_supervisor as serve_worker_supervisor
 from .._worker_types import ExitInfo as ExitInfo
 from .._worker_types import TurnEvent as TurnEvent
+from .._worker_types import TurnEvents as TurnEvents
 from .._worker_types import WorkerFailed as WorkerFailed
 from .._worker_types import WorkerState as WorkerState
 from .._worker_types import WorkerStatistics as WorkerStatistics

@@ -316,7 +316,7 @@ async def test_an_abandoned_turn_does_not_break_the_handle(tmp_path: Path) -> No
             async for event in events:
                 if event.kind == "delta":
                     break
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()
             await handle.wait_turn_ended()
             assert handle.state is WorkerState.READY
             assert (await turn(handle, "t2", "next"))[-1].text == "next"

@@ -135,3 +135,67 @@ async def test_stop_all_under_an_outer_cancel_stops_every_worker(tmp_path: Path)
             assert supervisor.live() == []
             assert all(h.exit_info is not None and h.exit_info.returncode == 0 for h in handles)
             assert not any(alive(h.pid) for h in handles)
+
+
+async def test_a_turn_ending_after_its_reader_closed_is_quiet(tmp_path: Path) -> None:
+    """A reader that closed its iterator mid-turn: the worker's `completed` then has nobody
+    to go to, and ending the turn neither raises into the supervisor nor wedges the handle."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            events = handle.prompt("t1", "/sleep 300 late")
+            assert (await events.__anext__()).kind == "started"
+            await events.aclose()
+            await handle.wait_turn_ended()  # the completed arrived with no reader
+            assert handle.state is WorkerState.READY
+            kinds = [event.kind async for event in handle.prompt("t2", "next")]
+            assert kinds[-1] == "completed"
+            assert handle.fence_reason is None
+
+
+async def test_a_turn_lost_after_its_reader_was_cancelled_is_quiet(tmp_path: Path) -> None:
+    """A reader cancelled mid-turn (its receive side closed), then the worker stopped
+    mid-turn: the turn's `lost` has nobody to go to; the stop still returns cleanly."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            seen: list[str] = []
+            started = trio.Event()
+
+            async def read() -> None:
+                async for event in handle.prompt("t1", "/sleep 60000 never"):
+                    seen.append(event.kind)
+                    started.set()
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read)
+                await started.wait()
+                nursery.cancel_scope.cancel()
+            assert seen == ["started"]
+            assert handle.statistics().state is WorkerState.BUSY  # the worker still runs it
+            info = await handle.stop("reader gone")
+            assert info.stop_phase == "interrupt"
+            assert handle.state is WorkerState.EXITED
+        assert handle.fence_reason is None
+
+
+async def test_events_closed_before_their_first_step_withdraw_the_turn(tmp_path: Path) -> None:
+    """A reader that closes a turn's events before reading any: the prompt is never sent,
+    the handle is ready again at once, and the next turn is the only one the worker ran."""
+    log = tmp_path / "echo.log"
+    spec = WorkerSpec.python_module(ECHO, cwd=str(tmp_path), env={"MAIA_ECHO_LOG": str(log)})
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(spec)
+            await handle.wait_initialized()
+            events = handle.prompt("t1", "never sent")
+            await events.aclose()
+            assert handle.state is WorkerState.READY
+            with trio.fail_after(1):
+                await handle.wait_turn_ended()
+            assert [event async for event in events] == []
+            kinds = [event.kind async for event in handle.prompt("t2", "sent")]
+            assert kinds[-1] == "completed"
+    assert [line.split()[0] for line in log.read_text().splitlines()] == ["t2"]
