@@ -2,12 +2,19 @@
 
 The wire accepts any identifier of 1–128 characters matching the protocol grammar; the Node
 generates IDs with a known type prefix and 128 bits of entropy.
+
+Why a pool: one `os.urandom` call per ID was measured at up to 0.4 ms on the Node's hot path
+(a syscall that releases the GIL, then waits to take it back from the storage thread). The
+pool reads 4 KiB from the OS CSPRNG at once and hands out 16 fresh bytes per ID, each byte
+exactly once (under a lock, across threads); a forked child drops the parent's pool so it
+never repeats the parent's IDs.
 """
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
+import threading
 from typing import Final
 
 from ._errors import MaiaError
@@ -45,12 +52,37 @@ ID_PREFIXES: Final = frozenset(
 _WIRE_RE: Final = re.compile(WIRE_ID_PATTERN)
 _GENERATED_RE: Final = re.compile(GENERATED_ID_PATTERN)
 
+_POOL_BYTES: Final = 4096
+_ID_HEX: Final = 32  # 16 bytes, 128 bits
+_pool_lock = threading.Lock()
+_pool = ""  # hex of OS random bytes; [_pool_at:] is not handed out yet
+_pool_at = 0
+
+
+def _drop_pool() -> None:
+    global _pool, _pool_at
+    _pool, _pool_at = "", 0
+
+
+os.register_at_fork(after_in_child=_drop_pool)
+
+
+def _random_hex() -> str:
+    """32 lowercase hex digits (128 bits) from the OS CSPRNG, never handed out before."""
+    global _pool, _pool_at
+    with _pool_lock:
+        start = _pool_at
+        if start + _ID_HEX > len(_pool):
+            _pool, start = os.urandom(_POOL_BYTES).hex(), 0
+        _pool_at = start + _ID_HEX
+        return _pool[start : start + _ID_HEX]
+
 
 def new_id(prefix: str) -> str:
     """A fresh `<prefix>_<32 lowercase hex>` ID. Raises ValueError for an unknown prefix."""
     if prefix not in ID_PREFIXES:
         raise ValueError(f"unknown ID prefix {prefix!r}")
-    return f"{prefix}_{secrets.token_hex(16)}"
+    return f"{prefix}_{_random_hex()}"
 
 
 def is_wire_id(value: str) -> bool:
