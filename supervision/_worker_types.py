@@ -7,7 +7,7 @@ machinery. `TurnEvent.kind` is Maia's own vocabulary, not the wire's event kinds
 from __future__ import annotations
 
 import enum
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import attrs
@@ -59,9 +59,9 @@ class TurnEvents:
     def __aiter__(self) -> TurnEvents:
         return self
 
-    async def __anext__(self) -> TurnEvent:
+    def __anext__(self) -> Awaitable[TurnEvent]:
         self._started = True
-        return await self._events.__anext__()
+        return self._events.__anext__()  # no coroutine frame of our own on the hot path
 
     async def aclose(self) -> None:
         if not self._started:
