@@ -1,0 +1,85 @@
+"""The state one worker attempt shares between its parts, and how a turn ends.
+
+`WorkerHandle` is built in layers (this state, the attempt's lifetime, the frames, the
+turns, the facade), each its own module so each stays small; they all read and write the
+attributes set up here. Ending a turn lives here because every layer ends turns: the reader
+at a final event, the stop when the worker is gone, the turn itself when withdrawn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+from typing import Any
+
+import trio
+
+from worker_bridge import Hello, TrioFrameStream
+
+from ._process_group import StderrRing
+from ._worker_config import WorkerSpec, WorkerTimings
+from ._worker_types import ExitInfo, TurnEvent, WorkerState
+
+ACK_EVERY = 128  # consumed events between acks while more wait (half the window)
+DIAGNOSTICS_KEPT = 256
+
+
+class _HandleCore:
+    """The attempt's state; see `WorkerHandle` for the API built on it."""
+
+    def __init__(
+        self,
+        *,
+        spec: WorkerSpec,
+        timings: WorkerTimings,
+        process: trio.Process,
+        stream: TrioFrameStream,
+        attempt_id: str,
+        epoch: int,
+    ) -> None:
+        self.spec = spec
+        self.timings = timings
+        self.process = process
+        self.stream = stream
+        self.attempt_id = attempt_id
+        self.epoch = epoch
+        self.pid = process.pid
+        self.state = WorkerState.STARTING
+        self.fence_reason: str | None = None
+        self.stderr = StderrRing()
+        self.diagnostics: deque[dict[str, Any]] = deque(maxlen=DIAGNOSTICS_KEPT)
+        self.diagnostics_received = 0  # records, of which the last 256 are kept
+        self.diagnostics_dropped = 0  # records the worker reported it dropped
+        self.hello: Hello | None = None
+        self.exit_info: ExitInfo | None = None
+        self._spawned_at = trio.current_time()
+        self._last_beat = self._spawned_at
+        self._initialized = trio.Event()
+        self._settled = trio.Event()  # initialized, or the attempt is ending
+        self._exited = trio.Event()
+        self._stopped = trio.Event()
+        self._stopping = False
+        self._turn_id: str | None = None
+        self._turn_send: trio.MemorySendChannel[TurnEvent] | None = None
+        self._turn_done = trio.Event()
+        self._turn_done.set()  # no turn yet
+        self._turns = 0
+        self._events = 0
+        self._nursery: trio.Nursery | None = None
+
+    def _why(self, when: str) -> str:
+        if self.fence_reason:
+            return f"worker {self.attempt_id} was fenced {when}: {self.fence_reason}"
+        return f"worker {self.attempt_id} exited {when}"
+
+    def _end_turn(self, event: TurnEvent) -> None:
+        if self._turn_send is not None and event.turn_id == self._turn_id:
+            # The consumer may have abandoned the turn (closed its end): nobody to tell.
+            with contextlib.suppress(trio.BrokenResourceError, trio.WouldBlock):
+                self._turn_send.send_nowait(event)
+            self._turn_send.close()
+            self._turn_send = None
+            self._turn_done.set()
+            self._turn_id = None
+            if self.state is WorkerState.BUSY:
+                self.state = WorkerState.READY

@@ -1,0 +1,127 @@
+"""The turns of one worker attempt: prompt, iterate and acknowledge, interrupt, tool results.
+
+One turn at a time. Its events are acknowledged as the Session actor consumes them (every
+`ACK_EVERY` events, at the final one, and before waiting for more), so a slow actor slows
+the worker, never the reader. A turn abandoned mid-way is acknowledged to the end so the
+worker can finish it; one closed before its prompt was sent is withdrawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+import trio
+
+from maia.protocol import MaiaError
+from worker_bridge import (
+    MAX_CONTENT_BYTES,
+    MAX_TOOL_RESULT_BYTES,
+    MAX_UNACKED_EVENTS,
+    Interrupt,
+    Prompt,
+    ToolResult,
+)
+
+from ._worker_core import ACK_EVERY
+from ._worker_frames import _HandleFrames
+from ._worker_types import TurnEvent, TurnEvents, WorkerState
+
+
+class _HandleTurns(_HandleFrames):
+    """The turn API of a `WorkerHandle`."""
+
+    def prompt(self, turn_id: str, text: str) -> TurnEvents:
+        """Start a turn and iterate its events; the last one has `final` set.
+
+        Raises `MaiaError(validation_failed)` for text over 16 KiB and
+        `MaiaError(invalid_state)` if the worker is not ready or busy. Iterate to the end
+        (or close the iterator): until the worker ends the turn the handle stays busy."""
+        if len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
+            raise MaiaError(
+                "validation_failed",
+                f"text: exceeds {MAX_CONTENT_BYTES} bytes",
+                {"path": "text", "detail": f"exceeds {MAX_CONTENT_BYTES} bytes"},
+            )
+        if self.state is not WorkerState.READY or self._turn_id is not None:
+            raise MaiaError(
+                "invalid_state",
+                f"worker {self.attempt_id} is {self.state.value}",
+                {"resource": "worker", "id": self.attempt_id, "state": self.state.value},
+            )
+        send, receive = trio.open_memory_channel[TurnEvent](MAX_UNACKED_EVENTS + 8)
+        self._turn_id, self._turn_send = turn_id, send
+        self._turn_done = trio.Event()
+        self.state = WorkerState.BUSY
+        self._turns += 1
+        return TurnEvents(self._iterate(turn_id, text, receive), lambda: self._withdraw(turn_id))
+
+    def _withdraw(self, turn_id: str) -> None:
+        """End a turn whose prompt was never sent (its events were closed unstarted)."""
+        if self._turn_id == turn_id:
+            self._end_turn(TurnEvent(turn_id, "interrupted"))
+
+    async def _iterate(
+        self, turn_id: str, text: str, receive: trio.MemoryReceiveChannel[TurnEvent]
+    ) -> AsyncGenerator[TurnEvent, None]:
+        prompt = Prompt(turn_id=turn_id, text=text, request_id=turn_id)
+        acked = await self._send_whole(self.stream.send_ack)  # leftovers of an abandoned turn
+        if not (acked and await self._send_whole(lambda: self.stream.send(prompt))):
+            self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
+        try:
+            through = 0  # the last consumed event's sequence, not yet acked
+            since_ack = 0
+            async with receive:
+                while True:
+                    try:
+                        event = receive.receive_nowait()
+                    except trio.WouldBlock:
+                        if through:  # about to wait: let the worker refill its window first
+                            await self._ack(through)
+                            through = since_ack = 0
+                        try:
+                            event = await receive.receive()
+                        except trio.EndOfChannel:
+                            return
+                    except trio.EndOfChannel:
+                        return
+                    if event.sequence:
+                        through = event.sequence
+                        since_ack += 1
+                    if through and (event.final or since_ack >= ACK_EVERY):
+                        await self._ack(through)  # also the checkpoint of a busy stream
+                        through = since_ack = 0
+                    yield event
+                    if event.final:
+                        return
+        finally:
+            if self._turn_id == turn_id:  # abandoned mid-turn: let the worker finish it
+                self._ack_all_soon()
+
+    async def interrupt(self, turn_id: str) -> bool:
+        """Ask the worker to stop turn `turn_id`; True if the turn ended within the
+        interrupt bound. Otherwise the worker is stopped (SIGTERM, then SIGKILL)."""
+        if self._turn_id != turn_id:
+            return True
+        await self._send_whole(lambda: self.stream.send(Interrupt(turn_id=turn_id)))
+        with trio.move_on_after(self.timings.interrupt_ms / 1000):
+            await self._turn_done.wait()
+            return True
+        self._begin_stop(graceful=False, reason=None)
+        return False
+
+    async def tool_result(self, turn_id: str, call_id: str, ok: bool, content: str) -> None:
+        """Answer a `tool-call` event of the running turn. Raises
+        `MaiaError(validation_failed)` for content over 64 KiB (use an artifact reference)."""
+        if len(content.encode("utf-8", "surrogatepass")) > MAX_TOOL_RESULT_BYTES:
+            raise MaiaError(
+                "validation_failed",
+                f"content: exceeds {MAX_TOOL_RESULT_BYTES} bytes",
+                {"path": "content", "detail": f"exceeds {MAX_TOOL_RESULT_BYTES} bytes"},
+            )
+        if turn_id == self._turn_id:
+            await self._send_quietly(ToolResult(turn_id, call_id, ok, content))
+
+    async def wait_turn_ended(self) -> None:
+        """Wait until no turn is running (e.g. after abandoning one). Unbounded by itself:
+        wrap it in a timeout, or rely on the heartbeat fence ending the attempt."""
+        await self._turn_done.wait()
