@@ -80,7 +80,8 @@ class Draft:
             setattr(self, field.name, getattr(snapshot, field.name))
 
     def copy(self, now: int) -> Draft:
-        turns = {k: attrs.evolve(v) for k, v in self.turns.items()}
+        # Direct construction: attrs.evolve per memo was a visible share of each commit.
+        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text) for k, v in self.turns.items()}
         return Draft(self.session_id, self.project_id, self.state, self.revision,
                      self.activity, turns, now)  # fmt: skip
 

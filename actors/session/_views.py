@@ -133,4 +133,6 @@ def turn_view(conn: sqlite3.Connection, turn_id: str) -> Turn:
             (turn_id,),
         ).fetchone()
         failure = found[0][:4096] if found is not None else None
-    return turn_from_row(row, output_text(conn, turn_id), failure)
+    # A queued turn has no items yet (only a dispatched turn's worker makes them).
+    text = None if row[2] == "queued" else output_text(conn, turn_id)
+    return turn_from_row(row, text, failure)
