@@ -4,6 +4,7 @@
 `_recovery` brings Sessions back after a Node restart.
 """
 
+from ._flush import FlushTimer as FlushTimer
 from ._launch import StorageEpochSource as StorageEpochSource
 from ._launch import kill_leftovers as kill_leftovers
 from ._launch import worker_spec as worker_spec

@@ -20,6 +20,7 @@ from maia.protocol import Clock
 from storage import MutationResult, Storage
 from supervision.workers import TurnEvent, WorkerHandle, WorkerSupervisor
 
+from ._flush import FlushTimer
 from ._notify import Notifier
 
 
@@ -212,10 +213,10 @@ class SessionContext:
     nursery: trio.Nursery  # the actors' helper tasks (worker watchers, pumps, timers)
     tell: Callable[[str, Any], Awaitable[None]]  # to a Session's live actor (spawning it)
     environ: Mapping[str, str]
+    flush_timer: FlushTimer  # delays every Session's flush of buffered turn rows
     # The worker each Session's actor holds, so an actor that crashed and rehydrated can
     # stop the worker its previous incarnation left running.
     held: dict[str, WorkerHandle] = attrs.field(factory=dict)
-    flush_ms: int = 25
     keepalive_s: float = 30.0  # how often a worker's watcher touches its actor
     # Live item records for attach subscribers (record, Session, turn, item, kind, text):
     # every delta as it arrives, while storage may coalesce them. Never blocks.

@@ -2,7 +2,7 @@
 wall-time limit.
 
 Item text is buffered: the running turn's `started` and its message text are written at most
-`flush_ms` after they arrive, and at the turn's end together with the next turn's dispatch,
+`FLUSH_MS` (25 ms) after they arrive, and at the turn's end together with the next turn's dispatch,
 one transaction for both. Live `item.started`/`item.delta` records go to the observation
 sink as they arrive (never stored per delta).
 """
@@ -10,8 +10,6 @@ sink as they arrive (never stored per delta).
 from __future__ import annotations
 
 import sqlite3
-
-import trio
 
 from actors._lifecycles import SessionEvent
 from maia.protocol import new_id
@@ -60,11 +58,17 @@ class TurnProgress(WorkerOps):
                 await self._end(event)
                 return
         if self.flush_at is None:
-            self.flush_at = trio.current_time() + self.ctx.flush_ms / 1000
-            self.ctx.nursery.start_soon(self._flush_later, self.ctx.flush_ms / 1000)
+            self.flush_at = self.ctx.flush_timer.arm(self._flush_pending, self._tell_flush)
 
-    async def _flush_later(self, delay: float) -> None:
-        await trio.sleep(delay)
+    def _flush_pending(self) -> bool:
+        """Asked by the flush timer when this Session's entry falls due: is anything still
+        unwritten? If not (the turn's end wrote it), the gate reopens without a message."""
+        if self.started is None and (self.item is None or self._item_clean(self.item)):
+            self.flush_at = None
+            return False
+        return True
+
+    async def _tell_flush(self) -> None:
         await self._tell(Flush())
 
     async def flush(self) -> None:

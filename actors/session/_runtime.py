@@ -21,6 +21,7 @@ from maia.protocol import Clock, MaiaError
 from storage import MutationResult, Storage
 from supervision.workers import WorkerSupervisor, WorkerTimings, open_worker_supervisor
 
+from ._flush import FlushTimer
 from ._launch import StorageEpochSource
 from ._messages import (
     Message,
@@ -36,6 +37,7 @@ from ._recovery import RecoveryReport, recover_sessions
 from ._session import SessionActor, rehydrate
 
 ASK_TIMEOUT_S = 4.5  # inside the API's 5 s request deadline
+FLUSH_MS = 25  # a running turn's buffered rows reach storage at most this late
 
 
 @attrs.define
@@ -150,9 +152,12 @@ async def _serve_runtime(
                 "session", spawn, idle_s=passivate_after_s, capacity=64
             )
             await nursery.start(registry.serve)
+            flush_timer = FlushTimer(FLUSH_MS / 1000)
+            nursery.start_soon(flush_timer.serve, nursery)
             context["ctx"] = SessionContext(
                 store=store, clock=clock, config=config, workers=workers, notifier=notifier,
                 slots=slots, nursery=nursery, tell=registry.tell, environ=env, live=live,
+                flush_timer=flush_timer,
             )  # fmt: skip
             runtime = SessionRuntime(store, clock, config, registry, notifier, slots, workers,
                                      recovery)  # fmt: skip
