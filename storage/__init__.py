@@ -7,7 +7,6 @@ See docs/storage.md.
 """
 
 from ._actor import SYNCHRONOUS_MODES as SYNCHRONOUS_MODES
-from ._actor import CommitListener as CommitListener
 from ._actor import Storage as Storage
 from ._actor import StorageStatistics as StorageStatistics
 from ._actor import WriteFn as WriteFn
@@ -68,3 +67,4 @@ from ._rows import list_turns as list_turns
 from ._rows import next_turn_seq as next_turn_seq
 from ._schema import MIGRATIONS as MIGRATIONS
 from ._schema import SCHEMA_VERSION as SCHEMA_VERSION
+from ._writer import CommitListener as CommitListener
