@@ -18,7 +18,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 import trio
 import trio.testing
 

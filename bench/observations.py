@@ -27,7 +27,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import orjson
-import psutil  # type: ignore[import-untyped]
+import psutil
 import trio
 from trio_websocket import ConnectionClosed, WebSocketRequest, open_websocket, serve_websocket
 

@@ -15,7 +15,7 @@ import signal
 import sys
 from collections import deque
 
-import psutil  # type: ignore[import-untyped]  # no stubs in the dev set
+import psutil
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import attrs
 import orjson
-import psutil  # type: ignore[import-untyped]
+import psutil
 import trio
 
 from maia.config import ExecutorConfig

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import psutil  # type: ignore[import-untyped]  # no stubs in the dev set
+import psutil
 
 from maia.protocol import MaiaError
 

@@ -6,7 +6,7 @@ import functools
 import sqlite3
 from pathlib import Path
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 
 import storage

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 import trio
 
 from actors.session import kill_leftovers, open_session_runtime, recover_sessions, turn_view

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 
 from maia import __version__

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 
 from maia.client._discovery import read_discovery
 from maia.node import NodeHome

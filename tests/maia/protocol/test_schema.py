@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import attrs
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
