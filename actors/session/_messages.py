@@ -95,10 +95,24 @@ class WorkerExited:
     reason: str
 
 
-@attrs.frozen
+PROGRESS_BATCH_MAX = 64  # worker events one Progress message carries at most
+
+
+@attrs.define
 class Progress:
+    """A running turn's worker events, in arrival order. The pump adds to the message until
+    its actor takes it (`closed`), so a burst of events costs one mailbox message."""
+
     attempt_id: str
-    event: TurnEvent
+    events: list[TurnEvent]
+    closed: bool = False
+
+    def join(self, event: TurnEvent) -> bool:
+        """Add `event` if the actor has not taken this message yet and it has room."""
+        if self.closed or len(self.events) >= PROGRESS_BATCH_MAX:
+            return False
+        self.events.append(event)
+        return True
 
 
 @attrs.frozen

@@ -31,9 +31,14 @@ class TurnProgress(WorkerOps):
         self.ctx.nursery.start_soon(_quietly, lambda: worker.interrupt(message.turn_id))
 
     async def progress(self, message: Progress) -> None:
-        event = message.event
+        """Apply the message's events in order (the pump adds no more once it is closed)."""
+        message.closed = True
+        for event in message.events:
+            await self._progress_one(message.attempt_id, event)
+
+    async def _progress_one(self, attempt_id: str, event: WorkerEvent) -> None:
         handle = self.worker
-        if handle is None or handle.attempt_id != message.attempt_id:
+        if handle is None or handle.attempt_id != attempt_id:
             return
         if event.turn_id != self.core.active:
             return

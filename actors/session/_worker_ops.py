@@ -137,13 +137,21 @@ class WorkerOps(SendOps):
         await self._tell(WorkerExited(handle.attempt_id, why))
 
     async def _pump(self, handle: WorkerHandle, turn_id: str, text: str) -> None:
+        """Feed the turn's events to the actor: while the last message still waits in the
+        mailbox, later events join it (bounded: `Progress.join`)."""
+        batch: Progress | None = None
         try:
             async for event in handle.prompt(turn_id, text):
-                await self._tell(Progress(handle.attempt_id, event))
+                if batch is not None and batch.join(event):
+                    continue
+                batch = Progress(handle.attempt_id, [event])
+                try:
+                    await self.ctx.tell(self.session_id, batch)
+                except MaiaError:
+                    batch = None  # refused: later events go in a new message
         except MaiaError as error:
-            await self._tell(
-                Progress(handle.attempt_id, WorkerEvent(turn_id, "lost", error.message))
-            )
+            lost = WorkerEvent(turn_id, "lost", error.message)
+            await self._tell(Progress(handle.attempt_id, [lost]))
 
     # -- messages from helpers ------------------------------------------------------------
 
