@@ -60,7 +60,8 @@ class SessionCore:
         def run(conn: sqlite3.Connection) -> T:
             value = body(conn, draft)
             # Snapshots of the turns it changed, for turn.wait to answer without a read.
-            views.extend(turn_view(conn, turn_id) for turn_id in draft.touched)
+            cached = draft.views
+            views.extend(cached.get(t) or turn_view(conn, t) for t in draft.touched)
             return value
 
         value = await self.ctx.store.write(run)

@@ -97,7 +97,8 @@ class SendOps(ClientOps):
             draft.targets.append(ReceiptTarget("turn", turn_id, "created", None, 1))
             self.apply_rows(c, draft, after, actions)
             step["core"], step["actions"] = after, actions
-            result = {"turn": to_json(turn_view(c, turn_id)), "position": after.position(turn_id)}
+            view = draft.views[turn_id] = turn_view(c, turn_id)
+            result = {"turn": to_json(view), "position": after.position(turn_id)}
             return Applied(
                 result,
                 targets=tuple(draft.targets[first_target:]),

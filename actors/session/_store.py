@@ -28,7 +28,7 @@ from actors._lifecycles import (
     TurnEvent,
     TurnState,
 )
-from maia.protocol import MaiaError
+from maia.protocol import MaiaError, Turn
 from storage import ReceiptTarget, append_event
 
 PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
@@ -67,12 +67,16 @@ class Draft:
     targets: list[ReceiptTarget] = attrs.field(factory=list)
     session_changed: bool = False
     touched: set[str] = attrs.field(factory=set)  # turns this transaction changed
+    # Views already read in this transaction (a send's result), reused for the commit's
+    # snapshots; a turn's entry is dropped whenever its row or items change again.
+    views: dict[str, Turn] = attrs.field(factory=dict)
 
     def snapshot(self) -> Draft:
         """A full copy (lists and turn memos too), to `restore` if a step fails midway."""
         copy = self.copy(self.now)
         copy.event_ids, copy.targets = list(self.event_ids), list(self.targets)
         copy.touched, copy.session_changed = set(self.touched), self.session_changed
+        copy.views = dict(self.views)
         return copy
 
     def restore(self, snapshot: Draft) -> None:
@@ -180,6 +184,7 @@ def turn_step(
     prior = memo.revision
     memo.state, memo.revision = row.target, prior + 1
     draft.touched.add(turn_id)
+    draft.views.pop(turn_id, None)
     if row.target in TURN_TABLE.terminal:
         del draft.turns[turn_id]
     if row.emits is not None:
@@ -236,6 +241,7 @@ class OpenItem:
 def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
     """Persist an item's text so far (insert once, then update); completing emits an event."""
     state = "completed" if item.completed else "started"
+    draft.views.pop(item.turn_id, None)
     if not item.stored:
         conn.execute(
             "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"

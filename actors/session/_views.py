@@ -6,6 +6,7 @@ handlers, so a Session looks the same whichever operation returns it.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
@@ -104,6 +105,18 @@ def output_text(conn: sqlite3.Connection, turn_id: str) -> str | None:
     return "".join(r[0] for r in rows) if rows else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _second_text(seconds: int) -> str:
+    return format_timestamp_ms(seconds * 1000)[:-5]  # without ".000Z"
+
+
+def _timestamp(epoch_ms: int) -> str:
+    """`format_timestamp_ms`, with the date and time to the second cached (strftime was a
+    visible share of each commit's turn snapshots)."""
+    seconds, millis = divmod(epoch_ms, 1000)
+    return f"{_second_text(seconds)}.{millis:03d}Z"
+
+
 def turn_from_row(row: Sequence[Any], text: str | None, failure: str | None = None) -> Turn:
     turn_id, session_id, state, revision, created, prompt, started, finished, reason = row
     return Turn(
@@ -111,10 +124,10 @@ def turn_from_row(row: Sequence[Any], text: str | None, failure: str | None = No
         session_id=session_id,
         state=state,
         revision=revision,
-        created_at=format_timestamp_ms(created),
+        created_at=_timestamp(created),
         input_preview=input_preview(prompt),
-        started_at=format_timestamp_ms(started) if started is not None else None,
-        completed_at=format_timestamp_ms(finished) if finished is not None else None,
+        started_at=_timestamp(started) if started is not None else None,
+        completed_at=_timestamp(finished) if finished is not None else None,
         failure_reason=reason,
         failure_message=failure,
         output_text=text,
