@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
-from maia.config import UserConfig, loads_jsonc
-from maia.protocol import REGISTRY, MaiaError, SystemClock, decode_input
-from maia.service import ServiceContext, open_services
+from maia.config import loads_jsonc
+from maia.protocol import MaiaError
+from maia.service import ServiceContext
 from maia.service._projects import project_add, project_list, project_show
 from maia.service._records import events_read, receipt_get, receipt_list
 from maia.service._reference import reference_resolve
@@ -31,25 +30,8 @@ from maia.service._turns import (
     turn_show,
     turn_wait,
 )
-from storage import open_storage
 
-
-def params(op_id: str, body: Mapping[str, object]) -> Any:
-    """Params as the API would decode them."""
-    descriptor = REGISTRY.get(op_id)
-    assert descriptor is not None
-    return decode_input(descriptor, body)
-
-
-@pytest.fixture
-async def ctx(tmp_path: Path) -> AsyncIterator[ServiceContext]:
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    async with (
-        open_storage(home / "maia.db", clock=SystemClock(), synchronous="NORMAL") as store,
-        open_services(store, clock=SystemClock(), home=home, config=UserConfig()) as services,
-    ):
-        yield services
+from ._helpers import params
 
 
 async def _project(ctx: ServiceContext, tmp_path: Path, name: str = "app") -> str:

@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from maia.config import UserConfig
-from maia.protocol import REGISTRY, MaiaError, SystemClock, decode_input
-from maia.service import ServiceContext, open_services
+from maia.protocol import MaiaError
+from maia.service import ServiceContext
 from maia.service._projects import project_add
 from maia.service._records import receipt_list
 from maia.service._sessions import session_create, session_list
 from maia.service._turns import turn_cancel, turn_queue_list, turn_send, turn_show
-from storage import open_storage
 
-
-def params(op_id: str, body: Mapping[str, object]) -> Any:
-    descriptor = REGISTRY.get(op_id)
-    assert descriptor is not None
-    return decode_input(descriptor, body)
-
-
-@pytest.fixture
-async def ctx(tmp_path: Path) -> AsyncIterator[ServiceContext]:
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    async with (
-        open_storage(home / "maia.db", clock=SystemClock(), synchronous="NORMAL") as store,
-        open_services(store, clock=SystemClock(), home=home, config=UserConfig()) as services,
-    ):
-        yield services
+from ._helpers import params
 
 
 async def test_session_list_pages_and_filters(ctx: ServiceContext, tmp_path: Path) -> None:
