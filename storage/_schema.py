@@ -144,7 +144,9 @@ CREATE TABLE receipts (
     result TEXT NOT NULL,
     created_ms INTEGER NOT NULL,
     target_id TEXT,                             -- the first target, indexed for lists
-    UNIQUE (actor_id, operation_id, command_id)
+    -- command before operation: the same key, and receipt.get by (actor, command) is a
+    -- prefix look-up instead of a scan of the actor's receipts
+    UNIQUE (actor_id, command_id, operation_id)
 );
 CREATE INDEX receipts_by_operation ON receipts (operation_id, created_ms);
 CREATE INDEX receipts_by_time ON receipts (created_ms);
