@@ -9,10 +9,11 @@ orjson text.
 
 from __future__ import annotations
 
+import functools
 import operator
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 import attrs
 import orjson
@@ -145,8 +146,27 @@ def _from(cls: type[Any], row: Sequence[Any]) -> Any:
     return cls(**values)
 
 
-def _select(cls: type[Any], table: str, key: str) -> str:
+_Row = TypeVar("_Row", bound=Hashable)
+_KINDS: Final = {
+    "projects": "project",
+    "sessions": "session",
+    "turns": "turn",
+    "worker_attempts": "attempt",
+}
+
+
+@functools.cache
+def _select(cls: type, table: str, key: str) -> str:
     return f"SELECT {', '.join(_FIELDS[cls])} FROM {table} WHERE {key} = ?"
+
+
+def _get(conn: sqlite3.Connection, cls: type[_Row], table: str, key: str, value: str) -> _Row:
+    """The row of `table` whose `key` is `value`; raises `resource_not_found` naming it."""
+    found = conn.execute(_select(cls, table, key), (value,)).fetchone()
+    if found is None:
+        raise _missing(_KINDS[table], value)
+    result: _Row = _from(cls, found)
+    return result
 
 
 def insert_project(conn: sqlite3.Connection, row: ProjectRow) -> None:
@@ -156,11 +176,7 @@ def insert_project(conn: sqlite3.Connection, row: ProjectRow) -> None:
 
 def get_project(conn: sqlite3.Connection, project_id: str) -> ProjectRow:
     """Raises `resource_not_found`."""
-    found = conn.execute(_select(ProjectRow, "projects", "project_id"), (project_id,)).fetchone()
-    if found is None:
-        raise _missing("project", project_id)
-    result: ProjectRow = _from(ProjectRow, found)
-    return result
+    return _get(conn, ProjectRow, "projects", "project_id", project_id)
 
 
 def insert_session(conn: sqlite3.Connection, row: SessionRow) -> None:
@@ -170,11 +186,7 @@ def insert_session(conn: sqlite3.Connection, row: SessionRow) -> None:
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> SessionRow:
     """Raises `resource_not_found`."""
-    found = conn.execute(_select(SessionRow, "sessions", "session_id"), (session_id,)).fetchone()
-    if found is None:
-        raise _missing("session", session_id)
-    result: SessionRow = _from(SessionRow, found)
-    return result
+    return _get(conn, SessionRow, "sessions", "session_id", session_id)
 
 
 def next_turn_seq(conn: sqlite3.Connection, session_id: str) -> int:
@@ -190,11 +202,7 @@ def insert_turn(conn: sqlite3.Connection, row: TurnRow) -> None:
 
 def get_turn(conn: sqlite3.Connection, turn_id: str) -> TurnRow:
     """Raises `resource_not_found`."""
-    found = conn.execute(_select(TurnRow, "turns", "turn_id"), (turn_id,)).fetchone()
-    if found is None:
-        raise _missing("turn", turn_id)
-    result: TurnRow = _from(TurnRow, found)
-    return result
+    return _get(conn, TurnRow, "turns", "turn_id", turn_id)
 
 
 def list_turns(
@@ -226,10 +234,4 @@ def insert_worker_attempt(conn: sqlite3.Connection, row: WorkerAttemptRow) -> No
 
 def get_worker_attempt(conn: sqlite3.Connection, attempt_id: str) -> WorkerAttemptRow:
     """Raises `resource_not_found`."""
-    found = conn.execute(
-        _select(WorkerAttemptRow, "worker_attempts", "attempt_id"), (attempt_id,)
-    ).fetchone()
-    if found is None:
-        raise _missing("attempt", attempt_id)
-    result: WorkerAttemptRow = _from(WorkerAttemptRow, found)
-    return result
+    return _get(conn, WorkerAttemptRow, "worker_attempts", "attempt_id", attempt_id)
