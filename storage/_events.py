@@ -116,30 +116,8 @@ def append_event(
         " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?1), 0) + 1",
         (owner_id,),
     ).fetchone()[0]
-    position = conn.execute(
-        "INSERT INTO events (event_id, event_type, owner_type, owner_id, owner_seq,"
-        " aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,"
-        " classification, occurred_ms, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            event_id,
-            event_type,
-            owner_type,
-            owner_id,
-            sequence,
-            aggregate_revision,
-            project_id,
-            session_id,
-            actor_id,
-            causation_id,
-            correlation_id,
-            classification,
-            now_ms,
-            body,
-        ),
-    ).lastrowid
-    assert position is not None
-    record = EventRecord(
-        position,
+    # The columns in EventRecord's order, between its position and its payload.
+    columns = (
         event_id,
         event_type,
         owner_type,
@@ -153,8 +131,15 @@ def append_event(
         correlation_id,
         classification,
         now_ms,
-        payload,
     )
+    position = conn.execute(
+        "INSERT INTO events (event_id, event_type, owner_type, owner_id, owner_seq,"
+        " aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,"
+        " classification, occurred_ms, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (*columns, body),
+    ).lastrowid
+    assert position is not None
+    record = EventRecord(position, *columns, payload)
     collected: list[EventRecord] | None = getattr(_collected, "events", None)
     if collected is not None:
         collected.append(record)
