@@ -20,6 +20,7 @@ from ._limits import (
     MAX_SESSION_LABELS,
     MAX_SESSION_TITLE_LENGTH,
     PROJECT_KEY_PATTERN,
+    WAIT_MILLISECONDS_MAX,
 )
 from ._refs import DEFINITION_REF_PATTERN
 from ._registry import COMMON_ERRORS, OperationDescriptor
@@ -102,6 +103,16 @@ def digest_field(doc: str, **kwargs: Any) -> Any:
 
 def cursor_field(doc: str = "Opaque page cursor from the previous page.") -> Any:
     return field(doc=doc, default=None, min_length=1, max_length=MAX_CURSOR_LENGTH)
+
+
+def wait_milliseconds_field() -> Any:
+    """A bounded server-side wait: one call stays inside the 5 s request deadline."""
+    return field(
+        doc="How long to wait in this call.",
+        default=WAIT_MILLISECONDS_MAX,
+        minimum=0,
+        maximum=WAIT_MILLISECONDS_MAX,
+    )
 
 
 def labels_field(doc: str) -> Any:

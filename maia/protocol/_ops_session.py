@@ -28,6 +28,7 @@ from ._common import (
     path_field,
     revision_field,
     title_field,
+    wait_milliseconds_field,
 )
 from ._fields import field
 from ._limits import (
@@ -39,7 +40,6 @@ from ._limits import (
     PAGE_LIMIT_DEFAULT,
     PAGE_LIMIT_MAX,
     PROJECT_KEY_PATTERN,
-    WAIT_MILLISECONDS_MAX,
 )
 
 
@@ -154,12 +154,7 @@ class SessionWaitInput:
         min_items=1,
         max_items=len(ACTIVITIES),
     )
-    wait_milliseconds: int = field(
-        doc="How long to wait in this call.",
-        default=WAIT_MILLISECONDS_MAX,
-        minimum=0,
-        maximum=WAIT_MILLISECONDS_MAX,
-    )
+    wait_milliseconds: int = wait_milliseconds_field()
 
 
 @attrs.frozen

@@ -23,6 +23,7 @@ from ._common import (
     operation,
     revision_field,
     timestamp_field,
+    wait_milliseconds_field,
 )
 from ._fields import field
 from ._limits import (
@@ -31,7 +32,6 @@ from ._limits import (
     MAX_SESSION_PENDING_TURNS,
     MAX_TURN_ITEMS,
     MAX_TURN_TEXT_LENGTH,
-    WAIT_MILLISECONDS_MAX,
 )
 
 
@@ -76,12 +76,7 @@ class TurnWaitInput:
         min_items=1,
         max_items=len(TURN_STATES),
     )
-    wait_milliseconds: int = field(
-        doc="How long to wait in this call.",
-        default=WAIT_MILLISECONDS_MAX,
-        minimum=0,
-        maximum=WAIT_MILLISECONDS_MAX,
-    )
+    wait_milliseconds: int = wait_milliseconds_field()
 
 
 @attrs.frozen
