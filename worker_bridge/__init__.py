@@ -13,6 +13,7 @@ from ._diagnostics import DiagnosticQueue as DiagnosticQueue
 from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import ProtocolError as ProtocolError
 from ._errors import RemoteProtocolError as RemoteProtocolError
+from ._json import STRICT_DECODER as STRICT_DECODER
 from ._json import check_depth as check_depth
 from ._json import encode as encode
 from ._json import encode_string as encode_string

@@ -37,7 +37,10 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_refuse_constant)
+# Public as STRICT_DECODER: the Node's API and observation sockets parse their untrusted
+# frames with the same refusals (they map the ValueError to their own typed errors).
+STRICT_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_refuse_constant)
+_DECODER = STRICT_DECODER
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 

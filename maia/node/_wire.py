@@ -11,7 +11,6 @@ responses are written by orjson, which measured faster on the hot path.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -19,6 +18,7 @@ import attrs
 import orjson
 
 from maia.protocol import MaiaError
+from worker_bridge import STRICT_DECODER
 
 MAX_FRAME_BYTES = 1024 * 1024
 MAX_DEPTH = 64
@@ -39,22 +39,7 @@ class Request:
     params: dict[str, Any]
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"duplicate key {key!r}")
-            seen.add(key)
-    return result
-
-
-def _constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+_DECODER = STRICT_DECODER
 
 
 def _depth_ok(text: str) -> bool:

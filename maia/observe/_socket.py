@@ -22,6 +22,7 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest
 
 from maia.protocol import REGISTRY, MaiaError, SessionAttachInput, check, decode_input
+from worker_bridge import STRICT_DECODER
 
 from ._attach import AttachStream
 from ._frames import error_frame
@@ -42,18 +43,7 @@ def _invalid(detail: str, request_id: Any = None) -> MaiaError:
     return MaiaError("invalid_request", f"the request is malformed: {detail}", {"id": request_id})
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        raise ValueError("duplicate key")
-    return result
-
-
-def _constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_constant)
+_DECODER = STRICT_DECODER
 
 
 def parse_subscribe(message: str | bytes) -> tuple[Any, str, Any]:
