@@ -11,11 +11,18 @@ import attrs
 import pytest
 import trio
 
-from maia.client import Endpoint, MaiaClient, attach_session, observe_events, open_client
-from maia.client._discovery import read_token
+from maia.client import (
+    Endpoint,
+    MaiaClient,
+    attach_session,
+    observe_events,
+    open_client,
+    read_token,
+)
 from maia.node import NodeConfig, NodeHome, NodeRunning, serve_node
 from maia.protocol import MaiaError
 
+from ..._sessions import new_session, wait_turn
 from ..node._raw import raw_upgrade
 from ._slow import drain, open_stalled
 
@@ -43,26 +50,6 @@ async def live(nursery: trio.Nursery, tmp_path: Path) -> AsyncIterator[Live]:
     running: NodeRunning = await nursery.start(serve_node, NodeConfig(home))
     async with open_client(running.url, token=read_token(home.token_path)) as client:
         yield Live(running, home, client)
-
-
-async def new_session(client: MaiaClient, root: Path, key: str) -> str:
-    await trio.Path(root).mkdir(exist_ok=True)
-    project = await client.call("project.add", command_id=f"p-{key}", root_path=str(root))
-    created = await client.call(
-        "session.create",
-        command_id=key,
-        project_id=project.project.project_id,
-        executor="user:echo",
-    )
-    return str(created.session.session_id)
-
-
-async def wait_turn(client: MaiaClient, turn_id: str, *states: str) -> Any:
-    with trio.fail_after(60):
-        while True:
-            out = await client.call("turn.wait", turn_id=turn_id, states=states)
-            if out.satisfied:
-                return out.turn
 
 
 async def test_the_observation_socket_has_the_same_gate(live: Live) -> None:

@@ -11,7 +11,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psutil
 import pytest
@@ -19,6 +18,8 @@ import trio
 
 from maia.client import open_client, read_discovery
 from maia.protocol import MaiaError
+
+from ..._sessions import new_session, wait_turn
 
 CONFIG = """{
   // the echo worker, logging each prompt it starts (proof that none runs twice)
@@ -78,26 +79,6 @@ def node(tmp_path: Path) -> Iterator[NodeProcess]:
         process.stop()
 
 
-async def _session(client: Any, root: Path, command: str) -> str:
-    await trio.Path(root).mkdir(exist_ok=True)
-    project = await client.call("project.add", command_id=f"p-{command}", root_path=str(root))
-    created = await client.call(
-        "session.create",
-        command_id=command,
-        project_id=project.project.project_id,
-        executor="user:echo",
-    )
-    return str(created.session.session_id)
-
-
-async def _wait(client: Any, turn_id: str, *states: str) -> Any:
-    with trio.fail_after(60):
-        while True:
-            out = await client.call("turn.wait", turn_id=turn_id, states=tuple(states))
-            if out.satisfied:
-                return out.turn
-
-
 async def test_turns_idempotency_queue_over_the_wire(node: NodeProcess, tmp_path: Path) -> None:
     """Three turns complete in order with their text, with receipts and gap-free events;
     session.create is idempotent; nine sends fill the queue; cancel and interrupt work."""
@@ -126,7 +107,7 @@ async def test_turns_idempotency_queue_over_the_wire(node: NodeProcess, tmp_path
             )
             for n in range(3)
         ]
-        done = [await _wait(client, s.turn.turn_id, "completed", "failed") for s in sent]
+        done = [await wait_turn(client, s.turn.turn_id, "completed", "failed") for s in sent]
         assert [t.output_text for t in done] == ["prompt 0", "prompt 1", "prompt 2"]
         assert [t.completed_at for t in done] == sorted(t.completed_at for t in done)
         receipts = await client.call("receipt.list", operation_id="turn.send")
@@ -149,7 +130,7 @@ async def test_turns_idempotency_queue_over_the_wire(node: NodeProcess, tmp_path
         with pytest.raises(MaiaError) as full:
             await client.call("turn.send", command_id="s8", session_id=session_id, text="ninth")
         assert full.value.code == "turn_queue_full"
-        running = await _wait(client, first.turn.turn_id, "running")
+        running = await wait_turn(client, first.turn.turn_id, "running")
         queue = await client.call("turn.queue.list", session_id=session_id)
         assert queue.active_turn.turn_id == running.turn_id
         assert [e.position for e in queue.queue] == list(range(1, 8))
@@ -162,9 +143,9 @@ async def test_turns_idempotency_queue_over_the_wire(node: NodeProcess, tmp_path
                               expected_revision=running.revision)  # fmt: skip
         assert not_queued.value.code == "turn_not_queued"
         await client.call("turn.interrupt", command_id="i1", turn_id=running.turn_id)
-        interrupted = await _wait(client, running.turn_id, "interrupted", "failed", "completed")
+        interrupted = await wait_turn(client, running.turn_id, "interrupted", "failed", "completed")
         assert interrupted.state == "interrupted"
-        after = await _wait(client, queued[0].turn.turn_id, "completed")
+        after = await wait_turn(client, queued[0].turn.turn_id, "completed")
         assert after.output_text == "queued 1"
 
 
@@ -187,7 +168,7 @@ async def test_restart_recovers_without_running_twice(node: NodeProcess, tmp_pat
     """SIGKILL the Node mid-turn: after a restart the running turn reads runtime_lost, the
     queued ones complete in order, none ran twice, and no worker of the old Node is left."""
     async with open_client(home=node.home) as client:
-        session_id = await _session(client, tmp_path / "proj", "r1")
+        session_id = await new_session(client, tmp_path / "proj", "r1")
         first = await client.call("turn.send", command_id="r-0", session_id=session_id,
                                   text="/sleep 60000 never finishes")  # fmt: skip
         rest = [
@@ -196,16 +177,16 @@ async def test_restart_recovers_without_running_twice(node: NodeProcess, tmp_pat
             )
             for n in (1, 2, 3)
         ]
-        await _wait(client, first.turn.turn_id, "running")
+        await wait_turn(client, first.turn.turn_id, "running")
     old_pids = _attempt_pids(node.home)
     assert old_pids
     node.kill()
     node.start()
     async with open_client(home=node.home) as client:
-        lost = await _wait(client, first.turn.turn_id, "failed", "completed")
+        lost = await wait_turn(client, first.turn.turn_id, "failed", "completed")
         assert lost.state == "failed"
         assert lost.failure_reason == "runtime_lost"
-        done = [await _wait(client, s.turn.turn_id, "completed", "failed") for s in rest]
+        done = [await wait_turn(client, s.turn.turn_id, "completed", "failed") for s in rest]
         assert [t.output_text for t in done] == ["after 1", "after 2", "after 3"]
         assert [t.completed_at for t in done] == sorted(t.completed_at for t in done)
     started = [line.split()[0] for line in node.log.read_text().splitlines()]
