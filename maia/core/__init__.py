@@ -10,6 +10,7 @@ supervision` stays cheap: the operation registry lives in `maia.protocol`, built
 
 from worker_bridge import STRICT_DECODER as STRICT_DECODER
 
+from ._check import CrossFieldError as CrossFieldError
 from ._check import check as check
 from ._clock import Clock as Clock
 from ._clock import FakeClock as FakeClock
