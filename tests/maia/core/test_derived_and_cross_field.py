@@ -1,8 +1,6 @@
 """The schema check's two additions for domain shapes: derived attributes stay off the wire,
 and a constructor's `CrossFieldError` is reported at the field it names, nested or not."""
 
-# ruff: noqa: RUF009  (field() returns attrs.field: a field definition, not a shared default)
-
 from __future__ import annotations
 
 import attrs
@@ -72,5 +70,5 @@ def test_structural_check_runs_before_the_cross_field_rule() -> None:
 
 def test_direct_construction_sees_a_value_error() -> None:
     """Built in Python, a broken rule is a ValueError naming the field (our bug)."""
-    with pytest.raises(ValueError, match="^end: must not precede start$"):
+    with pytest.raises(ValueError, match=r"^end: must not precede start$"):
         Span(4, 3)
