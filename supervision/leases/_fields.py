@@ -1,6 +1,6 @@
 """The field kinds of the MN0 wire shapes, on `maia.core`'s schema system.
 
-Each helper is a `maia.core.field` with the constraint the spec gives the kind: wire IDs by
+The ID, timestamp and digest kinds are `maia.core`'s, shared with the registry's ops; IDs by
 the protocol grammar, counts as safe integers from a minimum, timestamps as UTC RFC 3339
 with milliseconds, digests as `sha256:` hex. The check, the JSON Schema and the doc rows all
 read these constraints, so each is written once.
@@ -11,47 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from maia.core import (
-    DIGEST_PATTERN,
-    TIMESTAMP_PATTERN,
-    WIRE_ID_MAX_LENGTH,
-    WIRE_ID_PATTERN,
-    CrossFieldError,
-    field,
-)
+from maia.core import CrossFieldError, digest_field, field, id_field, timestamp_field
 
-
-def wire_id(doc: str, **kwargs: Any) -> Any:
-    """An identifier of the protocol grammar (1-128 characters)."""
-    return field(
-        doc=doc,
-        **kwargs,
-        min_length=1,
-        max_length=WIRE_ID_MAX_LENGTH,
-        pattern=WIRE_ID_PATTERN,
-        pattern_doc="must be a wire identifier",
-    )
+wire_id = id_field  # an identifier of the protocol grammar (1-128 characters)
+timestamp = timestamp_field  # a UTC RFC 3339 timestamp with exactly millisecond precision
+digest = digest_field  # `sha256:` and 64 lowercase hex digits
 
 
 def count(doc: str, minimum: int, **kwargs: Any) -> Any:
     """A safe integer from `minimum` (a sequence, an epoch, a revision, a size)."""
     return field(doc=doc, minimum=minimum, **kwargs)
-
-
-def timestamp(doc: str) -> Any:
-    """A UTC RFC 3339 timestamp with exactly millisecond precision."""
-    return field(
-        doc=doc,
-        pattern=TIMESTAMP_PATTERN,
-        pattern_doc="must be a UTC RFC 3339 timestamp with milliseconds",
-    )
-
-
-def digest(doc: str) -> Any:
-    """`sha256:` and 64 lowercase hex digits."""
-    return field(
-        doc=doc, pattern=DIGEST_PATTERN, pattern_doc="must be sha256: and 64 lowercase hex"
-    )
 
 
 def timestamp_ms(text: str, wire: str = "timestamp") -> int:
