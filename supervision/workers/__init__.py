@@ -14,9 +14,11 @@ from .._worker_stop import stop_process_tree as stop_process_tree
 from .._worker_supervisor import WorkerSupervisor as WorkerSupervisor
 from .._worker_supervisor import open_worker_supervisor as open_worker_supervisor
 from .._worker_supervisor import serve_worker_supervisor as serve_worker_supervisor
+from .._worker_types import TOOL_UNAVAILABLE as TOOL_UNAVAILABLE
 from .._worker_types import ExitInfo as ExitInfo
 from .._worker_types import TurnEvent as TurnEvent
 from .._worker_types import TurnEvents as TurnEvents
 from .._worker_types import WorkerFailed as WorkerFailed
 from .._worker_types import WorkerState as WorkerState
 from .._worker_types import WorkerStatistics as WorkerStatistics
+from .._worker_types import tool_refusal as tool_refusal

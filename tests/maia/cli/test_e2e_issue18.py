@@ -1,6 +1,7 @@
 """Issue 18's command fixes against a real Node process (real sockets, real echo workers):
 `receipt get --receipt-id`, `turn wait --timeout` (exit 3 while it runs, 5 when it failed),
-`turn send --file PATH|-`, a non-UTF-8 title, and Ctrl-C on `events read --follow`."""
+`turn send --file PATH|-`, a non-UTF-8 title, Ctrl-C on `events read --follow`, and a
+worker's tool call refused at once (`tool_unavailable`)."""
 
 from __future__ import annotations
 
@@ -119,3 +120,14 @@ def test_ctrl_c_on_events_follow_prints_the_resume_cursor(cli: Cli) -> None:
     cursor = err.split(marker, 1)[1].split()[0]
     resumed = cli("events", "read", "--after", cursor, "--json")
     assert resumed.returncode == 0, resumed.stderr
+
+
+def test_a_tool_call_fails_its_turn_at_once_with_tool_unavailable(cli: Cli) -> None:
+    """An echo `/tool` turn (a worker asking for a tool, with no tool host in the Node)
+    ends failed with the typed refusal instead of hanging; the Session takes the next turn."""
+    session = _session(cli, "tool-user")
+    asked = cli("turn", "send", session, "/tool upper shout", "--wait", "--timeout", "30s")
+    assert asked.returncode == 5, asked.stderr
+    assert "tool_unavailable" in asked.stderr
+    after = cli("turn", "send", session, "next", "--wait", "--timeout", "30s")
+    assert (after.returncode, after.stdout) == (0, "next\n"), after.stderr
