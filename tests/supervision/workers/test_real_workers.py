@@ -12,7 +12,6 @@ import trio
 
 from maia.protocol import MaiaError
 from supervision.workers import (
-    TOOL_UNAVAILABLE,
     FileEpochSource,
     MemoryEpochSource,
     StderrRing,
@@ -388,7 +387,7 @@ async def test_a_tool_call_without_a_tool_host_is_refused_at_once(tmp_path: Path
             assert [e.kind for e in events] == ["started", "failed"]
             assert events[-1].text is not None
             refusal = json.loads(events[-1].text.removeprefix("tool upper failed: "))
-            assert refusal["code"] == TOOL_UNAVAILABLE
+            assert refusal["code"] == "tool_unavailable"
             assert refusal["tool"] == "upper"
             assert (await turn(handle, "t2", "still here"))[-1].text == "still here"
 
