@@ -4,6 +4,7 @@ from .._process_group import StderrRing as StderrRing
 from .._process_group import become_subreaper as become_subreaper
 from .._process_group import is_subreaper as is_subreaper
 from .._process_group import release_subreaper as release_subreaper
+from .._process_group import sweep_strays as sweep_strays
 from .._worker_config import EpochSource as EpochSource
 from .._worker_config import FileEpochSource as FileEpochSource
 from .._worker_config import MemoryEpochSource as MemoryEpochSource
