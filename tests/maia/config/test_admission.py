@@ -300,3 +300,22 @@ async def test_files_status_reports_what_differs(
     await admit(ctx, {}, "u1")
     await admit(ctx, {"projectId": project_id}, "p2")
     assert await config_files_status(ctx) == []
+
+
+async def test_duplicate_repository_and_ref_is_refused(ctx: ServiceContext, work: Path) -> None:
+    """A second clone of the same remote on the same branch is refused; the mirror carries
+    the repository block of the first."""
+    for name in ("one", "two"):
+        os.makedirs(work / name / ".git", 0o700)
+        (work / name / ".git" / "config").write_text(
+            '[remote "origin"]\n\turl = git@github.com:Org/App.git\n'
+        )
+        (work / name / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    first = await call(ctx, "project.add", {"commandId": "a", "rootPath": str(work / "one")})
+    with pytest.raises(MaiaError) as caught:
+        await call(ctx, "project.add", {"commandId": "b", "rootPath": str(work / "two")})
+    assert caught.value.code == "invalid_state"
+    assert "github.com/Org/App" in caught.value.message
+    mirror = (ctx.home / "projects.jsonc").read_text()
+    assert '"normalizedRemote": "github.com/Org/App"' in mirror
+    assert first["project"]["workspaceKind"] == "repository"
