@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 SERVED_COMMANDS: dict[tuple[str, ...], str] = {
     ("node", "start"): "maia.node._commands:start_command",
     ("node", "stop"): "maia.node._commands:stop_command",
+    ("config", "check"): "maia.cli._config_cmd:check_command",
 }
 
 
@@ -157,10 +158,11 @@ def _main(argv: Sequence[str] | None) -> int:
             command_tree().main(args, prog_name="maia", complete_var=COMPLETE_VAR)
         except SystemExit as exit_:  # click exits after completing
             return exit_.code if isinstance(exit_.code, int) else 0
+    from ._config_cmd import config_alias
     from ._invocation import parse_invocation
 
     try:
-        invocation = parse_invocation(args)
+        invocation = parse_invocation(config_alias(args))
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:

@@ -22,6 +22,7 @@ from ._jsonc import JsoncError, Locations, Path
 MAX_STRING: Final = 4096
 SELF_PREFIX: Final = "project:self/"
 MAX_REPORTED: Final = 100
+MAX_IN_MESSAGE: Final = 20
 
 
 def dotted(path: Path) -> str:
@@ -62,7 +63,10 @@ def raise_if_any(problems: Sequence[Problem]) -> None:
     if not problems:
         return
     first = problems[0]
-    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    listed = [str(p) for p in problems[1:MAX_IN_MESSAGE]]
+    more = "".join(f"\n  {line}" for line in listed)
+    if len(problems) > MAX_IN_MESSAGE:
+        more += f"\n  (and {len(problems) - MAX_IN_MESSAGE} more)"
     details: dict[str, Any] = {
         **first.to_json(),
         "problems": [p.to_json() for p in problems[:MAX_REPORTED]],
