@@ -32,7 +32,7 @@ from wsproto.connection import ConnectionState
 from wsproto.events import CloseConnection, Event
 from wsproto.utilities import RemoteProtocolError
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 log = logging.getLogger("maia.node")
 HARD_LIMIT_FACTOR = 2  # beyond factor × cap, a connection is closed without an answer

@@ -18,8 +18,8 @@ from typing import Any
 import attrs
 import orjson
 
+from maia.core import MaiaError
 from maia.observe import refuse_lone_surrogates
-from maia.protocol import MaiaError
 from worker_bridge import STRICT_DECODER
 
 MAX_FRAME_BYTES = 1024 * 1024

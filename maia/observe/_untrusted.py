@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 # Only an escape can make a surrogate: wsproto hands us text decoded from strict UTF-8.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")

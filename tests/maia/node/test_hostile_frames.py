@@ -16,7 +16,7 @@ import orjson
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trio_websocket import open_websocket_url
+from trio_websocket import open_websocket_url, wrap_client_stream
 
 from maia.observe import SUBPROTOCOL
 from maia.protocol import REGISTRY
@@ -100,14 +100,20 @@ async def _attack(node: NodeProcess, before: list[str], after: list[str], subscr
                     await hello(attacker)  # answered (ok, or already greeted: a typed error)
             status = await request(attacker, '{"id": "after", "method": "node.status"}')
             assert status["ok"], status
-        observe = f"ws://127.0.0.1:{node.port}/api/v1/observations"
-        async with open_websocket_url(
-            observe, subprotocols=[SUBPROTOCOL], extra_headers=node.auth
-        ) as stream:
+        # Our own TCP stream: trio-websocket's client never closes its socket when the
+        # server closes first, which the observation socket does after an error.
+        async with trio.open_nursery() as nursery, await trio.open_tcp_stream(
+            "127.0.0.1", node.port
+        ) as tcp:
+            stream = await wrap_client_stream(
+                nursery, tcp, f"127.0.0.1:{node.port}", "/api/v1/observations",
+                subprotocols=[SUBPROTOCOL], extra_headers=node.auth,
+            )  # fmt: skip
             await stream.send_message(subscribe)
             with trio.fail_after(30):
                 first = orjson.loads(await stream.get_message())
             assert isinstance(first["ok"], bool)
+            await stream.aclose()
         answer = await request(bystander, '{"id": "bystander", "method": "node.status"}')
         assert answer["ok"], answer
 
