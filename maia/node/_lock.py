@@ -13,6 +13,7 @@ from types import TracebackType
 
 from maia.core import MaiaError, read_discovery
 
+from ._files import open_private
 from ._home import NodeHome
 
 
@@ -29,9 +30,8 @@ class NodeLock:
         Raises `MaiaError(unavailable)` naming the holding Node when another process has it.
         """
         path = self._home.lock_path
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_private(path, os.O_RDWR | os.O_CREAT)  # no symlink, 0600
         try:
-            os.fchmod(fd, 0o600)
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = _read_pid(fd)
