@@ -61,7 +61,7 @@ async def test_a_fifo_in_place_of_the_lock_is_refused(tmp_path: Path) -> None:
     home = NodeHome(tmp_path / "home")
     home.root.mkdir(mode=0o700)
     os.mkfifo(home.lock_path)
-    with trio.fail_after(30), pytest.raises(NodeStartError, match="node.lock is not a regular"):
+    with trio.fail_after(30), pytest.raises(NodeStartError, match=r"node\.lock is not a regular"):
         await serve_node(NodeConfig(home))
 
 
