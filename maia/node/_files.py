@@ -43,6 +43,15 @@ def _unsafe(path: Path, what: str) -> MaiaError:
     )
 
 
+def cannot_write(path: Path, error: OSError) -> MaiaError:
+    """The error of a home file that could not be written (a full disk names itself)."""
+    return MaiaError(
+        "unavailable",
+        f"the Node's home is unavailable: cannot write {path}: {error.strerror or error}",
+        {"target": "home", "path": str(path)},
+    )
+
+
 def open_private(path: Path, flags: int) -> int:
     """`os.open(path, flags)` for a file of the home: created 0600, never a symlink, always
     a regular file, and 0600 however it was before. Returns the descriptor.

@@ -18,7 +18,7 @@ import attrs
 
 from maia.core import MaiaError
 
-from ._files import open_private, secure_home_files
+from ._files import cannot_write, open_private, secure_home_files
 
 HOME_ENV = "MAIA_HOME"
 TOKEN_BYTES = 32  # 256 bits of entropy, hex encoded
@@ -115,7 +115,13 @@ def new_token() -> str:
 
 
 def write_token(home: NodeHome) -> str:
-    """Write a new token file for this Node run and return the token."""
+    """Write a new token file for this Node run and return the token.
+
+    Raises `MaiaError(unavailable)` naming the file and the cause (a full disk).
+    """
     token = new_token()
-    write_private_file(home.token_path, token.encode("ascii") + b"\n")
+    try:
+        write_private_file(home.token_path, token.encode("ascii") + b"\n")
+    except OSError as error:
+        raise cannot_write(home.token_path, error) from error
     return token
