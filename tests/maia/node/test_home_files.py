@@ -98,3 +98,20 @@ async def test_a_new_database_and_its_wal_are_0600_under_umask_022(
         os.umask(previous)
     for name in ("maia.db", "maia.db-wal", "maia.db-shm"):
         assert _mode(home.root / name) == 0o600, name
+
+
+def test_the_console_creates_owner_only_files(tmp_path: Path) -> None:
+    """The console sets umask 077 before it opens console_history (every prompt typed)."""
+    code = (
+        "import os, sys\nfrom maia.console import run_console\n"
+        "run_console(home=sys.argv[1])\n"
+        "open(os.path.join(sys.argv[1], 'probe'), 'w').close()\nprint(oct(os.umask(0)))\n"
+    )
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(home)],
+        capture_output=True, text=True, timeout=TIMEOUT_S, check=False, umask=0o022,
+    )  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "0o77", done.stderr
+    assert _mode(home / "probe") == 0o600
