@@ -35,7 +35,7 @@ async def test_a_planted_symlink_stops_the_start_untouched(tmp_path: Path, name:
     home.root.mkdir(mode=0o700)
     victim = _victim(tmp_path)
     (home.root / name).symlink_to(victim)
-    with pytest.raises(NodeStartError, match=rf"{name} is a symbolic link"):
+    with trio.fail_after(60), pytest.raises(NodeStartError, match=rf"{name} is a symbolic link"):
         await serve_node(NodeConfig(home))
     assert victim.read_text() == "the user's own file\n"
     assert _mode(victim) == 0o644
