@@ -63,10 +63,15 @@ async def _drive(home: Path, node: psutil.Process, args: argparse.Namespace) -> 
     await trio.sleep(args.idle_s)
     idle = {"idleS": round(time.monotonic() - started_idle), "rssMiB": _rss_mib(node)}
     tail = samples[-max(2, len(samples) // 4) :]
-    slope = (tail[-1]["rssMiB"] - tail[0]["rssMiB"]) * 1024 / max(
-        1, (tail[-1]["turns"] - tail[0]["turns"]) / 1000
+    slope = (
+        (tail[-1]["rssMiB"] - tail[0]["rssMiB"])
+        * 1024
+        / max(1, (tail[-1]["turns"] - tail[0]["turns"]) / 1000)
     )
-    return {"turns": done, "samples": samples, "afterIdle": idle,
+    # SQLite's page cache grows with the database (the writer may cache 64 MiB): report it.
+    sizes = {name: round((home / name).stat().st_size / 2**20, 1)
+             for name in ("maia.db", "maia.db-wal") if (home / name).exists()}  # fmt: skip
+    return {"turns": done, "samples": samples, "afterIdle": idle, "fileMiB": sizes,
             "lastQuarterKiBPer1000Turns": round(slope, 1)}  # fmt: skip
 
 
