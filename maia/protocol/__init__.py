@@ -53,6 +53,14 @@ from ._limits import MAX_SESSION_PENDING_TURNS as MAX_SESSION_PENDING_TURNS
 from ._limits import WAIT_MILLISECONDS_MAX as WAIT_MILLISECONDS_MAX
 from ._operations import REGISTRY as REGISTRY
 from ._operations import REGISTRY_VERSION as REGISTRY_VERSION
+from ._ops_config import ConfigAdmitConfirmInput as ConfigAdmitConfirmInput
+from ._ops_config import ConfigAdmitConfirmOutput as ConfigAdmitConfirmOutput
+from ._ops_config import ConfigAdmitPreviewOutput as ConfigAdmitPreviewOutput
+from ._ops_config import ConfigChange as ConfigChange
+from ._ops_config import ConfigProblem as ConfigProblem
+from ._ops_config import ConfigScopeInput as ConfigScopeInput
+from ._ops_config import ConfigScopeStatus as ConfigScopeStatus
+from ._ops_config import ConfigShowOutput as ConfigShowOutput
 from ._ops_node import MailboxDepth as MailboxDepth
 from ._ops_node import NodeHelloInput as NodeHelloInput
 from ._ops_node import NodeHelloOutput as NodeHelloOutput

@@ -33,14 +33,17 @@ from maia.config import (
     raise_if_any,
     user_candidate,
 )
-from maia.protocol import MaiaError, check, digest_json, format_timestamp_ms
-from maia.protocol._ops_config import (
+from maia.protocol import (
     ConfigAdmitConfirmInput,
     ConfigAdmitConfirmOutput,
     ConfigAdmitPreviewOutput,
     ConfigScopeInput,
     ConfigScopeStatus,
     ConfigShowOutput,
+    MaiaError,
+    check,
+    digest_json,
+    format_timestamp_ms,
 )
 from storage import (
     USER_SCOPE,
