@@ -90,6 +90,11 @@ from ._ops_records import SessionAttachOutput as SessionAttachOutput
 from ._ops_records import SessionStreamRecord as SessionStreamRecord
 from ._ops_records import StreamCursor as StreamCursor
 from ._ops_records import SynchronizedFrame as SynchronizedFrame
+from ._ops_relocate import ProjectRelocateConfirmInput as ProjectRelocateConfirmInput
+from ._ops_relocate import ProjectRelocateConfirmOutput as ProjectRelocateConfirmOutput
+from ._ops_relocate import ProjectRelocatePreviewInput as ProjectRelocatePreviewInput
+from ._ops_relocate import ProjectRelocatePreviewOutput as ProjectRelocatePreviewOutput
+from ._ops_relocate import ProjectRepository as ProjectRepository
 from ._ops_session import ProjectAddInput as ProjectAddInput
 from ._ops_session import ProjectListInput as ProjectListInput
 from ._ops_session import ProjectListOutput as ProjectListOutput

@@ -29,6 +29,7 @@ from ._common import (
     timestamp_field,
 )
 from ._fields import field
+from ._ops_relocate import RELOCATE_OPERATIONS
 
 ConfigScope = Literal["user", "project"]
 FileState = Literal["admitted", "differs", "never-admitted", "invalid"]
@@ -185,4 +186,5 @@ CONFIG_OPERATIONS = (
         revision_fields=("expectedRevision",),
         event_types=("config.admitted",),
     ),
+    *RELOCATE_OPERATIONS,
 )

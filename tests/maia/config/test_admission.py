@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from maia.protocol import REGISTRY, MaiaError, decode_input, to_json
-from maia.service import HANDLERS, ServiceContext
+from maia.service import HANDLERS, ServiceContext, config_files_status
 from storage import get_receipt, read_owner_events
 
 
@@ -283,7 +283,6 @@ async def test_files_status_reports_what_differs(
 ) -> None:
     """config_files_status lists a user file never admitted and a Project file that differs,
     and nothing once both are admitted; a Project without a file is not listed."""
-    from maia.service._config import config_files_status
 
     write_user(home, {})
     project_id = await add_project(ctx, work / "app")

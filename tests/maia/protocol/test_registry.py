@@ -130,6 +130,7 @@ def test_mutation_flags_are_consistent() -> None:
     assert mutations == {
         "session.create", "session.stop", "session.archive", "session.rename", "turn.send",
         "turn.cancel", "turn.interrupt", "project.add", "config.admit.confirm",
+        "project.relocate.confirm",
     }  # fmt: skip
     for op in REGISTRY:
         assert op.output_type is not None
