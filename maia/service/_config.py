@@ -49,6 +49,7 @@ from storage import (
 
 from ._config_status import _candidate, _config_show, _document, _scope
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
+from ._relocate import _project_relocate_confirm, _project_relocate_preview
 
 _CONFIRM = "config.admit.confirm"
 
@@ -214,4 +215,6 @@ CONFIG_HANDLERS: Final[Mapping[str, Callable[[ServiceContext, Any], Awaitable[An
     "config.show": _config_show,
     "config.admit.preview": _config_admit_preview,
     "config.admit.confirm": _config_admit_confirm,
+    "project.relocate.preview": _project_relocate_preview,
+    "project.relocate.confirm": _project_relocate_confirm,
 }
