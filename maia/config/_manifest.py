@@ -92,9 +92,12 @@ def user_candidate(home: str) -> Candidate:
     return Candidate("user", None, file.path, (), _manifest("user", None, file, document), config)
 
 
-def project_candidate(root: str, project_id: str | None, project_key: str | None) -> Candidate:
+def project_candidate(
+    root: str, project_id: str | None, project_key: str | None, user_currency: str | None = None
+) -> Candidate:
     """The candidate of `<root>/.maia/config.jsonc` for the Project `project_id` (None: check
-    only, `project:self/` kept). An absent file is an empty candidate: no Project settings."""
+    only, `project:self/` kept). An absent file is an empty candidate: no Project settings.
+    `user_currency`: the currency of the user's limits, which a cost limit must use."""
     try:
         file = read_project_file(root)
     except FileRefused as refused:
@@ -106,8 +109,9 @@ def project_candidate(root: str, project_id: str | None, project_key: str | None
     if problems:
         return Candidate("project", project_id, file.path, tuple(problems))
     config, problems = check_project_config(
-        document, file.path, locations, project_id=project_id, expected_key=project_key
-    )
+        document, file.path, locations, project_id=project_id, expected_key=project_key,
+        user_currency=user_currency,
+    )  # fmt: skip
     if problems or config is None:
         return Candidate("project", project_id, file.path, tuple(problems))
     resolved = resolve_self(document, project_id) if project_id is not None else document
