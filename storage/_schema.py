@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 from typing import Final
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 _V1: Final = """
 CREATE TABLE node (
@@ -176,6 +176,23 @@ CREATE TABLE previews (
 CREATE INDEX previews_by_creation ON previews (created_ms);
 """
 
+# Durable timers of the actor runtime (actors/_timers.py): one row per armed timer, keyed by
+# the kind, the actor it wakes and its name; written with the transition that arms it.
+_V2_ACTOR_TIMERS: Final = """
+CREATE TABLE actor_timers (
+    kind TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    name TEXT NOT NULL,                         -- state:<aggregate id>, or the actor's own name
+    event TEXT,                                 -- a state timer's on_timeout event
+    subject_id TEXT,
+    subject_revision INTEGER,                   -- the aggregate's revision when armed
+    due_wall_ms INTEGER NOT NULL,               -- what survives a restart
+    due_monotonic_ms INTEGER NOT NULL,          -- meaningful within node_epoch only
+    node_epoch INTEGER NOT NULL,
+    PRIMARY KEY (kind, actor_id, name)
+) WITHOUT ROWID;
+"""
+
 # Configuration admission (spec: Resolution and admission) and the Projects' repository block.
 _CONFIG_ADMISSION: Final = """
 ALTER TABLE projects ADD COLUMN repository TEXT;            -- JSON repository block, if any
@@ -203,7 +220,7 @@ CREATE TABLE config_admitted (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _CONFIG_ADMISSION)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

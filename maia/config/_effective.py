@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import attrs
 
-from maia.protocol import MaiaError, parse_definition_ref
+from maia.core import MaiaError, parse_definition_ref
 
 from ._limits import CapacityLimits, check_allowed_executor, effective_limits, limit_sources
 from ._project_config import ProjectConfig

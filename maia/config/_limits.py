@@ -13,7 +13,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from maia.protocol import MAX_SESSION_PENDING_TURNS, MaiaError
+from maia.core import MAX_SESSION_PENDING_TURNS, MaiaError
 
 from ._jsonc import Path
 from ._problems import Checker

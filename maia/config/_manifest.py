@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from maia.protocol import digest_json
+from maia.core import digest_json
 
 from ._files import ConfigFile, FileRefused, read_project_file, read_user_file
 from ._jsonc import JsoncError, loads_jsonc_located

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import attrs
 
-from maia.protocol import MaiaError, parse_definition_ref
+from maia.core import MaiaError, parse_definition_ref
 
 from ._jsonc import JsoncError, Locations, Path
 

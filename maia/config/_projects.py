@@ -24,7 +24,7 @@ from typing import Any, Final, Literal
 import attrs
 import orjson
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._files import trust_problem
 from ._repository import Repository, read_repository

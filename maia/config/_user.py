@@ -19,7 +19,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from maia.protocol import MaiaError, parse_definition_ref
+from maia.core import MaiaError, parse_definition_ref
 
 from ._jsonc import JsoncError, Locations, loads_jsonc_located
 from ._limits import DEFAULT_WALL_TIME_MS, CapacityLimits, read_limits
@@ -47,6 +47,7 @@ class ExecutorConfig:
     argv: tuple[str, ...] = ()  # exec: the command run for each prompt (prompt on stdin)
     env: tuple[str, ...] = ()  # environment variable names passed through from the Node
     wall_time_ms: int = DEFAULT_WALL_TIME_MS  # exec: one prompt's limit
+    prompt_newline: bool = True  # exec: end the prompt on stdin with a newline
 
 
 BUILTIN_EXECUTORS: Final = {"echo": ExecutorConfig("echo", "echo")}
@@ -114,11 +115,11 @@ def read_executor(
     if _EXECUTOR_RE.match(name) is None:
         checker.report(at, f"an executor name must match {EXECUTOR_NAME_PATTERN}")
         return None
-    body = checker.obj(value, at, {"kind", "argv", "env", "wallTimeMs"})
+    body = checker.obj(value, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline"})
     kind = body.get("kind")
     env = checker.strings(body.get("env", []), (*at, "env"), MAX_ENV_NAMES, _ENV_RE)
     if kind == "echo":  # the reference worker; `env` passes variables through (MAIA_ECHO_LOG)
-        for key in ("argv", "wallTimeMs"):
+        for key in ("argv", "wallTimeMs", "promptNewline"):
             if key in body:
                 checker.report((*at, key), "is not an option of an echo executor")
         return ExecutorConfig(name, "echo", env=env)
@@ -132,7 +133,8 @@ def read_executor(
         body.get("wallTimeMs", wall_default), (*at, "wallTimeMs"), 1000, 7 * 24 * 3600_000,
         wall_default,
     )  # fmt: skip
-    return ExecutorConfig(name, "exec", argv, env, wall)
+    newline = checker.boolean(body.get("promptNewline", True), (*at, "promptNewline"), True)
+    return ExecutorConfig(name, "exec", argv, env, wall, newline)
 
 
 def read_executors(

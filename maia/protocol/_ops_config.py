@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import attrs
 
+from maia.core._fields import field
+
 from ._common import (
     Delivery,
     command_id_field,
@@ -28,7 +30,6 @@ from ._common import (
     revision_field,
     timestamp_field,
 )
-from ._fields import field
 from ._ops_relocate import RELOCATE_OPERATIONS
 
 ConfigScope = Literal["user", "project"]

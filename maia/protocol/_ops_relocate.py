@@ -15,6 +15,8 @@ from typing import Literal
 
 import attrs
 
+from maia.core._fields import field
+
 from ._common import (
     Delivery,
     Project,
@@ -28,7 +30,6 @@ from ._common import (
     revision_field,
     timestamp_field,
 )
-from ._fields import field
 
 
 @attrs.frozen
