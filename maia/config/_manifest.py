@@ -16,9 +16,11 @@ candidate and refuses when the digest moved. `diff` compares two documents key b
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Final, Literal
 
 import attrs
+import orjson
 
 from maia.core import digest_json
 
@@ -29,6 +31,8 @@ from ._project_config import ProjectConfig, check_project_config
 from ._user import UserConfig, check_user_config
 
 MANIFEST_SCHEMA_VERSION: Final = "maia.config-manifest.v1"
+MAX_SHOWN_CHANGES: Final = 100
+MAX_SHOWN_VALUE_BYTES: Final = 2048
 Scope = Literal["user", "project"]
 
 
@@ -161,3 +165,19 @@ def diff(before: Any, after: Any) -> list[dict[str, Any]]:
             changes.append({"path": path, "change": "changed", "before": old[path],
                             "after": new[path]})  # fmt: skip
     return changes
+
+
+def _shown(value: Any) -> Any:
+    text = orjson.dumps(value)
+    if len(text) <= MAX_SHOWN_VALUE_BYTES:
+        return value
+    return f"<{len(text)} bytes of JSON, sha256:{hashlib.sha256(text).hexdigest()}>"
+
+
+def shown_changes(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first MAX_SHOWN_CHANGES changes, each value over MAX_SHOWN_VALUE_BYTES of JSON
+    replaced by its size and digest, so a preview always fits in one API frame."""
+    out = []
+    for change in changes[:MAX_SHOWN_CHANGES]:
+        out.append({k: _shown(v) if k in ("before", "after") else v for k, v in change.items()})
+    return out

@@ -22,6 +22,7 @@ from typing import Any, Final
 from maia.config import (
     diff,
     raise_if_any,
+    shown_changes,
 )
 from maia.protocol import (
     ConfigAdmitConfirmInput,
@@ -108,7 +109,8 @@ async def _config_admit_preview(
             "expectedRevision": revision,
             "expiresAt": format_timestamp_ms(preview.expires_ms),
             "changed": changed,
-            "changes": changes,
+            "changes": shown_changes(changes),
+            "totalChanges": len(changes),
             **({} if params.project_id is None else {"projectId": params.project_id}),
         },
         root="result",

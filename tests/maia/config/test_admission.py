@@ -318,3 +318,20 @@ async def test_duplicate_repository_and_ref_is_refused(ctx: ServiceContext, work
     mirror = (ctx.home / "projects.jsonc").read_text()
     assert '"normalizedRemote": "github.com/Org/App"' in mirror
     assert first["project"]["workspaceKind"] == "repository"
+
+
+async def test_a_large_diff_is_bounded(ctx: ServiceContext, home: Path) -> None:
+    """250 new executors (500 keys) and a 200 KB argv: the preview lists the first 100
+    changes with the total, shows the long value by size and digest, and still admits."""
+    executors: dict[str, Any] = {f"e{i}": {"kind": "exec", "argv": ["/bin/cat"]}
+                                 for i in range(250)}  # fmt: skip
+    executors["big"] = {"kind": "exec", "argv": ["x" * 4000] * 50}
+    write_user(home, {"executors": executors})
+    preview = await call(ctx, "config.admit.preview", {})
+    assert preview["totalChanges"] == 502
+    assert len(preview["changes"]) == 100
+    big = next(c for c in preview["changes"] if c["path"] == "executors.big.argv")
+    assert big["after"].startswith("<200")
+    assert "sha256:" in big["after"]
+    done = await admit(ctx, {}, "big")
+    assert done["changes"] == 502
