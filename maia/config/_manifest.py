@@ -7,7 +7,10 @@ whole (every problem with its line and column). Its manifest is canonical JSON:
      "projectId": ..., (project scope only)
      "source": {"path": ..., "digest": "sha256:..." | "absent"},
      "document": the checked document as written, comments and layout dropped,
-                 `project:self/` resolved to `project:<project-id>/`}
+                 `project:self/` resolved to `project:<project-id>/`,
+     "resources": the definitions it makes (executors), each with its reference, source
+                  scope, canonical locator, content digest, schema version, trust class,
+     "references": the builtin: and user: definitions it names}
 
 and its digest (sha256 over RFC 8785) is what a preview binds: a confirm rebuilds the
 candidate and refuses when the digest moved. `diff` compares two documents key by key
@@ -69,12 +72,46 @@ def _document(file: ConfigFile) -> tuple[Any, Any, list[Problem]]:
     return document, locations, []
 
 
+def _resources(scope: Scope, project_id: str | None, path: str, doc: Any) -> list[Any]:
+    """The definitions this file makes (its executors), each with its reference, source
+    scope, canonical locator, content digest, schema version and trust class."""
+    executors = doc.get("executors") if isinstance(doc, dict) else None
+    if not isinstance(executors, dict):
+        return []
+    prefix = "user:" if scope == "user" else f"project:{project_id or 'self'}/"
+    version = doc.get("schemaVersion", "maia.user-config.v1")
+    return [
+        {"ref": prefix + name, "kind": "executor", "sourceScope": scope,
+         "locator": f"{path}#executors.{name}", "digest": digest_json(body),
+         "schemaVersion": version, "trustClass": "local"}
+        for name, body in sorted(executors.items())
+    ]  # fmt: skip
+
+
+def _references(doc: Any) -> list[dict[str, str]]:
+    """The definitions this file names that other scopes define (builtin:, user:)."""
+    if not isinstance(doc, dict):
+        return []
+    named: list[Any] = []
+    for block in (doc.get("defaults"), doc.get("swarm")):
+        if isinstance(block, dict):
+            named += [v for k, v in block.items() if k.endswith("Ref")]
+    for key in ("allowedExecutors", "allowedConnections"):
+        named += doc.get(key) or []
+    refs = sorted({r for r in named if isinstance(r, str) and r.startswith(("builtin:", "user:"))})
+    return [{"ref": r, "sourceScope": r.partition(":")[0],
+             "trustClass": "reviewed" if r.startswith("builtin:") else "local"}
+            for r in refs]  # fmt: skip
+
+
 def _manifest(scope: Scope, project_id: str | None, file: ConfigFile, doc: Any) -> dict[str, Any]:
     manifest: dict[str, Any] = {
         "schemaVersion": MANIFEST_SCHEMA_VERSION,
         "scope": scope,
         "source": {"path": file.path, "digest": file.digest},
         "document": doc,
+        "resources": _resources(scope, project_id, file.path, doc),
+        "references": _references(doc),
     }
     if project_id is not None:
         manifest["projectId"] = project_id

@@ -335,3 +335,28 @@ async def test_a_large_diff_is_bounded(ctx: ServiceContext, home: Path) -> None:
     assert "sha256:" in big["after"]
     done = await admit(ctx, {}, "big")
     assert done["changes"] == 502
+
+
+async def test_snapshot_records_its_resources(ctx: ServiceContext, work: Path) -> None:
+    """The admitted manifest lists each executor the file defines (reference, scope, locator,
+    content digest, schema version) and the builtin:/user: definitions it names."""
+    from storage import admitted_snapshot
+
+    project_id = await add_project(ctx, work / "app")
+    write_project(
+        work / "app",
+        """{
+      "schemaVersion": "maia.project-config.v1", "projectKey": "app",
+      "allowedExecutors": ["project:self/t", "user:cat", "builtin:echo"],
+      "executors": {"t": {"kind": "echo"}},
+    }""",
+    )
+    await admit(ctx, {"projectId": project_id}, "p")
+    snapshot = await ctx.read(lambda c: admitted_snapshot(c, project_id))
+    assert snapshot is not None
+    [resource] = snapshot.manifest["resources"]
+    assert resource["ref"] == f"project:{project_id}/t"
+    assert resource["locator"].endswith(".maia/config.jsonc#executors.t")
+    assert resource["digest"].startswith("sha256:")
+    assert resource["schemaVersion"] == "maia.project-config.v1"
+    assert [r["ref"] for r in snapshot.manifest["references"]] == ["builtin:echo", "user:cat"]
