@@ -30,7 +30,7 @@ from maia.protocol import (
     check,
     format_timestamp_ms,
 )
-from storage import USER_SCOPE, ConfigSnapshot, admitted_snapshot, scope_revision
+from storage import USER_SCOPE, ConfigSnapshot, Storage, admitted_snapshot, scope_revision
 
 from ._context import ServiceContext, not_found
 
@@ -75,6 +75,17 @@ def _project_of(snapshot: ConfigSnapshot | None, project_id: str) -> ProjectConf
     if document is None:
         return None
     return parse_project_config(document, "admitted Project configuration", project_id=project_id)
+
+
+async def admitted_user_config(store: Storage) -> UserConfig | None:
+    """The admitted user configuration, or None when the user scope was never admitted.
+
+    For `open_services`: a Node that starts should run on this, not on the file (editing the
+    file changes nothing until it is admitted); only a home never admitted starts from the
+    file. Raises `configuration_invalid` only for a snapshot this Maia cannot read back.
+    """
+    snapshot = await store.read(lambda conn: admitted_snapshot(conn, USER_SCOPE))
+    return None if snapshot is None else _user_of(snapshot, UserConfig())
 
 
 async def effective_config(ctx: ServiceContext, project_id: str | None) -> EffectiveConfig:

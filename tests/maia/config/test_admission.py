@@ -360,3 +360,19 @@ async def test_snapshot_records_its_resources(ctx: ServiceContext, work: Path) -
     assert resource["digest"].startswith("sha256:")
     assert resource["schemaVersion"] == "maia.project-config.v1"
     assert [r["ref"] for r in snapshot.manifest["references"]] == ["builtin:echo", "user:cat"]
+
+
+async def test_admitted_user_config_is_what_a_restart_runs_on(
+    ctx: ServiceContext, home: Path
+) -> None:
+    """None before any admission; after one, the admitted values even once the file is
+    edited again (a restart must not apply an edit nobody admitted)."""
+    from maia.service import admitted_user_config
+
+    assert await admitted_user_config(ctx.store) is None
+    write_user(home, {"swarm": {"capacity": {"maxLiveSessions": 3}}})
+    await admit(ctx, {}, "a")
+    write_user(home, {"swarm": {"capacity": {"maxLiveSessions": 9}}})
+    admitted = await admitted_user_config(ctx.store)
+    assert admitted is not None
+    assert admitted.capacity.max_live_sessions == 3
