@@ -102,7 +102,13 @@ async def effective_config(ctx: ServiceContext, project_id: str | None) -> Effec
 
     user, project = await ctx.read(read)
     project_config = _project_of(project, project_id) if project_id is not None else None
-    return EffectiveConfig(_user_of(user, ctx.config), project_config, project_id)
+    return EffectiveConfig(
+        _user_of(user, ctx.config),
+        project_config,
+        project_id,
+        user_snapshot_id=user.snapshot_id if user is not None else None,
+        project_snapshot_id=project.snapshot_id if project is not None else None,
+    )
 
 
 async def _status(ctx: ServiceContext, project_id: str | None) -> tuple[ConfigScopeStatus, bool]:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from maia.protocol import REGISTRY, MaiaError, decode_input, to_json
-from maia.service import HANDLERS, ServiceContext, config_files_status
+from maia.service import HANDLERS, ServiceContext, config_files_status, effective_config
 from storage import get_receipt, read_owner_events
 
 
@@ -232,6 +232,9 @@ async def test_project_admission_resolves_self_and_bumps_the_project(
     assert (done["scope"], done["revision"]) == ("project", 2)
     project = await call(ctx, "project.show", scope)
     assert project["project"]["revision"] == 2
+    effective = await effective_config(ctx, project_id)
+    assert effective.project_snapshot_id == done["snapshotId"]
+    assert effective.user_snapshot_id is None
     shown = await call(ctx, "config.show", scope)
     assert "project:self" not in json.dumps(shown)
     assert shown["project"]["file"] == "admitted"
