@@ -185,6 +185,10 @@ def _leaves(value: Any, path: tuple[str, ...], out: dict[str, Any]) -> None:
         out[dotted(path)] = value
 
 
+def _json(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
 def diff(before: Any, after: Any) -> list[dict[str, Any]]:
     """What changes from document `before` to `after`, one entry per key path, sorted:
     `{"path", "change": "added" | "removed" | "changed", "before"?, "after"?}`."""
@@ -198,7 +202,7 @@ def diff(before: Any, after: Any) -> list[dict[str, Any]]:
             changes.append({"path": path, "change": "removed", "before": old[path]})
         elif path not in old:
             changes.append({"path": path, "change": "added", "after": new[path]})
-        elif old[path] != new[path]:
+        elif _json(old[path]) != _json(new[path]):  # true is not 1, though Python says so
             changes.append({"path": path, "change": "changed", "before": old[path],
                             "after": new[path]})  # fmt: skip
     return changes

@@ -131,6 +131,10 @@ async def test_stale_preview_is_refused(ctx: ServiceContext, home: Path) -> None
     shown = await call(ctx, "config.show", {})
     assert shown["user"]["revision"] == 2
     assert shown["effective"]["limits"]["maxLiveSessions"]["value"] == 5
+    counts = await ctx.read(lambda c: [c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                                       for t in ("config_snapshots", "receipts")])  # fmt: skip
+    assert counts == [2, 2]  # the two admissions only: the stale confirm left nothing
+    assert len(await ctx.read(lambda c: read_owner_events(c, "config_user"))) == 2
 
 
 async def test_admitting_what_is_admitted_is_refused(ctx: ServiceContext, home: Path) -> None:
@@ -162,6 +166,12 @@ async def test_file_edited_between_preview_and_confirm_is_refused(
     assert caught.value.details["reason"] == "file_changed"
     shown = await call(ctx, "config.show", {})
     assert (shown["user"]["revision"], shown["user"]["file"]) == (0, "never-admitted")
+    # The refusal recorded nothing and spent nothing: with the previewed bytes back, the
+    # same preview still confirms.
+    write_user(home, {"swarm": {"capacity": {"maxLiveSessions": 3}}})
+    done = await call(ctx, "config.admit.confirm", {**{k: preview[k] for k in keys},
+                                                    "commandId": "a"})  # fmt: skip
+    assert done["revision"] == 1
 
 
 async def test_invalid_file_admits_nothing_and_names_every_problem(
