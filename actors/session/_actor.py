@@ -16,11 +16,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from actors._errors import ActorError
-from actors._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from maia.protocol import MaiaError, Turn, new_id, to_json
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
 
 from . import _queue as q
+from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import Command, Resume, SessionContext
 from ._store import Draft, end_turn, session_step, set_activity, turn_step
 from ._views import mutation_session, session_view, turn_view

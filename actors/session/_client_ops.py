@@ -11,12 +11,12 @@ from typing import Any
 
 import attrs
 
-from actors._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent, TurnState
 from maia.protocol import MaiaError, to_json
 from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
 from ._actor import SessionCore, new_turn_id, saturated
+from ._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import (
     ArchiveSession,
     CancelTurn,

@@ -15,13 +15,13 @@ import attrs
 import outcome
 import trio
 
+from actors._flush import FlushTimer
+from actors._notify import Notifier
+from actors._workers import WorkerSlots
 from maia.config import UserConfig
 from maia.protocol import Clock
 from storage import MutationResult, Storage
 from supervision.workers import TurnEvent, WorkerHandle, WorkerSupervisor
-
-from ._flush import FlushTimer
-from ._notify import Notifier
 
 
 @attrs.frozen
@@ -169,49 +169,6 @@ Message = (
     | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | IdleTick
     | WallTime | Reclaim | SendBatch
 )  # fmt: skip
-
-
-class WorkerSlots:
-    """The live-Session limit: one slot per Session whose worker runs (or is starting)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-        self.idle: dict[str, None] = {}  # Sessions whose worker waits for work, oldest first
-        self.waiting: dict[str, None] = {}  # Sessions whose queued turns wait for a slot
-
-    def wait_for_slot(self, session_id: str) -> None:
-        self.waiting[session_id] = None
-
-    def next_waiting(self) -> str | None:
-        """The Session that has waited longest for a slot (taken off the list)."""
-        for session_id in self.waiting:
-            del self.waiting[session_id]
-            return session_id
-        return None
-
-    def mark_idle(self, session_id: str, idle: bool) -> None:
-        if idle:
-            self.idle[session_id] = None
-        else:
-            self.idle.pop(session_id, None)
-
-    def victim(self, exclude: str) -> str | None:
-        """The Session whose idle worker has waited longest (taken off the list)."""
-        for session_id in self.idle:
-            if session_id != exclude:
-                del self.idle[session_id]
-                return session_id
-        return None
-
-    def try_acquire(self) -> bool:
-        if self.used >= self.limit:
-            return False
-        self.used += 1
-        return True
-
-    def release(self) -> None:
-        self.used = max(0, self.used - 1)
 
 
 @attrs.frozen

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from actors._lifecycles import SessionEvent
 from maia.protocol import new_id
 from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q
+from ._lifecycles import SessionEvent
 from ._messages import Flush, Progress, WallTime
 from ._store import Draft, OpenItem, end_turn, flush_item, session_step
 from ._worker_ops import _FINAL, WorkerOps, _quietly

@@ -16,12 +16,12 @@ from typing import Any
 import attrs
 import trio
 
-from actors._lifecycles import SessionEvent, SessionState, TurnState
 from maia.protocol import MaiaError
 from storage import MutationResult
 from supervision.workers import WorkerHandle
 
 from . import _queue as q
+from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
     ArchiveSession,
     CancelTurn,

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from actors._errors import ActorError
-from actors._lifecycles import SessionEvent, TurnEvent
 from maia.protocol import MaiaError, new_id
 from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerFailed, WorkerHandle
@@ -24,6 +23,7 @@ from supervision.workers import WorkerFailed, WorkerHandle
 from . import _queue as q
 from ._batch import SendOps
 from ._launch import end_attempt, record_attempt, worker_spec
+from ._lifecycles import SessionEvent, TurnEvent
 from ._messages import (
     IdleTick,
     Progress,
