@@ -20,12 +20,10 @@ from ._messages import Flush as Flush
 from ._messages import IdleTick as IdleTick
 from ._messages import InterruptTurn as InterruptTurn
 from ._messages import Message as Message
-from ._messages import PendingSend as PendingSend
 from ._messages import Progress as Progress
 from ._messages import Reclaim as Reclaim
 from ._messages import RenameSession as RenameSession
 from ._messages import Resume as Resume
-from ._messages import SendBatch as SendBatch
 from ._messages import SendTurn as SendTurn
 from ._messages import SessionContext as SessionContext
 from ._messages import StopSession as StopSession

@@ -77,7 +77,7 @@ class ClientOps(SessionCore):
             refusal = saturated(self.ctx.slots.limit)
             victim = self.ctx.slots.victim(self.session_id)
             if victim is not None:  # free a slot for the retry: the longest idle worker goes
-                self.ctx.nursery.start_soon(self.tell_quietly, victim, Reclaim())
+                self.tell_other(victim, Reclaim())
         took = took and self.holds_slot
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:

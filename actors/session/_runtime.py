@@ -8,6 +8,7 @@ still record their last events, before the runtime stops the actors.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import attrs
 import trio
 
-from actors._errors import ActorError, AskTimedOut
+from actors._errors import ActorError
 from actors._flush import FlushTimer
 from actors._notify import Notifier
 from actors._registry import ActorRegistry
@@ -28,10 +29,11 @@ from storage import MutationResult, Storage
 from supervision.workers import WorkerSupervisor
 
 from ._lifecycles import SESSION_TABLE, TURN_TABLE
-from ._messages import Message, PendingSend, Resume, SendBatch, SendTurn, SessionContext
+from ._messages import Message, Resume, SendTurn, SessionContext
 from ._recovery import RecoveryReport, recover_sessions
-from ._session import SessionActor, rehydrate
+from ._session import rehydrate
 
+log = logging.getLogger("maia.session")
 ASK_TIMEOUT_S = 4.5  # inside the API's 5 s request deadline
 FLUSH_MS = 25  # a running turn's buffered rows reach storage at most this late
 
@@ -47,7 +49,6 @@ class SessionRuntime:
     notifier: Notifier
     pool: WorkerPool
     recovery: RecoveryReport | None = None
-    _batches: dict[str, SendBatch] = attrs.field(factory=dict)
 
     @property
     def workers(self) -> WorkerSupervisor:
@@ -65,30 +66,11 @@ class SessionRuntime:
         return await self.registry.ask(session_id, message, within=ASK_TIMEOUT_S)
 
     async def send(self, session_id: str, message: SendTurn) -> MutationResult:
-        """Queue a turn, joining the sends already waiting for this Session's actor (one
-        transaction for all of them). Raises what the actor's send raises."""
-        pending = PendingSend(message)
-        batch = self._batches.get(session_id)
-        if batch is not None and not batch.closed:
-            batch.items.append(pending)
-        else:
-            batch = self._batches[session_id] = SendBatch([pending])
-            try:
-                await self.registry.ask(session_id, batch, within=ASK_TIMEOUT_S)
-            except (MaiaError, ActorError) as error:
-                # Refused or lost before the actor took it: nobody else will answer the
-                # others. (After a deadline it may still run: they wait for their answers.)
-                if not batch.closed and not isinstance(error, AskTimedOut):
-                    batch.fail(error)
-                raise
-            finally:
-                if self._batches.get(session_id) is batch:
-                    del self._batches[session_id]
-        with trio.move_on_after(ASK_TIMEOUT_S):
-            await pending.done.wait()
-        if pending.answer is None:
-            raise AskTimedOut(f"session/{session_id}", int(ASK_TIMEOUT_S * 1000), "turn.send")
-        return pending.answer.unwrap()
+        """Queue a turn. Sends queued together for one Session are applied in one
+        transaction by its actor. Raises what the actor's send raises."""
+        result: MutationResult = await self.registry.ask(session_id, message,
+                                                         within=ASK_TIMEOUT_S)  # fmt: skip
+        return result
 
     def live_workers(self) -> int:
         return self.pool.live_workers()
@@ -111,8 +93,7 @@ class SessionKind:
         holder: dict[str, SessionContext] = {}
 
         async def spawn(session_id: str) -> Any:
-            actor: SessionActor = await rehydrate(holder["ctx"], session_id)
-            return actor.handle
+            return await rehydrate(holder["ctx"], session_id)
 
         async with trio.open_nursery() as nursery:
             registry: ActorRegistry[Message, Any] = await runtime.start_registry(
@@ -123,7 +104,7 @@ class SessionKind:
             nursery.start_soon(flush_timer.serve, nursery)
             holder["ctx"] = SessionContext(
                 store=store, clock=clock, config=config, workers=pool.supervisor,
-                notifier=notifier, slots=pool.slots, nursery=nursery, tell=registry.tell,
+                notifier=notifier, slots=pool.slots, tell=registry.tell,
                 environ=runtime.environ, live=live, flush_timer=flush_timer,
             )  # fmt: skip
             facade = SessionRuntime(store, clock, config, registry, notifier, pool, recovery)
@@ -146,5 +127,5 @@ KIND = SESSIONS  # what `python -m actors._diagrams` collects
 async def _resume(registry: ActorRegistry[Message, Any], session_id: str) -> None:
     try:
         await registry.tell(session_id, Resume())
-    except (MaiaError, ActorError):
-        return  # it resumes on its next message
+    except (MaiaError, ActorError) as error:  # it resumes on its next message instead
+        log.warning("session %s not resumed after recovery: %r", session_id, error)

@@ -7,5 +7,6 @@ installs them into the Node's dispatcher. Each handler is also a plain function
 
 from ._context import ServiceContext as ServiceContext
 from ._register import HANDLERS as HANDLERS
+from ._register import KINDS as KINDS
 from ._register import open_services as open_services
 from ._register import register as register
