@@ -10,5 +10,6 @@ from ._config_status import config_files_status as config_files_status
 from ._config_status import effective_config as effective_config
 from ._context import ServiceContext as ServiceContext
 from ._register import HANDLERS as HANDLERS
+from ._register import KINDS as KINDS
 from ._register import open_services as open_services
 from ._register import register as register

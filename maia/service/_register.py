@@ -13,8 +13,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from actors import ActorError
-from actors.session import open_session_runtime
+from actors import WORKERS, ActorError, Kind, open_actor_runtime
+from actors.session import SESSIONS
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
 from storage import Storage
@@ -44,6 +44,10 @@ from ._turns import (
 )
 
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
+
+# The kinds of aggregate the Node runs, in start order (a kind may use what an earlier one
+# provides: the Session kind runs on the worker pool). Adding a kind is one line here.
+KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
@@ -106,11 +110,12 @@ async def open_services(
     timings: WorkerTimings | None = None,
     live: Callable[[str, str, str, str, str, str], None] | None = None,
 ) -> AsyncIterator[ServiceContext]:
-    """Load `home/config.jsonc` (unless `config` is given), recover and run the Session
-    runtime, and yield the handlers' context; `live` gets the Sessions' live item records
-    (the observation hub). Raises `configuration_invalid`."""
+    """Load `home/config.jsonc` (unless `config` is given), recover and run the actor
+    runtime with every kind, and yield the handlers' context; `live` gets the Sessions' live
+    item records (the observation hub). Raises `configuration_invalid`."""
     settings = config if config is not None else load_user_config(home / "config.jsonc")
-    async with open_session_runtime(
-        store, clock=clock, config=settings, environ=environ, timings=timings, live=live
+    options = {"worker_timings": timings, "live": live}
+    async with open_actor_runtime(
+        store, clock=clock, config=settings, kinds=KINDS, environ=environ, options=options
     ) as runtime:
         yield ServiceContext(store, clock, settings, runtime, home)
