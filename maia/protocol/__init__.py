@@ -130,6 +130,7 @@ from ._ops_session import SessionStopInput as SessionStopInput
 from ._ops_session import SessionWaitInput as SessionWaitInput
 from ._ops_session import SessionWaitOutput as SessionWaitOutput
 from ._ops_turn import QueueEntry as QueueEntry
+from ._ops_turn import QueueWait as QueueWait
 from ._ops_turn import SessionRefInput as SessionRefInput
 from ._ops_turn import TurnCancelInput as TurnCancelInput
 from ._ops_turn import TurnInterruptInput as TurnInterruptInput

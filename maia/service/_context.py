@@ -19,6 +19,8 @@ from maia.config import UserConfig
 from maia.protocol import Clock, MaiaError, check, digest_json, to_json
 from storage import MutationResult, Storage
 
+from ._admitted import AdmittedConfigs
+
 T = TypeVar("T")
 LOCAL_ACTOR = "local-user"
 
@@ -32,6 +34,7 @@ class ServiceContext:
     config: UserConfig
     runtime: ActorRuntime  # every kind's actors: `runtime[KIND]`
     home: Path  # where projects.jsonc is mirrored
+    admitted: AdmittedConfigs  # the admitted configuration work runs under (limits, executors)
 
     @property
     def sessions(self) -> SessionRuntime:
@@ -84,3 +87,13 @@ def require_session(conn: sqlite3.Connection, session_id: str) -> None:
         is None
     ):
         raise not_found("session", session_id)
+
+
+def project_of_session(conn: sqlite3.Connection, session_id: str) -> str:
+    """The Project a Session works in. Raises `resource_not_found`."""
+    row = conn.execute(
+        "SELECT project_id FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        raise not_found("session", session_id)
+    return str(row[0])

@@ -20,7 +20,9 @@ from maia.protocol import Clock
 from storage import Storage
 from supervision.workers import WorkerTimings
 
+from ._admitted import AdmittedConfigs
 from ._config import CONFIG_HANDLERS
+from ._config_status import admitted_user_config
 from ._context import ServiceContext
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
@@ -110,12 +112,16 @@ async def open_services(
     timings: WorkerTimings | None = None,
     live: Callable[[str, str, str, str, str, str], None] | None = None,
 ) -> AsyncIterator[ServiceContext]:
-    """Load `home/config.jsonc` (unless `config` is given), recover and run the actor
-    runtime with every kind, and yield the handlers' context; `live` gets the Sessions' live
-    item records (the observation hub). Raises `configuration_invalid`."""
-    settings = config if config is not None else load_user_config(home / "config.jsonc")
-    options = {"worker_timings": timings, "live": live}
+    """Run on the admitted user configuration (else `config` when given, else
+    `home/config.jsonc` for a home never admitted), recover and run the actor runtime with
+    every kind, and yield the handlers' context; `live` gets the Sessions' live item records
+    (the observation hub). Raises `configuration_invalid`."""
+    settings = await admitted_user_config(store)
+    if settings is None:
+        settings = config if config is not None else load_user_config(home / "config.jsonc")
+    admitted = AdmittedConfigs(store, settings)
+    options = {"worker_timings": timings, "live": live, "config_of": admitted.of}
     async with open_actor_runtime(
         store, clock=clock, config=settings, kinds=KINDS, environ=environ, options=options
     ) as runtime:
-        yield ServiceContext(store, clock, settings, runtime, home)
+        yield ServiceContext(store, clock, settings, runtime, home, admitted)

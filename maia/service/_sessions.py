@@ -63,10 +63,20 @@ def _start_dir(root: str, cwd: str | None) -> str:
     return path
 
 
+async def session_executor(ctx: ServiceContext, project_id: str, requested: str | None) -> str:
+    """The executor reference a new Session in `project_id` runs: `requested`, else the
+    Project's admitted `defaults.executorRef`, else builtin:echo. Raises
+    `configuration_invalid` (nothing defines it, or `allowedExecutors` does not list it,
+    naming the executor and the allowed ones), `resource_not_found` (Project)."""
+    ref, _ = (await ctx.admitted.of(project_id)).session_executor(requested)
+    return ref
+
+
 async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> SessionResult:
-    """Raises `resource_not_found` (Project), `configuration_invalid` (executor),
-    `validation_failed` (cwd), `idempotency_conflict`."""
-    ctx.config.executor(params.executor)
+    """Raises `resource_not_found` (Project), `configuration_invalid` (executor: not defined
+    or not in the Project's allowedExecutors), `validation_failed` (cwd),
+    `idempotency_conflict`."""
+    executor = await session_executor(ctx, params.project_id, params.executor)
     command = command_of(params)
     now = ctx.now()
     root = await ctx.read(
@@ -85,12 +95,11 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
             "INSERT INTO sessions (session_id, project_id, executor, title, labels, cwd, state,"
             " activity, revision, created_ms, updated_ms)"
             " VALUES (?, ?, ?, ?, ?, ?, 'idle', 'stopped', 1, ?, ?)",
-            (session_id, params.project_id, params.executor, params.title, labels, cwd, now,
-             now),
+            (session_id, params.project_id, executor, params.title, labels, cwd, now, now),
         )  # fmt: skip
         event = append_event(
             conn, owner_id=session_id, event_type="session.created", now_ms=now,
-            payload={"executor": params.executor, "title": params.title, "cwd": cwd},
+            payload={"executor": executor, "title": params.title, "cwd": cwd},
             aggregate_revision=1, project_id=params.project_id, session_id=session_id,
             actor_id=command.actor_id,
         )  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import attrs
 import trio
 
 from actors.session import (
@@ -24,6 +25,7 @@ from maia.protocol import (
     MAX_SESSION_PENDING_TURNS,
     MaiaError,
     QueueEntry,
+    QueueWait,
     SessionRefInput,
     TurnCancelInput,
     TurnInterruptInput,
@@ -43,6 +45,7 @@ from ._context import (
     ServiceContext,
     command_of,
     mutation_output,
+    project_of_session,
     require_session,
     session_of_turn,
 )
@@ -130,9 +133,17 @@ def _queue(conn: sqlite3.Connection, session_id: str, limit: int) -> TurnQueueLi
 
 
 async def turn_queue_list(ctx: ServiceContext, params: SessionRefInput) -> TurnQueueListOutput:
-    """Raises `resource_not_found`."""
-    limit = min(ctx.config.capacity.max_queued_messages, MAX_SESSION_PENDING_TURNS)
-    return await ctx.read(lambda c: _queue(c, params.session_id, limit))
+    """The queue, its limit (maxQueuedMessages as admitted now) and, when its first turn
+    waits for a capacity limit, which. Raises `resource_not_found`."""
+    project = await ctx.read(lambda c: project_of_session(c, params.session_id))
+    limits = (await ctx.admitted.of(project)).limits
+    limit = min(limits.max_queued_messages, MAX_SESSION_PENDING_TURNS)
+    out = await ctx.read(lambda c: _queue(c, params.session_id, limit))
+    held = ctx.sessions.waiting_for(params.session_id) if out.queue else None
+    if held is None:
+        return out
+    name, why = held
+    return attrs.evolve(out, waiting=QueueWait(limit=name, scope=why.scope, value=why.limit))  # type: ignore[arg-type]
 
 
 async def turn_cancel(ctx: ServiceContext, params: TurnCancelInput) -> TurnResult:
