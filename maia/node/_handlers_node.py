@@ -114,9 +114,7 @@ async def _config_files(services: NodeServices) -> tuple[ConfigScopeStatus, ...]
     if ctx is None:
         return ()
     try:
-        found = await ctx.admitted.files(
-            services.clock.monotonic_ms(), lambda: config_files_status(ctx)
-        )
+        found = await ctx.admitted.files(ctx.home, lambda: config_files_status(ctx))
     except (MaiaError, sqlite3.Error, OSError):
         return ()
     return tuple(

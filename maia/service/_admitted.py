@@ -7,14 +7,17 @@ that the confirm clears is exact: after an admission commits, the next ask reads
 snapshot, and new work runs under it without a restart. Editing a file changes nothing
 here: only an admission does.
 
-`files` is node.status's view of the configuration files (`config_files_status`), kept at
-most `FILES_TTL_MS` old so that polling node.status does not re-read every file each time.
+`files` is node.status's view of the configuration files (`config_files_status`), kept
+while no file's `stat` changed, so that polling node.status does not re-read and re-parse
+every file each time.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Final
 
 import attrs
@@ -31,7 +34,31 @@ from maia.protocol import ConfigScopeStatus
 from storage import USER_SCOPE, ConfigSnapshot, Storage, admitted_snapshot, scope_revision
 
 MAX_CACHED: Final = 1024  # Projects whose effective configuration is kept
-FILES_TTL_MS: Final = 2_000
+MAX_FINGERPRINTED: Final = 256  # as many Projects as config_files_status reads
+Fingerprint = tuple[tuple[str, int, int, int, int] | None, ...]
+
+
+def _stat(path: str) -> tuple[str, int, int, int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+async def files_fingerprint(store: Storage, home: Path) -> Fingerprint:
+    """What each configuration file's `lstat` says now (None: absent): the user file,
+    then each Project's, in the order they were added. Blocking calls run in a thread."""
+    rows = await store.read(
+        lambda c: c.execute(
+            "SELECT root FROM projects ORDER BY rowid LIMIT ?", (MAX_FINGERPRINTED,)
+        ).fetchall()
+    )
+    paths = [
+        str(home / "config.jsonc"),
+        *(os.path.join(r[0], ".maia", "config.jsonc") for r in rows),
+    ]
+    return await trio.to_thread.run_sync(lambda: tuple(_stat(p) for p in paths))
 
 
 def user_of(snapshot: ConfigSnapshot | None, started_with: UserConfig) -> UserConfig:
@@ -74,7 +101,9 @@ class AdmittedConfigs:
     started_with: UserConfig  # what the Node started on (used while nothing is admitted)
     _cache: dict[str | None, EffectiveConfig] = attrs.field(factory=dict, init=False)
     _generation: int = attrs.field(default=0, init=False)
-    _files: tuple[int, list[ConfigScopeStatus]] | None = attrs.field(default=None, init=False)
+    _files: tuple[Fingerprint, list[ConfigScopeStatus]] | None = attrs.field(
+        default=None, init=False
+    )
     _files_lock: trio.Lock = attrs.field(factory=trio.Lock, init=False)
 
     async def of(self, project_id: str | None) -> EffectiveConfig:
@@ -98,12 +127,16 @@ class AdmittedConfigs:
         self._files = None
 
     async def files(
-        self, now_ms: int, read: Callable[[], Awaitable[list[ConfigScopeStatus]]]
+        self, home: Path, read: Callable[[], Awaitable[list[ConfigScopeStatus]]]
     ) -> list[ConfigScopeStatus]:
-        """`read()`'s answer, at most FILES_TTL_MS old (one read at a time)."""
+        """`read()`'s answer, read again only when a file's `stat` changed, a Project was
+        added or an admission committed since (one read at a time)."""
         async with self._files_lock:
-            if self._files is not None and now_ms - self._files[0] < FILES_TTL_MS:
+            generation = self._generation
+            fingerprint = await files_fingerprint(self.store, home)
+            if self._files is not None and self._files[0] == fingerprint:
                 return self._files[1]
             value = await read()
-            self._files = (now_ms, value)
+            if generation == self._generation:
+                self._files = (fingerprint, value)
             return value
