@@ -58,6 +58,12 @@ class ActivationSlots:
         to be told). An earlier Session in line that fits is served first."""
         if owner in self.holders:
             return True, []
+        # The newest limits hold for the whole line (the user's for everyone, a Project's
+        # for its Sessions), so a Session asking later never passes one on stale limits.
+        for waiter, old in self.waiting.items():
+            same = old.project_id == wanted.project_id
+            limit = wanted.project_limit if same else min(old.project_limit, wanted.node_limit)
+            self.waiting[waiter] = Wanted(old.project_id, wanted.node_limit, limit)
         self.waiting[owner] = wanted  # a Session already in line keeps its place
         granted = self._grant()
         mine = owner in granted

@@ -6,6 +6,7 @@ installs them into the Node's dispatcher. Each handler is also a plain function
 """
 
 from ._admitted import AdmittedConfigs as AdmittedConfigs
+from ._admitted import files_fingerprint as files_fingerprint
 from ._admitted import project_of as project_of
 from ._admitted import read_effective as read_effective
 from ._admitted import user_of as user_of
