@@ -129,7 +129,8 @@ class SessionCore:
                 case q.Dispatch(turn_id):
                     if draft.state is SessionState.INTERRUPTED:
                         session_step(conn, draft, SessionEvent.RESUME)
-                    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH)
+                    # the activation records the admitted configuration it runs under
+                    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH, payload=self._snapshots())
                 case q.StartWorker():
                     session_step(conn, draft, SessionEvent.START)
                 case q.FailTurn(turn_id, reason):
@@ -141,6 +142,11 @@ class SessionCore:
                     else:
                         end_turn(conn, draft, turn_id, "lost", reason)
         set_activity(conn, draft, activity_of(after))
+
+    def _snapshots(self) -> dict[str, str]:
+        ids = {"userSnapshotId": self.config.user_snapshot_id,
+               "projectSnapshotId": self.config.project_snapshot_id}  # fmt: skip
+        return {key: value for key, value in ids.items() if value is not None}
 
     def gone_rows(self, conn: sqlite3.Connection, draft: Draft, expected: bool,
                   actions: tuple[q.QueueAction, ...]) -> None:  # fmt: skip

@@ -204,8 +204,9 @@ async def test_wall_time_limit_ends_an_echo_turn(client: Any) -> None:
 
 
 async def test_project_executor_output_is_bounded_by_max_output_bytes(client: Any) -> None:
-    """A Project's own exec executor (its defaults.executorRef) resolves, and a command
-    printing 5000 bytes fails under maxOutputBytesPerTool 1000; within it, it completes."""
+    """A Project's own exec executor (its defaults.executorRef) resolves, a command printing
+    5000 bytes fails under maxOutputBytesPerTool 1000 (within it, it completes), and each
+    activation records the admitted snapshot it ran under."""
     project = await add_project(client, "app")
     program = [sys.executable, "-c", "import sys; sys.stdout.write('x' * int(input()))"]
     write_project(
@@ -227,6 +228,14 @@ async def test_project_executor_output_is_bounded_by_max_output_bytes(client: An
     assert (await wait_turn(client, large, "completed", "failed")).state == "failed"
     items = (await client.call("turn.show", turn_id=large)).items
     assert any("output exceeds 1000 bytes" in (item.text or "") for item in items)
+    shown_config = await client.call("config.show", project_id=project)
+    admitted = shown_config.project.snapshot_id
+    position = {"kind": "sequence", "ownerType": "session", "ownerId": session,
+                "afterSequence": 0}  # fmt: skip
+    page = await client.sdk.call("events.read", {"position": position, "limit": 500})
+    dispatched = [e.payload for e in page.events if e.event_type == "turn.dispatching"]
+    assert [d.get("projectSnapshotId") for d in dispatched] == [admitted, admitted]
+    assert all("userSnapshotId" not in d for d in dispatched)  # the user scope never admitted
 
 
 async def test_allowed_executors_refuse_session_create(client: Any) -> None:
