@@ -23,6 +23,7 @@ import anyio
 from maia.protocol import REGISTRY, MaiaError, Registry, check
 
 from . import _exit
+from ._flags import FROM_FILE
 from ._invocation import Invocation
 from ._output import Out as Out
 from ._output import now_ms as now_ms
@@ -124,12 +125,13 @@ async def execute(
     try:
         text = None
         if invocation.text_file is not None:  # read first: a bad file asks nothing of the Node
-            from ._text_file import read_text_file_async
+            from ._text_file import max_characters, read_text_file_async
 
-            text = await read_text_file_async(invocation.text_file)
+            limit = max_characters(op, FROM_FILE[op.operation_id])
+            text = await read_text_file_async(invocation.text_file, limit)
         params = await resolve_references(client, invocation)
         if text is not None:
-            params["text"] = text
+            params[FROM_FILE[op.operation_id]] = text
         if invocation.operation_id == "session.create" and "projectId" not in params:
             params["projectId"] = await _waits.current_project(client, out)
         if op.input_type is not None:

@@ -149,10 +149,10 @@ def test_dynamic_completion_of_session_titles(cli: Cli) -> None:
     assert cli("session", "create", "--title", "completable").returncode == 0
     env = {"_MAIA_COMPLETE": "bash_complete", "COMP_WORDS": "maia session show compl",
            "COMP_CWORD": "3"}  # fmt: skip
-    done = cli.process(**env)
+    done = cli.process(env=env)
     assert done.returncode == 0, done.stderr
     assert "completable" in done.stdout
-    nothing = Cli(cli.home.parent / "no-node", cli.cwd).process(**env)
+    nothing = Cli(cli.home.parent / "no-node", cli.cwd).process(env=env)
     assert nothing.returncode == 0
     assert nothing.stdout.strip() == ""
     assert nothing.stderr == ""
