@@ -105,11 +105,15 @@ async def execute(
     interactive: bool,
     registry: Registry = REGISTRY,
     confirm: Callable[[str], Any] | None = None,
+    owns_sigint: bool = False,
 ) -> int:
     """Run the invocation and return its exit code (see `_exit`). Never raises MaiaError.
 
     `client` may be None for local invocations (help, schema). `confirm(prompt) -> bool`
     asks the person (default: click.confirm on the terminal) when `interactive`.
+    `owns_sigint`: the caller leaves SIGINT to this command (the CLI does; the console
+    keeps it and cancels the command), so `events read --follow` may catch it to stop
+    between pages and print its cursor.
     """
     out = Out(stdout, stderr, invocation.output)
     if invocation.local:
@@ -148,7 +152,7 @@ async def execute(
 
             return await attach(client, params, invocation.timeout_s, out)
         if invocation.operation_id == "events.read" and invocation.follow:
-            return await _waits.follow_events(client, params, invocation, out)
+            return await _waits.follow_events(client, params, invocation, out, owns_sigint)
         if invocation.operation_id == "turn.send" and invocation.wait:
             return await _waits.send_and_wait(client, params, invocation, out)
         result = await call(client, invocation.operation_id, params, out)
