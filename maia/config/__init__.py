@@ -15,5 +15,6 @@ from ._user import CapacityLimits as CapacityLimits
 from ._user import ExecutorConfig as ExecutorConfig
 from ._user import SessionSettings as SessionSettings
 from ._user import UserConfig as UserConfig
+from ._user import WebhookSettings as WebhookSettings
 from ._user import load_user_config as load_user_config
 from ._user import parse_user_config as parse_user_config

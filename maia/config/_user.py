@@ -10,6 +10,7 @@ syntax), so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -84,6 +85,14 @@ class SessionSettings:
 
 
 @attrs.frozen
+class WebhookSettings:
+    """Maia's `webhooks` block: CIDRs the SSRF guard admits although they are not public
+    (`allowAddresses`, e.g. 127.0.0.1/32 for a local receiver; docs/webhooks.md)."""
+
+    allow_addresses: tuple[str, ...] = ()
+
+
+@attrs.frozen
 class UserConfig:
     """The parsed `config.jsonc` (all defaults when the file is absent)."""
 
@@ -92,6 +101,7 @@ class UserConfig:
     sessions: SessionSettings = SessionSettings()
     default_timezone: str = "UTC"
     administrator_agent_ref: str | None = None
+    webhooks: WebhookSettings = WebhookSettings()
 
     def executor(self, ref: str) -> ExecutorConfig:
         """The executor a reference names: `builtin:echo`, or `user:<name>` from `executors`.
@@ -193,6 +203,7 @@ def parse_user_config(document: Any, source: str = "config.jsonc") -> UserConfig
     """The UserConfig of a parsed document. Raises `configuration_invalid` naming the key."""
     reader = _Reader(source)
     top = {"schemaVersion", "swarm", "defaults", "observability", "executors", "sessions"}
+    top.add("webhooks")
     body = reader.obj(document, "$", top)
     version = body.get("schemaVersion", SCHEMA_VERSION)
     if version != SCHEMA_VERSION:
@@ -217,7 +228,20 @@ def parse_user_config(document: Any, source: str = "config.jsonc") -> UserConfig
         name: _executor(reader, name, value, capacity.max_wall_time_ms_per_activation)
         for name, value in executors_body.items()
     }
-    return UserConfig(capacity, executors, SessionSettings(idle), timezone, admin)
+    webhooks = _webhooks(reader, body.get("webhooks", {}))
+    return UserConfig(capacity, executors, SessionSettings(idle), timezone, admin, webhooks)
+
+
+def _webhooks(reader: _Reader, value: Any) -> WebhookSettings:
+    body = reader.obj(value, "webhooks", {"allowAddresses"})
+    path = "webhooks.allowAddresses"
+    cidrs = reader.strings(body.get("allowAddresses", []), path, 64)
+    for index, cidr in enumerate(cidrs):
+        try:
+            ipaddress.ip_network(cidr, strict=True)
+        except ValueError as error:
+            raise _invalid(f"{path}[{index}]", f"must be a CIDR ({error})", reader.source) from None
+    return WebhookSettings(cidrs)
 
 
 def load_user_config(path: Path) -> UserConfig:
