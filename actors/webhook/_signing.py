@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import orjson
 
-from maia.protocol import format_timestamp_ms
+from maia.core import format_timestamp_ms
 
 SECRET_PREFIX: Final = "whsec_"
 MIN_SECRET_BYTES: Final = 24  # Standard Webhooks: 24..64 random bytes
