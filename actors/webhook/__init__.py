@@ -1,9 +1,30 @@
 """Webhooks: signed, retried, SSRF-safe deliveries of journal events, one actor per webhook.
 
 `_ssrf` judges destinations, `_http` sends one attempt to a checked address, `_signing` makes
-the Standard Webhooks headers, `_schedule` says when to retry. See docs/webhooks.md.
+the Standard Webhooks headers, `_schedule` says when to retry; `_table` holds the webhook and
+delivery lifecycles, `_core` the pure delivery step, `_sql` the rows, `_changes` the webhook's
+transitions in storage and `_outbox` the journal processor that queues deliveries.
+See docs/webhooks.md.
 """
 
+from ._changes import PING_EVENT_TYPE as PING_EVENT_TYPE
+from ._changes import TARGET_TYPE as TARGET_TYPE
+from ._changes import Changed as Changed
+from ._changes import WebhookSpec as WebhookSpec
+from ._changes import add_webhook as add_webhook
+from ._changes import disable_gone as disable_gone
+from ._changes import not_found as not_found
+from ._changes import ping_webhook as ping_webhook
+from ._changes import redeliver_delivery as redeliver_delivery
+from ._changes import remove_webhook as remove_webhook
+from ._changes import require_webhook as require_webhook
+from ._changes import webhook_id_for as webhook_id_for
+from ._core import DeliveryStatus as DeliveryStatus
+from ._core import DisableWebhook as DisableWebhook
+from ._core import after_attempt as after_attempt
+from ._core import attempt_event as attempt_event
+from ._core import cancel as cancel
+from ._core import redeliver as redeliver
 from ._http import MAX_RETRY_AFTER_MS as MAX_RETRY_AFTER_MS
 from ._http import REQUEST_TIMEOUT_S as REQUEST_TIMEOUT_S
 from ._http import Connector as Connector
@@ -14,6 +35,13 @@ from ._http import TcpConnector as TcpConnector
 from ._http import WebhookClient as WebhookClient
 from ._http import classify as classify
 from ._http import parse_retry_after as parse_retry_after
+from ._outbox import MAX_BATCH_RECORDS as MAX_BATCH_RECORDS
+from ._outbox import PROCESSOR_ID as PROCESSOR_ID
+from ._outbox import Checkpoint as Checkpoint
+from ._outbox import ProcessedBatch as ProcessedBatch
+from ._outbox import event_body as event_body
+from ._outbox import process_batch as process_batch
+from ._outbox import read_checkpoint as read_checkpoint
 from ._schedule import MAX_ATTEMPTS as MAX_ATTEMPTS
 from ._schedule import RETRY_SCHEDULE_MS as RETRY_SCHEDULE_MS
 from ._schedule import next_attempt_at as next_attempt_at
@@ -24,6 +52,29 @@ from ._signing import delivery_body as delivery_body
 from ._signing import read_secret as read_secret
 from ._signing import signature as signature
 from ._signing import signed_headers as signed_headers
+from ._sql import MAX_PENDING_PER_WEBHOOK as MAX_PENDING_PER_WEBHOOK
+from ._sql import MAX_WEBHOOKS as MAX_WEBHOOKS
+from ._sql import AttemptRecord as AttemptRecord
+from ._sql import DeliveryRecord as DeliveryRecord
+from ._sql import WebhookRecord as WebhookRecord
+from ._sql import attempts_of as attempts_of
+from ._sql import count_live_webhooks as count_live_webhooks
+from ._sql import count_pending as count_pending
+from ._sql import delivery_body_of as delivery_body_of
+from ._sql import delivery_ids as delivery_ids
+from ._sql import finish_attempt as finish_attempt
+from ._sql import get_delivery as get_delivery
+from ._sql import get_webhook as get_webhook
+from ._sql import insert_delivery as insert_delivery
+from ._sql import insert_webhook as insert_webhook
+from ._sql import interrupted_attempts as interrupted_attempts
+from ._sql import list_webhooks as list_webhooks
+from ._sql import next_pending as next_pending
+from ._sql import pending_of as pending_of
+from ._sql import recent_deliveries as recent_deliveries
+from ._sql import save_status as save_status
+from ._sql import set_webhook_state as set_webhook_state
+from ._sql import start_attempt as start_attempt
 from ._ssrf import Destination as Destination
 from ._ssrf import DestinationRefused as DestinationRefused
 from ._ssrf import IPAddress as IPAddress
@@ -36,3 +87,9 @@ from ._ssrf import check_url as check_url
 from ._ssrf import parse_allow_addresses as parse_allow_addresses
 from ._ssrf import resolve_destination as resolve_destination
 from ._ssrf import system_resolver as system_resolver
+from ._table import DELIVERY_TABLE as DELIVERY_TABLE
+from ._table import WEBHOOK_TABLE as WEBHOOK_TABLE
+from ._table import DeliveryEvent as DeliveryEvent
+from ._table import DeliveryState as DeliveryState
+from ._table import WebhookEvent as WebhookEvent
+from ._table import WebhookState as WebhookState
