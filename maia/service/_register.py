@@ -40,6 +40,7 @@ from ._turns import (
     turn_show,
     turn_wait,
 )
+from ._webhooks import WEBHOOK_HANDLERS
 
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
 
@@ -64,6 +65,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "receipt.get": receipt_get,
     "receipt.list": receipt_list,
     "events.read": events_read,
+    **WEBHOOK_HANDLERS,
 }
 
 
