@@ -22,7 +22,11 @@ from storage import open_storage
 
 from ._helpers import params
 
-SPEC = {"url": "http://127.0.0.1:9/in", "eventTypes": ["turn.completed"], "secretEnv": "HOOK_S"}
+SPEC: dict[str, Any] = {
+    "url": "http://127.0.0.1:9/in",
+    "eventTypes": ["turn.completed"],
+    "secretEnv": "HOOK_S",
+}
 
 
 @pytest.fixture
@@ -39,7 +43,7 @@ async def ctx(tmp_path: Path) -> AsyncIterator[ServiceContext]:
 
 async def _change(ctx: ServiceContext, command: str, change: dict[str, Any]) -> Any:
     """Preview then confirm, as the CLI does; returns the confirm's output."""
-    body = {"commandId": command, "change": change}
+    body: dict[str, Any] = {"commandId": command, "change": change}
     preview = await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
     proof = {"inputDigest": preview.input_digest, "previewId": preview.preview_id,
              "proof": preview.proof}  # fmt: skip
@@ -48,7 +52,7 @@ async def _change(ctx: ServiceContext, command: str, change: dict[str, Any]) -> 
 
 async def test_add_then_list_and_show(ctx: ServiceContext) -> None:
     """An add previews the webhook ID it creates; the confirm stores it at revision 1."""
-    body = {"commandId": "c1", "change": {"kind": "add", "spec": SPEC}}
+    body: dict[str, Any] = {"commandId": "c1", "change": {"kind": "add", "spec": SPEC}}
     preview = await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
     assert preview.webhook_id.startswith("hook_")
     proof = {"inputDigest": preview.input_digest, "previewId": preview.preview_id,
@@ -76,7 +80,10 @@ async def test_add_then_list_and_show(ctx: ServiceContext) -> None:
 )  # fmt: skip
 async def test_refused_destination_at_add(ctx: ServiceContext, url: str) -> None:
     """A literal the rules refuse is refused at preview with the field named; nothing stored."""
-    body = {"commandId": "c1", "change": {"kind": "add", "spec": SPEC | {"url": url}}}
+    body: dict[str, Any] = {
+        "commandId": "c1",
+        "change": {"kind": "add", "spec": SPEC | {"url": url}},
+    }
     with pytest.raises(MaiaError) as refused:
         await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
     assert refused.value.code == "webhook_destination_refused"
@@ -86,13 +93,16 @@ async def test_refused_destination_at_add(ctx: ServiceContext, url: str) -> None
 
 async def test_confirm_needs_the_preview(ctx: ServiceContext) -> None:
     """A confirm with another proof or digest is refused and creates nothing."""
-    body = {"commandId": "c1", "change": {"kind": "add", "spec": SPEC}}
+    body: dict[str, Any] = {"commandId": "c1", "change": {"kind": "add", "spec": SPEC}}
     preview = await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
     bad = {"inputDigest": preview.input_digest, "previewId": preview.preview_id, "proof": "x"}
     with pytest.raises(MaiaError) as refused:
         await webhooks_change_confirm(ctx, params("webhooks.change.confirm", body | bad))
     assert refused.value.code == "preview_mismatch"
-    other = {"commandId": "c1", "change": {"kind": "add", "spec": SPEC | {"secretEnv": "X"}}}
+    other: dict[str, Any] = {
+        "commandId": "c1",
+        "change": {"kind": "add", "spec": SPEC | {"secretEnv": "X"}},
+    }
     good = {"inputDigest": preview.input_digest, "previewId": preview.preview_id,
             "proof": preview.proof}  # fmt: skip
     with pytest.raises(MaiaError) as refused:
@@ -127,7 +137,7 @@ async def test_unknown_names_are_not_found(ctx: ServiceContext) -> None:
     with pytest.raises(MaiaError) as missing:
         await webhooks_show(ctx, params("webhooks.show", {"webhookId": hook}))
     assert missing.value.code == "resource_not_found"
-    body = {"commandId": "c1", "change": {"kind": "redeliver", "deliveryId": "dlv_1",
+    body: dict[str, Any] = {"commandId": "c1", "change": {"kind": "redeliver", "deliveryId": "dlv_1",
             "expectedRevision": 1}}  # fmt: skip
     with pytest.raises(MaiaError) as missing:
         await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
