@@ -176,6 +176,24 @@ CREATE TABLE previews (
 CREATE INDEX previews_by_creation ON previews (created_ms);
 """
 
+# Durable timers of the actor runtime (actors/_timers.py): one row per armed timer, keyed by
+# the kind, the actor it wakes and its name; written with the transition that arms it.
+_V2_ACTOR_TIMERS: Final = """
+CREATE TABLE actor_timers (
+    kind TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    name TEXT NOT NULL,                         -- state:<aggregate id>, or the actor's own name
+    event TEXT,                                 -- a state timer's on_timeout event
+    subject_id TEXT,
+    subject_revision INTEGER,                   -- the aggregate's revision when armed
+    due_wall_ms INTEGER NOT NULL,               -- what survives a restart
+    due_monotonic_ms INTEGER NOT NULL,          -- meaningful within node_epoch only
+    node_epoch INTEGER NOT NULL,
+    PRIMARY KEY (kind, actor_id, name)
+) WITHOUT ROWID;
+"""
+
+
 # Webhooks (docs/webhooks.md): the webhooks, their deliveries (an outbox the webhook outbox
 # processor fills from the journal), each delivery's attempts, and the checkpoints of journal
 # processors (ObservationProcessorCheckpointV1), which advance in the transaction that writes
@@ -244,7 +262,7 @@ CREATE TABLE processor_checkpoints (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _WEBHOOKS)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2_ACTOR_TIMERS, _WEBHOOKS)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 
