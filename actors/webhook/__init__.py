@@ -3,21 +3,28 @@
 `_ssrf` judges destinations, `_http` sends one attempt to a checked address, `_signing` makes
 the Standard Webhooks headers, `_schedule` says when to retry; `_table` holds the webhook and
 delivery lifecycles, `_core` the pure delivery step, `_sql` the rows, `_changes` the webhook's
-transitions in storage and `_outbox` the journal processor that queues deliveries.
+transitions as writes, `_actor` the `WebhookActor`, `_outbox` the journal processor that
+queues deliveries and `_kind` the kind the runtime opens (`WEBHOOKS`).
 See docs/webhooks.md.
 """
 
+from ._actor import AttemptDone as AttemptDone
+from ._actor import ConfirmChange as ConfirmChange
+from ._actor import Kick as Kick
+from ._actor import Restarted as Restarted
+from ._actor import WebhookActor as WebhookActor
+from ._actor import WebhookContext as WebhookContext
+from ._actor import WebhookMessage as WebhookMessage
 from ._changes import PING_EVENT_TYPE as PING_EVENT_TYPE
 from ._changes import TARGET_TYPE as TARGET_TYPE
-from ._changes import Changed as Changed
+from ._changes import Proof as Proof
 from ._changes import WebhookSpec as WebhookSpec
-from ._changes import add_webhook as add_webhook
-from ._changes import disable_gone as disable_gone
+from ._changes import add_write as add_write
+from ._changes import gone_write as gone_write
 from ._changes import not_found as not_found
-from ._changes import ping_webhook as ping_webhook
-from ._changes import redeliver_delivery as redeliver_delivery
-from ._changes import remove_webhook as remove_webhook
-from ._changes import require_webhook as require_webhook
+from ._changes import ping_write as ping_write
+from ._changes import redeliver_write as redeliver_write
+from ._changes import remove_write as remove_write
 from ._changes import webhook_id_for as webhook_id_for
 from ._core import DeliveryStatus as DeliveryStatus
 from ._core import DisableWebhook as DisableWebhook
@@ -35,6 +42,10 @@ from ._http import TcpConnector as TcpConnector
 from ._http import WebhookClient as WebhookClient
 from ._http import classify as classify
 from ._http import parse_retry_after as parse_retry_after
+from ._kind import WEBHOOKS as WEBHOOKS
+from ._kind import WebhookKind as WebhookKind
+from ._kind import WebhookService as WebhookService
+from ._kind import serve_outbox as serve_outbox
 from ._outbox import MAX_BATCH_RECORDS as MAX_BATCH_RECORDS
 from ._outbox import PROCESSOR_ID as PROCESSOR_ID
 from ._outbox import Checkpoint as Checkpoint
@@ -54,9 +65,11 @@ from ._signing import signature as signature
 from ._signing import signed_headers as signed_headers
 from ._sql import MAX_PENDING_PER_WEBHOOK as MAX_PENDING_PER_WEBHOOK
 from ._sql import MAX_WEBHOOKS as MAX_WEBHOOKS
+from ._sql import WEBHOOK_ROWS as WEBHOOK_ROWS
 from ._sql import AttemptRecord as AttemptRecord
 from ._sql import DeliveryRecord as DeliveryRecord
 from ._sql import WebhookRecord as WebhookRecord
+from ._sql import WebhookRows as WebhookRows
 from ._sql import attempts_of as attempts_of
 from ._sql import count_live_webhooks as count_live_webhooks
 from ._sql import count_pending as count_pending
@@ -66,15 +79,15 @@ from ._sql import finish_attempt as finish_attempt
 from ._sql import get_delivery as get_delivery
 from ._sql import get_webhook as get_webhook
 from ._sql import insert_delivery as insert_delivery
-from ._sql import insert_webhook as insert_webhook
 from ._sql import interrupted_attempts as interrupted_attempts
+from ._sql import latest_event as latest_event
 from ._sql import list_webhooks as list_webhooks
 from ._sql import next_pending as next_pending
 from ._sql import pending_of as pending_of
 from ._sql import recent_deliveries as recent_deliveries
 from ._sql import save_status as save_status
-from ._sql import set_webhook_state as set_webhook_state
 from ._sql import start_attempt as start_attempt
+from ._sql import webhooks_with_pending as webhooks_with_pending
 from ._ssrf import Destination as Destination
 from ._ssrf import DestinationRefused as DestinationRefused
 from ._ssrf import IPAddress as IPAddress
@@ -93,3 +106,5 @@ from ._table import DeliveryEvent as DeliveryEvent
 from ._table import DeliveryState as DeliveryState
 from ._table import WebhookEvent as WebhookEvent
 from ._table import WebhookState as WebhookState
+from ._views import delivery_wire as delivery_wire
+from ._views import webhook_wire as webhook_wire

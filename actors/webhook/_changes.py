@@ -1,43 +1,48 @@
-"""The webhook's transitions written to storage: each is one function run inside the write
-transaction of its mutation (or, for `gone`, of the Node's own write), so the webhook's new
-state, its event, the deliveries it queues or cancels and the receipt commit together.
+"""The webhook's transitions as `Write`s for the one write path (docs/actors.md).
 
-Every function first asks the webhook table (`_table.WEBHOOK_TABLE.step`) whether the
-transition applies, with the caller and the expected revision, so no rule is decided here.
-A webhook's ID derives from the actor and the add's commandId, so the preview can name it and
-a retried add names the same webhook.
+Each builder returns the `Write` its actor commits: the webhook row's `Change` (its table
+events, checked by the webhook table: caller, expected revision, state), the client command
+(idempotency key and receipt), the stored result, and `sql` for what the table does not
+know: spending the preview's proof, cancelling, queueing or re-queueing deliveries. It all
+commits in one transaction, so a refused or failed change leaves nothing behind, and a
+retried commandId replays the stored result even after its proof was spent.
+A webhook's ID derives from the actor and the add's commandId, so the preview names the
+webhook the confirm will create and a retried add names the same one.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
 
-from maia.core import MaiaError
-from storage import ReceiptTarget, append_event
+from actors import CLIENT, NODE, Change, Command, Write
+from maia.core import Clock, MaiaError
+from storage import consume_preview
 
-from ._core import DeliveryStatus, cancel, redeliver
+from ._core import cancel, redeliver
 from ._signing import delivery_body
 from ._sql import (
     MAX_WEBHOOKS,
+    WEBHOOK_ROWS,
     WebhookRecord,
     count_live_webhooks,
     delivery_ids,
     get_delivery,
-    get_webhook,
     insert_delivery,
-    insert_webhook,
+    latest_event,
     pending_of,
     save_status,
-    set_webhook_state,
 )
-from ._table import CLIENT, NODE, WEBHOOK_TABLE, WebhookEvent, WebhookState
+from ._table import WEBHOOK_TABLE, WebhookEvent, WebhookState
+from ._views import webhook_wire
 
 TARGET_TYPE: Final = "webhook"
 PING_EVENT_TYPE: Final = "maia.ping"
+SqlFn = Callable[[sqlite3.Connection, tuple[Any, ...]], None]
 
 
 @attrs.frozen
@@ -53,14 +58,13 @@ class WebhookSpec:
 
 
 @attrs.frozen
-class Changed:
-    """A transition's outcome: the webhook after it, its event, its receipt target, and the
-    delivery it queued (test, redeliver)."""
+class Proof:
+    """The preview a confirm spends, and what the proof must be bound to."""
 
-    webhook: WebhookRecord
-    event_id: str
-    target: ReceiptTarget
-    delivery_id: str | None = None
+    preview_id: str
+    proof: str
+    clock: Clock = attrs.field(eq=False)
+    node_epoch: int
 
 
 def webhook_id_for(actor_id: str, command_id: str) -> str:
@@ -76,131 +80,114 @@ def not_found(resource: str, row_id: str) -> MaiaError:
     )
 
 
-def require_webhook(conn: sqlite3.Connection, webhook_id: str) -> WebhookRecord:
-    """Raises `resource_not_found`."""
-    record = get_webhook(conn, webhook_id)
-    if record is None:
-        raise not_found("webhook", webhook_id)
-    return record
+def _spend(command: Command, proof: Proof) -> SqlFn:
+    def spend(conn: sqlite3.Connection, _: tuple[Any, ...]) -> None:
+        consume_preview(conn, preview_id=proof.preview_id, proof=proof.proof,
+                        actor_id=command.actor_id, operation_id=command.operation,
+                        input_digest=command.digest, command_id=command.command_id,
+                        clock=proof.clock, node_epoch=proof.node_epoch)  # fmt: skip
+
+    return spend
 
 
-def _event(conn: sqlite3.Connection, record: WebhookRecord, event_type: str, now_ms: int,
-           actor_id: str, payload: dict[str, Any]) -> Any:  # fmt: skip
-    return append_event(
-        conn, owner_id=record.webhook_id, owner_type=TARGET_TYPE, event_type=event_type,
-        payload={"webhookId": record.webhook_id, **payload}, now_ms=now_ms,
-        aggregate_revision=record.revision, project_id=record.project_id, actor_id=actor_id,
-    )  # fmt: skip
+def _all(*steps: SqlFn) -> SqlFn:
+    def run(conn: sqlite3.Connection, records: tuple[Any, ...]) -> None:
+        for step in steps:
+            step(conn, records)
+
+    return run
 
 
-def add_webhook(
-    conn: sqlite3.Connection, webhook_id: str, spec: WebhookSpec, now_ms: int, actor_id: str
-) -> Changed:
-    """Store a new active webhook at revision 1. Raises `webhook_limit_reached`,
-    `invalid_state` (the ID exists: another command made it)."""
-    existing = get_webhook(conn, webhook_id)
-    WEBHOOK_TABLE.step(
-        existing.state if existing else WebhookState.NEW, WebhookEvent.ADD, caller=CLIENT,
-        aggregate_id=webhook_id,
-    )  # fmt: skip
-    if count_live_webhooks(conn) >= MAX_WEBHOOKS:
-        raise MaiaError(
-            "webhook_limit_reached",
-            f"the Node has {MAX_WEBHOOKS} webhooks; remove one first",
-            {"limit": MAX_WEBHOOKS},
-        )
-    head = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
-    record = WebhookRecord(
-        webhook_id, spec.url, spec.event_types, spec.project_id, spec.session_id,
-        spec.secret_env, spec.description, WebhookState.ACTIVE, None, 1, int(head), now_ms,
-        now_ms,
-    )  # fmt: skip
-    event = _event(conn, record, "webhook.added", now_ms, actor_id, {"url": spec.url,
-                   "eventTypes": list(spec.event_types)})  # fmt: skip
-    # Deliver what follows the add's own event (a processor that lags still starts there).
-    record = attrs.evolve(record, after_position=event.position)
-    insert_webhook(conn, record)
-    return Changed(record, event.event_id, ReceiptTarget(TARGET_TYPE, webhook_id, "created",
-                   None, 1))  # fmt: skip
+def _result(delivery_id: Callable[[sqlite3.Connection], str] | None = None) -> Any:
+    def result(conn: sqlite3.Connection, records: tuple[Any, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {"webhook": webhook_wire(records[0])}
+        if delivery_id is not None:
+            out["deliveryId"] = delivery_id(conn)
+        return out
+
+    return result
 
 
-def _step(
-    conn: sqlite3.Connection, record: WebhookRecord, event: WebhookEvent, caller: str,
-    expected_revision: int | None, now_ms: int, actor_id: str, reason: str | None = None,
-) -> tuple[WebhookRecord, str]:  # fmt: skip
-    found = WEBHOOK_TABLE.step(
-        record.state, event, caller=caller, aggregate_id=record.webhook_id,
-        expected_revision=expected_revision, revision=record.revision,
-    )  # fmt: skip
-    after = attrs.evolve(record, state=found.target, revision=record.revision + 1,
-                         state_reason=reason, updated_ms=now_ms)  # fmt: skip
-    set_webhook_state(conn, record.webhook_id, state=after.state, reason=reason,
-                      revision=after.revision, now_ms=now_ms)  # fmt: skip
-    assert found.emits is not None
-    written = _event(conn, after, found.emits, now_ms, actor_id, {"state": after.state.value})
-    if after.state is not WebhookState.ACTIVE:
-        for delivery in pending_of(conn, record.webhook_id):
-            cancelled = cancel(delivery.status, now_ms, f"webhook {after.state.value}")
+def _cancel_pending(webhook_id: str, now_ms: int, why: str) -> SqlFn:
+    def run(conn: sqlite3.Connection, _: tuple[Any, ...]) -> None:
+        for delivery in pending_of(conn, webhook_id):
+            cancelled = cancel(delivery.status, now_ms, why)
             if cancelled is not None:
                 save_status(conn, delivery.delivery_id, cancelled, now_ms)
-    return after, written.event_id
+
+    return run
 
 
-def _target(before: WebhookRecord, after: WebhookRecord, disposition: str) -> ReceiptTarget:
-    return ReceiptTarget(TARGET_TYPE, after.webhook_id, disposition, before.revision,
-                         after.revision)  # fmt: skip
+def add_write(webhook_id: str, spec: WebhookSpec, command: Command, proof: Proof,
+              now_ms: int) -> Write:  # fmt: skip
+    """Create the webhook, active at revision 1, delivering the events after this one."""
+    record = WebhookRecord(
+        webhook_id, spec.url, spec.event_types, spec.project_id, spec.session_id,
+        spec.secret_env, spec.description, WebhookState.ACTIVE, None, 0, 0, now_ms, now_ms,
+    )  # fmt: skip
+
+    def limit(conn: sqlite3.Connection, _: tuple[Any, ...]) -> None:
+        if count_live_webhooks(conn) > MAX_WEBHOOKS:  # the new one counts already
+            raise MaiaError("webhook_limit_reached",
+                            f"the Node has {MAX_WEBHOOKS} webhooks; remove one first",
+                            {"limit": MAX_WEBHOOKS})  # fmt: skip
+
+    change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, None, record, (WebhookEvent.ADD,), CLIENT)
+    return Write(changes=(change,), command=command, result=_result(),
+                 sql=_all(_spend(command, proof), limit))  # fmt: skip
 
 
-def remove_webhook(conn: sqlite3.Connection, webhook_id: str, expected_revision: int,
-                   now_ms: int, actor_id: str) -> Changed:  # fmt: skip
-    """Remove it (its pending deliveries are cancelled). Raises `resource_not_found`,
-    `revision_conflict`, `invalid_state`."""
-    before = require_webhook(conn, webhook_id)
-    after, event_id = _step(conn, before, WebhookEvent.REMOVE, CLIENT, expected_revision,
-                            now_ms, actor_id, "removed by the operator")  # fmt: skip
-    return Changed(after, event_id, _target(before, after, "deleted"))
+def remove_write(record: WebhookRecord, expected_revision: int, command: Command,
+                 proof: Proof, now_ms: int) -> Write:  # fmt: skip
+    """Remove the webhook; its pending and failed deliveries are cancelled."""
+    after = attrs.evolve(record, state_reason="removed by the operator")
+    change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, record, after, (WebhookEvent.REMOVE,), CLIENT,
+                    expected_revision)  # fmt: skip
+    cancel_all = _cancel_pending(record.webhook_id, now_ms, "webhook removed")
+    return Write(changes=(change,), command=command, result=_result(),
+                 sql=_all(_spend(command, proof), cancel_all))  # fmt: skip
 
 
-def ping_webhook(conn: sqlite3.Connection, webhook_id: str, expected_revision: int,
-                 now_ms: int, actor_id: str) -> Changed:  # fmt: skip
-    """Queue a `maia.ping` delivery. Raises `resource_not_found`, `revision_conflict`,
-    `invalid_state` (not active)."""
-    before = require_webhook(conn, webhook_id)
-    after, event_id = _step(conn, before, WebhookEvent.TEST, CLIENT, expected_revision,
-                            now_ms, actor_id)  # fmt: skip
-    body = delivery_body(PING_EVENT_TYPE, now_ms, {"webhookId": webhook_id, "eventId": event_id,
-                         "revision": after.revision})  # fmt: skip
-    position = conn.execute("SELECT position FROM events WHERE event_id = ?", (event_id,))
-    insert_delivery(conn, webhook_id=webhook_id, seq=position.fetchone()[0], event_id=event_id,
-                    event_type=PING_EVENT_TYPE, body=body, now_ms=now_ms)  # fmt: skip
-    return Changed(after, event_id, _target(before, after, "updated"),
-                   delivery_ids(webhook_id, event_id)[0])  # fmt: skip
+def ping_write(record: WebhookRecord, expected_revision: int, command: Command, proof: Proof,
+               now_ms: int) -> Write:  # fmt: skip
+    """Queue a `maia.ping` delivery, keyed by the `webhook.tested` event the change emits."""
+    change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, record, record, (WebhookEvent.TEST,), CLIENT,
+                    expected_revision)  # fmt: skip
+    hook = record.webhook_id
+
+    def queue(conn: sqlite3.Connection, records: tuple[Any, ...]) -> None:
+        event_id, position = latest_event(conn, hook)
+        data = {"webhookId": hook, "eventId": event_id, "revision": records[0].revision}
+        body = delivery_body(PING_EVENT_TYPE, now_ms, data)
+        insert_delivery(conn, webhook_id=hook, seq=position, event_id=event_id,
+                        event_type=PING_EVENT_TYPE, body=body, now_ms=now_ms)  # fmt: skip
+
+    def queued(conn: sqlite3.Connection) -> str:
+        return delivery_ids(hook, latest_event(conn, hook)[0])[0]
+
+    return Write(changes=(change,), command=command, result=_result(queued),
+                 sql=_all(_spend(command, proof), queue))  # fmt: skip
 
 
-def redeliver_delivery(conn: sqlite3.Connection, delivery_id: str, expected_revision: int,
-                       now_ms: int, actor_id: str) -> Changed:  # fmt: skip
-    """Queue a finished delivery again (same message ID, new round of the schedule).
-    Raises `resource_not_found`, `revision_conflict` (the webhook's), `invalid_state`."""
-    delivery = get_delivery(conn, delivery_id)
-    if delivery is None:
-        raise not_found("delivery", delivery_id)
-    before = require_webhook(conn, delivery.webhook_id)
-    WEBHOOK_TABLE.step(before.state, WebhookEvent.REDELIVER, caller=CLIENT,
-                       aggregate_id=before.webhook_id, expected_revision=expected_revision,
-                       revision=before.revision)  # fmt: skip
-    queued: DeliveryStatus = redeliver(delivery.status, now_ms, CLIENT)
-    save_status(conn, delivery_id, queued, now_ms)
-    after, event_id = _step(conn, before, WebhookEvent.REDELIVER, CLIENT, expected_revision,
-                            now_ms, actor_id)  # fmt: skip
-    return Changed(after, event_id, _target(before, after, "updated"), delivery_id)
+def redeliver_write(record: WebhookRecord, delivery_id: str, expected_revision: int,
+                    command: Command, proof: Proof, now_ms: int) -> Write:  # fmt: skip
+    """Queue one finished delivery again: the same message ID, a new round of the schedule."""
+    change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, record, record, (WebhookEvent.REDELIVER,),
+                    CLIENT, expected_revision)  # fmt: skip
+
+    def requeue(conn: sqlite3.Connection, _: tuple[Any, ...]) -> None:
+        delivery = get_delivery(conn, delivery_id)
+        if delivery is None or delivery.webhook_id != record.webhook_id:
+            raise not_found("delivery", delivery_id)
+        save_status(conn, delivery_id, redeliver(delivery.status, now_ms, CLIENT), now_ms)
+
+    return Write(changes=(change,), command=command, result=_result(lambda _: delivery_id),
+                 sql=_all(_spend(command, proof), requeue))  # fmt: skip
 
 
-def disable_gone(conn: sqlite3.Connection, webhook_id: str, reason: str, now_ms: int,
-                 actor_id: str) -> WebhookRecord | None:  # fmt: skip
-    """The Node's transition on a 410: disable the webhook, cancel what it had pending;
-    None when it is no longer active (removed meanwhile)."""
-    before = require_webhook(conn, webhook_id)
-    if WEBHOOK_TABLE.get(before.state, WebhookEvent.GONE) is None:
-        return None
-    after, _ = _step(conn, before, WebhookEvent.GONE, NODE, None, now_ms, actor_id, reason)
-    return after
+def gone_write(record: WebhookRecord, reason: str, now_ms: int) -> Write:
+    """The Node's transition on a 410: disabled, with what it had pending cancelled."""
+    after = attrs.evolve(record, state_reason=reason)
+    change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, record, after, (WebhookEvent.GONE,), NODE)
+    return Write(changes=(change,), sql=_cancel_pending(record.webhook_id, now_ms,
+                                                        "webhook disabled"))  # fmt: skip

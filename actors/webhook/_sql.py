@@ -16,6 +16,8 @@ from typing import Any, Final
 import attrs
 import orjson
 
+from actors import EventOwner, Transition
+
 from ._core import DeliveryStatus
 from ._table import DeliveryState, WebhookState
 
@@ -51,6 +53,10 @@ class WebhookRecord:
     after_position: int
     created_ms: int
     updated_ms: int
+
+    @property
+    def id(self) -> str:
+        return self.webhook_id
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> WebhookRecord:
@@ -105,14 +111,42 @@ def delivery_ids(webhook_id: str, event_id: str) -> tuple[str, str]:
     return f"dlv_{digest}", f"msg_{digest}"
 
 
-def insert_webhook(conn: sqlite3.Connection, record: WebhookRecord) -> None:
-    conn.execute(
-        f"INSERT INTO webhooks ({_HOOK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (record.webhook_id, record.url, orjson.dumps(list(record.event_types)).decode(),
-         record.project_id, record.session_id, record.secret_env, record.description,
-         record.state.value, record.state_reason, record.revision, record.after_position,
-         record.created_ms, record.updated_ms),
-    )  # fmt: skip
+class WebhookRows:
+    """The runtime's `Rows` for webhooks: insert, compare-and-set update, event owner."""
+
+    resource = "webhook"
+
+    def insert(self, conn: sqlite3.Connection, record: WebhookRecord, now_ms: int) -> None:
+        """Insert at the journal's head: only later events are delivered to it."""
+        conn.execute(
+            f"INSERT INTO webhooks ({_HOOK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            " (SELECT coalesce(max(position), 0) FROM events), ?, ?)",
+            (record.webhook_id, record.url, orjson.dumps(list(record.event_types)).decode(),
+             record.project_id, record.session_id, record.secret_env, record.description,
+             record.state.value, record.state_reason, record.revision, now_ms, now_ms),
+        )  # fmt: skip
+
+    def update(
+        self, conn: sqlite3.Connection, before: WebhookRecord, after: WebhookRecord, now_ms: int
+    ) -> bool:
+        return conn.execute(
+            "UPDATE webhooks SET state = ?, state_reason = ?, revision = ?, updated_ms = ?"
+            " WHERE webhook_id = ? AND revision = ?",
+            (after.state.value, after.state_reason, after.revision, now_ms, after.webhook_id,
+             before.revision),
+        ).rowcount == 1  # fmt: skip
+
+    def owner(self, record: WebhookRecord) -> EventOwner:
+        return EventOwner(record.webhook_id, "webhook", record.project_id)
+
+    def payload(self, row: Transition[Any, Any], after: WebhookRecord) -> dict[str, Any]:
+        body: dict[str, Any] = {"webhookId": after.webhook_id, "state": after.state.value}
+        if after.state_reason is not None:
+            body["reason"] = after.state_reason
+        return body
+
+
+WEBHOOK_ROWS: Final = WebhookRows()
 
 
 def get_webhook(conn: sqlite3.Connection, webhook_id: str) -> WebhookRecord | None:
@@ -136,23 +170,6 @@ def list_webhooks(
 
 def count_live_webhooks(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM webhooks WHERE state != 'removed'").fetchone()[0])
-
-
-def set_webhook_state(
-    conn: sqlite3.Connection,
-    webhook_id: str,
-    *,
-    state: WebhookState,
-    reason: str | None,
-    revision: int,
-    now_ms: int,
-) -> None:
-    """Move a webhook to `state` at `revision` (the caller compared the old one)."""
-    conn.execute(
-        "UPDATE webhooks SET state = ?, state_reason = ?, revision = ?, updated_ms = ?"
-        " WHERE webhook_id = ?",
-        (state.value, reason, revision, now_ms, webhook_id),
-    )
 
 
 def insert_delivery(
@@ -194,6 +211,24 @@ def delivery_body_of(conn: sqlite3.Connection, delivery_id: str) -> bytes:
         "SELECT body FROM webhook_deliveries WHERE delivery_id = ?", (delivery_id,)
     ).fetchone()
     return bytes(row[0])
+
+
+def webhooks_with_pending(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """Active webhooks with a pending delivery (woken when the Node starts)."""
+    rows = conn.execute(
+        "SELECT DISTINCT d.webhook_id FROM webhook_deliveries d JOIN webhooks w"
+        " ON w.webhook_id = d.webhook_id WHERE d.state = 'pending' AND w.state = 'active'"
+    )
+    return tuple(r[0] for r in rows)
+
+
+def latest_event(conn: sqlite3.Connection, owner_id: str) -> tuple[str, int]:
+    """(event ID, position) of the newest event of `owner_id`."""
+    row = conn.execute(
+        "SELECT event_id, position FROM events WHERE owner_id = ? ORDER BY owner_seq DESC LIMIT 1",
+        (owner_id,),
+    ).fetchone()
+    return str(row[0]), int(row[1])
 
 
 def next_pending(conn: sqlite3.Connection, webhook_id: str) -> DeliveryRecord | None:

@@ -1,6 +1,6 @@
 """The two lifecycles of webhooks, as transition tables: the webhook and one delivery.
 
-Webhook: `new` (not yet stored) is left only by `add`; an `active` webhook takes `remove`,
+Webhook: created `active` by `add` (the creation row); an `active` webhook takes `remove`,
 `test` and `redeliver` from an operator (each names its expected revision and leaves a
 receipt) and `gone` from the Node when a receiver answers 410; `disabled` only takes `remove`;
 `removed` is terminal. `test` and `redeliver` keep the webhook active but are still its
@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import enum
 
-from actors._table import TransitionTable, row
+from actors._table import CLIENT, NODE, TransitionTable, creation, row
 
-CLIENT = "client"
-NODE = "node"
+__all__ = ["CLIENT", "NODE"]
 
 
 class WebhookState(enum.Enum):
-    NEW = "new"
     ACTIVE = "active"
     DISABLED = "disabled"
     REMOVED = "removed"
@@ -60,10 +58,10 @@ def _webhook_table() -> TransitionTable[WebhookState, WebhookEvent]:
         "webhook",
         states=WebhookState,
         events=WebhookEvent,
-        initial=s.NEW,
+        initial=s.ACTIVE,
         terminal=(s.REMOVED,),
+        create=creation(e.ADD, s.ACTIVE, CLIENT, emits="webhook.added", receipt=True),
         rows=[
-            row(s.NEW, e.ADD, s.ACTIVE, CLIENT, emits="webhook.added", receipt=True),
             row(s.ACTIVE, e.REMOVE, s.REMOVED, CLIENT, emits="webhook.removed", receipt=True,
                 expects_revision=True),
             row(s.ACTIVE, e.TEST, s.ACTIVE, CLIENT, emits="webhook.tested", receipt=True,

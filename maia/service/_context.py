@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from actors import ActorRuntime
 from actors.session import Command, SessionRuntime
 from maia.config import UserConfig
 from maia.protocol import Clock, MaiaError, check, digest_json, to_json
@@ -31,6 +32,7 @@ class ServiceContext:
     config: UserConfig
     runtime: SessionRuntime
     home: Path  # where projects.jsonc is mirrored
+    actors: ActorRuntime | None = None  # the kinds of KINDS (runtime[KIND] for their facade)
 
     @property
     def projects_file(self) -> Path:

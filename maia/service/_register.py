@@ -13,8 +13,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from actors import ActorError
+from actors import ActorError, Kind, open_actor_runtime
 from actors.session import open_session_runtime
+from actors.webhook import WEBHOOKS
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
 from storage import Storage
@@ -44,6 +45,8 @@ from ._turns import (
 from ._webhooks import WEBHOOK_HANDLERS
 
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
+# The Node's kinds on the actor runtime (docs/actors.md): one line per kind.
+KINDS: Final[tuple[Kind[Any], ...]] = (WEBHOOKS,)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
@@ -105,12 +108,19 @@ async def open_services(
     environ: Mapping[str, str] | None = None,
     timings: WorkerTimings | None = None,
     live: Callable[[str, str, str, str, str, str], None] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[ServiceContext]:
     """Load `home/config.jsonc` (unless `config` is given), recover and run the Session
     runtime, and yield the handlers' context; `live` gets the Sessions' live item records
-    (the observation hub). Raises `configuration_invalid`."""
+    (the observation hub); `options` are the kinds' settings (tests: a webhook client).
+    Raises `configuration_invalid`."""
     settings = config if config is not None else load_user_config(home / "config.jsonc")
-    async with open_session_runtime(
-        store, clock=clock, config=settings, environ=environ, timings=timings, live=live
-    ) as runtime:
-        yield ServiceContext(store, clock, settings, runtime, home)
+    async with (
+        open_session_runtime(
+            store, clock=clock, config=settings, environ=environ, timings=timings, live=live
+        ) as runtime,
+        open_actor_runtime(
+            store, clock=clock, config=settings, environ=environ, kinds=KINDS, options=options
+        ) as actors,
+    ):
+        yield ServiceContext(store, clock, settings, runtime, home, actors)

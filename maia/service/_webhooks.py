@@ -5,8 +5,8 @@ address, the webhook's state and revision, the delivery's state) and issues a on
 bound to the actor, the confirm's operation and the digest of the change (which holds the
 destination and the expected revision). The confirm spends the proof, compares the revision
 and applies the webhook's transition in one storage transaction with its event and receipt.
-Nothing here talks to a receiver: deliveries are queued rows, and the webhook service
-(`actors.webhook`) learns of every change from the journal's commit notifications.
+The confirm is applied by the webhook's actor (`actors.webhook`), through the one write path.
+Nothing here talks to a receiver: deliveries are queued rows.
 """
 
 from __future__ import annotations
@@ -17,30 +17,31 @@ from typing import Any, Final
 
 import attrs
 
+from actors import Command
 from actors.webhook import (
     DELIVERY_TABLE,
     WEBHOOK_TABLE,
-    Changed,
+    WEBHOOKS,
+    ConfirmChange,
     DeliveryEvent,
     DeliveryRecord,
     DestinationRefused,
+    Proof,
     WebhookEvent,
     WebhookRecord,
+    WebhookService,
     WebhookSpec,
     WebhookState,
-    add_webhook,
-    attempts_of,
     check_url,
+    delivery_wire,
     get_delivery,
     get_webhook,
     list_webhooks,
+    not_found,
     parse_allow_addresses,
-    ping_webhook,
     recent_deliveries,
-    redeliver_delivery,
-    remove_webhook,
-    require_webhook,
     webhook_id_for,
+    webhook_wire,
 )
 from maia.core import MaiaError, check, digest_json, format_timestamp_ms, to_json
 from maia.protocol import (
@@ -53,17 +54,9 @@ from maia.protocol import (
     WebhookListOutput,
     WebhookRedeliverChange,
     WebhookRef,
-    WebhookRemoveChange,
     WebhookShowOutput,
 )
-from storage import (
-    Applied,
-    Confirmation,
-    ExpectedTarget,
-    MutationKey,
-    issue_preview,
-    run_mutation,
-)
+from storage import ExpectedTarget, issue_preview
 
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
 
@@ -102,11 +95,13 @@ def _judge(conn: sqlite3.Connection, change: Any) -> tuple[WebhookRecord, Delive
     if isinstance(change, WebhookRedeliverChange):
         delivery = get_delivery(conn, change.delivery_id)
         if delivery is None:
-            raise MaiaError("resource_not_found", f"delivery {change.delivery_id} does not exist",
-                            {"resource": "delivery", "id": change.delivery_id})  # fmt: skip
-        record = require_webhook(conn, delivery.webhook_id)
+            raise not_found("delivery", change.delivery_id)
+        found = get_webhook(conn, delivery.webhook_id)
     else:
-        record = require_webhook(conn, change.webhook_id)
+        found = get_webhook(conn, change.webhook_id)
+    if found is None:
+        raise not_found("webhook", delivery.webhook_id if delivery else change.webhook_id)
+    record = found
     WEBHOOK_TABLE.step(record.state, _EVENTS[change.kind], caller="client",
                        aggregate_id=record.webhook_id, expected_revision=change.expected_revision,
                        revision=record.revision)  # fmt: skip
@@ -148,29 +143,10 @@ async def webhooks_change_preview(
     return check(WebhookChangePreviewOutput, await ctx.store.write(preview), root="result")
 
 
-def _apply(ctx: ServiceContext, params: WebhookChangeConfirmInput, url: str | None,
-           conn: sqlite3.Connection) -> Applied:  # fmt: skip
-    change, now = params.change, ctx.now()
-    changed: Changed
-    if isinstance(change, WebhookAddChange):
-        assert url is not None
-        spec = attrs.evolve(_spec(change), url=url)
-        webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
-        changed = add_webhook(conn, webhook_id, spec, now, LOCAL_ACTOR)
-    elif isinstance(change, WebhookRemoveChange):
-        changed = remove_webhook(conn, change.webhook_id, change.expected_revision, now,
-                                 LOCAL_ACTOR)  # fmt: skip
-    elif isinstance(change, WebhookRedeliverChange):
-        changed = redeliver_delivery(conn, change.delivery_id, change.expected_revision, now,
-                                     LOCAL_ACTOR)  # fmt: skip
-    else:
-        changed = ping_webhook(conn, change.webhook_id, change.expected_revision, now,
-                               LOCAL_ACTOR)  # fmt: skip
-    result: dict[str, Any] = {"webhook": webhook_wire(changed.webhook)}
-    if changed.delivery_id is not None:
-        result["deliveryId"] = changed.delivery_id
-    return Applied(result, (changed.target,), (changed.event_id,),
-                   project_id=changed.webhook.project_id)  # fmt: skip
+def _service(ctx: ServiceContext) -> WebhookService:
+    if ctx.actors is None:
+        raise MaiaError("unavailable", "webhooks are not running", {"target": "webhook"})
+    return ctx.actors[WEBHOOKS]
 
 
 async def webhooks_change_confirm(
@@ -184,55 +160,27 @@ async def webhooks_change_confirm(
     if params.input_digest != digest:
         raise MaiaError("preview_mismatch", f"inputDigest does not match preview "
                         f"{params.preview_id}", {"previewId": params.preview_id})  # fmt: skip
-    url = _checked_url(ctx, change.spec.url) if isinstance(change, WebhookAddChange) else None
-    key = MutationKey(LOCAL_ACTOR, CONFIRM_OP, params.command_id)
-
-    def confirm(conn: sqlite3.Connection) -> Any:
-        return run_mutation(conn, key=key, input_digest=digest, now_ms=ctx.now(),
-                            apply=lambda c: _apply(ctx, params, url, c),
-                            confirmation=Confirmation(params.preview_id, params.proof),
-                            clock=ctx.clock, node_epoch=ctx.store.node_epoch)  # fmt: skip
-
-    return mutation_output(WebhookChangeConfirmOutput, await ctx.store.write(confirm))
-
-
-def webhook_wire(record: WebhookRecord) -> dict[str, Any]:
-    wire: dict[str, Any] = {
-        "webhookId": record.webhook_id, "url": record.url,
-        "eventTypes": list(record.event_types), "secretEnv": record.secret_env,
-        "state": record.state.value, "revision": record.revision,
-        "createdAt": format_timestamp_ms(record.created_ms),
-        "updatedAt": format_timestamp_ms(record.updated_ms),
-    }  # fmt: skip
-    optional = {"projectId": record.project_id, "sessionId": record.session_id,
-                "description": record.description, "stateReason": record.state_reason}  # fmt: skip
-    return wire | {k: v for k, v in optional.items() if v is not None}
-
-
-def _when(ms: int | None) -> str | None:
-    return None if ms is None else format_timestamp_ms(ms)
-
-
-def _delivery_wire(conn: sqlite3.Connection, d: DeliveryRecord) -> dict[str, Any]:
-    s = d.status
-    log = [{"number": a.number, "startedAt": format_timestamp_ms(a.started_ms),
-            "outcome": a.outcome, "finishedAt": _when(a.finished_ms),
-            "statusCode": a.status_code, "reason": a.reason}
-           for a in attempts_of(conn, d.delivery_id)[-64:]]  # fmt: skip
-    wire = {"deliveryId": d.delivery_id, "messageId": d.message_id, "eventId": d.event_id,
-            "eventType": d.event_type, "state": s.state.value, "attempts": s.attempts,
-            "createdAt": format_timestamp_ms(d.created_ms), "nextAttemptAt": _when(
-            s.next_attempt_ms), "lastStatusCode": s.last_status_code,
-            "lastReason": s.last_reason, "finishedAt": _when(s.finished_ms),
-            "redeliveries": s.redeliveries, "attemptLog": log}  # fmt: skip
-    return _drop_none(wire)
-
-
-def _drop_none(wire: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in wire.items() if v is not None}
-    if "attemptLog" in out:
-        out["attemptLog"] = [_drop_none(a) for a in out["attemptLog"]]
-    return out
+    command = Command(params.command_id, LOCAL_ACTOR, digest, CONFIRM_OP)
+    proof = Proof(params.preview_id, params.proof, ctx.clock, ctx.store.node_epoch)
+    if isinstance(change, WebhookAddChange):
+        spec = attrs.evolve(_spec(change), url=_checked_url(ctx, change.spec.url))
+        webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
+        message = ConfirmChange("add", command, proof, spec=spec)
+    elif isinstance(change, WebhookRedeliverChange):
+        delivery_id = change.delivery_id
+        delivery = await ctx.read(lambda c: get_delivery(c, delivery_id))
+        if delivery is None:
+            raise not_found("delivery", delivery_id)
+        webhook_id = delivery.webhook_id
+        message = ConfirmChange("redeliver", command, proof,
+                                expected_revision=change.expected_revision,
+                                delivery_id=delivery_id)  # fmt: skip
+    else:
+        webhook_id = change.webhook_id
+        message = ConfirmChange(change.kind, command, proof,
+                                expected_revision=change.expected_revision)  # fmt: skip
+    result = await _service(ctx).ask(webhook_id, message)
+    return mutation_output(WebhookChangeConfirmOutput, result)
 
 
 async def webhooks_list(ctx: ServiceContext, params: WebhookListInput) -> WebhookListOutput:
@@ -249,9 +197,8 @@ async def webhooks_show(ctx: ServiceContext, params: WebhookRef) -> WebhookShowO
     def show(conn: sqlite3.Connection) -> dict[str, Any]:
         record = get_webhook(conn, params.webhook_id)
         if record is None:
-            raise MaiaError("resource_not_found", f"webhook {params.webhook_id} does not exist",
-                            {"resource": "webhook", "id": params.webhook_id})  # fmt: skip
-        deliveries = [_delivery_wire(conn, d) for d in recent_deliveries(conn, record.webhook_id)]
+            raise not_found("webhook", params.webhook_id)
+        deliveries = [delivery_wire(conn, d) for d in recent_deliveries(conn, record.webhook_id)]
         return {"webhook": webhook_wire(record), "deliveries": deliveries}
 
     return check(WebhookShowOutput, await ctx.read(show), root="result")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from actors.webhook import WebhookSpec, add_webhook, webhook_id_for
+from actors.webhook import WEBHOOK_ROWS, WebhookRecord, WebhookState, webhook_id_for
 from storage import append_event
 from storage._schema import migrate
 
@@ -32,11 +32,13 @@ def add(
     project_id: str | None = None,
     now_ms: int = 1000,
 ) -> str:
-    """Add a webhook (in its own transaction) and return its ID."""
+    """Insert an active webhook row (in its own transaction) and return its ID."""
     webhook_id = webhook_id_for(ACTOR, command)
-    spec = WebhookSpec("http://127.0.0.1:9/in", types, "HOOK_SECRET", project_id=project_id)
+    record = WebhookRecord(webhook_id, "http://127.0.0.1:9/in", types, project_id, None,
+                           "HOOK_SECRET", None, WebhookState.ACTIVE, None, 1, 0, now_ms,
+                           now_ms)  # fmt: skip
     conn.execute("BEGIN IMMEDIATE")
-    add_webhook(conn, webhook_id, spec, now_ms, ACTOR)
+    WEBHOOK_ROWS.insert(conn, record, now_ms)
     conn.execute("COMMIT")
     return webhook_id
 
