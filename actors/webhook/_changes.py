@@ -139,7 +139,7 @@ def add_write(webhook_id: str, spec: WebhookSpec, command: Command, proof: Proof
 
 def remove_write(record: WebhookRecord, expected_revision: int, command: Command,
                  proof: Proof, now_ms: int) -> Write:  # fmt: skip
-    """Remove the webhook; its pending and failed deliveries are cancelled."""
+    """Remove the webhook; its pending deliveries are cancelled."""
     after = attrs.evolve(record, state_reason="removed by the operator")
     change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, record, after, (WebhookEvent.REMOVE,), CLIENT,
                     expected_revision)  # fmt: skip

@@ -276,7 +276,7 @@ def save_status(
 def pending_of(conn: sqlite3.Connection, webhook_id: str) -> tuple[DeliveryRecord, ...]:
     rows = conn.execute(
         f"SELECT {_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ?"
-        " AND state IN ('pending', 'failed')",
+        " AND state = 'pending'",
         (webhook_id,),
     )
     return tuple(DeliveryRecord.from_row(r) for r in rows)

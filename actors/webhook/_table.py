@@ -91,7 +91,6 @@ def _delivery_table() -> TransitionTable[DeliveryState, DeliveryEvent]:
             row(s.PENDING, e.CANCEL, s.CANCELLED, NODE),
             row(s.SUCCEEDED, e.REDELIVER, s.PENDING, CLIENT),
             row(s.FAILED, e.REDELIVER, s.PENDING, CLIENT),
-            row(s.FAILED, e.CANCEL, s.CANCELLED, NODE),
         ],
     )  # fmt: skip
 
