@@ -42,7 +42,7 @@ class World:
         from tests.maia.service._helpers import params
 
         self.commands += 1
-        body = {"commandId": f"c{self.commands}", "change": change}
+        body: dict[str, Any] = {"commandId": f"c{self.commands}", "change": change}
         preview = await webhooks_change_preview(self.ctx, params("webhooks.change.preview", body))
         proof = {"inputDigest": preview.input_digest, "previewId": preview.preview_id,
                  "proof": preview.proof}  # fmt: skip
@@ -128,7 +128,8 @@ async def test_ping_then_redeliver_keeps_the_webhook_id(world: World) -> None:
                         "expectedRevision": 2})  # fmt: skip
     await receiver.wait_for(2, BOUND_S)
     first, second = receiver.received
-    assert first.verified and second.verified
+    assert first.verified
+    assert second.verified
     assert first.headers["webhook-id"] == second.headers["webhook-id"]
     assert b'"type":"maia.ping"' in first.body
 
