@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from ._ops_config import CONFIG_OPERATIONS
 from ._ops_node import NODE_OPERATIONS
 from ._ops_records import RECORD_OPERATIONS
 from ._ops_session import SESSION_OPERATIONS
@@ -15,6 +16,6 @@ from ._registry import Registry, build_registry
 REGISTRY_VERSION: Final = "0.2.0"
 
 ALL_OPERATIONS: Final = (
-    NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS
+    NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS + CONFIG_OPERATIONS
 ) + WEBHOOK_OPERATIONS
 REGISTRY: Final[Registry] = build_registry(ALL_OPERATIONS)
