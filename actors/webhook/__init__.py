@@ -84,6 +84,7 @@ from ._sql import latest_event as latest_event
 from ._sql import list_webhooks as list_webhooks
 from ._sql import next_pending as next_pending
 from ._sql import pending_of as pending_of
+from ._sql import preview_revision as preview_revision
 from ._sql import recent_deliveries as recent_deliveries
 from ._sql import save_status as save_status
 from ._sql import start_attempt as start_attempt

@@ -332,3 +332,16 @@ def attempts_of(conn: sqlite3.Connection, delivery_id: str) -> tuple[AttemptReco
         (delivery_id,),
     )
     return tuple(AttemptRecord(*r) for r in rows)
+
+
+def preview_revision(conn: sqlite3.Connection, preview_id: str) -> int | None:
+    """The webhook revision a preview bound to its proof (storage's `previews.targets`), or
+    None for an unknown preview; the confirm still spends the proof, which checks the rest."""
+    row = conn.execute("SELECT targets FROM previews WHERE preview_id = ?", (preview_id,))
+    found = row.fetchone()
+    if found is None:
+        return None
+    for target_type, _, revision in orjson.loads(found[0]):
+        if target_type == "webhook" and revision is not None:
+            return int(revision)
+    return None

@@ -3,9 +3,11 @@ show read. All four are operator-only (`local-user`; a Session credential is ref
 
 The change is a union on `kind`: `add {spec}`, `remove`/`test {webhookId, expectedRevision}`,
 `redeliver {deliveryId, expectedRevision}` (the revision of the webhook that owns the
-delivery). The preview binds the action, the input digest, the actor, the webhook's revision
-and the destination, and returns a one-time proof; the confirm repeats the input with the
-digest, the preview and the proof, compares the revision and commits in one transaction.
+delivery). `expectedRevision` may be left out: the preview then binds the revision it read
+to its proof, and the confirm compares that one. The preview binds the action, the input
+digest, the actor, the webhook's revision and the destination, and returns a one-time proof;
+the confirm repeats the input with the digest, the preview and the proof, compares the
+revision and commits in one transaction.
 Its effect class is external-uncertain: what a receiver did with a delivery is not known.
 """
 
@@ -84,7 +86,10 @@ class WebhookRemoveChange:
 
     kind: Literal["remove"] = field(doc="remove.")
     webhook_id: str = webhook_id_field()
-    expected_revision: int = revision_field("The webhook's revision.")
+    expected_revision: int | None = revision_field(
+        "The webhook's revision (default: the one the preview read, bound by its proof).",
+        default=None,
+    )
 
 
 @attrs.frozen
@@ -93,7 +98,10 @@ class WebhookTestChange:
 
     kind: Literal["test"] = field(doc="test.")
     webhook_id: str = webhook_id_field()
-    expected_revision: int = revision_field("The webhook's revision.")
+    expected_revision: int | None = revision_field(
+        "The webhook's revision (default: the one the preview read, bound by its proof).",
+        default=None,
+    )
 
 
 @attrs.frozen
@@ -102,7 +110,10 @@ class WebhookRedeliverChange:
 
     kind: Literal["redeliver"] = field(doc="redeliver.")
     delivery_id: str = id_field("The delivery.")
-    expected_revision: int = revision_field("The revision of the webhook that owns it.")
+    expected_revision: int | None = revision_field(
+        "The revision of the webhook that owns it (default: the one the preview read).",
+        default=None,
+    )
 
 
 WebhookChange = WebhookAddChange | WebhookRemoveChange | WebhookTestChange | WebhookRedeliverChange

@@ -39,6 +39,7 @@ from actors.webhook import (
     list_webhooks,
     not_found,
     parse_allow_addresses,
+    preview_revision,
     recent_deliveries,
     webhook_id_for,
     webhook_wire,
@@ -102,8 +103,9 @@ def _judge(conn: sqlite3.Connection, change: Any) -> tuple[WebhookRecord, Delive
     if found is None:
         raise not_found("webhook", delivery.webhook_id if delivery else change.webhook_id)
     record = found
+    expected = record.revision if change.expected_revision is None else change.expected_revision
     WEBHOOK_TABLE.step(record.state, _EVENTS[change.kind], caller="client",
-                       aggregate_id=record.webhook_id, expected_revision=change.expected_revision,
+                       aggregate_id=record.webhook_id, expected_revision=expected,
                        revision=record.revision)  # fmt: skip
     if delivery is not None:
         DELIVERY_TABLE.step(delivery.status.state, DeliveryEvent.REDELIVER, caller="client",
@@ -162,6 +164,14 @@ async def webhooks_change_confirm(
                         f"{params.preview_id}", {"previewId": params.preview_id})  # fmt: skip
     command = Command(params.command_id, LOCAL_ACTOR, digest, CONFIRM_OP)
     proof = Proof(params.preview_id, params.proof, ctx.clock, ctx.store.node_epoch)
+    expected: int | None = None
+    if not isinstance(change, WebhookAddChange):
+        expected = change.expected_revision
+        if expected is None:  # the revision the preview read, bound to its proof
+            expected = await ctx.read(lambda c: preview_revision(c, params.preview_id))
+        if expected is None:
+            raise MaiaError("preview_mismatch", f"no preview {params.preview_id} with that "
+                            "proof", {"previewId": params.preview_id})  # fmt: skip
     if isinstance(change, WebhookAddChange):
         spec = attrs.evolve(_spec(change), url=_checked_url(ctx, change.spec.url))
         webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
@@ -172,13 +182,11 @@ async def webhooks_change_confirm(
         if delivery is None:
             raise not_found("delivery", delivery_id)
         webhook_id = delivery.webhook_id
-        message = ConfirmChange("redeliver", command, proof,
-                                expected_revision=change.expected_revision,
+        message = ConfirmChange("redeliver", command, proof, expected_revision=expected,
                                 delivery_id=delivery_id)  # fmt: skip
     else:
         webhook_id = change.webhook_id
-        message = ConfirmChange(change.kind, command, proof,
-                                expected_revision=change.expected_revision)  # fmt: skip
+        message = ConfirmChange(change.kind, command, proof, expected_revision=expected)
     result = await _service(ctx).ask(webhook_id, message)
     return mutation_output(WebhookChangeConfirmOutput, result)
 

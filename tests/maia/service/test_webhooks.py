@@ -142,3 +142,20 @@ async def test_unknown_names_are_not_found(ctx: ServiceContext) -> None:
     with pytest.raises(MaiaError) as missing:
         await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
     assert missing.value.code == "resource_not_found"
+
+
+async def test_revision_bound_by_the_preview(ctx: ServiceContext) -> None:
+    """Without expectedRevision the preview binds the revision it read: a change in between
+    makes the confirm a revision_conflict, and nothing is removed."""
+    hook = (await _change(ctx, "c1", {"kind": "add", "spec": SPEC})).webhook.webhook_id
+    body: dict[str, Any] = {"commandId": "c2", "change": {"kind": "remove", "webhookId": hook}}
+    preview = await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
+    assert preview.revision == 1
+    await _change(ctx, "c3", {"kind": "test", "webhookId": hook})
+    proof = {"inputDigest": preview.input_digest, "previewId": preview.preview_id,
+             "proof": preview.proof}  # fmt: skip
+    with pytest.raises(MaiaError) as refused:
+        await webhooks_change_confirm(ctx, params("webhooks.change.confirm", body | proof))
+    assert refused.value.code == "revision_conflict"
+    shown = await webhooks_show(ctx, params("webhooks.show", {"webhookId": hook}))
+    assert (shown.webhook.state, shown.webhook.revision) == ("active", 2)
