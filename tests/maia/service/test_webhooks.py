@@ -137,8 +137,8 @@ async def test_unknown_names_are_not_found(ctx: ServiceContext) -> None:
     with pytest.raises(MaiaError) as missing:
         await webhooks_show(ctx, params("webhooks.show", {"webhookId": hook}))
     assert missing.value.code == "resource_not_found"
-    body: dict[str, Any] = {"commandId": "c1", "change": {"kind": "redeliver", "deliveryId": "dlv_1",
-            "expectedRevision": 1}}  # fmt: skip
+    change = {"kind": "redeliver", "deliveryId": "dlv_1", "expectedRevision": 1}
+    body: dict[str, Any] = {"commandId": "c1", "change": change}
     with pytest.raises(MaiaError) as missing:
         await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
     assert missing.value.code == "resource_not_found"
