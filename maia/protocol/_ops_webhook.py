@@ -149,9 +149,10 @@ class WebhookChangeConfirmInput:
 
     command_id: str = command_id_field()
     change: WebhookChange = field(doc="The change, as previewed.")
-    input_digest: str = digest_field("From the preview.")
-    preview_id: str = id_field("From the preview.")
-    proof: str = field(doc="From the preview.", min_length=1, max_length=128)
+    input_digest: str | None = digest_field("From the preview (the CLI fills it).", default=None)
+    preview_id: str | None = id_field("From the preview (the CLI fills it).", default=None)
+    proof: str | None = field(doc="From the preview (the CLI fills it).", default=None,
+                              min_length=1, max_length=128)  # fmt: skip
 
 
 @attrs.frozen

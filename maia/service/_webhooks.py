@@ -159,16 +159,20 @@ async def webhooks_change_confirm(
     `resource_not_found`, `revision_conflict`, `invalid_state`."""
     change = params.change
     digest = _digest(change)
+    preview_id = params.preview_id
+    if preview_id is None or params.proof is None or params.input_digest is None:
+        raise MaiaError("confirmation_required", f"{CONFIRM_OP} needs a preview and its proof",
+                        {"method": CONFIRM_OP})  # fmt: skip
     if params.input_digest != digest:
         raise MaiaError("preview_mismatch", f"inputDigest does not match preview "
                         f"{params.preview_id}", {"previewId": params.preview_id})  # fmt: skip
     command = Command(params.command_id, LOCAL_ACTOR, digest, CONFIRM_OP)
-    proof = Proof(params.preview_id, params.proof, ctx.clock, ctx.store.node_epoch)
+    proof = Proof(preview_id, params.proof, ctx.clock, ctx.store.node_epoch)
     expected: int | None = None
     if not isinstance(change, WebhookAddChange):
         expected = change.expected_revision
         if expected is None:  # the revision the preview read, bound to its proof
-            expected = await ctx.read(lambda c: preview_revision(c, params.preview_id))
+            expected = await ctx.read(lambda c: preview_revision(c, preview_id))
         if expected is None:
             raise MaiaError("preview_mismatch", f"no preview {params.preview_id} with that "
                             "proof", {"previewId": params.preview_id})  # fmt: skip
