@@ -111,3 +111,16 @@ def test_cancel_only_what_the_table_allows() -> None:
     assert cancelled.state is DeliveryState.CANCELLED
     done, _ = after_attempt(DeliveryStatus.new(0), OK, 1)
     assert cancel(done, 5, "webhook removed") is None
+
+
+def test_docs_show_the_tables_and_the_schedule() -> None:
+    """docs/webhooks.md draws both tables as they are and states the schedule as it is."""
+    from pathlib import Path
+
+    from actors._diagrams import render_mermaid
+    from actors.webhook import schedule_text
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "webhooks.md").read_text()
+    for table in (WEBHOOK_TABLE, DELIVERY_TABLE):
+        assert render_mermaid(table).strip() in doc
+    assert schedule_text() in " ".join(doc.replace("**", "").split())
