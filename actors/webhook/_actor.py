@@ -33,7 +33,7 @@ from ._changes import (
     redeliver_write,
     remove_write,
 )
-from ._core import DisableWebhook, after_attempt
+from ._core import DeliveryStatus, DisableWebhook, after_attempt
 from ._http import REQUEST_TIMEOUT_S, SendKind, SendResult, WebhookClient
 from ._signing import SecretUnavailable, read_secret, signed_headers
 from ._sql import (
@@ -158,29 +158,33 @@ class WebhookActor:
         return committed.mutation
 
     async def _attempt_done(self, done: AttemptDone) -> None:
+        """Record the attempt's outcome and the delivery's next state in one write (with the
+        webhook's `gone` transition on a 410)."""
         self._in_flight = None
         now = self.path.clock.wall_ms()
+        result = done.result
         outcome = {SendKind.SUCCEEDED: "succeeded", SendKind.GONE: "gone"}.get(
-            done.result.kind, "failed")  # fmt: skip
+            result.kind, "failed")  # fmt: skip
         delivery = await self.ctx.store.read(lambda c: get_delivery(c, done.delivery_id))
+        status: DeliveryStatus | None = None
         actions: tuple[DisableWebhook, ...] = ()
+        if delivery is not None:
+            try:
+                status, actions = after_attempt(delivery.status, result, now)
+            except MaiaError:  # cancelled while in flight: only the attempt is recorded
+                status = None
 
         def record_it(conn: Any, _: tuple[Any, ...]) -> None:
             finish_attempt(conn, done.delivery_id, done.number, outcome=outcome,
-                           status_code=done.result.status_code, reason=done.result.reason,
+                           status_code=result.status_code, reason=result.reason,
                            now_ms=now)  # fmt: skip
             if status is not None:
                 save_status(conn, done.delivery_id, status, now)
 
-        status = None
-        if delivery is not None:
-            try:
-                status, actions = after_attempt(delivery.status, done.result, now)
-            except MaiaError:  # cancelled while in flight: keep the attempt's record only
-                status = None
         write = Write(sql=record_it)
-        if actions and self.record is not None and self.record.state is WebhookState.ACTIVE:
-            gone = gone_write(self.record, actions[0].reason, now)
+        record = self.record
+        if actions and record is not None and record.state is WebhookState.ACTIVE:
+            gone = gone_write(record, actions[0].reason, now)
             write = attrs.evolve(gone, sql=_both(record_it, gone.sql))
         committed = await self.path.commit(write)
         if committed.records:
