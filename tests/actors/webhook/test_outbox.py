@@ -104,3 +104,14 @@ def test_no_webhooks_skips_to_the_head(tmp_path: Path) -> None:
         _batch(conn)
         head = conn.execute("SELECT max(position) FROM events").fetchone()[0]
         assert read_checkpoint(conn).acknowledged_sequence == head
+
+
+def test_the_migration_adds_the_webhook_tables(tmp_path: Path) -> None:
+    """A migrated database is at the newest version and has the four webhook tables."""
+    from storage import SCHEMA_VERSION
+
+    with open_db(tmp_path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"webhooks", "webhook_deliveries", "webhook_attempts",
+                "processor_checkpoints"} <= names  # fmt: skip

@@ -7,6 +7,8 @@ import ipaddress
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from actors.webhook import (
     DestinationRefused,
@@ -181,3 +183,48 @@ def test_allow_addresses_are_cidrs() -> None:
 def test_public_addresses_are_not_blocked(text: str) -> None:
     """Public addresses have no blocked class."""
     assert blocked_class(ipaddress.ip_address(text)) is None
+
+
+def _forms(value: int) -> list[str]:
+    """Every non-canonical IPv4 number form a parser might read as `value`."""
+    a, b, c, d = value.to_bytes(4, "big")
+    return [
+        str(value),
+        hex(value),
+        "0" + format(value, "o"),
+        f"{a}.{(b << 16) | (c << 8) | d}",
+        f"{a}.{b}.{(c << 8) | d}",
+        f"0x{a:x}.{b}.{c}.{d}",
+        f"0{a:o}.{b}.{c}.{d}",
+    ]
+
+
+@given(
+    st.sampled_from(["127.0.0.0/8", "10.0.0.0/8", "169.254.0.0/16", "192.168.0.0/16",
+                     "100.64.0.0/10", "0.0.0.0/8", "224.0.0.0/4"]),  # fmt: skip
+    st.integers(0, 2**32 - 1),
+    st.data(),
+)
+@settings(max_examples=200)
+def test_number_forms_of_refused_addresses_are_refused(
+    cidr: str, offset: int, data: st.DataObject
+) -> None:
+    """Any address of a refused range, in any number form, is refused before resolution."""
+    network = ipaddress.IPv4Network(cidr)
+    address = int(network.network_address) + offset % network.num_addresses
+    form = data.draw(st.sampled_from(_forms(address)))
+    with pytest.raises(DestinationRefused):
+        check_url(f"http://{form}:8080/")
+
+
+@given(st.text(alphabet="0123456789abcdefx.:[]%@/", max_size=40))
+@settings(max_examples=300)
+def test_any_host_text_is_judged_without_surprises(host: str) -> None:
+    """Whatever the host text, the guard either returns a target or refuses; a returned
+    literal is public."""
+    try:
+        target = check_url(f"http://{host}/")
+    except DestinationRefused:
+        return
+    if target.literal is not None:
+        assert blocked_class(target.literal) is None
