@@ -34,16 +34,18 @@ from ._changes import (
     remove_write,
 )
 from ._core import DeliveryStatus, DisableWebhook, after_attempt
-from ._http import REQUEST_TIMEOUT_S, SendKind, SendResult, WebhookClient
-from ._signing import SecretUnavailable, read_secret, signed_headers
-from ._sql import (
-    WebhookRecord,
+from ._deliveries import (
     delivery_body_of,
     finish_attempt,
     get_delivery,
     next_pending,
     save_status,
     start_attempt,
+)
+from ._http import REQUEST_TIMEOUT_S, SendKind, SendResult, WebhookClient
+from ._signing import SecretUnavailable, read_secret, signed_headers
+from ._sql import (
+    WebhookRecord,
 )
 from ._ssrf import DestinationRefused, IPNetwork, Resolver, resolve_destination
 from ._table import WebhookState

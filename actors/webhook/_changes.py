@@ -24,18 +24,20 @@ from maia.core import Clock, MaiaError
 from storage import consume_preview
 
 from ._core import cancel, redeliver
+from ._deliveries import (
+    delivery_ids,
+    get_delivery,
+    insert_delivery,
+    pending_of,
+    save_status,
+)
 from ._signing import delivery_body
 from ._sql import (
     MAX_WEBHOOKS,
     WEBHOOK_ROWS,
     WebhookRecord,
     count_live_webhooks,
-    delivery_ids,
-    get_delivery,
-    insert_delivery,
     latest_event,
-    pending_of,
-    save_status,
 )
 from ._table import WEBHOOK_TABLE, WebhookEvent, WebhookState
 from ._views import webhook_wire

@@ -24,9 +24,15 @@ import trio
 from actors import ActorError, ActorRegistry, ActorRuntime, TransitionTable
 
 from ._actor import Kick, Restarted, WebhookActor, WebhookContext, WebhookMessage
+from ._deliveries import (
+    interrupted_attempts,
+    webhooks_with_pending,
+)
 from ._http import HttpxClient
 from ._outbox import process_batch
-from ._sql import get_webhook, interrupted_attempts, webhooks_with_pending
+from ._sql import (
+    get_webhook,
+)
 from ._ssrf import parse_allow_addresses, system_resolver
 from ._table import DELIVERY_TABLE, WEBHOOK_TABLE
 

@@ -24,12 +24,14 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from ._signing import delivery_body
-from ._sql import (
+from ._deliveries import (
     MAX_PENDING_PER_WEBHOOK,
-    WebhookRecord,
     count_pending,
     insert_delivery,
+)
+from ._signing import delivery_body
+from ._sql import (
+    WebhookRecord,
     list_webhooks,
 )
 from ._table import WebhookState

@@ -11,7 +11,13 @@ from typing import Any
 
 from maia.core import format_timestamp_ms
 
-from ._sql import DeliveryRecord, WebhookRecord, attempts_of
+from ._deliveries import (
+    DeliveryRecord,
+    attempts_of,
+)
+from ._sql import (
+    WebhookRecord,
+)
 
 MAX_ATTEMPTS_SHOWN = 64
 
