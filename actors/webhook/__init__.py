@@ -2,9 +2,10 @@
 
 `_ssrf` judges destinations, `_http` sends one attempt to a checked address, `_signing` makes
 the Standard Webhooks headers, `_schedule` says when to retry; `_table` holds the webhook and
-delivery lifecycles, `_core` the pure delivery step, `_sql` the rows, `_changes` the webhook's
-transitions as writes, `_actor` the `WebhookActor`, `_outbox` the journal processor that
-queues deliveries and `_kind` the kind the runtime opens (`WEBHOOKS`).
+delivery lifecycles, `_core` the pure delivery step, `_sql` the webhook rows, `_deliveries`
+the outbox and attempt rows, `_changes` the webhook's transitions as writes, `_actor` the
+`WebhookActor`, `_outbox` the journal processor that queues deliveries, `_views` the wire
+shapes and `_kind` the kind the runtime opens (`WEBHOOKS`).
 See docs/webhooks.md.
 """
 
