@@ -131,24 +131,19 @@ class WebhookKind:
             path = runtime.write_path(self.name, webhook_id)
             return WebhookActor(ctx, path, webhook_id, record, tell_self)
 
-        registry: ActorRegistry[WebhookMessage, Any] = await runtime.start_registry(
-            self.name, spawn, restart_message=Restarted
-        )
-        holder["registry"] = registry
-        service = WebhookService(registry)
-        processor = trio.CancelScope()
-
-        async def run_outbox(*, task_status: trio.TaskStatus[None]) -> None:
-            with processor:
-                await serve_outbox(runtime, service, task_status=task_status)
-
-        await runtime.nursery.start(run_outbox)
-        try:
+        async with trio.open_nursery() as nursery:  # the kind's lifetime
+            registry: ActorRegistry[WebhookMessage, Any] = await runtime.start_registry(
+                self.name, spawn, nursery=nursery, restart_message=Restarted
+            )
+            holder["registry"] = registry
+            service = WebhookService(registry)
+            await nursery.start(serve_outbox, runtime, service)
             for webhook_id in await store.read(webhooks_with_pending):
-                runtime.nursery.start_soon(service.kick, webhook_id)
-            yield service
-        finally:
-            processor.cancel()
+                nursery.start_soon(service.kick, webhook_id)
+            try:
+                yield service
+            finally:
+                nursery.cancel_scope.cancel()
 
 
 WEBHOOKS: Final = WebhookKind()

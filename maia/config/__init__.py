@@ -29,6 +29,7 @@ from ._manifest import Candidate as Candidate
 from ._manifest import diff as diff
 from ._manifest import project_candidate as project_candidate
 from ._manifest import resolve_self as resolve_self
+from ._manifest import shown_changes as shown_changes
 from ._manifest import user_candidate as user_candidate
 from ._observability import ObservabilityPolicy as ObservabilityPolicy
 from ._observability import read_observability as read_observability

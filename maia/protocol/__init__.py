@@ -67,6 +67,14 @@ from ._documents import operation_schema as operation_schema
 from ._documents import schema_document as schema_document
 from ._operations import REGISTRY as REGISTRY
 from ._operations import REGISTRY_VERSION as REGISTRY_VERSION
+from ._ops_config import ConfigAdmitConfirmInput as ConfigAdmitConfirmInput
+from ._ops_config import ConfigAdmitConfirmOutput as ConfigAdmitConfirmOutput
+from ._ops_config import ConfigAdmitPreviewOutput as ConfigAdmitPreviewOutput
+from ._ops_config import ConfigChange as ConfigChange
+from ._ops_config import ConfigProblem as ConfigProblem
+from ._ops_config import ConfigScopeInput as ConfigScopeInput
+from ._ops_config import ConfigScopeStatus as ConfigScopeStatus
+from ._ops_config import ConfigShowOutput as ConfigShowOutput
 from ._ops_node import MailboxDepth as MailboxDepth
 from ._ops_node import NodeHelloInput as NodeHelloInput
 from ._ops_node import NodeHelloOutput as NodeHelloOutput
@@ -96,6 +104,11 @@ from ._ops_records import SessionAttachOutput as SessionAttachOutput
 from ._ops_records import SessionStreamRecord as SessionStreamRecord
 from ._ops_records import StreamCursor as StreamCursor
 from ._ops_records import SynchronizedFrame as SynchronizedFrame
+from ._ops_relocate import ProjectRelocateConfirmInput as ProjectRelocateConfirmInput
+from ._ops_relocate import ProjectRelocateConfirmOutput as ProjectRelocateConfirmOutput
+from ._ops_relocate import ProjectRelocatePreviewInput as ProjectRelocatePreviewInput
+from ._ops_relocate import ProjectRelocatePreviewOutput as ProjectRelocatePreviewOutput
+from ._ops_relocate import ProjectRepository as ProjectRepository
 from ._ops_session import ProjectAddInput as ProjectAddInput
 from ._ops_session import ProjectListInput as ProjectListInput
 from ._ops_session import ProjectListOutput as ProjectListOutput

@@ -13,8 +13,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from actors import ActorError, Kind, open_actor_runtime
-from actors.session import open_session_runtime
+from actors import WORKERS, ActorError, Kind, open_actor_runtime
+from actors.session import SESSIONS
 from actors.webhook import WEBHOOKS
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
@@ -46,8 +46,9 @@ from ._turns import (
 from ._webhooks import WEBHOOK_HANDLERS
 
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
-# The Node's kinds on the actor runtime (docs/actors.md): one line per kind.
-KINDS: Final[tuple[Kind[Any], ...]] = (WEBHOOKS,)
+# The kinds of aggregate the Node runs, in start order (a kind may use what an earlier one
+# provides: the Session kind runs on the worker pool). Adding a kind is one line here.
+KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS, WEBHOOKS)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
@@ -112,17 +113,14 @@ async def open_services(
     live: Callable[[str, str, str, str, str, str], None] | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[ServiceContext]:
-    """Load `home/config.jsonc` (unless `config` is given), recover and run the Session
-    runtime, and yield the handlers' context; `live` gets the Sessions' live item records
-    (the observation hub); `options` are the kinds' settings (tests: a webhook client).
-    Raises `configuration_invalid`."""
+    """Load `home/config.jsonc` (unless `config` is given), recover and run the actor
+    runtime with every kind, and yield the handlers' context; `live` gets the Sessions' live
+    item records (the observation hub); `options` are more kinds' settings (tests: a webhook
+    client). Raises `configuration_invalid`."""
     settings = config if config is not None else load_user_config(home / "config.jsonc")
-    async with (
-        open_session_runtime(
-            store, clock=clock, config=settings, environ=environ, timings=timings, live=live
-        ) as runtime,
-        open_actor_runtime(
-            store, clock=clock, config=settings, environ=environ, kinds=KINDS, options=options
-        ) as actors,
-    ):
-        yield ServiceContext(store, clock, settings, runtime, home, actors)
+    settings_of_kinds = {"worker_timings": timings, "live": live, **(options or {})}
+    async with open_actor_runtime(
+        store, clock=clock, config=settings, kinds=KINDS, environ=environ,
+        options=settings_of_kinds,
+    ) as runtime:  # fmt: skip
+        yield ServiceContext(store, clock, settings, runtime, home)

@@ -146,9 +146,8 @@ async def webhooks_change_preview(
 
 
 def _service(ctx: ServiceContext) -> WebhookService:
-    if ctx.actors is None:
-        raise MaiaError("unavailable", "webhooks are not running", {"target": "webhook"})
-    return ctx.actors[WEBHOOKS]
+    """The webhook kind. Raises `unavailable` when it is not running."""
+    return ctx.runtime[WEBHOOKS]
 
 
 async def webhooks_change_confirm(
