@@ -11,6 +11,7 @@ syntax), so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import re
 import zoneinfo
 from collections.abc import Mapping
@@ -61,6 +62,14 @@ class SessionSettings:
 
 
 @attrs.frozen
+class WebhookSettings:
+    """Maia's `webhooks` block: CIDRs the SSRF guard admits although they are not public
+    (`allowAddresses`, e.g. 127.0.0.1/32 for a local receiver; docs/webhooks.md)."""
+
+    allow_addresses: tuple[str, ...] = ()
+
+
+@attrs.frozen
 class UserConfig:
     """The parsed `config.jsonc` (all defaults when the file is absent)."""
 
@@ -73,6 +82,7 @@ class UserConfig:
     model_ref: str | None = None  # defaults.modelRef (kept for later)
     observability: ObservabilityPolicy | None = None
     capacity_set: Mapping[str, Any] = attrs.field(factory=dict)  # the limits the file sets
+    webhooks: WebhookSettings = WebhookSettings()
 
     def executor(self, ref: str) -> ExecutorConfig:
         """The executor a reference names: `builtin:echo`, or `user:<name>` from `executors`.
@@ -153,6 +163,7 @@ def check_user_config(
     """The UserConfig of a parsed document and every problem found in it (empty: valid)."""
     checker = Checker(source, locations)
     top = {"schemaVersion", "swarm", "defaults", "observability", "executors", "sessions"}
+    top.add("webhooks")
     body = checker.obj(document, (), top)
     if body.get("schemaVersion", SCHEMA_VERSION) != SCHEMA_VERSION:
         checker.report(("schemaVersion",), f'must be "{SCHEMA_VERSION}"')
@@ -189,11 +200,25 @@ def check_user_config(
         checker, body.get("executors", {}), capacity.max_wall_time_ms_per_activation,
         ("executors",),
     )  # fmt: skip
+    webhooks = _webhooks(checker, body.get("webhooks", {}))
     config = UserConfig(
         capacity, executors, SessionSettings(idle), timezone, admin, connection, model,
-        observability, capacity_set,
+        observability, capacity_set, webhooks,
     )  # fmt: skip
     return config, checker.problems
+
+
+def _webhooks(checker: Checker, value: Any) -> WebhookSettings:
+    """`webhooks.allowAddresses`: CIDRs the webhook SSRF guard admits (docs/webhooks.md)."""
+    body = checker.obj(value, ("webhooks",), {"allowAddresses"})
+    path = ("webhooks", "allowAddresses")
+    cidrs = checker.strings(body.get("allowAddresses", []), path, 64)
+    for index, cidr in enumerate(cidrs):
+        try:
+            ipaddress.ip_network(cidr, strict=True)
+        except ValueError as error:
+            checker.report((*path, index), f"must be a CIDR ({error})")
+    return WebhookSettings(cidrs)
 
 
 def parse_user_config(
