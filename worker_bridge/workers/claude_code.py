@@ -23,10 +23,11 @@ import uuid
 from worker_bridge._sdk import WorkerContext, run_worker
 from worker_bridge._turn import Turn
 
-from ._agent_env import bundled_claude, harness_environment, resolve_command
+from ._agent_env import bundled_claude, resolve_command
 from ._claude_turn import IGNORED, ClaudeTurnMapper
-from ._harness import HarnessGone, HarnessMissing, HarnessProcess
+from ._harness import HarnessGone, HarnessProcess
 from ._items import Items
+from ._slot import HarnessSlot, TurnFailure, option_seconds
 from ._usage import RunningTotals
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -40,19 +41,8 @@ INTERRUPT_BOUND_S = 8.0  # within the Node's 10 s interrupt grace
 UNKNOWN_CONVERSATION = "No conversation found"
 
 
-class TurnFailure(Exception):
-    """The harness failed this turn; the message names the cause and its stderr tail."""
-
-
 class UnknownConversation(Exception):
     pass
-
-
-def _ms(context: WorkerContext, name: str, default: int) -> float:
-    try:
-        return max(1, int(context.options.get(name) or default)) / 1000
-    except ValueError:
-        return default / 1000
 
 
 class ClaudeCode:
@@ -60,12 +50,12 @@ class ClaudeCode:
 
     def __init__(self, context: WorkerContext) -> None:
         self.context = context
-        self.process: HarnessProcess | None = None
+        self.slot = HarnessSlot(context, HARNESS)
         self.conversation_id: str | None = None
         self.totals = RunningTotals()
         self._requests = 0
-        self.start_s = _ms(context, "startTimeoutMs", 60_000)
-        self.idle_s = _ms(context, "idleTimeoutMs", 600_000)
+        self.start_s = option_seconds(context, "startTimeoutMs", 60_000)
+        self.idle_s = option_seconds(context, "idleTimeoutMs", 600_000)
 
     # -- the process ------------------------------------------------------------------
 
@@ -90,12 +80,7 @@ class ClaudeCode:
             argv = self.argv(resume, fresh)
         except FileNotFoundError as exc:
             raise TurnFailure(f"{HARNESS}: {exc}") from exc
-        try:
-            process = HarnessProcess(argv, env=harness_environment(), on_stderr=self._stderr)
-        except HarnessMissing as exc:
-            raise TurnFailure(f"{HARNESS}: {exc}") from exc
-        self.process = process
-        self.context.exit_hooks.append(process.stop)
+        process = self.slot.start(argv)
         request_id = self._control({"subtype": "initialize"})
         deadline = time.monotonic() + self.start_s
         while time.monotonic() < deadline:
@@ -103,25 +88,21 @@ class ClaudeCode:
             if line is None:
                 continue
             if line.kind == "eof" or (line.kind == "json" and line.value.get("type") == "result"):
-                text = f"{line.value if line.value else ''} {process.stderr_tail()}"
-                self._drop()
-                if resume and UNKNOWN_CONVERSATION in text:
+                if resume and UNKNOWN_CONVERSATION in f"{line.value} {process.stderr_tail()}":
+                    self.slot.drop()
                     raise UnknownConversation(resume)
-                raise TurnFailure(self._why(process, "exited while starting"))
+                raise self.slot.fail("exited while starting")
             if line.kind == "json" and line.value.get("type") == "control_response":
                 response = line.value.get("response") or {}
                 if response.get("request_id") == request_id:
                     if response.get("subtype") == "error":
-                        self._drop()
-                        raise TurnFailure(f"{HARNESS}: initialize failed: {response.get('error')}")
+                        raise self.slot.fail(f"refused initialize: {response.get('error')}")
                     return resume or fresh
-        self._drop()
-        raise TurnFailure(self._why(process, f"did not initialize within {self.start_s:g} s"))
+        raise self.slot.fail(f"did not initialize within {self.start_s:g} s")
 
     def _ensure(self, turn: Turn, items: Items) -> None:
-        if self.process is not None and self.process.alive:
+        if self.slot.alive:
             return
-        self._drop()
         resume = self.conversation_id or self.context.activation.get("conversationId") or None
         resume = resume if isinstance(resume, str) else None
         data: dict[str, Any] = {"harness": HARNESS}
@@ -136,28 +117,13 @@ class ClaudeCode:
         self.conversation_id = conversation
         turn.event("conversation", None, {"conversationId": conversation, **data})
 
-    def _drop(self) -> None:
-        process, self.process = self.process, None
-        if process is not None:
-            process.stop()
-            if process.stop in self.context.exit_hooks:
-                self.context.exit_hooks.remove(process.stop)
-
     def _control(self, request: dict[str, Any]) -> str:
-        assert self.process is not None
+        assert self.slot.process is not None
         self._requests += 1
         request_id = f"maia_{self._requests}"
-        self.process.send({"type": "control_request", "request_id": request_id,
+        self.slot.process.send({"type": "control_request", "request_id": request_id,
                            "request": request})  # fmt: skip
         return request_id
-
-    def _stderr(self, line: str) -> None:
-        self.context.diagnostic({"stream": "stderr", "harness": HARNESS, "line": line})
-
-    def _why(self, process: HarnessProcess, what: str) -> str:
-        tail = process.stderr_tail()
-        status = process.describe_exit()
-        return f"{HARNESS} {what} ({status})" + (f"; stderr: {tail}" if tail else "")
 
     # -- a turn -----------------------------------------------------------------------
 
@@ -165,17 +131,17 @@ class ClaudeCode:
         items = Items(turn)
         try:
             self._ensure(turn, items)
-            assert self.process is not None
-            self.process.send({"type": "user", "session_id": "", "parent_tool_use_id": None,
+            process = self.slot.process
+            assert process is not None
+            process.send({"type": "user", "session_id": "", "parent_tool_use_id": None,
                                "message": {"role": "user", "content": turn.text}})  # fmt: skip
-            self._run(turn, items, self.process)
+            self._run(turn, items, process)
         except TurnFailure as exc:
             items.error(str(exc))
             turn.fail(str(exc))
         except HarnessGone:
-            process = self.process
-            why = self._why(process, "stopped reading its input") if process else HARNESS
-            self._drop()
+            why = self.slot.why("stopped reading its input")
+            self.slot.drop()
             items.error(why)
             turn.fail(why)
 
@@ -188,23 +154,18 @@ class ClaudeCode:
                 interrupted_at = time.monotonic()
                 self._control({"subtype": "interrupt"})
             if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_BOUND_S:
-                self._drop()  # it would not stop the turn: the next turn resumes afresh
+                self.slot.drop()  # it would not stop the turn: the next turn resumes afresh
                 return
             line = process.next_line(0.1)
             if line is None:
                 if time.monotonic() - last_output > self.idle_s:
-                    why = self._why(process, f"produced no output for {self.idle_s:g} s")
-                    self._drop()
-                    raise TurnFailure(why)
+                    raise self.slot.fail(f"produced no output for {self.idle_s:g} s")
                 continue
             last_output = time.monotonic()
             if line.kind == "eof":
-                why = self._why(process, "exited during the turn")
-                self._drop()
-                raise TurnFailure(why)
+                raise self.slot.fail("exited during the turn")
             if line.kind == "garbage":
-                self._drop()
-                raise TurnFailure(f"{HARNESS} printed a line that is not JSON: {line.value!r}")
+                raise self.slot.fail(f"printed a line that is not JSON: {line.value!r}")
             if self._line(turn, mapper, line.value):
                 return
             last_output = time.monotonic()  # an approval may have waited for a person
@@ -230,7 +191,7 @@ class ClaudeCode:
         return False
 
     def _answer(self, mapper: ClaudeTurnMapper, message: dict[str, Any]) -> None:
-        assert self.process is not None
+        assert self.slot.process is not None
         request = message.get("request") or {}
         request_id = message.get("request_id")
         if request.get("subtype") == "can_use_tool":
@@ -239,7 +200,7 @@ class ClaudeCode:
         else:
             body = {"subtype": "error", "request_id": request_id,
                     "error": f"Maia does not handle {request.get('subtype')!r}"}  # fmt: skip
-        self.process.send({"type": "control_response", "response": body})
+        self.slot.process.send({"type": "control_response", "response": body})
 
     def _result(self, turn: Turn, mapper: ClaudeTurnMapper, result: dict[str, Any]) -> None:
         usage = mapper.usage(result)
