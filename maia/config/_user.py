@@ -1,7 +1,8 @@
 """The user configuration document (`~/.maia/config.jsonc`, UserConfigV1) and its executors.
 
 The spec's UserConfigV1 carries `swarm.capacity` (CapacityLimitsV1); Maia adds two top-level
-keys, documented in docs/sessions.md: `executors` (named worker launchers: `echo` or `exec`)
+keys, documented in docs/sessions.md: `executors` (named worker launchers: `echo`, `exec`, or
+the agent adapters `claude-code`, `codex` and `acp` of docs/agents.md)
 and `sessions` (how long an idle worker is kept). Every key is optional: an absent file or
 an empty object is the defaults, and the built-in `echo` executor needs no configuration.
 Unknown keys and wrong types are refused with the key's path (and line and column for
@@ -67,10 +68,12 @@ class ExecutorConfig:
     """How to launch a Session's worker: the echo reference worker, or a command per prompt."""
 
     name: str
-    kind: Literal["echo", "exec"]
-    argv: tuple[str, ...] = ()  # exec: the command run for each prompt (prompt on stdin)
+    kind: Literal["echo", "exec", "claude-code", "codex", "acp"]
+    argv: tuple[str, ...] = ()  # exec: the command run for each prompt; acp: the agent
     env: tuple[str, ...] = ()  # environment variable names passed through from the Node
     wall_time_ms: int = DEFAULT_WALL_TIME_MS  # exec: one prompt's limit
+    # agent kinds: the worker's initialize options by their config names (command, model, …)
+    options: Mapping[str, str] = attrs.field(factory=dict)
 
 
 BUILTIN_EXECUTORS: Final = {"echo": ExecutorConfig("echo", "echo")}
@@ -168,18 +171,71 @@ def _capacity(reader: _Reader, value: Any) -> CapacityLimits:
     return CapacityLimits(**values)
 
 
+PERMISSION_MODES: Final = ("default", "manual", "acceptEdits", "auto", "bypassPermissions",
+                           "dontAsk", "plan")  # fmt: skip
+# The agent adapters' keys besides kind, env and wallTimeMs; a tuple lists the allowed values.
+AGENT_KEYS: Final[Mapping[str, Mapping[str, tuple[str, ...] | None]]] = {
+    "claude-code": {
+        "command": None,
+        "model": None,
+        "permissionMode": PERMISSION_MODES,
+    },
+    "codex": {
+        "command": None,
+        "model": None,
+        "approvalPolicy": ("untrusted", "on-request", "never"),
+        "sandbox": ("read-only", "workspace-write", "danger-full-access"),
+    },
+    "acp": {},
+}
+
+
+_ALL_AGENT_KEYS: Final = {key for keys in AGENT_KEYS.values() for key in keys}
+
+
+def _agent(
+    reader: _Reader, name: str, kind: str, body: dict[str, Any], wall: int
+) -> ExecutorConfig:
+    path = f"executors.{name}"
+    keys = AGENT_KEYS[kind]
+    argv_key = ("argv",) if kind == "acp" else ()
+    reader.obj(body, path, {"kind", "env", "wallTimeMs", *keys, *argv_key})
+    options: dict[str, str] = {}
+    for key, allowed in keys.items():
+        if key in body:
+            options[key] = reader.string(body[key], f"{path}.{key}")
+            if allowed is not None and options[key] not in allowed:
+                choices = ", ".join(allowed)
+                raise _invalid(f"{path}.{key}", f"must be one of {choices}", reader.source)
+    if options.get("permissionMode") == "default":
+        del options["permissionMode"]  # the CLI's own default
+    argv: tuple[str, ...] = ()
+    if kind == "acp":
+        if "argv" not in body:
+            raise _invalid(f"{path}.argv", "is required for an acp executor", reader.source)
+        argv = reader.strings(body["argv"], f"{path}.argv", MAX_ARGV, non_empty=True)
+    env = reader.strings(body.get("env", []), f"{path}.env", MAX_ENV_NAMES, _ENV_RE)
+    wall = body.get("wallTimeMs", wall)
+    wall = reader.integer(wall, f"{path}.wallTimeMs", 1000, 7 * 24 * 3600_000)
+    return ExecutorConfig(name, kind, argv, env, wall, options)  # type: ignore[arg-type]
+
+
 def _executor(reader: _Reader, name: str, value: Any, wall_default: int) -> ExecutorConfig:
     path = f"executors.{name}"
     if _EXECUTOR_RE.match(name) is None:
         raise _invalid(path, f"an executor name must match {EXECUTOR_NAME_PATTERN}", reader.source)
-    body = reader.obj(value, path, {"kind", "argv", "env", "wallTimeMs"})
+    body = reader.obj(value, path, {"kind", "argv", "env", "wallTimeMs", *_ALL_AGENT_KEYS})
     kind = body.get("kind")
     if kind == "echo":  # the reference worker; `env` passes variables through (MAIA_ECHO_LOG)
         reader.obj(body, path, {"kind", "env"})
         env = reader.strings(body.get("env", []), f"{path}.env", MAX_ENV_NAMES, _ENV_RE)
         return ExecutorConfig(name, "echo", env=env)
+    if isinstance(kind, str) and kind in AGENT_KEYS:
+        return _agent(reader, name, kind, body, wall_default)
     if kind != "exec":
-        raise _invalid(f"{path}.kind", 'must be "echo" or "exec"', reader.source)
+        kinds = '"echo", "exec", "claude-code", "codex" or "acp"'
+        raise _invalid(f"{path}.kind", f"must be {kinds}", reader.source)
+    reader.obj(body, path, {"kind", "argv", "env", "wallTimeMs"})
     if "argv" not in body:
         raise _invalid(f"{path}.argv", "is required for an exec executor", reader.source)
     argv = reader.strings(body["argv"], f"{path}.argv", MAX_ARGV, non_empty=True)
