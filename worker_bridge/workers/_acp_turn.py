@@ -9,7 +9,7 @@ own option of the matching kind (`allow_always` for "remember").
 
 from __future__ import annotations
 
-from ._items import Decision, Items
+from ._items import Decision, Items, obj
 from ._usage import count, usage_item, usd_to_micros
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -17,10 +17,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-TOOL_KINDS = {"execute": "command", "edit": "file_change", "delete": "file_change",
-              "move": "file_change"}  # fmt: skip
-SILENT = {"plan", "available_commands_update", "current_mode_update", "user_message_chunk",
-          "session_info_update", "config_option_update"}  # fmt: skip
+TOOL_KINDS = {
+    "execute": "command",
+    "edit": "file_change",
+    "delete": "file_change",
+    "move": "file_change",
+}
+SILENT = {
+    "plan",
+    "available_commands_update",
+    "current_mode_update",
+    "user_message_chunk",
+    "session_info_update",
+    "config_option_update",
+}
 DONE = {"completed", "failed"}
 
 
@@ -34,10 +44,15 @@ def _content_text(content: Any) -> str:
 
 
 def _diffs(content: Any) -> list[dict[str, Any]]:
-    return [{"path": e.get("path"), "kind": "update" if e.get("oldText") else "add",
-             "diff": e.get("newText")}
-            for e in (content if isinstance(content, list) else [])
-            if isinstance(e, dict) and e.get("type") == "diff"]  # fmt: skip
+    return [
+        {
+            "path": e.get("path"),
+            "kind": "update" if e.get("oldText") else "add",
+            "diff": e.get("newText"),
+        }
+        for e in (content if isinstance(content, list) else [])
+        if isinstance(e, dict) and e.get("type") == "diff"
+    ]
 
 
 class AcpTurnMapper:
@@ -120,19 +135,28 @@ class AcpTurnMapper:
         self.close()
         options = [o for o in params.get("options") or [] if isinstance(o, dict)]
         by_kind = {str(o.get("kind")): o.get("optionId") for o in options}
-        call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+        call = obj(params.get("toolCall"))
         kind = TOOL_KINDS.get(str(call.get("kind")), "tool")
         kind = "tool" if kind == "tool_call" else kind
         summary = str(call.get("title") or call.get("toolCallId") or "a tool call")
         decision: Decision | None = self.items.approval(
-            kind, summary, can_remember="allow_always" in by_kind, toolCall=call,
-            agentOptions=[{"optionId": o.get("optionId"), "kind": o.get("kind"),
-                           "name": o.get("name")} for o in options],
-        )  # fmt: skip
+            kind,
+            summary,
+            can_remember="allow_always" in by_kind,
+            toolCall=call,
+            agentOptions=[
+                {"optionId": o.get("optionId"), "kind": o.get("kind"), "name": o.get("name")}
+                for o in options
+            ],
+        )
         if decision is None:
             return {"outcome": {"outcome": "cancelled"}}
         if decision.allow:
-            wanted = ("allow_always", "allow_once") if decision.remember else ("allow_once", "allow_always")
+            wanted = (
+                ("allow_always", "allow_once")
+                if decision.remember
+                else ("allow_once", "allow_always")
+            )
         else:
             wanted = ("reject_once", "reject_always")
         for choice in wanted:
@@ -141,7 +165,7 @@ class AcpTurnMapper:
         return {"outcome": {"outcome": "cancelled"}}  # no option of that kind: never allow
 
     def usage(self, response: dict[str, Any]) -> dict[str, Any]:
-        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+        usage = obj(response.get("usage"))
         turn: dict[str, int | None] = {
             "inputTokens": count(usage.get("inputTokens")) if usage else None,
             "outputTokens": count(usage.get("outputTokens")) if usage else None,

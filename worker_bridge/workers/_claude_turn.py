@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from ._items import Decision, Items
+from ._items import Decision, Items, obj
 from ._usage import RunningTotals, count, usage_item, usd_to_micros
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -21,8 +21,16 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILE_TOOLS = {"Write": "add", "Edit": "update", "MultiEdit": "update", "NotebookEdit": "update"}
-IGNORED = {"system", "control_response", "keep_alive", "rate_limit_event", "tool_progress",
-           "auth_status", "streamlined_text", "streamlined_tool_use_summary"}  # fmt: skip
+IGNORED = {
+    "system",
+    "control_response",
+    "keep_alive",
+    "rate_limit_event",
+    "tool_progress",
+    "auth_status",
+    "streamlined_text",
+    "streamlined_tool_use_summary",
+}
 _EXIT_CODE = re.compile(r"^Exit code (\d+)")
 
 
@@ -97,7 +105,7 @@ class ClaudeTurnMapper:
     def _tool_use(self, block: dict[str, Any]) -> None:
         name = str(block.get("name", ""))
         tool_id = str(block.get("id", ""))
-        args = block.get("input") if isinstance(block.get("input"), dict) else {}
+        args = obj(block.get("input"))
         fields: dict[str, Any]
         if name == "Bash":
             kind = "command"
@@ -133,11 +141,13 @@ class ClaudeTurnMapper:
                     output = str(extra.get("stdout", "")) + str(extra.get("stderr", ""))
                 match = _EXIT_CODE.match(text)
                 code = int(match.group(1)) if match else (None if failed else 0)
-                self.items.completed(kind, item_id, **fields, status=status, output=output,
-                                     exitCode=code)  # fmt: skip
+                self.items.completed(
+                    kind, item_id, **fields, status=status, output=output, exitCode=code
+                )
             elif kind == "file_change":
-                self.items.completed(kind, item_id, **fields, status=status,
-                                     diff=_diff(extra), result=text)  # fmt: skip
+                self.items.completed(
+                    kind, item_id, **fields, status=status, diff=_diff(extra), result=text
+                )
             else:
                 self.items.completed(kind, item_id, **fields, status=status, result=text)
 
@@ -146,7 +156,7 @@ class ClaudeTurnMapper:
     def approval_answer(self, request: dict[str, Any]) -> dict[str, Any]:
         """Ask for a `can_use_tool` decision; the `response` object to send back."""
         tool = str(request.get("tool_name", ""))
-        args = request.get("input") if isinstance(request.get("input"), dict) else {}
+        args = obj(request.get("input"))
         if tool == "Bash":
             kind, summary = "command", f"Run: {args.get('command', '')}"
         elif tool in FILE_TOOLS:
@@ -156,9 +166,14 @@ class ClaudeTurnMapper:
             kind, summary = "tool", f"{tool} {json.dumps(args)[:2000]}"
         suggestions = request.get("permission_suggestions")
         decision: Decision | None = self.items.approval(
-            kind, summary, can_remember=bool(suggestions), tool=tool, input=args,
-            toolUseId=request.get("tool_use_id"), reason=request.get("description"),
-        )  # fmt: skip
+            kind,
+            summary,
+            can_remember=bool(suggestions),
+            tool=tool,
+            input=args,
+            toolUseId=request.get("tool_use_id"),
+            reason=request.get("description"),
+        )
         if decision is None:
             return {"behavior": "deny", "message": "The turn was interrupted.", "interrupt": True}
         if not decision.allow:
@@ -185,15 +200,22 @@ class ClaudeTurnMapper:
 
 
 def _model_totals(models: Any) -> dict[str, int | None]:
-    totals: dict[str, int | None] = {"inputTokens": 0, "outputTokens": 0, "cacheReadTokens": 0,
-                                     "cacheWriteTokens": 0}  # fmt: skip
+    totals: dict[str, int | None] = {
+        "inputTokens": 0,
+        "outputTokens": 0,
+        "cacheReadTokens": 0,
+        "cacheWriteTokens": 0,
+    }
     cost = 0.0
     for usage in (models or {}).values() if isinstance(models, dict) else ():
         if not isinstance(usage, dict):
             continue
-        for ours, theirs in (("inputTokens", "inputTokens"), ("outputTokens", "outputTokens"),
-                             ("cacheReadTokens", "cacheReadInputTokens"),
-                             ("cacheWriteTokens", "cacheCreationInputTokens")):  # fmt: skip
+        for ours, theirs in (
+            ("inputTokens", "inputTokens"),
+            ("outputTokens", "outputTokens"),
+            ("cacheReadTokens", "cacheReadInputTokens"),
+            ("cacheWriteTokens", "cacheCreationInputTokens"),
+        ):
             totals[ours] = (totals[ours] or 0) + count(usage.get(theirs))
         if isinstance(usage.get("costUSD"), int | float):
             cost += usage["costUSD"]

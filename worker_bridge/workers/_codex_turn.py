@@ -9,7 +9,7 @@ other tool items → tool_call. `thread/tokenUsage/updated` carries the thread's
 
 from __future__ import annotations
 
-from ._items import Decision, Items
+from ._items import Decision, Items, text_of
 from ._usage import RunningTotals, count, usage_item
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -28,11 +28,13 @@ APPROVALS = {
 
 def _tokens(usage: Any) -> dict[str, int | None]:
     usage = usage if isinstance(usage, dict) else {}
-    return {"inputTokens": count(usage.get("inputTokens")),
-            "outputTokens": count(usage.get("outputTokens")),
-            "cacheReadTokens": count(usage.get("cachedInputTokens")),
-            "cacheWriteTokens": count(usage.get("cacheWriteInputTokens")),
-            "costMicros": None}  # fmt: skip
+    return {
+        "inputTokens": count(usage.get("inputTokens")),
+        "outputTokens": count(usage.get("outputTokens")),
+        "cacheReadTokens": count(usage.get("cachedInputTokens")),
+        "cacheWriteTokens": count(usage.get("cacheWriteInputTokens")),
+        "costMicros": None,
+    }
 
 
 def _changes(item: dict[str, Any]) -> list[dict[str, Any]]:
@@ -95,8 +97,9 @@ class CodexTurnMapper:
         elif kind == "reasoning":
             self.ids[codex_id] = self.items.started("reasoning")
         elif kind == "commandExecution":
-            self.ids[codex_id] = self.items.started("command", command=item.get("command"),
-                                                    cwd=item.get("cwd"))  # fmt: skip
+            self.ids[codex_id] = self.items.started(
+                "command", command=item.get("command"), cwd=item.get("cwd")
+            )
         elif kind == "fileChange":
             self.ids[codex_id] = self.items.started("file_change", changes=_changes(item))
         elif kind not in SILENT_ITEMS:
@@ -106,7 +109,7 @@ class CodexTurnMapper:
         kind, codex_id = item.get("type"), str(item.get("id"))
         item_id = self.ids.pop(codex_id, None)
         if kind == "agentMessage":
-            text = item.get("text") if isinstance(item.get("text"), str) else ""
+            text = text_of(item.get("text"))
             if item_id is None:
                 self.items.message(text)
             else:
@@ -116,16 +119,23 @@ class CodexTurnMapper:
             text = "\n".join(map(str, summary)) if isinstance(summary, list) else ""
             self.items.completed("reasoning", item_id, text=text)
         elif kind == "commandExecution":
-            self.items.completed("command", item_id, command=item.get("command"),
-                                 cwd=item.get("cwd"), status=item.get("status"),
-                                 output=item.get("aggregatedOutput"),
-                                 exitCode=item.get("exitCode"))  # fmt: skip
+            self.items.completed(
+                "command",
+                item_id,
+                command=item.get("command"),
+                cwd=item.get("cwd"),
+                status=item.get("status"),
+                output=item.get("aggregatedOutput"),
+                exitCode=item.get("exitCode"),
+            )
         elif kind == "fileChange":
-            self.items.completed("file_change", item_id, changes=_changes(item),
-                                 status=item.get("status"))  # fmt: skip
+            self.items.completed(
+                "file_change", item_id, changes=_changes(item), status=item.get("status")
+            )
         elif kind not in SILENT_ITEMS:
-            self.items.completed("tool_call", item_id, name=kind, status=item.get("status"),
-                                 result=item)  # fmt: skip
+            self.items.completed(
+                "tool_call", item_id, name=kind, status=item.get("status"), result=item
+            )
 
     def approval(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Ask the Node; the JSON-RPC result for Codex, rendered from `availableDecisions`."""
@@ -133,16 +143,23 @@ class CodexTurnMapper:
         if kind == "command":
             summary = f"Run: {params.get('command', '')}"
         elif kind == "file_change":
-            summary = f"Apply file changes{': ' + str(params['reason']) if params.get('reason') else ''}"
+            summary = (
+                f"Apply file changes{': ' + str(params['reason']) if params.get('reason') else ''}"
+            )
         else:
             summary = f"Grant permissions: {params.get('reason') or ''}"
         available = params.get("availableDecisions")
         available = available if isinstance(available, list) else []
         remember = _remember_choice(available)
         decision: Decision | None = self.items.approval(
-            kind, summary, can_remember=remember is not None, command=params.get("command"),
-            cwd=params.get("cwd"), reason=params.get("reason"), codexItemId=params.get("itemId"),
-        )  # fmt: skip
+            kind,
+            summary,
+            can_remember=remember is not None,
+            command=params.get("command"),
+            cwd=params.get("cwd"),
+            reason=params.get("reason"),
+            codexItemId=params.get("itemId"),
+        )
         if decision is None:
             return {"decision": "cancel"}
         if not decision.allow:

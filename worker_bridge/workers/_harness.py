@@ -10,6 +10,7 @@ in the worker: a non-JSON line or an oversized one becomes a `Line` of its own k
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -79,9 +80,13 @@ class HarnessProcess:
         self._write_lock = threading.Lock()
         self._on_stderr = on_stderr
         self._eof = False
-        threading.Thread(target=self._read_stdout, daemon=True).start()
         self._stderr_done = threading.Event()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._readers = [
+            threading.Thread(target=self._read_stdout, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
 
     # -- reading --------------------------------------------------------------------
 
@@ -176,22 +181,24 @@ class HarnessProcess:
         return f"exited with status {status}"
 
     def stop(self) -> None:
-        """Close stdin, then SIGTERM the process group, SIGKILL it after a grace (bounded)."""
-        try:
+        """Close stdin, then SIGTERM the process group, SIGKILL it after a grace (bounded);
+        then close its pipes (once the readers have seen them end)."""
+        self._signal_group()
+        for reader in self._readers:
+            reader.join(1.0)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None and not any(r.is_alive() for r in self._readers):
+                stream.close()
+
+    def _signal_group(self) -> None:
+        with contextlib.suppress(OSError):
             if self.process.stdin is not None:
                 self.process.stdin.close()
-        except OSError:
-            pass
-        for sig, wait_s in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, TERM_GRACE_S)):
-            try:
-                os.killpg(self.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
-            if self.exit_status(wait_s) is not None and sig == signal.SIGKILL:
-                return
-            if sig == signal.SIGTERM and self.process.poll() is not None:
-                try:  # the leader is gone; its group may not be
-                    os.killpg(self.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                return
+        self._kill_group(signal.SIGTERM)
+        self.exit_status(TERM_GRACE_S)
+        self._kill_group(signal.SIGKILL)  # the leader may be gone while its group lingers
+        self.exit_status(TERM_GRACE_S)
+
+    def _kill_group(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)

@@ -50,6 +50,16 @@ def bounded(value: Any, depth: int = 0) -> Any:
     return str(value)[:MAX_FIELD_CHARS]
 
 
+def obj(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (harness output is untrusted)."""
+    return value if isinstance(value, dict) else {}
+
+
+def text_of(value: Any) -> str:
+    """`value` if it is a string, else the empty string."""
+    return value if isinstance(value, str) else ""
+
+
 class Decision:
     """A person's answer to an approval request."""
 
@@ -114,21 +124,32 @@ class Items:
 
     # -- approvals ------------------------------------------------------------------
 
-    def approval(self, kind: str, summary: str, *, can_remember: bool, **fields: Any) -> Decision | None:  # fmt: skip
+    def approval(
+        self, kind: str, summary: str, *, can_remember: bool, **fields: Any
+    ) -> Decision | None:
         """Ask the Node; None if the turn was interrupted meanwhile. A malformed or failed
         answer is a denial carrying the reason (never a silent allow)."""
         options = ["allow", "deny"]
-        request = {"kind": kind, "summary": summary[:MAX_FIELD_CHARS], "options": options,
-                   "canRemember": can_remember, **bounded(fields)}  # fmt: skip
+        request = {
+            "kind": kind,
+            "summary": summary[:MAX_FIELD_CHARS],
+            "options": options,
+            "canRemember": can_remember,
+            **bounded(fields),
+        }
         item_id = self.started("approval_request", **request)
         ok, content = self.turn.call_tool(APPROVAL_TOOL, {"itemId": item_id, **request})
         if self.turn.interrupted.is_set():
             self.completed("approval_request", item_id, **request, decision="withdrawn")
             return None
         decision = _decision(ok, content)
-        self.completed("approval_request", item_id, **request,
-                       decision="allow" if decision.allow else "deny",
-                       remember=decision.remember)  # fmt: skip
+        self.completed(
+            "approval_request",
+            item_id,
+            **request,
+            decision="allow" if decision.allow else "deny",
+            remember=decision.remember,
+        )
         return decision
 
 

@@ -74,8 +74,13 @@ class RpcPeer:
         value: dict[str, Any] = line.value
         return value
 
-    def call(self, method: str, params: dict[str, Any], timeout: float,
-             other: Callable[[dict[str, Any]], None]) -> dict[str, Any]:  # fmt: skip
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float,
+        other: Callable[[dict[str, Any]], None],
+    ) -> dict[str, Any]:
         """Send a request; its result. Other messages meanwhile go to `other`.
         Raises `RpcError` (an error answer or no answer within `timeout`), `RpcClosed`."""
         request_id = self.request(method, params)
@@ -88,8 +93,11 @@ class RpcPeer:
                 error = message.get("error")
                 if isinstance(error, dict):
                     code = error.get("code")
-                    raise RpcError(method, str(error.get("message", error))[:2000],
-                                   code if isinstance(code, int) else None)  # fmt: skip
+                    raise RpcError(
+                        method,
+                        str(error.get("message", error))[:2000],
+                        code if isinstance(code, int) else None,
+                    )
                 result = message.get("result")
                 return result if isinstance(result, dict) else {}
             other(message)

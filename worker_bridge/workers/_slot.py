@@ -45,7 +45,9 @@ class HarnessSlot:
         """Start the harness. Raises `TurnFailure` if it cannot start."""
         self.drop()
         try:
-            process = HarnessProcess(argv, env=harness_environment(extra_env), on_stderr=self._stderr)
+            process = HarnessProcess(
+                argv, env=harness_environment(extra_env), on_stderr=self._stderr
+            )
         except HarnessMissing as exc:
             raise TurnFailure(f"{self.harness}: {exc}") from exc
         self.process = process

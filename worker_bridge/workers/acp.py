@@ -72,26 +72,38 @@ class AcpClient:
         data: dict[str, Any] = {"harness": HARNESS, "resumed": False}
         params = {"cwd": os.getcwd(), "mcpServers": []}
         try:
-            hello = rpc.call("initialize", {"protocolVersion": PROTOCOL_VERSION,
-                                            "clientCapabilities": capabilities,
-                                            "clientInfo": {"name": "maia", "version": VERSION}},
-                             self.start_s, ignore)  # fmt: skip
+            hello = rpc.call(
+                "initialize",
+                {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "clientCapabilities": capabilities,
+                    "clientInfo": {"name": "maia", "version": VERSION},
+                },
+                self.start_s,
+                ignore,
+            )
             can_load = bool((hello.get("agentCapabilities") or {}).get("loadSession"))
             session: str | None = None
             if isinstance(resume, str):
                 why = "the agent cannot load sessions"
                 if can_load:
                     try:
-                        rpc.call("session/load", {**params, "sessionId": resume}, self.start_s, ignore)
+                        rpc.call(
+                            "session/load", {**params, "sessionId": resume}, self.start_s, ignore
+                        )
                         session, data["resumed"] = resume, True
                     except RpcError as exc:
                         why = str(exc)
                 if session is None:
-                    reason = f"the agent could not resume session {resume} ({why}); a new one started"
+                    reason = (
+                        f"the agent could not resume session {resume} ({why}); a new one started"
+                    )
                     data.update(replaced=resume, reason=reason[:2000])
                     items.error(reason, recoverable=True)
             if session is None:
-                session = str(rpc.call("session/new", params, self.start_s, ignore).get("sessionId"))
+                session = str(
+                    rpc.call("session/new", params, self.start_s, ignore).get("sessionId")
+                )
         except (RpcError, RpcClosed) as exc:
             raise self.slot.fail(f"did not start: {exc}") from exc
         self.session_id = session
@@ -113,8 +125,10 @@ class AcpClient:
             turn.fail(why)
 
     def _run(self, turn: Turn, rpc: RpcPeer, mapper: AcpTurnMapper) -> None:
-        prompt = rpc.request("session/prompt", {"sessionId": self.session_id,
-                                                "prompt": [{"type": "text", "text": turn.text}]})  # fmt: skip
+        prompt = rpc.request(
+            "session/prompt",
+            {"sessionId": self.session_id, "prompt": [{"type": "text", "text": turn.text}]},
+        )
         cancelled_at: float | None = None
         last = time.monotonic()
         while True:
@@ -137,9 +151,12 @@ class AcpClient:
             self._message(turn, rpc, mapper, message)
             last = time.monotonic()
 
-    def _message(self, turn: Turn, rpc: RpcPeer, mapper: AcpTurnMapper, message: dict[str, Any]) -> None:  # fmt: skip
+    def _message(
+        self, turn: Turn, rpc: RpcPeer, mapper: AcpTurnMapper, message: dict[str, Any]
+    ) -> None:
         method = message.get("method")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params: dict[str, Any] = message.get("params") or {}
+        params = params if isinstance(params, dict) else {}
         if not isinstance(method, str):
             return
         if "id" in message:
@@ -148,10 +165,12 @@ class AcpClient:
             else:
                 rpc.respond_error(message["id"], -32601, f"Maia does not offer {method}")
         elif method == "session/update":
-            update = params.get("update") if isinstance(params.get("update"), dict) else {}
+            update: dict[str, Any] = params.get("update") or {}
+            update = update if isinstance(update, dict) else {}
             if not mapper.update(update):
-                turn.diagnostic({"harness": HARNESS,
-                                 "unknownUpdate": str(update.get("sessionUpdate"))[:100]})  # fmt: skip
+                turn.diagnostic(
+                    {"harness": HARNESS, "unknownUpdate": str(update.get("sessionUpdate"))[:100]}
+                )
         else:
             turn.diagnostic({"harness": HARNESS, "unknownMethod": method[:100]})
 
@@ -162,14 +181,16 @@ class AcpClient:
             mapper.items.error(message)
             turn.fail(message)
             return
-        result = response.get("result") if isinstance(response.get("result"), dict) else {}
+        result: dict[str, Any] = response.get("result") or {}
+        result = result if isinstance(result, dict) else {}
         usage = mapper.usage(result)
         stop = result.get("stopReason")
         if stop == "cancelled" and turn.interrupted.is_set():
             return  # the SDK reports `interrupted`; the session lives on
         if stop in ("end_turn", "max_tokens", "max_turn_requests"):
-            turn.complete(data={"usage": usage, "conversationId": self.session_id,
-                                "stopReason": stop})  # fmt: skip
+            turn.complete(
+                data={"usage": usage, "conversationId": self.session_id, "stopReason": stop}
+            )
             return
         message = f"{HARNESS}: the agent stopped: {stop}"
         mapper.items.error(message)

@@ -62,9 +62,18 @@ class ClaudeCode:
     def argv(self, resume: str | None, fresh: str) -> list[str]:
         options = self.context.options
         command = resolve_command(options.get("command", ""), bundled_claude(), "claude")
-        argv = [command, "-p", "--input-format", "stream-json", "--output-format",
-                "stream-json", "--verbose", "--permission-prompt-tool", "stdio",
-                "--include-partial-messages"]  # fmt: skip
+        argv = [
+            command,
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-prompt-tool",
+            "stdio",
+            "--include-partial-messages",
+        ]
         if options.get("permissionMode"):
             argv += ["--permission-mode", options["permissionMode"]]
         if options.get("model"):
@@ -121,8 +130,9 @@ class ClaudeCode:
         assert self.slot.process is not None
         self._requests += 1
         request_id = f"maia_{self._requests}"
-        self.slot.process.send({"type": "control_request", "request_id": request_id,
-                           "request": request})  # fmt: skip
+        self.slot.process.send(
+            {"type": "control_request", "request_id": request_id, "request": request}
+        )
         return request_id
 
     # -- a turn -----------------------------------------------------------------------
@@ -133,8 +143,14 @@ class ClaudeCode:
             self._ensure(turn, items)
             process = self.slot.process
             assert process is not None
-            process.send({"type": "user", "session_id": "", "parent_tool_use_id": None,
-                               "message": {"role": "user", "content": turn.text}})  # fmt: skip
+            process.send(
+                {
+                    "type": "user",
+                    "session_id": "",
+                    "parent_tool_use_id": None,
+                    "message": {"role": "user", "content": turn.text},
+                }
+            )
             self._run(turn, items, process)
         except TurnFailure as exc:
             items.error(str(exc))
@@ -195,11 +211,17 @@ class ClaudeCode:
         request = message.get("request") or {}
         request_id = message.get("request_id")
         if request.get("subtype") == "can_use_tool":
-            body = {"subtype": "success", "request_id": request_id,
-                    "response": mapper.approval_answer(request)}  # fmt: skip
+            body = {
+                "subtype": "success",
+                "request_id": request_id,
+                "response": mapper.approval_answer(request),
+            }
         else:
-            body = {"subtype": "error", "request_id": request_id,
-                    "error": f"Maia does not handle {request.get('subtype')!r}"}  # fmt: skip
+            body = {
+                "subtype": "error",
+                "request_id": request_id,
+                "error": f"Maia does not handle {request.get('subtype')!r}",
+            }
         self.slot.process.send({"type": "control_response", "response": body})
 
     def _result(self, turn: Turn, mapper: ClaudeTurnMapper, result: dict[str, Any]) -> None:
@@ -219,8 +241,13 @@ class ClaudeCode:
             mapper.items.error(message)
             turn.fail(message)
             return
-        turn.complete(data={"usage": usage, "conversationId": self.conversation_id,
-                            "stopReason": result.get("stop_reason")})  # fmt: skip
+        turn.complete(
+            data={
+                "usage": usage,
+                "conversationId": self.conversation_id,
+                "stopReason": result.get("stop_reason"),
+            }
+        )
 
 
 def main() -> None:

@@ -40,13 +40,31 @@ VERSION = "1.0.0"
 HARNESS = "codex"
 INTERRUPT_BOUND_S = 8.0
 # No update checks, analytics or feedback uploads: Maia pins the binary.
-QUIET_CONFIG = ("check_for_update_on_startup=false", "analytics.enabled=false",
-                "feedback.enabled=false")  # fmt: skip
-IGNORED = {"thread/started", "thread/status/changed", "turn/started", "warning", "configWarning",
-           "account/rateLimits/updated", "serverRequest/resolved", "remoteControl/status/changed",
-           "item/reasoning/textDelta", "item/reasoning/summaryPartAdded", "mcpServer/startupStatus/updated",
-           "thread/name/updated", "turn/diff/updated", "turn/plan/updated", "deprecationNotice",
-           "account/updated", "sessionConfigured", "skills/changed"}  # fmt: skip
+QUIET_CONFIG = (
+    "check_for_update_on_startup=false",
+    "analytics.enabled=false",
+    "feedback.enabled=false",
+)
+IGNORED = {
+    "thread/started",
+    "thread/status/changed",
+    "turn/started",
+    "warning",
+    "configWarning",
+    "account/rateLimits/updated",
+    "serverRequest/resolved",
+    "remoteControl/status/changed",
+    "item/reasoning/textDelta",
+    "item/reasoning/summaryPartAdded",
+    "mcpServer/startupStatus/updated",
+    "thread/name/updated",
+    "turn/diff/updated",
+    "turn/plan/updated",
+    "deprecationNotice",
+    "account/updated",
+    "sessionConfigured",
+    "skills/changed",
+}
 
 
 class Codex:
@@ -66,9 +84,11 @@ class Codex:
 
     def _thread_params(self) -> dict[str, Any]:
         options = self.context.options
-        params: dict[str, Any] = {"cwd": os.getcwd(),
-                                  "approvalPolicy": options.get("approvalPolicy") or "untrusted",
-                                  "sandbox": options.get("sandbox") or "workspace-write"}  # fmt: skip
+        params: dict[str, Any] = {
+            "cwd": os.getcwd(),
+            "approvalPolicy": options.get("approvalPolicy") or "untrusted",
+            "sandbox": options.get("sandbox") or "workspace-write",
+        }
         if self.model:
             params["model"] = self.model
         return params
@@ -77,7 +97,9 @@ class Codex:
         if self.slot.alive and self.rpc is not None:
             return self.rpc
         try:
-            command = resolve_command(self.context.options.get("command", ""), bundled_codex(), "codex")
+            command = resolve_command(
+                self.context.options.get("command", ""), bundled_codex(), "codex"
+            )
         except FileNotFoundError as exc:
             raise TurnFailure(f"{HARNESS}: {exc}") from exc
         argv = [command, "app-server"]
@@ -87,16 +109,24 @@ class Codex:
         self.rpc = rpc
         ignore = lambda _message: None  # noqa: E731 - nothing before the thread matters
         try:
-            rpc.call("initialize", {"clientInfo": {"name": "maia", "title": "Maia",
-                                                   "version": VERSION}}, self.start_s, ignore)  # fmt: skip
+            rpc.call(
+                "initialize",
+                {"clientInfo": {"name": "maia", "title": "Maia", "version": VERSION}},
+                self.start_s,
+                ignore,
+            )
             rpc.notify("initialized")
             resume = self.thread_id or self.context.activation.get("conversationId") or None
             data: dict[str, Any] = {"harness": HARNESS, "resumed": False}
             result: dict[str, Any] | None = None
             if isinstance(resume, str):
                 try:
-                    result = rpc.call("thread/resume", {"threadId": resume, **self._thread_params()},
-                                      self.start_s, ignore)  # fmt: skip
+                    result = rpc.call(
+                        "thread/resume",
+                        {"threadId": resume, **self._thread_params()},
+                        self.start_s,
+                        ignore,
+                    )
                     data["resumed"] = True
                 except RpcError as exc:
                     reason = f"Codex no longer knows thread {resume} ({exc}); a new one started"
@@ -108,7 +138,9 @@ class Codex:
             raise self.slot.fail(f"did not start: {exc}") from exc
         thread = result.get("thread") or {}
         self.thread_id = str(thread.get("id") or resume)
-        self.model = self.model or (result.get("model") if isinstance(result.get("model"), str) else None)
+        self.model = self.model or (
+            result.get("model") if isinstance(result.get("model"), str) else None
+        )
         turn.event("conversation", None, {"conversationId": self.thread_id, **data})
         return rpc
 
@@ -143,7 +175,9 @@ class Codex:
         while state["ended"] is None:
             if turn.interrupted.is_set() and interrupted_at is None:
                 interrupted_at = time.monotonic()
-                rpc.request("turn/interrupt", {"threadId": self.thread_id, "turnId": state["turnId"]})
+                rpc.request(
+                    "turn/interrupt", {"threadId": self.thread_id, "turnId": state["turnId"]}
+                )
             if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_BOUND_S:
                 self.slot.drop()
                 return
@@ -156,10 +190,17 @@ class Codex:
             last = time.monotonic()
         self._end(turn, mapper, state["ended"])
 
-    def _message(self, turn: Turn, rpc: RpcPeer, mapper: CodexTurnMapper,
-                 message: dict[str, Any], state: dict[str, Any]) -> None:  # fmt: skip
+    def _message(
+        self,
+        turn: Turn,
+        rpc: RpcPeer,
+        mapper: CodexTurnMapper,
+        message: dict[str, Any],
+        state: dict[str, Any],
+    ) -> None:
         method = message.get("method")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params: dict[str, Any] = message.get("params") or {}
+        params = params if isinstance(params, dict) else {}
         if not isinstance(method, str):
             return  # a late answer to one of our requests (turn/interrupt)
         if "id" in message:  # a request from the server

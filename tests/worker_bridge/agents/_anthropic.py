@@ -17,30 +17,45 @@ _ids = itertools.count(1)
 
 
 def _start(usage: dict[str, int], model: str) -> tuple[str, dict[str, Any]]:
-    message = {
-        "id": f"msg_mock{next(_ids)}", "type": "message", "role": "assistant", "model": model,
-        "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": usage["input"], "output_tokens": 1,
-                  "cache_creation_input_tokens": usage.get("cache_write", 0),
-                  "cache_read_input_tokens": usage.get("cache_read", 0)},
-    }  # fmt: skip
+    message: dict[str, Any] = {
+        "id": f"msg_mock{next(_ids)}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": usage["input"],
+            "output_tokens": 1,
+            "cache_creation_input_tokens": usage.get("cache_write", 0),
+            "cache_read_input_tokens": usage.get("cache_read", 0),
+        },
+    }
     return "message_start", {"type": "message_start", "message": message}
 
 
 def _end(stop: str, usage: dict[str, int]) -> list[tuple[str, dict[str, Any]]]:
     return [
-        ("message_delta", {"type": "message_delta",
-                           "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": usage["output"]}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": usage["output"]},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
-    ]  # fmt: skip
+    ]
 
 
 def _block(index: int, block: dict[str, Any], deltas: list[dict[str, Any]]) -> list[Any]:
     events: list[Any] = [
-        ("content_block_start", {"type": "content_block_start", "index": index,
-                                 "content_block": block})
-    ]  # fmt: skip
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": block},
+        )
+    ]
     for delta in deltas:
         events.append(
             ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
@@ -49,8 +64,9 @@ def _block(index: int, block: dict[str, Any], deltas: list[dict[str, Any]]) -> l
     return events
 
 
-def text(words: str, usage: dict[str, int], *, thinking: str | None = None,
-         model: str = "claude-mock") -> Reply:  # fmt: skip
+def text(
+    words: str, usage: dict[str, int], *, thinking: str | None = None, model: str = "claude-mock"
+) -> Reply:
     """A reply of one text block (after an optional thinking block), stop reason end_turn."""
     events: list[Any] = [_start(usage, model)]
     index = 0
@@ -58,23 +74,38 @@ def text(words: str, usage: dict[str, int], *, thinking: str | None = None,
         events += _block(
             0,
             {"type": "thinking", "thinking": "", "signature": ""},
-            [{"type": "thinking_delta", "thinking": thinking},
-             {"type": "signature_delta", "signature": "c2lnbmF0dXJl"}],
-        )  # fmt: skip
+            [
+                {"type": "thinking_delta", "thinking": thinking},
+                {"type": "signature_delta", "signature": "c2lnbmF0dXJl"},
+            ],
+        )
         index = 1
     halves = [words[: len(words) // 2], words[len(words) // 2 :]]
-    events += _block(index, {"type": "text", "text": ""},
-                     [{"type": "text_delta", "text": h} for h in halves if h])  # fmt: skip
+    events += _block(
+        index,
+        {"type": "text", "text": ""},
+        [{"type": "text_delta", "text": h} for h in halves if h],
+    )
     return Reply(tuple(events + _end("end_turn", usage)))
 
 
-def tool_use(name: str, arguments: dict[str, Any], usage: dict[str, int], *,
-             tool_id: str | None = None, model: str = "claude-mock") -> Reply:  # fmt: skip
+def tool_use(
+    name: str,
+    arguments: dict[str, Any],
+    usage: dict[str, int],
+    *,
+    tool_id: str | None = None,
+    model: str = "claude-mock",
+) -> Reply:
     """A reply that asks the CLI to run tool `name` with `arguments` (stop reason tool_use)."""
     import json
 
-    block = {"type": "tool_use", "id": tool_id or f"toolu_mock{next(_ids)}", "name": name,
-             "input": {}}  # fmt: skip
+    block = {
+        "type": "tool_use",
+        "id": tool_id or f"toolu_mock{next(_ids)}",
+        "name": name,
+        "input": {},
+    }
     partial = json.dumps(arguments)
     events = [_start(usage, model)]
     events += _block(0, block, [{"type": "input_json_delta", "partial_json": partial}])
@@ -84,10 +115,26 @@ def tool_use(name: str, arguments: dict[str, Any], usage: dict[str, int], *,
 def hanging(words: str, usage: dict[str, int], hold_s: float = 60.0) -> Reply:
     """A reply that streams the start of a text block, then stays open (to interrupt)."""
     events = [_start(usage, "claude-mock")]
-    events.append(("content_block_start", {"type": "content_block_start", "index": 0,
-                                           "content_block": {"type": "text", "text": ""}}))  # fmt: skip
-    events.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                           "delta": {"type": "text_delta", "text": words}}))  # fmt: skip
+    events.append(
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        )
+    )
+    events.append(
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": words},
+            },
+        )
+    )
     return Reply(tuple(events), hold_s=hold_s)
 
 
@@ -111,8 +158,13 @@ class AnthropicScript:
 
     def __call__(self, request: Recorded) -> Reply:
         if request.method != "POST" or not request.path.startswith("/v1/messages"):
-            return Reply(status=404, body={"type": "error", "error": {"type": "not_found_error",
-                                                                      "message": request.path}})  # fmt: skip
+            return Reply(
+                status=404,
+                body={
+                    "type": "error",
+                    "error": {"type": "not_found_error", "message": request.path},
+                },
+            )
         if request.path.startswith("/v1/messages/count_tokens"):
             return Reply(body={"input_tokens": 10})
         body = request.body if isinstance(request.body, dict) else {}

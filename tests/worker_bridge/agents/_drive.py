@@ -21,8 +21,9 @@ import trio
 from supervision.workers import TurnEvent, WorkerHandle, WorkerSpec, WorkerTimings
 from worker_bridge.workers._agent_env import QUIET, bundled_claude, bundled_codex
 
-TIMINGS = WorkerTimings(init_ms=15_000, heartbeat_ms=1_000, interrupt_ms=10_000,
-                        terminate_ms=3_000, kill_wait_ms=3_000)  # fmt: skip
+TIMINGS = WorkerTimings(
+    init_ms=15_000, heartbeat_ms=1_000, interrupt_ms=10_000, terminate_ms=3_000, kill_wait_ms=3_000
+)
 INSTALL = "install the agents extra: .venv/bin/pip install -e '.[agents]' (CI must have it)"
 
 Decide = Callable[[dict[str, Any]], dict[str, Any] | None]
@@ -45,16 +46,23 @@ def need_codex() -> str:
 def base_env(home: Path) -> dict[str, str]:
     """A private HOME and the quiet variables: nothing reaches past the loopback mock."""
     home.mkdir(parents=True, exist_ok=True)
-    return {"HOME": str(home), "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1",
-            **QUIET}  # fmt: skip
+    return {"HOME": str(home), "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1", **QUIET}
 
 
-def spec(module: str, cwd: Path, env: dict[str, str], options: dict[str, str] | None = None,
-         activation: dict[str, Any] | None = None) -> WorkerSpec:  # fmt: skip
+def spec(
+    module: str,
+    cwd: Path,
+    env: dict[str, str],
+    options: dict[str, str] | None = None,
+    activation: dict[str, Any] | None = None,
+) -> WorkerSpec:
     return WorkerSpec.python_module(
-        f"worker_bridge.workers.{module}", cwd=str(cwd), env=env, options=options or {},
+        f"worker_bridge.workers.{module}",
+        cwd=str(cwd),
+        env=env,
+        options=options or {},
         activation=activation or {},
-    )  # fmt: skip
+    )
 
 
 def allow(remember: bool = False) -> Decide:
@@ -65,8 +73,14 @@ def deny(message: str = "not this time") -> Decide:
     return lambda _request: {"decision": "deny", "message": message}
 
 
-async def run_turn(handle: WorkerHandle, turn_id: str, text: str, decide: Decide | None = None,
-                   *, on_event: Callable[[TurnEvent], Any] | None = None) -> list[TurnEvent]:  # fmt: skip
+async def run_turn(
+    handle: WorkerHandle,
+    turn_id: str,
+    text: str,
+    decide: Decide | None = None,
+    *,
+    on_event: Callable[[TurnEvent], Any] | None = None,
+) -> list[TurnEvent]:
     """Every event of one turn; approvals answered by `decide` (None: left pending)."""
     events: list[TurnEvent] = []
     async with contextlib.aclosing(handle.prompt(turn_id, text)) as stream:

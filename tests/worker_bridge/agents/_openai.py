@@ -18,16 +18,23 @@ _ids = itertools.count(1)
 
 
 def _usage(usage: dict[str, int]) -> dict[str, Any]:
-    return {"input_tokens": usage["input"],
-            "input_tokens_details": {"cached_tokens": usage.get("cached", 0)},
-            "output_tokens": usage["output"],
-            "output_tokens_details": {"reasoning_tokens": usage.get("reasoning", 0)},
-            "total_tokens": usage["input"] + usage["output"]}  # fmt: skip
+    return {
+        "input_tokens": usage["input"],
+        "input_tokens_details": {"cached_tokens": usage.get("cached", 0)},
+        "output_tokens": usage["output"],
+        "output_tokens_details": {"reasoning_tokens": usage.get("reasoning", 0)},
+        "total_tokens": usage["input"] + usage["output"],
+    }
 
 
 def _response(status: str, output: list[Any], usage: dict[str, int] | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"id": f"resp_mock{next(_ids)}", "object": "response",
-                            "status": status, "model": "gpt-mock", "output": output}  # fmt: skip
+    body: dict[str, Any] = {
+        "id": f"resp_mock{next(_ids)}",
+        "object": "response",
+        "status": status,
+        "model": "gpt-mock",
+        "output": output,
+    }
     if usage is not None:
         body["usage"] = _usage(usage)
     return body
@@ -37,20 +44,41 @@ def _item_events(index: int, item: dict[str, Any], deltas: list[str]) -> list[An
     started = {**item, "status": "in_progress"}
     if item["type"] == "message":
         started["content"] = []
-    events: list[Any] = [("response.output_item.added", {"type": "response.output_item.added",
-                                                         "output_index": index, "item": started})]  # fmt: skip
+    events: list[Any] = [
+        (
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": index, "item": started},
+        )
+    ]
     for delta in deltas:
-        events.append(("response.output_text.delta", {"type": "response.output_text.delta",
-                       "item_id": item["id"], "output_index": index, "content_index": 0,
-                       "delta": delta}))  # fmt: skip
-    events.append(("response.output_item.done", {"type": "response.output_item.done",
-                                                  "output_index": index, "item": item}))  # fmt: skip
+        events.append(
+            (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "content_index": 0,
+                    "delta": delta,
+                },
+            )
+        )
+    events.append(
+        (
+            "response.output_item.done",
+            {"type": "response.output_item.done", "output_index": index, "item": item},
+        )
+    )
     return events
 
 
 def _reply(items: list[tuple[dict[str, Any], list[str]]], usage: dict[str, int]) -> Reply:
-    events: list[Any] = [("response.created", {"type": "response.created",
-                                               "response": _response("in_progress", [], None)})]  # fmt: skip
+    events: list[Any] = [
+        (
+            "response.created",
+            {"type": "response.created", "response": _response("in_progress", [], None)},
+        )
+    ]
     for index, (item, deltas) in enumerate(items):
         events += _item_events(index, item, deltas)
     done = _response("completed", [item for item, _ in items], usage)
@@ -59,9 +87,13 @@ def _reply(items: list[tuple[dict[str, Any], list[str]]], usage: dict[str, int])
 
 
 def _message(words: str) -> tuple[dict[str, Any], list[str]]:
-    item = {"type": "message", "id": f"msg_mock{next(_ids)}", "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": words, "annotations": []}]}  # fmt: skip
+    item = {
+        "type": "message",
+        "id": f"msg_mock{next(_ids)}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": words, "annotations": []}],
+    }
     halves = [words[: len(words) // 2], words[len(words) // 2 :]]
     return item, [h for h in halves if h]
 
@@ -73,24 +105,37 @@ def text(words: str, usage: dict[str, int]) -> Reply:
 
 def function_call(name: str, arguments: dict[str, Any], usage: dict[str, int]) -> Reply:
     """A call of tool `name` (e.g. `exec_command` with `{"cmd": "…"}`)."""
-    item = {"type": "function_call", "id": f"fc_mock{next(_ids)}",
-            "call_id": f"call_mock{next(_ids)}", "name": name,
-            "arguments": json.dumps(arguments), "status": "completed"}  # fmt: skip
+    item = {
+        "type": "function_call",
+        "id": f"fc_mock{next(_ids)}",
+        "call_id": f"call_mock{next(_ids)}",
+        "name": name,
+        "arguments": json.dumps(arguments),
+        "status": "completed",
+    }
     return _reply([(item, [])], usage)
 
 
 def hanging(words: str, hold_s: float = 60.0) -> Reply:
     """The start of a message, then the stream stays open (to interrupt)."""
     item, _ = _message(words)
-    events: list[Any] = [("response.created", {"type": "response.created",
-                                               "response": _response("in_progress", [], None)})]  # fmt: skip
+    events: list[Any] = [
+        (
+            "response.created",
+            {"type": "response.created", "response": _response("in_progress", [], None)},
+        )
+    ]
     events += _item_events(0, item, [words])[:2]
     return Reply(tuple(events), hold_s=hold_s)
 
 
 def api_error(status: int, message: str) -> Reply:
-    return Reply(status=status, body={"error": {"message": message, "type": "invalid_request_error",
-                                                "code": "mock_refusal"}})  # fmt: skip
+    return Reply(
+        status=status,
+        body={
+            "error": {"message": message, "type": "invalid_request_error", "code": "mock_refusal"}
+        },
+    )
 
 
 class OpenAIScript:

@@ -11,11 +11,12 @@ it only if allowed; `/slow` streams a chunk every 50 ms until cancelled (stop re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import (
     PROTOCOL_VERSION,
@@ -28,6 +29,7 @@ from acp import (
     run_agent,
     start_tool_call,
     text_block,
+    tool_content,
     update_agent_message_text,
     update_agent_thought_text,
     update_tool_call,
@@ -46,7 +48,7 @@ def _save(sessions: dict[str, Any]) -> None:
     STATE.write_text(json.dumps(sessions))
 
 
-class TestAgent(Agent):
+class TestAgent:
     def __init__(self) -> None:
         self.conn: Client | None = None
         self.sessions = _load()
@@ -55,24 +57,36 @@ class TestAgent(Agent):
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None,
-                         client_info: Any = None, **kwargs: Any) -> InitializeResponse:  # fmt: skip
-        return InitializeResponse(protocol_version=PROTOCOL_VERSION,
-                                  agent_capabilities=AgentCapabilities(load_session=True))  # fmt: skip
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(load_session=True),
+        )
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:  # fmt: skip
+    async def new_session(
+        self, cwd: str, mcp_servers: Any = None, **kwargs: Any
+    ) -> NewSessionResponse:
         session_id = f"acp-{uuid.uuid4()}"
         self.sessions[session_id] = {"cwd": cwd, "prompts": []}
         _save(self.sessions)
         return NewSessionResponse(session_id=session_id)
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
-                           **kwargs: Any) -> LoadSessionResponse:  # fmt: skip
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
+    ) -> LoadSessionResponse:
         if session_id not in self.sessions:
             raise RequestError.resource_not_found(session_id)
         assert self.conn is not None
         for prompt in self.sessions[session_id]["prompts"]:  # replay, as the protocol says
-            await self.conn.session_update(session_id, update_agent_message_text(f"(replay) {prompt}"))
+            await self.conn.session_update(
+                session_id, update_agent_message_text(f"(replay) {prompt}")
+            )
         return LoadSessionResponse()
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
@@ -89,10 +103,8 @@ class TestAgent(Agent):
         if text.startswith("/slow"):
             while not cancelled.is_set():
                 await self.conn.session_update(session_id, update_agent_message_text("tick "))
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(cancelled.wait(), 0.05)
-                except TimeoutError:
-                    pass
             return PromptResponse(stop_reason="cancelled")
         reply = f"echo #{len(session['prompts'])}: {text}"
         for start in range(0, len(reply), max(1, len(reply) // 3 + 1)):
@@ -103,24 +115,37 @@ class TestAgent(Agent):
 
     async def _permission(self, session_id: str, cwd: str) -> PromptResponse:
         assert self.conn is not None
-        call = start_tool_call("call-1", "touch approved.txt", kind="execute", status="pending",
-                               raw_input={"command": "touch approved.txt"})  # fmt: skip
+        call = start_tool_call(
+            "call-1",
+            "touch approved.txt",
+            kind="execute",
+            status="pending",
+            raw_input={"command": "touch approved.txt"},
+        )
         await self.conn.session_update(session_id, call)
-        options = [PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-                   PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
-                   PermissionOption(option_id="reject", name="Reject", kind="reject_once")]  # fmt: skip
+        options = [
+            PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+            PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
+            PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+        ]
         answer = await self.conn.request_permission(
-            session_id=session_id, options=options,
+            session_id=session_id,
+            options=options,
             tool_call=update_tool_call("call-1", title="touch approved.txt", kind="execute"),
-        )  # fmt: skip
+        )
         outcome = answer.outcome
         chosen = getattr(outcome, "option_id", None)
         if chosen in ("allow", "always"):
-            Path(cwd, "approved.txt").touch()
-            done = update_tool_call("call-1", status="completed",
-                                    content=[{"type": "content", "content": text_block("ok")}])  # fmt: skip
+            await asyncio.to_thread(Path(cwd, "approved.txt").touch)
+            done = update_tool_call(
+                "call-1",
+                status="completed",
+                content=[tool_content(text_block("ok"))],
+            )
             await self.conn.session_update(session_id, done)
-            await self.conn.session_update(session_id, update_agent_message_text(f"ran it ({chosen})"))
+            await self.conn.session_update(
+                session_id, update_agent_message_text(f"ran it ({chosen})")
+            )
         else:
             await self.conn.session_update(session_id, update_tool_call("call-1", status="failed"))
             await self.conn.session_update(session_id, update_agent_message_text("did not run it"))
@@ -131,4 +156,4 @@ class TestAgent(Agent):
 
 
 if __name__ == "__main__":
-    asyncio.run(run_agent(TestAgent()))
+    asyncio.run(run_agent(cast(Agent, TestAgent())))

@@ -36,14 +36,36 @@ def misbehave() -> None:
 
 def claude(message: dict[str, object]) -> None:
     if message.get("type") == "control_request":
-        say({"type": "control_response", "response": {"subtype": "success",
-             "request_id": message["request_id"], "response": {}}})  # fmt: skip
+        say(
+            {
+                "type": "control_response",
+                "response": {
+                    "subtype": "success",
+                    "request_id": message["request_id"],
+                    "response": {},
+                },
+            }
+        )
     elif message.get("type") == "user":
         misbehave()
         say({"type": "mystery_event", "payload": 1})
-        say({"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "fine"}]}})
-        say({"type": "result", "subtype": "success", "is_error": False, "session_id": "s1",
-             "usage": {}, "modelUsage": {}, "total_cost_usd": 0})  # fmt: skip
+        say(
+            {
+                "type": "assistant",
+                "message": {"id": "m1", "content": [{"type": "text", "text": "fine"}]},
+            }
+        )
+        say(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "session_id": "s1",
+                "usage": {},
+                "modelUsage": {},
+                "total_cost_usd": 0,
+            }
+        )
 
 
 def codex(message: dict[str, object]) -> None:
@@ -56,8 +78,12 @@ def codex(message: dict[str, object]) -> None:
         say({"id": ident, "result": {"turn": {"id": "t1"}}})
         misbehave()
         say({"method": "mystery/notification", "params": {}})
-        say({"method": "item/completed", "params": {"item": {"type": "agentMessage", "id": "a",
-                                                             "text": "fine"}}})  # fmt: skip
+        say(
+            {
+                "method": "item/completed",
+                "params": {"item": {"type": "agentMessage", "id": "a", "text": "fine"}},
+            }
+        )
         say({"method": "turn/completed", "params": {"turn": {"id": "t1", "status": "completed"}}})
 
 

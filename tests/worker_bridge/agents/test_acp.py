@@ -32,6 +32,7 @@ from ._drive import (
 )
 
 AGENT = Path(__file__).with_name("acp_test_agent.py")
+INTERPRETER = os.path.abspath(sys.executable)
 
 
 @pytest.fixture(autouse=True)
@@ -47,7 +48,7 @@ async def acp_worker(tmp_path: Path, **kwargs: Any) -> AsyncIterator[WorkerHandl
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     env = {**base_env(tmp_path / "home"), "ACP_TEST_STATE": str(tmp_path / "acp-state.json")}
-    options = {"argv": json.dumps([os.path.abspath(sys.executable), str(AGENT)])}
+    options = {"argv": json.dumps([INTERPRETER, str(AGENT)])}
     async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
         handle = await supervisor.start_worker(spec("acp", work, env, options, **kwargs))
         await handle.wait_initialized()
@@ -68,14 +69,22 @@ async def test_prompt_streams_chunks_reasoning_and_usage(tmp_path: Path) -> None
     assert "reasoning" in item_types(first)
     assert (usage(first)["inputTokens"], usage(first)["outputTokens"]) == (11, 4)
     bound = conversation(first)
-    assert bound is not None and bound["conversationId"].startswith("acp-")
+    assert bound is not None
+    assert bound["conversationId"].startswith("acp-")
     assert conversation(second) is None  # one agent process, one session
 
 
-@pytest.mark.parametrize(("decide", "made", "reply"),
-                         [(allow(), True, "ran it (allow)"), (allow(remember=True), True, "ran it (always)"),
-                          (deny(), False, "did not run it")])  # fmt: skip
-async def test_permission_request_is_an_approval(tmp_path: Path, decide: Any, made: bool, reply: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("decide", "made", "reply"),
+    [
+        (allow(), True, "ran it (allow)"),
+        (allow(remember=True), True, "ran it (always)"),
+        (deny(), False, "did not run it"),
+    ],
+)
+async def test_permission_request_is_an_approval(
+    tmp_path: Path, decide: Any, made: bool, reply: str
+) -> None:
     """`session/request_permission` becomes an approval request; allow picks allow_once,
     remember picks allow_always, deny picks reject_once (the command does not run)."""
     with trio.fail_after(60):
@@ -83,7 +92,8 @@ async def test_permission_request_is_an_approval(tmp_path: Path, decide: Any, ma
             events = await run_turn(handle, "turn-1", "/permission", decide)
     assert final(events).kind == "completed", final(events)
     (request,) = [i for i in items(events, "item.started") if i["type"] == "approval_request"]
-    assert request["kind"] == "command" and request["summary"] == "touch approved.txt"
+    assert request["kind"] == "command"
+    assert request["summary"] == "touch approved.txt"
     assert request["canRemember"] is True
     assert (tmp_path / "work" / "approved.txt").exists() is made
     assert message_text(events) == reply
@@ -132,14 +142,17 @@ async def test_killed_worker_loads_the_same_session(tmp_path: Path) -> None:
             os.kill(handle.pid, signal.SIGKILL)
         bound = conversation(first)
         assert bound is not None
-        async with acp_worker(tmp_path, activation={"conversationId": bound["conversationId"]}) as handle:
+        async with acp_worker(
+            tmp_path, activation={"conversationId": bound["conversationId"]}
+        ) as handle:
             second = await run_turn(handle, "turn-2", "two")
         async with acp_worker(tmp_path, activation={"conversationId": "acp-unknown"}) as handle:
             third = await run_turn(handle, "turn-3", "three")
     assert conversation(second) == {**bound, "resumed": True}
     assert message_text(second) == "echo #2: two"
     replaced = conversation(third)
-    assert replaced is not None and replaced["replaced"] == "acp-unknown"
+    assert replaced is not None
+    assert replaced["replaced"] == "acp-unknown"
     assert message_text(third) == "echo #1: three"
     assert "error" in item_types(third)
 
@@ -158,5 +171,7 @@ async def test_missing_argv_and_missing_binary_fail_the_turn(tmp_path: Path) -> 
             missing = await supervisor.start_worker(spec("acp", work, env, options))
             await missing.wait_initialized()
             no_binary = await run_turn(missing, "turn-1", "hello")
-    assert final(no_argv).kind == "failed" and "argv" in (final(no_argv).text or "")
-    assert final(no_binary).kind == "failed" and "no-such-agent" in (final(no_binary).text or "")
+    assert final(no_argv).kind == "failed"
+    assert "argv" in (final(no_argv).text or "")
+    assert final(no_binary).kind == "failed"
+    assert "no-such-agent" in (final(no_binary).text or "")

@@ -54,12 +54,18 @@ def server(script: mock.AnthropicScript) -> Iterator[SseServer]:
 
 
 def claude_env(tmp_path: Path, server: SseServer) -> dict[str, str]:
-    return {**base_env(tmp_path / "home"), "ANTHROPIC_BASE_URL": server.url,
-            "ANTHROPIC_API_KEY": "dummy-key", "IS_SANDBOX": "1"}  # fmt: skip
+    return {
+        **base_env(tmp_path / "home"),
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "dummy-key",
+        "IS_SANDBOX": "1",
+    }
 
 
 @asynccontextmanager
-async def claude_worker(tmp_path: Path, server: SseServer, **kwargs: Any) -> AsyncIterator[WorkerHandle]:  # fmt: skip
+async def claude_worker(
+    tmp_path: Path, server: SseServer, **kwargs: Any
+) -> AsyncIterator[WorkerHandle]:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     env = claude_env(tmp_path, server)
@@ -89,7 +95,9 @@ async def test_two_turns_share_one_conversation_with_per_turn_usage(
     assert final(first).kind == "completed", final(first)
     assert final(second).kind == "completed", final(second)
     bound = conversation(first)
-    assert bound is not None and bound["harness"] == "claude-code" and not bound["resumed"]
+    assert bound is not None
+    assert bound["harness"] == "claude-code"
+    assert not bound["resumed"]
     uuid.UUID(bound["conversationId"])
     assert message_text(first) == "Hello there"
     assert message_text(second) == "Second answer"
@@ -99,31 +107,38 @@ async def test_two_turns_share_one_conversation_with_per_turn_usage(
     assert [e.text for e in first if e.kind == "item.delta"] == ["pondering"]
     assert len(script.main) == 2
     sent = texts_sent(script.main[1])
-    assert "remember the word kumquat" in sent and "Hello there" in sent
+    assert "remember the word kumquat" in sent
+    assert "Hello there" in sent
     one, two = usage(first), usage(second)
     assert (one["inputTokens"], one["outputTokens"]) == (100, 7)
     assert (two["inputTokens"], two["outputTokens"], two["cacheReadTokens"]) == (30, 4, 5)
-    assert one["costMicros"] > 0 and two["currency"] == "USD"
-    assert final(second).data is not None
-    assert final(second).data["usage"] == {k: v for k, v in two.items() if k not in ("id", "type")}
+    assert one["costMicros"] > 0
+    assert two["currency"] == "USD"
+    end = final(second).data
+    assert end is not None
+    assert end["usage"] == {k: v for k, v in two.items() if k not in ("id", "type")}
 
 
 async def test_allowed_bash_touch_creates_the_file(
     claude: str, tmp_path: Path, server: SseServer, script: mock.AnthropicScript
 ) -> None:
     """A Bash tool_use asks for approval; allowed, the command runs and the turn completes."""
-    script.add(mock.tool_use("Bash", TOUCH, {"input": 200, "output": 9}),
-               mock.text("Created it.", {"input": 300, "output": 11}))  # fmt: skip
+    script.add(
+        mock.tool_use("Bash", TOUCH, {"input": 200, "output": 9}),
+        mock.text("Created it.", {"input": 300, "output": 11}),
+    )
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server) as handle:
             events = await run_turn(handle, "turn-1", "make approved.txt", allow())
     assert final(events).kind == "completed", final(events)
     (request,) = [i for i in items(events, "item.started") if i["type"] == "approval_request"]
-    assert request["kind"] == "command" and "touch approved.txt" in request["summary"]
+    assert request["kind"] == "command"
+    assert "touch approved.txt" in request["summary"]
     (answered,) = [i for i in items(events) if i["type"] == "approval_request"]
     assert answered["decision"] == "allow"
     (command,) = [i for i in items(events) if i["type"] == "command"]
-    assert command["command"] == "touch approved.txt" and command["exitCode"] == 0
+    assert command["command"] == "touch approved.txt"
+    assert command["exitCode"] == 0
     assert (tmp_path / "work" / "approved.txt").exists()
     turn_usage = usage(events)
     assert (turn_usage["inputTokens"], turn_usage["outputTokens"]) == (500, 20)
@@ -133,8 +148,10 @@ async def test_denied_bash_touch_leaves_no_file_and_the_turn_goes_on(
     claude: str, tmp_path: Path, server: SseServer, script: mock.AnthropicScript
 ) -> None:
     """Denied, the command never runs; the model gets the denial and the turn completes."""
-    script.add(mock.tool_use("Bash", TOUCH, {"input": 20, "output": 3}),
-               mock.text("Understood, I will not.", {"input": 30, "output": 5}))  # fmt: skip
+    script.add(
+        mock.tool_use("Bash", TOUCH, {"input": 20, "output": 3}),
+        mock.text("Understood, I will not.", {"input": 30, "output": 5}),
+    )
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server) as handle:
             events = await run_turn(handle, "turn-1", "make approved.txt", deny("no files"))
@@ -151,8 +168,10 @@ async def test_interrupt_mid_turn_then_the_conversation_goes_on(
 ) -> None:
     """An interrupt ends a streaming turn `interrupted`; the next turn runs in the same
     conversation (its request carries the earlier prompt)."""
-    script.add(mock.hanging("Thinking out lo", {"input": 10, "output": 2}),
-               mock.text("Back again", {"input": 12, "output": 3}))  # fmt: skip
+    script.add(
+        mock.hanging("Thinking out lo", {"input": 10, "output": 2}),
+        mock.text("Back again", {"input": 12, "output": 3}),
+    )
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server) as handle:
 
@@ -173,8 +192,10 @@ async def test_killed_worker_resumes_the_same_conversation(
 ) -> None:
     """A worker killed between turns: the next worker, given the conversation id, resumes
     it (`--resume`), and the mock sees turn 1's messages in turn 2's request."""
-    script.add(mock.text("First reply", {"input": 40, "output": 6}),
-               mock.text("Resumed reply", {"input": 41, "output": 7}))  # fmt: skip
+    script.add(
+        mock.text("First reply", {"input": 40, "output": 6}),
+        mock.text("Resumed reply", {"input": 41, "output": 7}),
+    )
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server) as handle:
             first = await run_turn(handle, "turn-1", "the code word is heron")
@@ -186,10 +207,14 @@ async def test_killed_worker_resumes_the_same_conversation(
             second = await run_turn(handle, "turn-2", "what was the code word?")
     assert final(second).kind == "completed", final(second)
     again = conversation(second)
-    assert again == {"harness": "claude-code", "conversationId": bound["conversationId"],
-                     "resumed": True}  # fmt: skip
+    assert again == {
+        "harness": "claude-code",
+        "conversationId": bound["conversationId"],
+        "resumed": True,
+    }
     sent = texts_sent(script.main[1])
-    assert "the code word is heron" in sent and "First reply" in sent
+    assert "the code word is heron" in sent
+    assert "First reply" in sent
     assert (usage(second)["inputTokens"], usage(second)["outputTokens"]) == (41, 7)
 
 
@@ -205,7 +230,9 @@ async def test_unknown_resume_id_starts_a_fresh_conversation_and_says_so(
             events = await run_turn(handle, "turn-1", "hello")
     assert final(events).kind == "completed", final(events)
     bound = conversation(events)
-    assert bound is not None and bound["replaced"] == stale and bound["resumed"] is False
+    assert bound is not None
+    assert bound["replaced"] == stale
+    assert bound["resumed"] is False
     assert bound["conversationId"] != stale
     (error,) = [i for i in items(events) if i["type"] == "error"]
     assert stale in error["message"]
@@ -217,8 +244,10 @@ async def test_api_error_fails_the_turn_with_the_reason(
     """An API error from the model server fails the turn with a reason naming it; the
     worker serves the next turn."""
     # Claude Code 2.1.332 retries a 400 silently five times, then gives up on the turn.
-    script.add(*[mock.api_error(400, "the mock refuses this request")] * 6,
-               mock.text("Fine now", {"input": 3, "output": 1}))  # fmt: skip
+    script.add(
+        *[mock.api_error(400, "the mock refuses this request")] * 6,
+        mock.text("Fine now", {"input": 3, "output": 1}),
+    )
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server) as handle:
             failed = await run_turn(handle, "turn-1", "hello")

@@ -63,12 +63,17 @@ def codex_env(tmp_path: Path, server: SseServer) -> dict[str, str]:
         f'[model_providers.mock]\nname = "mock"\nbase_url = "{server.url}/v1"\n'
         'wire_api = "responses"\nenv_key = "MOCK_API_KEY"\n'
     )
-    return {**base_env(tmp_path / "home"), "CODEX_HOME": str(codex_home),
-            "MOCK_API_KEY": "dummy-key"}  # fmt: skip
+    return {
+        **base_env(tmp_path / "home"),
+        "CODEX_HOME": str(codex_home),
+        "MOCK_API_KEY": "dummy-key",
+    }
 
 
 @asynccontextmanager
-async def codex_worker(tmp_path: Path, server: SseServer, **kwargs: Any) -> AsyncIterator[WorkerHandle]:  # fmt: skip
+async def codex_worker(
+    tmp_path: Path, server: SseServer, **kwargs: Any
+) -> AsyncIterator[WorkerHandle]:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     env = codex_env(tmp_path, server)
@@ -86,8 +91,10 @@ async def test_two_turns_share_one_thread_with_per_turn_usage(
     codex: str, tmp_path: Path, server: SseServer, script: mock.OpenAIScript
 ) -> None:
     """Turn 2's request carries turn 1's prompt and answer; usage is per turn, as the mock's."""
-    script.add(mock.text("Hello there", {"input": 100, "output": 7}),
-               mock.text("Second answer", {"input": 130, "output": 4, "cached": 90}))  # fmt: skip
+    script.add(
+        mock.text("Hello there", {"input": 100, "output": 7}),
+        mock.text("Second answer", {"input": 130, "output": 4, "cached": 90}),
+    )
     with trio.fail_after(120):
         async with codex_worker(tmp_path, server) as handle:
             first = await run_turn(handle, "turn-1", "remember the word kumquat")
@@ -95,7 +102,9 @@ async def test_two_turns_share_one_thread_with_per_turn_usage(
     assert final(first).kind == "completed", final(first)
     assert final(second).kind == "completed", final(second)
     bound = conversation(first)
-    assert bound is not None and bound["harness"] == "codex" and bound["resumed"] is False
+    assert bound is not None
+    assert bound["harness"] == "codex"
+    assert bound["resumed"] is False
     assert message_text(first) == "Hello there"
     assert message_text(second) == "Second answer"
     assert len(script.main) == 2
@@ -110,16 +119,20 @@ async def test_allowed_touch_runs_the_command(
     codex: str, tmp_path: Path, server: SseServer, script: mock.OpenAIScript
 ) -> None:
     """An exec_command call asks for approval; allowed, the file exists and the turn completes."""
-    script.add(mock.function_call("exec_command", TOUCH, {"input": 200, "output": 9}),
-               mock.text("Created it.", {"input": 300, "output": 11}))  # fmt: skip
+    script.add(
+        mock.function_call("exec_command", TOUCH, {"input": 200, "output": 9}),
+        mock.text("Created it.", {"input": 300, "output": 11}),
+    )
     with trio.fail_after(120):
         async with codex_worker(tmp_path, server) as handle:
             events = await run_turn(handle, "turn-1", "make approved.txt", allow())
     assert final(events).kind == "completed", final(events)
     (request,) = [i for i in items(events, "item.started") if i["type"] == "approval_request"]
-    assert request["kind"] == "command" and "touch approved.txt" in request["summary"]
+    assert request["kind"] == "command"
+    assert "touch approved.txt" in request["summary"]
     (command,) = [i for i in items(events) if i["type"] == "command"]
-    assert command["exitCode"] == 0 and "touch approved.txt" in command["command"]
+    assert command["exitCode"] == 0
+    assert "touch approved.txt" in command["command"]
     assert (tmp_path / "work" / "approved.txt").exists()
     assert (usage(events)["inputTokens"], usage(events)["outputTokens"]) == (500, 20)
 
@@ -128,8 +141,10 @@ async def test_denied_touch_leaves_no_file_and_the_turn_goes_on(
     codex: str, tmp_path: Path, server: SseServer, script: mock.OpenAIScript
 ) -> None:
     """Declined, the command never runs; the model is told and the turn completes."""
-    script.add(mock.function_call("exec_command", TOUCH, {"input": 20, "output": 3}),
-               mock.text("Understood.", {"input": 30, "output": 5}))  # fmt: skip
+    script.add(
+        mock.function_call("exec_command", TOUCH, {"input": 20, "output": 3}),
+        mock.text("Understood.", {"input": 30, "output": 5}),
+    )
     with trio.fail_after(120):
         async with codex_worker(tmp_path, server) as handle:
             events = await run_turn(handle, "turn-1", "make approved.txt", deny())
@@ -144,7 +159,9 @@ async def test_interrupt_mid_turn_then_the_thread_goes_on(
 ) -> None:
     """`turn/interrupt` ends a streaming turn `interrupted`; the next turn runs in the same
     thread (its request carries the earlier prompt)."""
-    script.add(mock.hanging("Counting: one, two"), mock.text("Back again", {"input": 12, "output": 3}))
+    script.add(
+        mock.hanging("Counting: one, two"), mock.text("Back again", {"input": 12, "output": 3})
+    )
     with trio.fail_after(120):
         async with codex_worker(tmp_path, server) as handle:
 
@@ -165,8 +182,10 @@ async def test_killed_worker_resumes_the_same_thread(
 ) -> None:
     """A worker killed between turns: the next one resumes the thread (`thread/resume`) and
     the mock sees turn 1's messages in turn 2's request."""
-    script.add(mock.text("First reply", {"input": 40, "output": 6}),
-               mock.text("Resumed reply", {"input": 41, "output": 7}))  # fmt: skip
+    script.add(
+        mock.text("First reply", {"input": 40, "output": 6}),
+        mock.text("Resumed reply", {"input": 41, "output": 7}),
+    )
     with trio.fail_after(120):
         async with codex_worker(tmp_path, server) as handle:
             first = await run_turn(handle, "turn-1", "the code word is heron")
@@ -178,9 +197,9 @@ async def test_killed_worker_resumes_the_same_thread(
             second = await run_turn(handle, "turn-2", "what was the code word?")
     assert final(second).kind == "completed", final(second)
     again = conversation(second)
-    assert again == {"harness": "codex", "conversationId": bound["conversationId"],
-                     "resumed": True}  # fmt: skip
-    assert "the code word is heron" in sent(script.main[1]) and "First reply" in sent(script.main[1])
+    assert again == {"harness": "codex", "conversationId": bound["conversationId"], "resumed": True}
+    assert "the code word is heron" in sent(script.main[1])
+    assert "First reply" in sent(script.main[1])
     assert (usage(second)["inputTokens"], usage(second)["outputTokens"]) == (41, 7)
 
 
@@ -196,7 +215,9 @@ async def test_unknown_thread_starts_a_fresh_one_and_says_so(
             events = await run_turn(handle, "turn-1", "hello")
     assert final(events).kind == "completed", final(events)
     bound = conversation(events)
-    assert bound is not None and bound["replaced"] == stale and bound["conversationId"] != stale
+    assert bound is not None
+    assert bound["replaced"] == stale
+    assert bound["conversationId"] != stale
     assert any(stale in i["message"] for i in items(events) if i["type"] == "error")
 
 
@@ -204,8 +225,10 @@ async def test_api_error_fails_the_turn_with_the_reason(
     codex: str, tmp_path: Path, server: SseServer, script: mock.OpenAIScript
 ) -> None:
     """An API error from the model server fails the turn naming it; the next turn works."""
-    script.add(*[mock.api_error(400, "the mock refuses this request")] * 6,
-               mock.text("Fine now", {"input": 3, "output": 1}))  # fmt: skip
+    script.add(
+        *[mock.api_error(400, "the mock refuses this request")] * 6,
+        mock.text("Fine now", {"input": 3, "output": 1}),
+    )
     with trio.fail_after(120):
         async with codex_worker(tmp_path, server) as handle:
             failed = await run_turn(handle, "turn-1", "hello")

@@ -26,11 +26,14 @@ def fake_command(tmp_path: Path) -> str:
 
 
 @pytest.mark.parametrize("module", ["claude_code", "codex"])
-@pytest.mark.parametrize(("mode", "reason"), [
-    ("garbage", "not JSON: 'this is not json'"),
-    ("exit", "exited with status 3"),
-    ("hang", "produced no output for 1.5 s"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("garbage", "not JSON: 'this is not json'"),
+        ("exit", "exited with status 3"),
+        ("hang", "produced no output for 1.5 s"),
+    ],
+)
 async def test_misbehaving_harness_fails_the_turn_with_its_cause(
     tmp_path: Path, module: str, mode: str, reason: str
 ) -> None:
@@ -68,9 +71,14 @@ async def test_unknown_event_is_kept_as_a_diagnostic(tmp_path: Path, module: str
             await handle.wait_initialized()
             events = await run_turn(handle, "turn-1", "hello")
             with trio.fail_after(10):
-                while not any("unknownType" in r or "unknownMethod" in r for r in handle.diagnostics):
+                while not any(  # noqa: ASYNC110 - diagnostics have no event
+                    "unknownType" in r or "unknownMethod" in r for r in handle.diagnostics
+                ):
                     await trio.sleep(0.05)
     assert final(events).kind == "completed", final(events)
     assert message_text(events) == "fine"
     (record,) = [r for r in handle.diagnostics if "unknownType" in r or "unknownMethod" in r]
-    assert record.get("unknownType", record.get("unknownMethod")) in ("mystery_event", "mystery/notification")
+    assert record.get("unknownType", record.get("unknownMethod")) in (
+        "mystery_event",
+        "mystery/notification",
+    )
