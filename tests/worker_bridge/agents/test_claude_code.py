@@ -272,3 +272,26 @@ async def test_missing_binary_fails_each_turn_with_how_to_fix_it(tmp_path: Path)
     for events in (first, second):
         assert final(events).kind == "failed"
         assert "no-such-claude" in (final(events).text or "")
+
+
+async def test_remembered_approval_is_not_asked_again(
+    claude: str, tmp_path: Path, server: SseServer, script: mock.AnthropicScript
+) -> None:
+    """Allowed with `remember`, the CLI's own suggestions become rules (updatedPermissions):
+    the same command in the next turn runs without asking."""
+    script.add(
+        mock.tool_use("Bash", TOUCH, {"input": 10, "output": 2}),
+        mock.text("Done once.", {"input": 11, "output": 2}),
+        mock.tool_use("Bash", TOUCH, {"input": 12, "output": 2}),
+        mock.text("Done twice.", {"input": 13, "output": 2}),
+    )
+    with trio.fail_after(120):
+        async with claude_worker(tmp_path, server) as handle:
+            first = await run_turn(handle, "turn-1", "make approved.txt", allow(remember=True))
+            second = await run_turn(handle, "turn-2", "again", deny("asked twice"))
+    assert final(first).kind == "completed", final(first)
+    assert final(second).kind == "completed", final(second)
+    assert [i["remember"] for i in items(first) if i["type"] == "approval_request"] == [True]
+    assert [i for i in items(second) if i["type"] == "approval_request"] == []
+    (command,) = [i for i in items(second) if i["type"] == "command"]
+    assert command["exitCode"] == 0

@@ -237,3 +237,27 @@ async def test_api_error_fails_the_turn_with_the_reason(
     assert final(failed).kind == "failed"
     assert "the mock refuses this request" in (final(failed).text or "")
     assert final(again).kind == "completed", final(again)
+
+
+async def test_remembered_approval_is_not_asked_again(
+    codex: str, tmp_path: Path, server: SseServer, script: mock.OpenAIScript
+) -> None:
+    """Allowed with `remember`, Codex's offered "always" decision (here the exec-policy
+    amendment) is chosen: the same command in the next turn runs without asking."""
+    script.add(
+        mock.function_call("exec_command", TOUCH, {"input": 10, "output": 2}),
+        mock.text("Done once.", {"input": 11, "output": 2}),
+        mock.function_call("exec_command", TOUCH, {"input": 12, "output": 2}),
+        mock.text("Done twice.", {"input": 13, "output": 2}),
+    )
+    with trio.fail_after(120):
+        async with codex_worker(tmp_path, server) as handle:
+            first = await run_turn(handle, "turn-1", "make approved.txt", allow(remember=True))
+            second = await run_turn(handle, "turn-2", "again", deny())
+    assert final(first).kind == "completed", final(first)
+    assert final(second).kind == "completed", final(second)
+    (asked,) = [i for i in items(first, "item.started") if i["type"] == "approval_request"]
+    assert asked["canRemember"] is True
+    assert [i for i in items(second) if i["type"] == "approval_request"] == []
+    (command,) = [i for i in items(second) if i["type"] == "command"]
+    assert command["exitCode"] == 0
