@@ -72,7 +72,10 @@ def resolve_command(configured: str, bundled: str | None, name: str) -> str:
     else the bundled one, else `name` on PATH. Raises `FileNotFoundError` naming what was
     tried and how to install it."""
     if configured:
-        found = configured if os.sep in configured else shutil.which(configured)
+        if os.sep in configured:
+            found = configured if os.access(configured, os.X_OK) else None
+        else:
+            found = shutil.which(configured)
         if found:
             return found
         raise FileNotFoundError(f"command {configured!r} was not found")
