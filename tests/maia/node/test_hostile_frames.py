@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trio_websocket import open_websocket_url, wrap_client_stream
 
+from maia.core._fields import wire_name
 from maia.observe import SUBPROTOCOL
 from maia.protocol import REGISTRY
-from maia.protocol._fields import wire_name
 
 from ._raw import hello, request
 from .conftest import NodeProcess
