@@ -60,6 +60,7 @@ from ._user import BUILTIN_EXECUTORS as BUILTIN_EXECUTORS
 from ._user import ExecutorConfig as ExecutorConfig
 from ._user import SessionSettings as SessionSettings
 from ._user import UserConfig as UserConfig
+from ._user import WebhookSettings as WebhookSettings
 from ._user import check_user_config as check_user_config
 from ._user import is_time_zone as is_time_zone
 from ._user import load_user_config as load_user_config

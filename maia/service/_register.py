@@ -15,6 +15,7 @@ from typing import Any, Final, Protocol
 
 from actors import WORKERS, ActorError, Kind, open_actor_runtime
 from actors.session import SESSIONS
+from actors.webhook import WEBHOOKS
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
 from storage import Storage
@@ -44,12 +45,12 @@ from ._turns import (
     turn_show,
     turn_wait,
 )
+from ._webhooks import WEBHOOK_HANDLERS
 
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
-
 # The kinds of aggregate the Node runs, in start order (a kind may use what an earlier one
 # provides: the Session kind runs on the worker pool). Adding a kind is one line here.
-KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS)
+KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS, WEBHOOKS)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
@@ -73,6 +74,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "receipt.list": receipt_list,
     "events.read": events_read,
     **CONFIG_HANDLERS,
+    **WEBHOOK_HANDLERS,
 }
 
 
@@ -111,17 +113,21 @@ async def open_services(
     environ: Mapping[str, str] | None = None,
     timings: WorkerTimings | None = None,
     live: Callable[[str, str, str, str, str, str], None] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[ServiceContext]:
     """Run on the admitted user configuration (else `config` when given, else
     `home/config.jsonc` for a home never admitted), recover and run the actor runtime with
     every kind, and yield the handlers' context; `live` gets the Sessions' live item records
-    (the observation hub). Raises `configuration_invalid`."""
+    (the observation hub); `options` are more kinds' settings (tests: a webhook client).
+    Raises `configuration_invalid`."""
     settings = await admitted_user_config(store)
     if settings is None:
         settings = config if config is not None else load_user_config(home / "config.jsonc")
     admitted = AdmittedConfigs(store, settings)
-    options = {"worker_timings": timings, "live": live, "config_of": admitted.of}
+    settings_of_kinds = {"worker_timings": timings, "live": live, "config_of": admitted.of,
+                         **(options or {})}  # fmt: skip
     async with open_actor_runtime(
-        store, clock=clock, config=settings, kinds=KINDS, environ=environ, options=options
-    ) as runtime:
+        store, clock=clock, config=settings, kinds=KINDS, environ=environ,
+        options=settings_of_kinds,
+    ) as runtime:  # fmt: skip
         yield ServiceContext(store, clock, settings, runtime, home, admitted)

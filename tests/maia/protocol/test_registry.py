@@ -131,6 +131,7 @@ def test_mutation_flags_are_consistent() -> None:
         "session.create", "session.stop", "session.archive", "session.rename", "turn.send",
         "turn.cancel", "turn.interrupt", "project.add", "config.admit.confirm",
         "project.relocate.confirm",
+        "webhooks.change.confirm",
     }  # fmt: skip
     for op in REGISTRY:
         assert op.output_type is not None
