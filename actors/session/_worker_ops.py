@@ -68,6 +68,7 @@ class WorkerOps(SendOps):
     item_seq: int = 0
     wall_time_ms: int | None = None  # the executor's own per-turn limit (exec)
     timed_out: str | None = None  # the turn interrupted for passing it
+    deadline: trio.CancelScope | None = None  # the running turn's wall-time watch
 
     def started_unflushed(self, turn_id: str) -> bool:
         return self.started == turn_id
@@ -89,6 +90,7 @@ class WorkerOps(SendOps):
                     if handle is not None and memo is not None:
                         self.item, self.started, self.failure, self.item_seq = None, None, None, 0
                         self.effect("pump", self._pumping(handle, turn_id, memo.text))
+                        self._end_deadline()  # the previous turn's, if still set
                         self.effect("wall-time", self._deadline(turn_id, self._wall_time_ms()))
                 case q.SendInterrupt(turn_id) if self.worker is not None:
                     interrupt = functools.partial(self.worker.interrupt, turn_id)
@@ -101,7 +103,14 @@ class WorkerOps(SendOps):
                     self.effect("idle-release", self._tick_after(delay))
         idle = self.core.worker is q.Worker.READY and self.core.idle_since is not None
         self.ctx.slots.mark_idle(self.session_id, idle)
+        if self.core.active is None:
+            self._end_deadline()
         self.settle_activation()
+
+    def _end_deadline(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
 
     def _wall_time_ms(self) -> int:
         """A turn's wall-time limit: maxWallTimeMsPerActivation, or the executor's own
@@ -141,9 +150,16 @@ class WorkerOps(SendOps):
             await self.tick(now=since + self.core.idle_ms)
 
     def _deadline(self, turn_id: str, wall_time_ms: int) -> Callable[[], Awaitable[None]]:
+        """The running turn's wall-time watch; it ends with the turn (`after_commit`), so a
+        finished turn's watch never holds the actor in memory for the rest of the hour."""
+
         async def deadline() -> None:
-            await trio.sleep(wall_time_ms / 1000)
-            await self._tell(WallTime(turn_id))
+            if self.core.active != turn_id:
+                return  # it ended before this watch started
+            with trio.CancelScope() as scope:
+                self.deadline = scope
+                await trio.sleep(wall_time_ms / 1000)
+                await self._tell(WallTime(turn_id))
 
         return deadline
 
