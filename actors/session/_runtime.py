@@ -28,6 +28,7 @@ from maia.protocol import Clock, MaiaError
 from storage import MutationResult, Storage
 from supervision.workers import WorkerSupervisor
 
+from ._create import CreateSession, UnbornSession
 from ._lifecycles import SESSION_TABLE, TURN_TABLE
 from ._messages import Message, Resume, SendTurn, SessionContext
 from ._recovery import RecoveryReport, recover_sessions
@@ -45,10 +46,11 @@ class SessionRuntime:
     store: Storage
     clock: Clock
     config: UserConfig
-    registry: ActorRegistry[Message, Any]
+    registry: ActorRegistry[Message | CreateSession, Any]
     notifier: Notifier
     pool: WorkerPool
     recovery: RecoveryReport | None = None
+    creating: set[str] = attrs.field(factory=set)  # IDs whose creation is under way
 
     @property
     def workers(self) -> WorkerSupervisor:
@@ -57,6 +59,17 @@ class SessionRuntime:
     @property
     def slots(self) -> WorkerSlots:
         return self.pool.slots
+
+    async def create(self, session_id: str, message: CreateSession) -> MutationResult:
+        """Create the Session `session_id` through its own actor (the table's creation
+        row). Raises `idempotency_conflict` and what the write raises."""
+        self.creating.add(session_id)
+        try:
+            result: MutationResult = await self.registry.ask(session_id, message,
+                                                             within=ASK_TIMEOUT_S)  # fmt: skip
+        finally:
+            self.creating.discard(session_id)
+        return result
 
     async def ask(self, session_id: str, message: Message) -> Any:
         """Deliver a client message to the Session's actor and return its answer.
@@ -93,10 +106,17 @@ class SessionKind:
         holder: dict[str, SessionContext] = {}
 
         async def spawn(session_id: str) -> Any:
-            return await rehydrate(holder["ctx"], session_id)
+            ctx = holder["ctx"]
+            try:
+                return await rehydrate(ctx, session_id)
+            except MaiaError as error:
+                if error.code != "resource_not_found" or session_id not in facade.creating:
+                    raise
+            path = runtime.write_path(self.name, session_id)
+            return UnbornSession(ctx, session_id, path, lambda: rehydrate(ctx, session_id))
 
         async with trio.open_nursery() as nursery:
-            registry: ActorRegistry[Message, Any] = await runtime.start_registry(
+            registry: ActorRegistry[Message | CreateSession, Any] = await runtime.start_registry(
                 self.name, spawn, nursery=nursery, capacity=64,
                 idle_s=runtime.options.get("passivate_after_s", 300.0),
             )  # fmt: skip
@@ -124,7 +144,7 @@ SESSIONS = SessionKind()
 KIND = SESSIONS  # what `python -m actors._diagrams` collects
 
 
-async def _resume(registry: ActorRegistry[Message, Any], session_id: str) -> None:
+async def _resume(registry: ActorRegistry[Message | CreateSession, Any], session_id: str) -> None:
     try:
         await registry.tell(session_id, Resume())
     except (MaiaError, ActorError) as error:  # it resumes on its next message instead
