@@ -117,7 +117,7 @@ class SessionKind:
 
         async with trio.open_nursery() as nursery:
             registry: ActorRegistry[Message | CreateSession, Any] = await runtime.start_registry(
-                self.name, spawn, nursery=nursery, capacity=64,
+                self.name, spawn, nursery=nursery, capacity=64, restart_message=Resume,
                 idle_s=runtime.options.get("passivate_after_s", 300.0),
             )  # fmt: skip
             flush_timer = FlushTimer(FLUSH_MS / 1000)
