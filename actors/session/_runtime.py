@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import trio
 
 from actors._errors import ActorError
 from actors._flush import FlushTimer
+from actors._graph import Edge
 from actors._notify import Notifier
 from actors._registry import ActorRegistry
 from actors._runtime import ActorRuntime
@@ -89,12 +90,30 @@ class SessionRuntime:
         return self.pool.live_workers()
 
 
+EDGES: Final = (
+    Edge("api", "session", "ask", ("CreateSession", "SendTurn", "CancelTurn", "InterruptTurn",
+         "StopSession", "RenameSession", "ArchiveSession"), "mailbox 64, deadline 4.5 s"),
+    Edge("session", "storage", "ask", ("write", "read"), "mailbox 4096, admission 5 s"),
+    Edge("session", "worker", "ask", ("prompt", "interrupt", "stop"), "bounded stop 30 s",
+         via_effect=True),
+    Edge("worker", "session", "tell", ("Progress", "WorkerSpawned", "WorkerInitialized",
+         "WorkerExited"), "mailbox 64", via_effect=True),
+    Edge("session", "session", "tell", ("Flush", "IdleTick", "WallTime", "Resume"),
+         "mailbox 64", via_effect=True),
+    Edge("session", "other sessions", "tell", ("Reclaim", "Resume"), "mailbox 64",
+         via_effect=True),
+    Edge("session", "notifier", "tell", ("notify", "publish"), "never blocks"),
+    Edge("session", "observation hub", "tell", ("live item records",), "never blocks"),
+)  # fmt: skip
+
+
 @attrs.frozen
 class SessionKind:
     """The Session kind (`runtime[SESSIONS]` is its `SessionRuntime`)."""
 
     name: str = "session"
     tables: Sequence[TransitionTable[Any, Any]] = (SESSION_TABLE, TURN_TABLE)
+    edges: Sequence[Edge] = EDGES
 
     @asynccontextmanager
     async def open(self, runtime: ActorRuntime) -> AsyncIterator[SessionRuntime]:
