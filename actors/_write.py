@@ -33,7 +33,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, append_event, run_mutation
 
 from ._table import NODE, Transition, TransitionTable

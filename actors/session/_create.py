@@ -19,7 +19,7 @@ from actors._effects import EffectScope
 from actors._table import CLIENT
 from actors._write import Change, Write, WritePath
 from actors._write import Command as WriteCommand
-from maia.protocol import MaiaError, to_json
+from maia.core import MaiaError, to_json
 from storage import MutationResult
 
 from ._lifecycles import SESSION_TABLE, SessionEvent

@@ -25,7 +25,7 @@ from actors._runtime import ActorRuntime
 from actors._table import TransitionTable
 from actors._workers import WorkerPool, WorkerSlots
 from maia.config import UserConfig
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 from storage import MutationResult, Storage
 from supervision.workers import WorkerSupervisor
 
