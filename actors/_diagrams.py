@@ -104,7 +104,10 @@ everything as it was.
   (`deadline_exceeded`), and when an actor stops every waiting request fails `unavailable`.
 - **Passivation.** An actor idle for 5 minutes, or the least recently used one when 100,000
   are live, is stopped after finishing what it holds; the next request for it reloads it
-  from storage. A crashed actor is dropped the same way and reloaded on the next request.
+  from storage. An actor holding a live effect (a Session with a worker) is never
+  passivated. A crashed actor (a bug in its handler or one of its effects) is logged with
+  its traceback and restarted from storage at once, at most 3 times within 5 s; beyond
+  that it stays down until its next request. See docs/actors.md.
 - **Supervisors.** The Node's services run under supervisor trees (Erlang/OTP's rules):
   children are permanent (always restarted), transient (restarted after a failure) or
   temporary (never); strategies are one_for_one, one_for_all, rest_for_one and dynamic.
