@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 from typing import Final
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 _V1: Final = """
 CREATE TABLE node (
@@ -176,7 +176,120 @@ CREATE TABLE previews (
 CREATE INDEX previews_by_creation ON previews (created_ms);
 """
 
-MIGRATIONS: Final[tuple[str, ...]] = (_V1,)
+# Durable timers of the actor runtime (actors/_timers.py): one row per armed timer, keyed by
+# the kind, the actor it wakes and its name; written with the transition that arms it.
+_V2_ACTOR_TIMERS: Final = """
+CREATE TABLE actor_timers (
+    kind TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    name TEXT NOT NULL,                         -- state:<aggregate id>, or the actor's own name
+    event TEXT,                                 -- a state timer's on_timeout event
+    subject_id TEXT,
+    subject_revision INTEGER,                   -- the aggregate's revision when armed
+    due_wall_ms INTEGER NOT NULL,               -- what survives a restart
+    due_monotonic_ms INTEGER NOT NULL,          -- meaningful within node_epoch only
+    node_epoch INTEGER NOT NULL,
+    PRIMARY KEY (kind, actor_id, name)
+) WITHOUT ROWID;
+"""
+
+# Configuration admission (spec: Resolution and admission) and the Projects' repository block.
+_CONFIG_ADMISSION: Final = """
+ALTER TABLE projects ADD COLUMN repository TEXT;            -- JSON repository block, if any
+ALTER TABLE projects ADD COLUMN repository_identity TEXT;   -- normalized remote + ref
+CREATE UNIQUE INDEX projects_by_repository ON projects (repository_identity)
+    WHERE repository_identity IS NOT NULL;
+
+-- Every admitted configuration, kept: scope is 'user' or a project_id.
+CREATE TABLE config_snapshots (
+    snapshot_id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    revision INTEGER NOT NULL,                  -- the scope's revision this admission made
+    manifest TEXT NOT NULL,                     -- canonical manifest JSON
+    manifest_digest TEXT NOT NULL,
+    source_digest TEXT NOT NULL,                -- sha256 of the file's bytes, or 'absent'
+    actor_id TEXT NOT NULL,
+    admitted_ms INTEGER NOT NULL,
+    UNIQUE (scope, revision)
+);
+-- What is admitted now, per scope.
+CREATE TABLE config_admitted (
+    scope TEXT PRIMARY KEY,
+    snapshot_id TEXT NOT NULL REFERENCES config_snapshots (snapshot_id),
+    revision INTEGER NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+# Webhooks (docs/webhooks.md): the webhooks, their deliveries (an outbox the webhook outbox
+# processor fills from the journal), each delivery's attempts, and the checkpoints of journal
+# processors (ObservationProcessorCheckpointV1), which advance in the transaction that writes
+# what they produced.
+_WEBHOOKS: Final = """
+CREATE TABLE webhooks (
+    webhook_id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    event_types TEXT NOT NULL,                  -- JSON list of event types
+    project_id TEXT,
+    session_id TEXT,
+    secret_env TEXT NOT NULL,                   -- the variable's name; never its value
+    description TEXT,
+    state TEXT NOT NULL,                        -- active, disabled, removed
+    state_reason TEXT,
+    revision INTEGER NOT NULL,
+    after_position INTEGER NOT NULL,            -- only journal events after it are delivered
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL
+);
+CREATE INDEX webhooks_by_state ON webhooks (state);
+
+CREATE TABLE webhook_deliveries (
+    delivery_id TEXT PRIMARY KEY,
+    webhook_id TEXT NOT NULL REFERENCES webhooks (webhook_id),
+    seq INTEGER NOT NULL,                       -- order of first attempts within the webhook
+    message_id TEXT NOT NULL,                   -- the webhook-id header, the same every attempt
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    body BLOB NOT NULL,                         -- fixed at creation: every attempt sends it
+    state TEXT NOT NULL,                        -- pending, succeeded, failed, cancelled
+    attempts INTEGER NOT NULL DEFAULT 0,        -- attempts in this round (a redelivery resets)
+    next_attempt_ms INTEGER,                    -- wall time; set exactly while pending
+    last_status_code INTEGER,
+    last_reason TEXT,
+    redeliveries INTEGER NOT NULL DEFAULT 0,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    finished_ms INTEGER,
+    UNIQUE (webhook_id, event_id),
+    UNIQUE (webhook_id, seq)
+);
+CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (webhook_id, state, next_attempt_ms);
+
+CREATE TABLE webhook_attempts (
+    delivery_id TEXT NOT NULL,
+    number INTEGER NOT NULL,                    -- 1.. over the delivery's whole life
+    started_ms INTEGER NOT NULL,
+    finished_ms INTEGER,                        -- NULL while in flight, or the Node died
+    outcome TEXT NOT NULL,                      -- sending, succeeded, failed, gone, unknown
+    status_code INTEGER,
+    reason TEXT,
+    PRIMARY KEY (delivery_id, number)
+) WITHOUT ROWID;
+
+CREATE TABLE processor_checkpoints (
+    processor_id TEXT NOT NULL,
+    partition_id INTEGER NOT NULL,
+    processor_version TEXT NOT NULL,
+    acknowledged_sequence INTEGER NOT NULL,     -- the last journal position processed
+    input_schema_digest TEXT NOT NULL,
+    projection_revision INTEGER NOT NULL,
+    state TEXT NOT NULL,                        -- running, lagging, blocked, rebuilding
+    updated_ms INTEGER NOT NULL,
+    PRIMARY KEY (processor_id, partition_id)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

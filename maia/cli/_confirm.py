@@ -22,7 +22,7 @@ from maia.protocol.shapes import class_plan
 
 from . import _exit
 from ._invocation import Invocation
-from ._render import block
+from ._render import human
 
 PROOF_FIELDS = ("inputDigest", "proof")
 
@@ -79,7 +79,7 @@ async def confirmed(
     preview_params = {k: v for k, v in params.items() if k in preview_wires}
     answer = await call(client, preview.operation_id, preview_params, out)
     out.stderr.write(f"{op.operation_id} will do this:\n")
-    out.stderr.write(block(answer, None, out.now_ms))
+    out.stderr.write(human(preview.operation_id, answer, out.now_ms))
     if not invocation.yes:
         if not interactive:
             raise Refused(

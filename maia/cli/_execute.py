@@ -7,8 +7,9 @@ client needs one method, `await client.request(op_id, params) -> wire result` (t
 `MaiaClient.request`), so tests can pass a fake for ops no Node serves yet.
 
 Conveniences (see `_waits.py`): `turn send --wait`, `session wait --timeout`,
-`events read --follow`. Consequential ops (`confirmation: required`, spec: preview, then
-confirm with the input digest and proof) are previewed, summarised and confirmed here.
+`turn wait --timeout`, `events read --follow`; `turn send --file PATH` (`_text_file.py`).
+Consequential ops (`confirmation: required`, spec: preview, then confirm with the input
+digest and proof) are previewed, summarised and confirmed here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import anyio
 from maia.protocol import REGISTRY, MaiaError, Registry, check
 
 from . import _exit
+from ._flags import FROM_FILE
 from ._invocation import Invocation
 from ._output import Out as Out
 from ._output import now_ms as now_ms
@@ -103,11 +105,15 @@ async def execute(
     interactive: bool,
     registry: Registry = REGISTRY,
     confirm: Callable[[str], Any] | None = None,
+    owns_sigint: bool = False,
 ) -> int:
     """Run the invocation and return its exit code (see `_exit`). Never raises MaiaError.
 
     `client` may be None for local invocations (help, schema). `confirm(prompt) -> bool`
     asks the person (default: click.confirm on the terminal) when `interactive`.
+    `owns_sigint`: the caller leaves SIGINT to this command (the CLI does; the console
+    keeps it and cancels the command), so `events read --follow` may catch it to stop
+    between pages and print its cursor.
     """
     out = Out(stdout, stderr, invocation.output)
     if invocation.local:
@@ -121,7 +127,15 @@ async def execute(
     from . import _confirm, _waits
 
     try:
+        text = None
+        if invocation.text_file is not None:  # read first: a bad file asks nothing of the Node
+            from ._text_file import max_characters, read_text_file_async
+
+            limit = max_characters(op, FROM_FILE[op.operation_id])
+            text = await read_text_file_async(invocation.text_file, limit)
         params = await resolve_references(client, invocation)
+        if text is not None:
+            params[FROM_FILE[op.operation_id]] = text
         if invocation.operation_id == "session.create" and "projectId" not in params:
             params["projectId"] = await _waits.current_project(client, out)
         if op.input_type is not None:
@@ -131,12 +145,14 @@ async def execute(
                                             confirm, registry)  # fmt: skip
         if invocation.operation_id == "session.wait":
             return await _waits.session_wait(client, params, invocation, out)
+        if invocation.operation_id == "turn.wait":
+            return await _waits.turn_wait(client, params, invocation, out)
         if invocation.operation_id == "session.attach":
             from ._stream import attach
 
             return await attach(client, params, invocation.timeout_s, out)
         if invocation.operation_id == "events.read" and invocation.follow:
-            return await _waits.follow_events(client, params, invocation, out)
+            return await _waits.follow_events(client, params, invocation, out, owns_sigint)
         if invocation.operation_id == "turn.send" and invocation.wait:
             return await _waits.send_and_wait(client, params, invocation, out)
         result = await call(client, invocation.operation_id, params, out)

@@ -12,6 +12,7 @@ The CLI and the console share this split. Parsing is pure click over the tree th
         output: "human" | "json" | "jsonl"
         wait, follow, yes: bool    # --wait (turn send), --follow (events read), --yes
         timeout_s: float | None    # --timeout 30s (waits and follows)
+        text_file: str | None      # turn send --file PATH (`-`: stdin), read by `execute`
         node, home: str | None     # --node URL, --home PATH (which Node to talk to)
         local: tuple[str, ...]     # a local command's path: ("node", "start"), ("completion",),
                                    # ("help",), ("schema",), ("console",), ("home",) [bare maia]
@@ -31,7 +32,7 @@ from typing import Any, Final, Literal
 import attrs
 import click
 
-from ._flags import op_params, reference_fields, takes_command_id, wire_params
+from ._flags import FROM_FILE, op_params, reference_fields, takes_command_id, wire_params
 from ._schema_mode import parse_schema_tokens, wants_schema
 
 Output = Literal["human", "json", "jsonl"]
@@ -44,14 +45,18 @@ LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
     ("version",): "Print the version, protocol, registry digest and operations.",
     ("contract", "generate"): "Rewrite the registry's generated projections.",
     ("contract", "check"): "Check the registry's generated projections.",
+    ("config", "check"): "Check every configuration file: each problem with its line (no Node).",
 }
 # Op commands with runtime flags beyond --json/--jsonl/--node.
 WAITS: Final = frozenset({"turn.send"})
 FOLLOWS: Final = frozenset({"events.read"})
-TIMED: Final = frozenset({"turn.send", "session.wait", "events.read", "session.attach"})
+TIMED: Final = frozenset(
+    {"turn.send", "session.wait", "turn.wait", "events.read", "session.attach"}
+)
 _TIMEOUT_HELP: Final = {
     "turn.send": "With --wait: give up after this long (30s, 2m; default 10m): exit 3.",
     "session.wait": "Give up after this long (30s, 2m; default 60s): exit 3.",
+    "turn.wait": "Give up after this long (30s, 2m; default 60s): exit 3.",
     "events.read": "With --follow: stop after this long (exit 0).",
     "session.attach": "Stop following after this long (exit 0).",
 }
@@ -74,6 +79,7 @@ class Invocation:
     node: str | None = None
     home: str | None = None
     command_id_generated: bool = False
+    text_file: str | None = None
     local: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     text: str = ""
@@ -135,6 +141,11 @@ def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
             ["--timeout"],
             {"metavar": "DURATION", "help": _TIMEOUT_HELP.get(operation_id, "")},
         ),
+        (
+            operation_id in FROM_FILE,
+            ["--file"],
+            {"metavar": "PATH", "help": "Read the prompt from a file instead (-: stdin)."},
+        ),
         (confirm, ["--yes", "-y"], {"help": "Confirm without asking."}),
     ]
     for wanted, names, settings in extra:
@@ -162,9 +173,12 @@ def _op_callback(operation_id: str) -> Callable[..., None]:
             params["position"] = {"kind": "cursor", "cursor": after}
         elif operation_id == "events.read" and "position" not in params:
             params["position"] = {"kind": "start"}
+        text_file = _text_file(operation_id, values.get("file"), params)
         generated = False
-        if takes_command_id(op) and "commandId" not in params:
-            from maia.protocol import new_id
+        # Generated only where it is an idempotency key; where it is a look-up key
+        # (`receipt get --command-id`) inventing one would change what is asked.
+        if takes_command_id(op) and op.idempotency == "required" and "commandId" not in params:
+            from maia.core import new_id
 
             params["commandId"], generated = new_id("command"), True
         references: dict[str, str] = {w: k for w, k in reference_fields(op).items() if w in params}
@@ -181,10 +195,71 @@ def _op_callback(operation_id: str) -> Callable[..., None]:
                 node=values.get("node"),
                 home=values.get("home"),
                 command_id_generated=generated,
+                text_file=text_file,
             )
         )
 
     return run
+
+
+def _text_file(operation_id: str, path: str | None, params: dict[str, Any]) -> str | None:
+    """The `--file` of an op whose text field may come from a file; exactly one of the two.
+
+    Raises click.UsageError when both or neither are given."""
+    field = FROM_FILE.get(operation_id)
+    if field is None:
+        return None
+    wire = field.upper()
+    if path is not None and field in params:
+        raise click.UsageError(f"give {wire} or --file PATH, not both")
+    if path is None and field not in params:
+        raise click.UsageError(f"missing argument {wire} (or --file PATH, - for stdin)")
+    return path
+
+
+def _shortcut_command(shortcut: Any) -> click.Command:
+    """A `_shortcuts.Shortcut` as a click command: its flags, the op's runtime flags (not
+    --schema), --command-id, and --dry-run for a confirm (which then calls the preview)."""
+    from maia.protocol import REGISTRY
+
+    from ._shortcuts import preview_id_of
+
+    op = REGISTRY.get(shortcut.operation_id)
+    assert op is not None
+    confirm = op.confirmation == "required"
+
+    def run(**values: Any) -> None:
+        as_json, as_jsonl = values.pop("as_json", False), values.pop("as_jsonl", False)
+        if as_json and as_jsonl:
+            raise click.UsageError("--json and --jsonl exclude each other")
+        output: Output = "json" if as_json else "jsonl" if as_jsonl else "human"
+        dry_run = bool(values.pop("dry_run", False))
+        params = shortcut.build(values)
+        generated = False
+        if takes_command_id(op):
+            from maia.core import new_id
+
+            params["commandId"] = values.get("command_id") or new_id("command")
+            generated = values.get("command_id") is None
+        operation_id = (preview_id_of(op.operation_id) if dry_run else None) or op.operation_id
+        raise _Done(
+            Invocation(operation_id, params=params, output=output, yes=bool(values.get("yes")),
+                       node=values.get("node"), home=values.get("home"),
+                       command_id_generated=generated)
+        )  # fmt: skip
+
+    extra: list[click.Parameter] = []
+    if takes_command_id(op):
+        extra.append(click.Option(["--command-id"], help="Idempotency key (default: new)."))
+    if confirm:
+        dry = "Preview only: show what it would do, change nothing."
+        extra.append(click.Option(["--dry-run"], is_flag=True, help=dry))
+    runtime = [p for p in _runtime_options(op.operation_id, confirm) if p.name != "schema"]
+    return click.Command(
+        name=shortcut.path[-1], callback=run,
+        help=f"{shortcut.help}\n\nOperation {op.operation_id}.",
+        params=[_help_option(), *shortcut.params(), *extra, *runtime], add_help_option=False,
+    )  # fmt: skip
 
 
 def _local_callback(path: tuple[str, ...]) -> Callable[..., None]:
@@ -242,6 +317,13 @@ def command_tree() -> click.Group:
                 add_help_option=False,
             )
         )
+    from ._shortcuts import SHORTCUTS
+
+    for shortcut in SHORTCUTS():
+        group = root
+        for noun in shortcut.path[:-1]:
+            group = _child(group, noun)
+        group.add_command(_shortcut_command(shortcut))
     for path, help_text in LOCAL_COMMANDS.items():
         group = root
         for noun in path[:-1]:

@@ -13,27 +13,40 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from maia import __version__
 
 from ._schema_mode import MESSAGE_MAX, Refusal
 
-if TYPE_CHECKING:
-    import click
-
-# Commands served by other packages, loaded only when run (their imports may be heavy: trio).
+# Commands loaded only when run (their imports are heavy: trio, prompt-toolkit), each a click
+# command or a function `(args) -> exit code`. The console is named here, not imported: it
+# imports the CLI, so the CLI reaches it only through this table.
 SERVED_COMMANDS: dict[tuple[str, ...], str] = {
-    ("node", "start"): "maia.node._commands:start_command",
-    ("node", "stop"): "maia.node._commands:stop_command",
+    ("node", "start"): "maia.cli._node_commands:start_command",
+    ("node", "stop"): "maia.cli._node_commands:stop_command",
+    ("config", "check"): "maia.cli._config_cmd:check_command",
+    ("console",): "maia.console._launch:open_console",
+    ("home",): "maia.console._launch:home",
 }
+CONSOLE_MISSING = "maia: the console is not available in this build\n"
 
 
 def _run_served(path: tuple[str, ...], args: Sequence[str]) -> int:
-    import click  # noqa: F401 - the served command is a click command
+    import click
 
     module_name, _, attribute = SERVED_COMMANDS[path].partition(":")
-    command: click.Command = getattr(importlib.import_module(module_name), attribute)
+    try:
+        command = getattr(importlib.import_module(module_name), attribute)
+    except ImportError:
+        if not module_name.startswith("maia.console"):
+            raise
+        from ._home import NEXT_STEP
+
+        sys.stderr.write(CONSOLE_MISSING + NEXT_STEP)
+        return 1
+    if not isinstance(command, click.Command):
+        return int(command(list(args)))
     try:
         command.main(list(args), prog_name="maia " + " ".join(path), standalone_mode=False)
     except SystemExit as exit_:
@@ -81,17 +94,9 @@ def _run_local(invocation: Any) -> int:
         except SystemExit as exit_:
             return exit_.code if isinstance(exit_.code, int) else 1
         return 0
-    if path == ("console",):
-        from ._home import open_console
-
-        return open_console(args)
     if path == ("version",):
         sys.stdout.write(summary())
         return 0
-    if path == ("home",):
-        from ._home import home
-
-        return home(args)
     from ._output import Out, run_local
 
     return run_local(invocation, Out(sys.stdout, sys.stderr, "human"))
@@ -101,7 +106,7 @@ def _run_op(invocation: object) -> int:
     import trio
 
     from maia.client import open_client
-    from maia.protocol import MaiaError
+    from maia.core import MaiaError
 
     from . import _exit
     from ._execute import execute
@@ -114,7 +119,7 @@ def _run_op(invocation: object) -> int:
         try:
             async with open_client(invocation.node, home=invocation.home) as client:
                 return await execute(invocation, client, stdout=sys.stdout, stderr=sys.stderr,
-                                     interactive=_interactive())  # fmt: skip
+                                     interactive=_interactive(), owns_sigint=True)  # fmt: skip
         except MaiaError as error:
             Out(sys.stdout, sys.stderr, invocation.output).error(error)
             return _exit.exit_code(error)
@@ -141,8 +146,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _undecodable(args: Sequence[str]) -> str | None:
+    """Why an argument is not text, or None. Python hands undecodable argv bytes over as
+    lone surrogates (`surrogateescape`); nothing downstream (JSON, the terminal) takes them."""
+    for index, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as error:
+            code = ord(arg[error.start])
+            what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+            return (
+                f"argument {index} is not valid UTF-8 ({what} at character {error.start}); "
+                "pass text in UTF-8"
+            )
+    return None
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if (problem := _undecodable(args)) is not None:
+        return _refuse(problem)
     if args == ["--version"]:  # fast path: no registry needed
         sys.stdout.write(f"maia {__version__}\n")
         return 0
@@ -157,10 +180,11 @@ def _main(argv: Sequence[str] | None) -> int:
             command_tree().main(args, prog_name="maia", complete_var=COMPLETE_VAR)
         except SystemExit as exit_:  # click exits after completing
             return exit_.code if isinstance(exit_.code, int) else 0
+    from ._config_cmd import config_alias
     from ._invocation import parse_invocation
 
     try:
-        invocation = parse_invocation(args)
+        invocation = parse_invocation(config_alias(args))
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:

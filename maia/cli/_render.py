@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from maia.protocol import MaiaError, parse_timestamp
+from maia.core import MaiaError, parse_timestamp
 
 CELL_MAX: Final = 60
 # List key of a result → (column title, field) of its table.
@@ -37,6 +37,14 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     ),
     "candidates": (("ID", "id"), ("LABEL", "label")),
     "items": (("SEQ", "sequence"), ("KIND", "kind"), ("STATE", "state"), ("TEXT", "text")),
+    "changes": (("KEY", "path"), ("CHANGE", "change"), ("ADMITTED", "before"), ("FILE", "after")),
+    "webhooks": (("ID", "webhookId"), ("STATE", "state"), ("URL", "url"), ("EVENTS", "eventTypes"),
+                 ("REV", "revision")),
+    "deliveries": (
+        ("ID", "deliveryId"), ("TYPE", "eventType"), ("STATE", "state"),
+        ("TRIES", "attempts"), ("STATUS", "lastStatusCode"), ("NEXT", "nextAttemptAt"),
+        ("REASON", "lastReason"),
+    ),
 }  # fmt: skip
 # Single objects inside a result, in the order they are shown, with their important fields.
 OBJECTS: Final[dict[str, tuple[str, ...]]] = {
@@ -51,6 +59,8 @@ OBJECTS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "project": ("projectId", "projectKey", "rootPath", "workspaceKind", "revision", "createdAt"),
     "receipt": ("receiptId", "operationId", "outcome", "commandId", "targets", "createdAt"),
+    "webhook": ("webhookId", "url", "eventTypes", "state", "stateReason", "secretEnv",
+                "projectId", "sessionId", "revision", "createdAt"),
 }  # fmt: skip
 _COLOURS: Final = {
     "running": "32", "completed": "32", "idle": "36", "working": "32", "failed": "31",
@@ -147,6 +157,10 @@ def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> 
     known object (Session, turn, Project, receipt), the other fields, then the main list."""
     if not isinstance(result, dict):
         return f"{result}\n"
+    if operation_id == "config.show":
+        from ._config_cmd import render_config_show
+
+        return render_config_show(result)
     if operation_id == "turn.queue.list":
         rows = ([result["activeTurn"]] if result.get("activeTurn") else []) + result["queue"]
         return table(rows, COLUMNS["queue"], now_ms, colour)

@@ -129,7 +129,9 @@ def test_mutation_flags_are_consistent() -> None:
     mutations = {op.operation_id for op in REGISTRY if op.is_mutation}
     assert mutations == {
         "session.create", "session.stop", "session.archive", "session.rename", "turn.send",
-        "turn.cancel", "turn.interrupt", "project.add",
+        "turn.cancel", "turn.interrupt", "project.add", "config.admit.confirm",
+        "project.relocate.confirm",
+        "webhooks.change.confirm",
     }  # fmt: skip
     for op in REGISTRY:
         assert op.output_type is not None
