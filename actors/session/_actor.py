@@ -21,7 +21,8 @@ from actors._activations import Wanted
 from actors._effects import EffectScope
 from actors._errors import ActorError
 from maia.config import EffectiveConfig
-from maia.protocol import MaiaError, Turn, new_id, to_json
+from maia.core import MaiaError, new_id, to_json
+from maia.protocol import Turn
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
 
 from . import _queue as q

@@ -19,7 +19,7 @@ import functools
 
 import attrs
 
-from maia.protocol import MAX_SESSION_PENDING_TURNS, MaiaError
+from maia.core import MAX_SESSION_PENDING_TURNS, MaiaError
 
 
 class Worker(enum.Enum):
