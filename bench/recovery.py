@@ -25,8 +25,8 @@ if __package__ in (None, ""):
 import trio
 
 from bench._report import Report, log, parse_args
+from maia.core import SystemClock
 from maia.node import NodeConfig, NodeHome, serve_node
-from maia.protocol import SystemClock
 from storage import open_storage
 
 SESSIONS = 10_000

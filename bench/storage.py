@@ -32,7 +32,7 @@ import trio
 
 import storage
 from bench._report import Report, log, median_of_rounds, parse_args
-from maia.protocol import SystemClock, digest_json
+from maia.core import SystemClock, digest_json
 
 PROJECT_ID = "project_00000000000000000000000000000001"
 _serial = 0

@@ -33,7 +33,7 @@ import attrs
 import outcome
 import trio
 
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 
 from ._batch import Request, unavailable
 from ._cursors import CursorSigner

@@ -24,7 +24,7 @@ import attrs
 import outcome
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._events import EventRecord, collect_appended
 

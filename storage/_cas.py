@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any, Final
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 # table -> (key column, resource name used in errors)
 REVISIONED_TABLES: Final = {

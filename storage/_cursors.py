@@ -26,7 +26,7 @@ from typing import Final
 
 import orjson
 
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 
 DEFAULT_CURSOR_TTL_MS: Final = 10 * 60 * 1000
 JOURNAL_SCOPE: Final = "journal"

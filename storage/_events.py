@@ -21,7 +21,7 @@ from typing import Any, Final, Literal
 import attrs
 import orjson
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._ids import new_ordered_id
 

@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Final
 
-from maia.protocol import ID_PREFIXES
+from maia.core import ID_PREFIXES
 
 _MAX_SEQUENCE: Final = 0xFFFFFF
 _lock = threading.Lock()

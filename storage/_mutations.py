@@ -20,7 +20,7 @@ from typing import Any, Literal
 import attrs
 import orjson
 
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 
 from ._ids import new_ordered_id
 from ._previews import consume_preview

@@ -12,7 +12,7 @@ import sqlite3
 
 import attrs
 
-from maia.protocol import new_id
+from maia.core import new_id
 
 
 @attrs.frozen

@@ -20,7 +20,7 @@ from typing import Final
 import attrs
 import orjson
 
-from maia.protocol import Clock, MaiaError, new_id
+from maia.core import Clock, MaiaError, new_id
 
 DEFAULT_PREVIEW_TTL_MS: Final = 30_000
 

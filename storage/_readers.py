@@ -15,7 +15,7 @@ from typing import TypeVar
 import outcome
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 T = TypeVar("T")
 

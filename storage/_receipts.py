@@ -16,7 +16,7 @@ from typing import Any, Final, Literal
 import attrs
 import orjson
 
-from maia.protocol import MaiaError, format_timestamp_ms
+from maia.core import MaiaError, format_timestamp_ms
 
 RECEIPT_SCHEMA_VERSION: Final = "maia.receipt.v1"
 MIN_RECEIPT_RETENTION_MS: Final = 30 * 24 * 3600 * 1000

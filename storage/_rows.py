@@ -18,7 +18,7 @@ from typing import Any, Final, TypeVar
 import attrs
 import orjson
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 
 def _missing(resource: str, row_id: str) -> MaiaError:

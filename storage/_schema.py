@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 from typing import Final
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 _V1: Final = """
 CREATE TABLE node (

@@ -24,7 +24,7 @@ import attrs
 import outcome
 import trio
 
-from maia.protocol import Clock
+from maia.core import Clock
 
 from ._batch import FailureCounts, Request, run_transaction, unavailable
 from ._cursors import CursorSigner, load_or_create_node_key

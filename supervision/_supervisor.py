@@ -21,7 +21,7 @@ from typing import Any
 
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._child import (
     ChildContext,

@@ -18,7 +18,7 @@ from typing import Protocol
 import attrs
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from worker_bridge import (
     HEARTBEAT_INTERVAL_MS,
     INIT_TIMEOUT_MS,

@@ -17,7 +17,7 @@ from subprocess import PIPE
 
 import trio
 
-from maia.protocol import MaiaError, new_id
+from maia.core import MaiaError, new_id
 from worker_bridge import NODE, Connection, TrioFrameStream
 
 from ._process_group import become_subreaper, release_subreaper

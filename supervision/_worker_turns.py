@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator
 
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from worker_bridge import (
     MAX_CONTENT_BYTES,
     MAX_TOOL_RESULT_BYTES,

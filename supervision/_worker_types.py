@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 
 class WorkerState(enum.Enum):

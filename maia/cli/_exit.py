@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 OK: Final = 0
 ERROR: Final = 1

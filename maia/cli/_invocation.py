@@ -164,7 +164,7 @@ def _op_callback(operation_id: str) -> Callable[..., None]:
             params["position"] = {"kind": "start"}
         generated = False
         if takes_command_id(op) and "commandId" not in params:
-            from maia.protocol import new_id
+            from maia.core import new_id
 
             params["commandId"], generated = new_id("command"), True
         references: dict[str, str] = {w: k for w, k in reference_fields(op).items() if w in params}

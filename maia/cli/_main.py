@@ -13,27 +13,39 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from maia import __version__
 
 from ._schema_mode import MESSAGE_MAX, Refusal
 
-if TYPE_CHECKING:
-    import click
-
-# Commands served by other packages, loaded only when run (their imports may be heavy: trio).
+# Commands loaded only when run (their imports are heavy: trio, prompt-toolkit), each a click
+# command or a function `(args) -> exit code`. The console is named here, not imported: it
+# imports the CLI, so the CLI reaches it only through this table.
 SERVED_COMMANDS: dict[tuple[str, ...], str] = {
-    ("node", "start"): "maia.node._commands:start_command",
-    ("node", "stop"): "maia.node._commands:stop_command",
+    ("node", "start"): "maia.cli._node_commands:start_command",
+    ("node", "stop"): "maia.cli._node_commands:stop_command",
+    ("console",): "maia.console._launch:open_console",
+    ("home",): "maia.console._launch:home",
 }
+CONSOLE_MISSING = "maia: the console is not available in this build\n"
 
 
 def _run_served(path: tuple[str, ...], args: Sequence[str]) -> int:
-    import click  # noqa: F401 - the served command is a click command
+    import click
 
     module_name, _, attribute = SERVED_COMMANDS[path].partition(":")
-    command: click.Command = getattr(importlib.import_module(module_name), attribute)
+    try:
+        command = getattr(importlib.import_module(module_name), attribute)
+    except ImportError:
+        if not module_name.startswith("maia.console"):
+            raise
+        from ._home import NEXT_STEP
+
+        sys.stderr.write(CONSOLE_MISSING + NEXT_STEP)
+        return 1
+    if not isinstance(command, click.Command):
+        return int(command(list(args)))
     try:
         command.main(list(args), prog_name="maia " + " ".join(path), standalone_mode=False)
     except SystemExit as exit_:
@@ -81,17 +93,9 @@ def _run_local(invocation: Any) -> int:
         except SystemExit as exit_:
             return exit_.code if isinstance(exit_.code, int) else 1
         return 0
-    if path == ("console",):
-        from ._home import open_console
-
-        return open_console(args)
     if path == ("version",):
         sys.stdout.write(summary())
         return 0
-    if path == ("home",):
-        from ._home import home
-
-        return home(args)
     from ._output import Out, run_local
 
     return run_local(invocation, Out(sys.stdout, sys.stderr, "human"))
@@ -101,7 +105,7 @@ def _run_op(invocation: object) -> int:
     import trio
 
     from maia.client import open_client
-    from maia.protocol import MaiaError
+    from maia.core import MaiaError
 
     from . import _exit
     from ._execute import execute

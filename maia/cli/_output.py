@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 import click
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from . import _exit
 from ._invocation import Invocation

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from maia.protocol import MaiaError, parse_timestamp
+from maia.core import MaiaError, parse_timestamp
 
 CELL_MAX: Final = 60
 # List key of a result → (column title, field) of its table.

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import anyio
 
-from maia.protocol import WAIT_MILLISECONDS_MAX, MaiaError
+from maia.core import WAIT_MILLISECONDS_MAX, MaiaError
 
 ATTACH_WAIT_S: Final = 3.0  # how long to wait for the stream before sending anyway
 DRAIN_S: Final = 2.0  # after the turn ended, how long the stream may take to catch up

@@ -20,7 +20,7 @@ from typing import Any, Final
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
-from maia.protocol import WAIT_MILLISECONDS_MAX, MaiaError
+from maia.core import WAIT_MILLISECONDS_MAX, MaiaError
 
 from . import _exit
 from ._invocation import Invocation
@@ -36,7 +36,7 @@ async def current_project(client: Any, out: Any) -> str:
 
     Raises MaiaError from the Node (project.add refuses a root it cannot use).
     """
-    from maia.protocol import new_id
+    from maia.core import new_id
 
     here = os.path.realpath(os.getcwd())  # noqa: ASYNC240 - one local call, no I/O wait
     cursor = None

@@ -7,18 +7,18 @@ Methods are a projection of the operation registry; failures are `MaiaError` wit
 from the closed set.
 """
 
-from maia.protocol import MaiaError as MaiaError
+from maia.core import NODE_ENV as NODE_ENV
+from maia.core import Discovery as Discovery
+from maia.core import MaiaError as MaiaError
+from maia.core import default_home as default_home
+from maia.core import find_live_node as find_live_node
+from maia.core import process_start_time as process_start_time
+from maia.core import read_discovery as read_discovery
+from maia.core import read_token as read_token
 
 from ._client import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from ._client import MaiaClient as MaiaClient
 from ._client import open_client as open_client
-from ._discovery import NODE_ENV as NODE_ENV
-from ._discovery import Discovery as Discovery
-from ._discovery import default_home as default_home
-from ._discovery import find_live_node as find_live_node
-from ._discovery import process_start_time as process_start_time
-from ._discovery import read_discovery as read_discovery
-from ._discovery import read_token as read_token
 from ._locate import Endpoint as Endpoint
 from ._locate import locate_node as locate_node
 from ._observations import ObservationFeed as ObservationFeed

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import attrs
 
-from ._discovery import NODE_ENV, default_home, find_live_node, read_discovery, read_token
+from maia.core import NODE_ENV, default_home, find_live_node, read_discovery, read_token
 
 
 @attrs.frozen

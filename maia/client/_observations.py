@@ -25,7 +25,7 @@ from wsproto import ConnectionType, WSConnection
 from wsproto.events import Request
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._locate import Endpoint
 from ._transport import WebSocket, _await_accept, error_from_wire, split_url

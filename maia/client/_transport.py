@@ -28,7 +28,7 @@ from wsproto.events import (
     TextMessage,
 )
 
-from maia.protocol import ERROR_CODES, MaiaError
+from maia.core import ERROR_CODES, MaiaError
 
 MAX_MESSAGE_BYTES = 1024 * 1024
 _READ_CHUNK = 65536

@@ -22,7 +22,7 @@ from typing import Final, Literal
 import attrs
 import orjson
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 PROJECT_KEY_RE: Final = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
 _HEADER: Final = (

@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from maia.protocol import MAX_SESSION_PENDING_TURNS, MaiaError, parse_definition_ref
+from maia.core import MAX_SESSION_PENDING_TURNS, MaiaError, parse_definition_ref
 
 from ._jsonc import JsoncError, loads_jsonc
 

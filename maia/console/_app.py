@@ -22,7 +22,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
 from maia.client import default_home, open_client
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._cache import SessionCache
 from ._feed import EventFeed, StreamFeed

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import anyio
 
 from maia.client import observe_events
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._cache import FeedEvent
 

@@ -25,7 +25,7 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._cache import FeedEvent, SessionCache
 from ._completer import ConsoleCompleter

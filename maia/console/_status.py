@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import attrs
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 _ENDED_STATES = frozenset({"stopped", "failed"})
 REFRESH_S = 5.0

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 import attrs
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._ops import REGISTRY, OperationDescriptor, decode_input, encode_output
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 import attrs
 import orjson
 
+from maia.core import MaiaError
 from maia.observe import OBSERVATIONS_PATH
-from maia.protocol import MaiaError
 
 API_PATH = "/api/v1"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")

@@ -14,7 +14,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Literal
 
 from maia import __version__
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._dispatch import HANDLERS, Call
 from ._ops import (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import attrs
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 HOME_ENV = "MAIA_HOME"
 TOKEN_BYTES = 32  # 256 bits of entropy, hex encoded

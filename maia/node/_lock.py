@@ -11,8 +11,7 @@ import fcntl
 import os
 from types import TracebackType
 
-from maia.client import read_discovery
-from maia.protocol import MaiaError
+from maia.core import MaiaError, read_discovery
 
 from ._home import NodeHome
 

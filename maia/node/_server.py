@@ -29,8 +29,8 @@ from trio_websocket import (
     WebSocketServer,
 )
 
+from maia.core import MaiaError
 from maia.observe import OBSERVATIONS_PATH, accept_observations, serve_observation_connection
-from maia.protocol import MaiaError
 
 from ._dispatch import LOCAL_USER_ROLE, Call, Dispatcher
 from ._gate import Refusal, check_upgrade

@@ -19,8 +19,7 @@ from typing import Any
 import attrs
 import trio
 
-from maia.client import read_discovery
-from maia.protocol import MaiaError
+from maia.core import MaiaError, read_discovery
 from supervision import ChildStartFailed
 
 from . import _handlers as _handlers  # registers the handlers

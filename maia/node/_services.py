@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from maia.protocol import Clock, MaiaError, SystemClock, format_timestamp_ms
+from maia.core import Clock, MaiaError, SystemClock, format_timestamp_ms
 from storage import Storage
 
 from ._home import NodeHome

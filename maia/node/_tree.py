@@ -20,9 +20,8 @@ import attrs
 import orjson
 import trio
 
-from maia.client import Discovery, process_start_time
+from maia.core import Discovery, MaiaError, process_start_time
 from maia.observe import open_hub
-from maia.protocol import MaiaError
 from maia.service import open_services
 from storage import open_storage
 from supervision import ChildContext, ChildSpec, RestartPolicy, Strategy, Supervisor

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import orjson
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from worker_bridge import STRICT_DECODER
 
 MAX_FRAME_BYTES = 1024 * 1024

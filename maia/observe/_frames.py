@@ -14,7 +14,7 @@ from typing import Any, Final, TypeVar
 
 import orjson
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 MAX_FRAME_RECORDS: Final = 64
 MAX_FRAME_BYTES: Final = 256 * 1024

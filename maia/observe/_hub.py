@@ -21,7 +21,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from maia.protocol import Clock
+from maia.core import Clock
 from storage import EventRecord, Storage
 
 from ._buffer import DEFAULT_CAPACITY, Subscriber

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import attrs
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from storage import EventRecord, oldest_retained_position
 
 from ._query import Matcher, ObservationQuery

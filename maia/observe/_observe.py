@@ -20,7 +20,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from maia.protocol import MaiaError, format_timestamp_ms
+from maia.core import MaiaError, format_timestamp_ms
 
 from ._frames import frame, pack, records_frame
 from ._hub import ObservationHub, ObservationSubscriber

@@ -15,7 +15,7 @@ from typing import Final, Literal
 
 import attrs
 
-from maia.protocol import WIRE_ID_MAX_LENGTH, WIRE_ID_PATTERN, digest_json, field, spec, to_json
+from maia.core import WIRE_ID_MAX_LENGTH, WIRE_ID_PATTERN, digest_json, field, spec, to_json
 
 Domain = Literal[
     "agent", "swarm", "node", "provider", "voice", "a2a", "security", "storage", "scheduler"

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 import attrs
 import orjson
 
-from maia.protocol import format_timestamp_ms
+from maia.core import format_timestamp_ms
 from storage import EventRecord
 
 from ._query import domain_of

@@ -1,14 +1,51 @@
-"""The protocol: operation registry, schemas, errors, IDs, digests, timestamps and clocks.
+"""The protocol: the operation registry, each op's schemas, JSON Schema and doc generation.
 
-Pure: no I/O. Everything the Node, the SDK and the CLI agree on is defined here once.
+Pure: no I/O. Everything the Node, the SDK and the CLI agree on is defined here once. The
+bottom layer it stands on (errors, IDs, clocks, timestamps, digests, the schema machinery)
+lives in `maia.core`; its names are re-exported here too, so a face imports one package.
+Code below the faces (storage, supervision) imports `maia.core` and never builds the registry.
 """
+
+from maia.core import DEFINITION_REF_PATTERN as DEFINITION_REF_PATTERN
+from maia.core import DIGEST_PATTERN as DIGEST_PATTERN
+from maia.core import ERROR_CODES as ERROR_CODES
+from maia.core import GENERATED_ID_PATTERN as GENERATED_ID_PATTERN
+from maia.core import ID_PREFIXES as ID_PREFIXES
+from maia.core import INPUT_PREVIEW_MAX_BYTES as INPUT_PREVIEW_MAX_BYTES
+from maia.core import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
+from maia.core import MAX_SESSION_PENDING_TURNS as MAX_SESSION_PENDING_TURNS
+from maia.core import TIMESTAMP_PATTERN as TIMESTAMP_PATTERN
+from maia.core import WAIT_MILLISECONDS_MAX as WAIT_MILLISECONDS_MAX
+from maia.core import WIRE_ID_MAX_LENGTH as WIRE_ID_MAX_LENGTH
+from maia.core import WIRE_ID_PATTERN as WIRE_ID_PATTERN
+from maia.core import Clock as Clock
+from maia.core import Code as Code
+from maia.core import DefinitionRef as DefinitionRef
+from maia.core import ErrorCode as ErrorCode
+from maia.core import FakeClock as FakeClock
+from maia.core import FieldSpec as FieldSpec
+from maia.core import MaiaError as MaiaError
+from maia.core import SystemClock as SystemClock
+from maia.core import canonical_json as canonical_json
+from maia.core import check as check
+from maia.core import check_revision as check_revision
+from maia.core import check_wire_id as check_wire_id
+from maia.core import digest_bytes as digest_bytes
+from maia.core import digest_json as digest_json
+from maia.core import field as field
+from maia.core import format_definition_ref as format_definition_ref
+from maia.core import format_timestamp_ms as format_timestamp_ms
+from maia.core import id_prefix as id_prefix
+from maia.core import is_digest as is_digest
+from maia.core import is_wire_id as is_wire_id
+from maia.core import new_id as new_id
+from maia.core import parse_definition_ref as parse_definition_ref
+from maia.core import parse_timestamp as parse_timestamp
+from maia.core import spec as spec
+from maia.core import to_json as to_json
 
 from ._capabilities import CAPABILITY_NAMES as CAPABILITY_NAMES
 from ._capabilities import NODE_CAPABILITIES as NODE_CAPABILITIES
-from ._check import check as check
-from ._clock import Clock as Clock
-from ._clock import FakeClock as FakeClock
-from ._clock import SystemClock as SystemClock
 from ._common import ACTIVITIES as ACTIVITIES
 from ._common import SESSION_STATES as SESSION_STATES
 from ._common import TURN_STATES as TURN_STATES
@@ -23,34 +60,11 @@ from ._contract import lock_document as lock_document
 from ._contract import render_lock as render_lock
 from ._contract import render_reference as render_reference
 from ._contract import splice_reference as splice_reference
-from ._digests import DIGEST_PATTERN as DIGEST_PATTERN
-from ._digests import canonical_json as canonical_json
-from ._digests import digest_bytes as digest_bytes
-from ._digests import digest_json as digest_json
-from ._digests import is_digest as is_digest
 from ._documents import decode_input as decode_input
 from ._documents import encode_output as encode_output
 from ._documents import error_document as error_document
 from ._documents import operation_schema as operation_schema
 from ._documents import schema_document as schema_document
-from ._encode import to_json as to_json
-from ._errors import ERROR_CODES as ERROR_CODES
-from ._errors import ErrorCode as ErrorCode
-from ._errors import MaiaError as MaiaError
-from ._fields import FieldSpec as FieldSpec
-from ._fields import field as field
-from ._fields import spec as spec
-from ._ids import GENERATED_ID_PATTERN as GENERATED_ID_PATTERN
-from ._ids import ID_PREFIXES as ID_PREFIXES
-from ._ids import WIRE_ID_MAX_LENGTH as WIRE_ID_MAX_LENGTH
-from ._ids import WIRE_ID_PATTERN as WIRE_ID_PATTERN
-from ._ids import check_wire_id as check_wire_id
-from ._ids import id_prefix as id_prefix
-from ._ids import is_wire_id as is_wire_id
-from ._ids import new_id as new_id
-from ._limits import INPUT_PREVIEW_MAX_BYTES as INPUT_PREVIEW_MAX_BYTES
-from ._limits import MAX_SESSION_PENDING_TURNS as MAX_SESSION_PENDING_TURNS
-from ._limits import WAIT_MILLISECONDS_MAX as WAIT_MILLISECONDS_MAX
 from ._operations import REGISTRY as REGISTRY
 from ._operations import REGISTRY_VERSION as REGISTRY_VERSION
 from ._ops_node import MailboxDepth as MailboxDepth
@@ -115,10 +129,6 @@ from ._ops_turn import TurnSendOutput as TurnSendOutput
 from ._ops_turn import TurnShowOutput as TurnShowOutput
 from ._ops_turn import TurnWaitInput as TurnWaitInput
 from ._ops_turn import TurnWaitOutput as TurnWaitOutput
-from ._refs import DEFINITION_REF_PATTERN as DEFINITION_REF_PATTERN
-from ._refs import DefinitionRef as DefinitionRef
-from ._refs import format_definition_ref as format_definition_ref
-from ._refs import parse_definition_ref as parse_definition_ref
 from ._registry import CALLER_ROLES as CALLER_ROLES
 from ._registry import COMMON_ERRORS as COMMON_ERRORS
 from ._registry import PROTOCOL_VERSION as PROTOCOL_VERSION
@@ -128,8 +138,3 @@ from ._registry import Registry as Registry
 from ._registry import RegistryError as RegistryError
 from ._registry import StreamDescriptor as StreamDescriptor
 from ._registry import build_registry as build_registry
-from ._time import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
-from ._time import TIMESTAMP_PATTERN as TIMESTAMP_PATTERN
-from ._time import check_revision as check_revision
-from ._time import format_timestamp_ms as format_timestamp_ms
-from ._time import parse_timestamp as parse_timestamp

@@ -10,10 +10,10 @@ from typing import Any, Literal
 
 import attrs
 
-from ._digests import DIGEST_PATTERN
-from ._fields import field, spec
-from ._ids import WIRE_ID_MAX_LENGTH, WIRE_ID_PATTERN
-from ._limits import (
+from maia.core._digests import DIGEST_PATTERN
+from maia.core._fields import field, spec
+from maia.core._ids import WIRE_ID_MAX_LENGTH, WIRE_ID_PATTERN
+from maia.core._limits import (
     MAX_CURSOR_LENGTH,
     MAX_LABEL_LENGTH,
     MAX_PATH_BYTES,
@@ -22,9 +22,10 @@ from ._limits import (
     PROJECT_KEY_PATTERN,
     WAIT_MILLISECONDS_MAX,
 )
-from ._refs import DEFINITION_REF_PATTERN
+from maia.core._refs import DEFINITION_REF_PATTERN
+from maia.core._time import TIMESTAMP_PATTERN
+
 from ._registry import COMMON_ERRORS, OperationDescriptor
-from ._time import TIMESTAMP_PATTERN
 
 ID_PHRASE = (
     "must be an identifier: 1-128 characters of A-Z a-z 0-9 . _ : -, led by a letter or digit"

@@ -12,13 +12,14 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
+from maia.core._digests import digest_json
+from maia.core._errors import ERROR_CODES
+from maia.core._shapes import ListOf, MapOf, Nullable, Obj, Shape, Tagged, class_plan
+
 from ._capabilities import NODE_CAPABILITIES
-from ._digests import digest_json
 from ._documents import operation_schema
-from ._errors import ERROR_CODES
 from ._jsonschema import class_doc, limits_text, type_text
 from ._registry import COMMON_ERRORS, PROTOCOL_VERSION, OperationDescriptor, Registry
-from ._shapes import ListOf, MapOf, Nullable, Obj, Shape, Tagged, class_plan
 
 BEGIN_MARKER: Final = "<!-- BEGIN GENERATED: maia contract generate -->"
 END_MARKER: Final = "<!-- END GENERATED -->"

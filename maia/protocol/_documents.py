@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ._check import check
-from ._encode import to_json
-from ._errors import ERROR_CODES, MaiaError
+from maia.core._check import check
+from maia.core._encode import to_json
+from maia.core._errors import ERROR_CODES, MaiaError
+
 from ._jsonschema import SchemaBuilder, document
 from ._registry import ERROR_SCHEMA_REF, OperationDescriptor
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import inspect
 from typing import Any, Final
 
-from ._check import items_phrase, length_phrase, range_phrase
-from ._fields import FieldSpec
-from ._shapes import (
+from maia.core._check import items_phrase, length_phrase, range_phrase
+from maia.core._fields import FieldSpec
+from maia.core._shapes import (
     Bool,
     Enum,
     Int,
@@ -27,7 +27,7 @@ from ._shapes import (
     Tagged,
     class_plan,
 )
-from ._time import MAX_SAFE_INTEGER
+from maia.core._time import MAX_SAFE_INTEGER
 
 DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 

@@ -10,6 +10,16 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
+from maia.core._fields import field, spec
+from maia.core._limits import (
+    EVENTS_LIMIT_MAX,
+    MAX_CURSOR_LENGTH,
+    MAX_ITEM_TEXT_LENGTH,
+    PAGE_LIMIT_DEFAULT,
+    PAGE_LIMIT_MAX,
+    STREAM_BATCH_MAX_RECORDS,
+)
+
 from ._common import (
     OPERATION_ID_PATTERN,
     ItemKind,
@@ -21,15 +31,6 @@ from ._common import (
     operation,
     revision_field,
     timestamp_field,
-)
-from ._fields import field, spec
-from ._limits import (
-    EVENTS_LIMIT_MAX,
-    MAX_CURSOR_LENGTH,
-    MAX_ITEM_TEXT_LENGTH,
-    PAGE_LIMIT_DEFAULT,
-    PAGE_LIMIT_MAX,
-    STREAM_BATCH_MAX_RECORDS,
 )
 from ._registry import SCHEMA_BASE, StreamDescriptor
 

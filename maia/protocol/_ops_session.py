@@ -10,6 +10,18 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
+from maia.core._fields import field
+from maia.core._limits import (
+    MAX_REFERENCE_CANDIDATES,
+    MAX_REFERENCE_LENGTH,
+    MAX_SESSION_ARCHIVE_SUMMARY_BYTES,
+    MAX_SESSION_SETTLED_IDLE_SECONDS,
+    MAX_SESSION_TRANSCRIPT_PATH_BYTES,
+    PAGE_LIMIT_DEFAULT,
+    PAGE_LIMIT_MAX,
+    PROJECT_KEY_PATTERN,
+)
+
 from ._common import (
     ACTIVITIES,
     SESSION_STATES,
@@ -29,17 +41,6 @@ from ._common import (
     revision_field,
     title_field,
     wait_milliseconds_field,
-)
-from ._fields import field
-from ._limits import (
-    MAX_REFERENCE_CANDIDATES,
-    MAX_REFERENCE_LENGTH,
-    MAX_SESSION_ARCHIVE_SUMMARY_BYTES,
-    MAX_SESSION_SETTLED_IDLE_SECONDS,
-    MAX_SESSION_TRANSCRIPT_PATH_BYTES,
-    PAGE_LIMIT_DEFAULT,
-    PAGE_LIMIT_MAX,
-    PROJECT_KEY_PATTERN,
 )
 
 

@@ -10,6 +10,15 @@ from typing import Literal
 
 import attrs
 
+from maia.core._fields import field
+from maia.core._limits import (
+    INPUT_PREVIEW_MAX_BYTES,
+    MAX_ITEM_TEXT_LENGTH,
+    MAX_SESSION_PENDING_TURNS,
+    MAX_TURN_ITEMS,
+    MAX_TURN_TEXT_LENGTH,
+)
+
 from ._common import (
     TURN_STATES,
     Delivery,
@@ -24,14 +33,6 @@ from ._common import (
     revision_field,
     timestamp_field,
     wait_milliseconds_field,
-)
-from ._fields import field
-from ._limits import (
-    INPUT_PREVIEW_MAX_BYTES,
-    MAX_ITEM_TEXT_LENGTH,
-    MAX_SESSION_PENDING_TURNS,
-    MAX_TURN_ITEMS,
-    MAX_TURN_TEXT_LENGTH,
 )
 
 

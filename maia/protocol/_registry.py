@@ -13,9 +13,9 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from ._digests import digest_json
-from ._errors import ERROR_CODES
-from ._shapes import class_plan
+from maia.core._digests import digest_json
+from maia.core._errors import ERROR_CODES
+from maia.core._shapes import class_plan
 
 PROTOCOL_VERSION: Final = "maia.protocol/v1alpha1"
 SCHEMA_BASE: Final = "urn:maia:schema:maia.protocol:v1alpha1"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from maia.protocol import format_timestamp_ms
+from maia.core import format_timestamp_ms
 
 from ._bounds import (
     CLOCK_ERROR_BUDGET_MS,

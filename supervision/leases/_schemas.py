@@ -18,7 +18,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from maia.protocol import TIMESTAMP_PATTERN, MaiaError, is_digest, is_wire_id, parse_timestamp
+from maia.core import TIMESTAMP_PATTERN, MaiaError, is_digest, is_wire_id, parse_timestamp
 
 from ._bounds import MAX_TTL_MS, MIN_TTL_MS
 from ._spool import EvidenceSpoolStatus

@@ -13,7 +13,7 @@ from typing import Literal
 
 import attrs
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._bounds import SPOOL_MAX_BYTES, SPOOL_MAX_RECORDS, SPOOL_MAX_UNACKNOWLEDGED_AGE_MS
 from ._evolve import evolve

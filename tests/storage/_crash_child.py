@@ -19,7 +19,7 @@ from pathlib import Path
 import trio
 
 import storage
-from maia.protocol import SystemClock, digest_json
+from maia.core import SystemClock, digest_json
 
 from ._fixtures import create_session_apply, seed_project, session_row
 

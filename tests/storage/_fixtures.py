@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import storage
-from maia.protocol import new_id
+from maia.core import new_id
 
 PROJECT_ID = "project_00000000000000000000000000000001"
 

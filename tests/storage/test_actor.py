@@ -12,7 +12,7 @@ import trio
 import trio.testing
 
 import storage
-from maia.protocol import FakeClock, MaiaError
+from maia.core import FakeClock, MaiaError
 
 
 def _insert_counter(name: str, value: int = 1) -> storage.WriteFn[str]:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import storage
-from maia.protocol import FakeClock, MaiaError, digest_json, new_id
+from maia.core import FakeClock, MaiaError, digest_json, new_id
 
 KEYS = [
     storage.MutationKey(actor, "session.rename", command)

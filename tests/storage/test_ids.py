@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from maia.protocol import id_prefix, is_wire_id
+from maia.core import id_prefix, is_wire_id
 from storage import new_ordered_id
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import storage
-from maia.protocol import FakeClock, MaiaError, digest_json
+from maia.core import FakeClock, MaiaError, digest_json
 
 
 def _append(owner: str, n: int = 1) -> storage.WriteFn[list[storage.EventRecord]]:

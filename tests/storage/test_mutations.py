@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 import storage
-from maia.protocol import FakeClock, MaiaError, digest_json, is_digest
+from maia.core import FakeClock, MaiaError, digest_json, is_digest
 
 from ._fixtures import PROJECT_ID, count, create_session_apply, seed_project, session_row
 

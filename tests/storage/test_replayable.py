@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 import storage
-from maia.protocol import FakeClock
+from maia.core import FakeClock
 
 from ._fixtures import create_session_apply, seed_project, session_row
 from .test_actor import Gate

@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from supervision import (
     ChildContext,
     ChildSpec,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from maia.cli._home import _console_options
+from maia.console._launch import _console_options
 
 
 @pytest.mark.parametrize(

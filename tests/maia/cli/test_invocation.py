@@ -17,8 +17,8 @@ from maia.cli import Invocation, command_tree, main, parse_invocation
 from maia.cli._flags import op_params, wire_params
 from maia.cli._invocation import LOCAL_COMMANDS, parse_duration
 from maia.cli._schema_mode import Refusal
+from maia.core._shapes import class_plan
 from maia.protocol import REGISTRY, OperationDescriptor, field
-from maia.protocol._shapes import class_plan
 
 
 def _leaves(group: click.Group, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], click.Command]:

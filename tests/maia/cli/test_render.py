@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from maia.cli._render import block, human, relative, table
-from maia.protocol import parse_timestamp
+from maia.core import parse_timestamp
 
 NOW = parse_timestamp("2026-01-02T00:00:00.000Z")
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import trio
 
 from maia.client import MaiaClient, open_client
+from maia.core import MaiaError
 from maia.node import NodeConfig, NodeHome, serve_node
-from maia.protocol import MaiaError
 
 
 async def _until_lost(client: MaiaClient) -> MaiaError:

@@ -14,7 +14,7 @@ from maia.config import (
     loads_jsonc,
     write_inventory,
 )
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 
 def test_root_is_canonicalized_through_parent_symlinks(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from maia.config import CapacityLimits, UserConfig, load_user_config, parse_user_config
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 
 def test_absent_file_is_all_defaults(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import attrs
 import pytest
 import trio
 
-from maia.client._discovery import read_token
+from maia.core import read_token
 from maia.node import NodeConfig, NodeHome, NodeRunning, serve_node
 
 from ._raw import port_of

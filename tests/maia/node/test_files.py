@@ -12,10 +12,9 @@ import orjson
 import pytest
 import trio
 
-from maia.client._discovery import Discovery, process_start_time, read_discovery
+from maia.core import Discovery, MaiaError, process_start_time, read_discovery
 from maia.node import NodeConfig, NodeHome, NodeLock, NodeStartError, serve_node
 from maia.node._home import write_private_file, write_token
-from maia.protocol import MaiaError
 
 
 @pytest.fixture

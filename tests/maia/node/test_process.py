@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 
-from maia.client._discovery import read_discovery
+from maia.core import read_discovery
 from maia.node import NodeHome
 
 TIMEOUT_S = 60

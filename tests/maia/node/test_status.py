@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 import trio
 
+from maia.core import SystemClock
 from maia.node import Call, NodeConfig, NodeHome, NodeServices
 from maia.node._handlers_node import node_status
 from maia.node._ops import Empty
 from maia.node._status_counts import CountsCache
-from maia.protocol import SystemClock
 from storage import Storage, open_storage
 
 

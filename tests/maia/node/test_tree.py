@@ -6,7 +6,7 @@ import orjson
 import trio
 from trio_websocket import open_websocket_url
 
-from maia.client._discovery import read_discovery
+from maia.core import read_discovery
 from supervision import Strategy
 
 from ._raw import hello, request

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from maia.core import MaiaError
 from maia.node._wire import MAX_DEPTH, MAX_FRAME_BYTES, parse_request
-from maia.protocol import MaiaError
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),

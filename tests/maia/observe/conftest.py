@@ -14,13 +14,13 @@ import trio
 from trio_websocket import WebSocketRequest, WebSocketServer
 
 from maia.client import Endpoint
+from maia.core import SystemClock
 from maia.observe import (
     ObservationHub,
     accept_observations,
     open_hub,
     serve_observation_connection,
 )
-from maia.protocol import SystemClock
 from storage import EventRecord, Storage, append_event, open_storage
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from maia.protocol import SystemClock
+from maia.core import SystemClock
 from storage import EventRecord, append_event, open_storage
 
 

@@ -10,8 +10,8 @@ import pytest
 import trio
 
 from maia.client import observe_events
+from maia.core import MaiaError
 from maia.observe import OBSERVATIONS_SCOPE, ObservationQuery
-from maia.protocol import MaiaError
 from storage import prune_events
 
 from .conftest import Served

@@ -11,9 +11,9 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
+from maia.core import ERROR_CODES, MaiaError, SystemClock
 from maia.observe import Subscriber, open_hub, parse_subscribe
 from maia.observe._shape import Entry, LiveItem
-from maia.protocol import ERROR_CODES, MaiaError, SystemClock
 from storage import EventRecord, open_storage
 
 

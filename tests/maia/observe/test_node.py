@@ -19,8 +19,8 @@ from maia.client import (
     open_client,
     read_token,
 )
+from maia.core import MaiaError
 from maia.node import NodeConfig, NodeHome, NodeRunning, serve_node
-from maia.protocol import MaiaError
 
 from ..._sessions import new_session, wait_turn
 from ..node._raw import raw_upgrade

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from maia.protocol import (
+from maia.core import (
     ERROR_CODES,
     GENERATED_ID_PATTERN,
     FakeClock,

@@ -8,8 +8,8 @@ from pathlib import Path
 import attrs
 
 import maia.protocol
+from maia.core._shapes import ListOf, MapOf, Nullable, Obj, Shape, Tagged, class_plan
 from maia.protocol import REGISTRY
-from maia.protocol._shapes import ListOf, MapOf, Nullable, Obj, Shape, Tagged, class_plan
 
 INIT = Path(maia.protocol.__file__)
 

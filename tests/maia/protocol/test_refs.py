@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maia.protocol import (
+from maia.core import (
     DEFINITION_REF_PATTERN,
     DefinitionRef,
     MaiaError,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import rfc8785
 
-from maia.protocol import canonical_json, digest_json
+from maia.core import canonical_json, digest_json
 
 # RFC 8785 section 3.2.2, the input's "string" and "literals" members.
 RFC_STRING = "\u20ac$\u000f\u000aA'\u0042\u0022\u005c\\\"/"

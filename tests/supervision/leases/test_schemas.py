@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from supervision.leases import (
     EvidenceSpool,
     MachineAssignment,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from supervision.leases import (
     SPOOL_MAX_RECORDS,
     SPOOL_MAX_UNACKNOWLEDGED_AGE_MS,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from supervision.workers import (
     FileEpochSource,
     MemoryEpochSource,

@@ -22,12 +22,9 @@ from typing import Any
 import click
 import trio
 
-from maia.client import find_live_node, open_client, process_start_time, read_discovery
-from maia.protocol import MaiaError
-
-from ._home import NodeHome
-from ._service import NodeRunning, NodeStartError, run_node
-from ._services import NodeConfig
+from maia.client import open_client
+from maia.core import MaiaError, find_live_node, process_start_time, read_discovery
+from maia.node import NodeConfig, NodeHome, NodeRunning, NodeStartError, run_node
 
 READY_TIMEOUT_S = 60.0
 STOP_WAIT_S = 60.0

@@ -4,7 +4,7 @@ The Node writes `node.json` in its home (0600): its pid, the process start time 
 psutil, so a reused pid is told apart), its URL and the path of its token file. A record
 whose pid is dead, or alive with another start time, is stale: the Node that wrote it is
 gone. Both the Node (to replace a stale file) and the SDK (to find the Node) read it here,
-so the SDK never imports the Node.
+so the SDK never imports the Node and the Node never imports the SDK.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import psutil
 
-from maia.protocol import MaiaError
+from ._errors import MaiaError
 
 DISCOVERY_FORMAT = "maia.node-discovery/v1"
 NODE_ENV = "MAIA_NODE"
@@ -68,6 +67,8 @@ class Discovery:
 
 def process_start_time(pid: int) -> float | None:
     """The start time of process `pid` (seconds since the epoch), or None if it is gone."""
+    import psutil  # only where liveness is asked: `import maia.core` stays cheap
+
     try:
         process = psutil.Process(pid)
         if process.status() == psutil.STATUS_ZOMBIE:

@@ -2,16 +2,57 @@
 
 Every failure that crosses a boundary (the Node API, the CLI, the SDK) is a `MaiaError`
 carrying one of these codes. Each code has an HTTP-like status, a retryable flag and a
-message shape; the set is closed so clients can switch on it. New codes are added here
-and nowhere else.
+message shape; the set is closed so clients can switch on it. A new code is named in `Code`
+and described in `_CODES`, here and nowhere else (a test checks the two agree).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
+
+class Code(enum.StrEnum):
+    """The names of the closed error set, for code that switches on them (a `str` too)."""
+
+    INVALID_REQUEST = "invalid_request"
+    VALIDATION_FAILED = "validation_failed"
+    UNKNOWN_METHOD = "unknown_method"
+    PROTOCOL_INCOMPATIBLE = "protocol_incompatible"
+    FRAME_TOO_LARGE = "frame_too_large"
+    HELLO_REQUIRED = "hello_required"
+    COMMAND_NOT_IMPLEMENTED = "command_not_implemented"
+    CONFIGURATION_INVALID = "configuration_invalid"
+    UNAUTHENTICATED = "unauthenticated"
+    ROLE_DENIED = "role_denied"
+    RESOURCE_NOT_FOUND = "resource_not_found"
+    REVISION_CONFLICT = "revision_conflict"
+    STORAGE_CONFLICT = "storage_conflict"
+    STORAGE_VERSION_UNSUPPORTED = "storage_version_unsupported"
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    INVALID_STATE = "invalid_state"
+    TURN_QUEUE_FULL = "turn_queue_full"
+    TURN_NOT_QUEUED = "turn_not_queued"
+    HELD = "held"
+    CONFIRMATION_REQUIRED = "confirmation_required"
+    PREVIEW_EXPIRED = "preview_expired"
+    PREVIEW_MISMATCH = "preview_mismatch"
+    PROOF_SPENT = "proof_spent"
+    INVALID_CURSOR = "invalid_cursor"
+    CURSOR_RESET_REQUIRED = "cursor_reset_required"
+    SATURATED = "saturated"
+    OVERLOADED = "overloaded"
+    DEADLINE_EXCEEDED = "deadline_exceeded"
+    UNAVAILABLE = "unavailable"
+    INTERNAL_ERROR = "internal_error"
+    ROUTINE_SCHEDULE_INVALID = "routine_schedule_invalid"
+    ROUTINE_INTERVAL_TOO_SHORT = "routine_interval_too_short"
+    ROUTINE_LIMIT_REACHED = "routine_limit_reached"
+    ROUTINE_NOT_ACTIVE = "routine_not_active"
+    ROUTINE_BUSY = "routine_busy"
 
 
 @attrs.frozen
@@ -70,6 +111,7 @@ _CODES: tuple[ErrorCode, ...] = (
 )
 
 ERROR_CODES: Mapping[str, ErrorCode] = {entry.code: entry for entry in _CODES}
+# Each code is named once in the enum and described once in the table; a test checks both agree.
 
 
 class MaiaError(Exception):
@@ -78,11 +120,11 @@ class MaiaError(Exception):
     `details` holds JSON-safe values only (it travels on the wire as is).
     """
 
-    def __init__(self, code: str, message: str, details: Mapping[str, Any] | None = None):
+    def __init__(self, code: Code | str, message: str, details: Mapping[str, Any] | None = None):
         if code not in ERROR_CODES:
             raise ValueError(f"unknown error code {code!r}")  # our bug, not the caller's
         super().__init__(message)
-        self.code = code
+        self.code = str(code)
         self.message = message
         self.details: dict[str, Any] = dict(details or {})
 

@@ -1,0 +1,57 @@
+"""What everything below the faces shares, and nothing else.
+
+The closed error set, IDs, clocks, time formats, digests, limits, definition references, the
+schema machinery (field metadata, shapes, the runtime check, the JSON encoder) that the
+operation registry and the lease schemas both use, and the Node's discovery-file format (the
+Node writes it, the SDK reads it, and neither imports the other). It imports nothing else of
+Maia but the worker protocol's strict JSON decoder, so `import storage` or `import
+supervision` stays cheap: the operation registry lives in `maia.protocol`, built only there.
+"""
+
+from worker_bridge import STRICT_DECODER as STRICT_DECODER
+
+from ._check import check as check
+from ._clock import Clock as Clock
+from ._clock import FakeClock as FakeClock
+from ._clock import SystemClock as SystemClock
+from ._digests import DIGEST_PATTERN as DIGEST_PATTERN
+from ._digests import canonical_json as canonical_json
+from ._digests import digest_bytes as digest_bytes
+from ._digests import digest_json as digest_json
+from ._digests import is_digest as is_digest
+from ._discovery import DISCOVERY_FORMAT as DISCOVERY_FORMAT
+from ._discovery import NODE_ENV as NODE_ENV
+from ._discovery import Discovery as Discovery
+from ._discovery import default_home as default_home
+from ._discovery import find_live_node as find_live_node
+from ._discovery import process_start_time as process_start_time
+from ._discovery import read_discovery as read_discovery
+from ._discovery import read_token as read_token
+from ._encode import to_json as to_json
+from ._errors import ERROR_CODES as ERROR_CODES
+from ._errors import Code as Code
+from ._errors import ErrorCode as ErrorCode
+from ._errors import MaiaError as MaiaError
+from ._fields import FieldSpec as FieldSpec
+from ._fields import field as field
+from ._fields import spec as spec
+from ._ids import GENERATED_ID_PATTERN as GENERATED_ID_PATTERN
+from ._ids import ID_PREFIXES as ID_PREFIXES
+from ._ids import WIRE_ID_MAX_LENGTH as WIRE_ID_MAX_LENGTH
+from ._ids import WIRE_ID_PATTERN as WIRE_ID_PATTERN
+from ._ids import check_wire_id as check_wire_id
+from ._ids import id_prefix as id_prefix
+from ._ids import is_wire_id as is_wire_id
+from ._ids import new_id as new_id
+from ._limits import INPUT_PREVIEW_MAX_BYTES as INPUT_PREVIEW_MAX_BYTES
+from ._limits import MAX_SESSION_PENDING_TURNS as MAX_SESSION_PENDING_TURNS
+from ._limits import WAIT_MILLISECONDS_MAX as WAIT_MILLISECONDS_MAX
+from ._refs import DEFINITION_REF_PATTERN as DEFINITION_REF_PATTERN
+from ._refs import DefinitionRef as DefinitionRef
+from ._refs import format_definition_ref as format_definition_ref
+from ._refs import parse_definition_ref as parse_definition_ref
+from ._time import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
+from ._time import TIMESTAMP_PATTERN as TIMESTAMP_PATTERN
+from ._time import check_revision as check_revision
+from ._time import format_timestamp_ms as format_timestamp_ms
+from ._time import parse_timestamp as parse_timestamp
