@@ -29,7 +29,7 @@ from typing import Final
 
 import attrs
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._schedule import Schedule
 from ._table import (

@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import attrs
 from cronsim import CronSim, CronSimError
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 MIN_INTERVAL_MS: Final = 15 * 60 * 1000
 INTERVAL_HORIZON_MS: Final = 366 * 24 * 3600 * 1000  # "the next year of fires"

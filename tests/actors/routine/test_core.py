@@ -35,7 +35,7 @@ from actors.routine import (
     plan_launches,
     step,
 )
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._tables import BERLIN, MINUTE, NY, expected_fixed, expected_hourly, ms
 

@@ -36,7 +36,7 @@ from actors.routine import (
     cron_fire_id,
     step,
 )
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 MINUTE = 60_000
 START = 1_767_225_600_000  # 2026-01-01T00:00Z

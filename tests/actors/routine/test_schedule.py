@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from actors.routine import Schedule
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._tables import BERLIN, MINUTE, NY, expected_fixed, expected_hourly, ms
 
