@@ -1,7 +1,8 @@
 """The Routine kind: cron-scheduled Sessions (spec: Scheduled Session operations).
 
 `_schedule` is cron + time zone with Debian cron's DST rules; `_table` the routine and fire
-lifecycles; `_core` the pure scheduling step; `_sql` the tables and queries.
+lifecycles; `_core` the pure scheduling step; `_sql` the tables and queries; `_store` one
+core event applied in one transaction; `_views` the wire shapes.
 """
 
 from ._core import MAX_LAUNCHES_PER_TICK as MAX_LAUNCHES_PER_TICK
@@ -38,6 +39,24 @@ from ._schedule import MIN_INTERVAL_MS as MIN_INTERVAL_MS
 from ._schedule import Missed as Missed
 from ._schedule import Schedule as Schedule
 from ._schedule import Slot as Slot
+from ._sql import MAX_LIVE_ROUTINES_PER_PROJECT as MAX_LIVE_ROUTINES_PER_PROJECT
+from ._sql import FireRow as FireRow
+from ._sql import RoutineRow as RoutineRow
+from ._sql import get_fire as get_fire
+from ._sql import get_routine as get_routine
+from ._sql import insert_routine as insert_routine
+from ._sql import launching_fires as launching_fires
+from ._sql import list_routines as list_routines
+from ._sql import live_routines_in_project as live_routines_in_project
+from ._sql import load_core as load_core
+from ._sql import next_due_ms as next_due_ms
+from ._sql import require_routine as require_routine
+from ._sql import routines_to_tick as routines_to_tick
+from ._sql import scheduler_send_receipts as scheduler_send_receipts
+from ._sql import spend_proof as spend_proof
+from ._sql import stoppable_sessions as stoppable_sessions
+from ._store import Applied as Applied
+from ._store import apply_event as apply_event
 from ._table import FIRE_TABLE as FIRE_TABLE
 from ._table import ROUTINE_TABLE as ROUTINE_TABLE
 from ._table import ROUTINE_TABLES as ROUTINE_TABLES
@@ -48,3 +67,7 @@ from ._table import FireState as FireState
 from ._table import RoutineEvent as RoutineEvent
 from ._table import RoutineState as RoutineState
 from ._table import SkipReason as SkipReason
+from ._views import fire_view as fire_view
+from ._views import routine_id_for as routine_id_for
+from ._views import routine_show as routine_show
+from ._views import routine_view as routine_view

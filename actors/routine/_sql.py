@@ -9,13 +9,15 @@ refuses a second row; the claim and the fire rows commit together or not at all.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import attrs
 
-from maia.core import MaiaError
+from maia.core import Clock, MaiaError
+from storage import consume_preview
 
 from ._core import Core, Fire, Trigger
 from ._schedule import Schedule
@@ -281,11 +283,12 @@ def list_routines(
     *,
     project_id: str | None,
     states: Sequence[str],
-    after: str | None,
+    after: int | None,
     limit: int,
-) -> list[RoutineRow]:
-    """Routines by ID order, filtered; `after` is the last ID of the previous page."""
-    where, args = ["1 = 1"], []
+) -> list[tuple[int, RoutineRow]]:
+    """(rowid, routine) in creation order, filtered; `after` is the previous page's last."""
+    where: list[str] = ["1 = 1"]
+    args: list[Any] = []
     if project_id is not None:
         where.append("project_id = ?")
         args.append(project_id)
@@ -293,11 +296,43 @@ def list_routines(
         where.append(f"state IN ({', '.join('?' * len(states))})")
         args.extend(states)
     if after is not None:
-        where.append("routine_id > ?")
+        where.append("rowid > ?")
         args.append(after)
     rows = conn.execute(
-        f"SELECT {ROUTINE_COLUMNS} FROM routines WHERE {' AND '.join(where)}"
-        " ORDER BY routine_id LIMIT ?",
+        f"SELECT rowid, {ROUTINE_COLUMNS} FROM routines WHERE {' AND '.join(where)}"
+        " ORDER BY rowid LIMIT ?",
         (*args, limit),
     ).fetchall()
-    return [RoutineRow.from_row(r) for r in rows]
+    return [(int(r[0]), RoutineRow.from_row(r[1:])) for r in rows]
+
+
+def spend_proof(
+    conn: sqlite3.Connection,
+    *,
+    proof: str,
+    actor_id: str,
+    operation_id: str,
+    input_digest: str,
+    command_id: str,
+    clock: Clock,
+    node_epoch: int,
+) -> None:
+    """Spend a routine preview's proof and delete it (the spec: the Node deletes the proof on
+    confirmation). Raises `storage_conflict` for an unknown, spent, expired or other-value
+    proof, so a refused confirm changes nothing and keeps its proof (the write rolls back)."""
+    digest = hashlib.sha256(proof.encode()).hexdigest()
+    row = conn.execute("SELECT preview_id FROM previews WHERE proof_hash = ?", (digest,)).fetchone()
+    try:
+        if row is None:
+            raise MaiaError("preview_mismatch", "no preview with that proof")
+        consume_preview(conn, preview_id=row[0], proof=proof, actor_id=actor_id,
+                        operation_id=operation_id, input_digest=input_digest,
+                        command_id=command_id, clock=clock, node_epoch=node_epoch)  # fmt: skip
+    except MaiaError as error:
+        raise MaiaError(
+            "storage_conflict",
+            f"{operation_id}: the preview is unknown, spent, expired or for other values "
+            f"({error.code}); preview again",
+            {"operationId": operation_id, "reason": error.code},
+        ) from None
+    conn.execute("DELETE FROM previews WHERE preview_id = ?", (row[0],))

@@ -23,6 +23,7 @@ from ._context import ServiceContext
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
 from ._reference import reference_resolve
+from ._routines import ROUTINE_HANDLERS
 from ._sessions import (
     session_archive,
     session_create,
@@ -64,6 +65,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "receipt.get": receipt_get,
     "receipt.list": receipt_list,
     "events.read": events_read,
+    **ROUTINE_HANDLERS,
 }
 
 
