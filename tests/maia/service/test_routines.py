@@ -65,6 +65,10 @@ async def project(ctx: ServiceContext, tmp_path: Path) -> str:
     return out.project.project_id
 
 
+def proof_of(preview: Any) -> dict[str, str]:
+    return {"inputDigest": preview.input_digest, "proof": preview.proof}
+
+
 def create_body(project_id: str, command: str = "c1", **over: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
         "commandId": command,
@@ -79,7 +83,7 @@ async def create(ctx: ServiceContext, project_id: str, command: str = "c1", **ov
     body = create_body(project_id, command, **over)
     preview = await call(ctx, "routine.create.preview", body)
     return await call(ctx, "routine.create.confirm",
-                      {**body, "inputDigest": preview.input_digest, "proof": preview.proof})  # fmt: skip
+                      {**body, **proof_of(preview)})  # fmt: skip
 
 
 async def test_create_previews_then_confirms_at_revision_1(
@@ -186,7 +190,7 @@ async def test_unknown_project_executor_and_the_limit_of_twenty(
         "commandId": "d1", "routineId": first.routine_id, "expectedRevision": 1})  # fmt: skip
     await call(rctx, "routine.disable.confirm", {
         "commandId": "d1", "routineId": first.routine_id, "expectedRevision": 1,
-        "inputDigest": preview.input_digest, "proof": preview.proof})  # fmt: skip
+        **proof_of(preview)})  # fmt: skip
     assert (await create(rctx, project_id, "k20")).delivery == "new"
 
 
@@ -210,11 +214,11 @@ async def test_pause_resume_and_disable_compare_and_set(
     preview = await call(rctx, "routine.disable.preview", change)
     assert preview.name == "standup"
     done = await call(rctx, "routine.disable.confirm",
-                      {**change, "inputDigest": preview.input_digest, "proof": preview.proof})  # fmt: skip
+                      {**change, **proof_of(preview)})  # fmt: skip
     assert (done.routine.state, done.routine.next_fire_at) == ("disabled", None)
-    for op, body in (("routine.disable.preview", {**change, "commandId": "d2",
-                                                  "expectedRevision": 4}),
-                     ("routine.resume", {"commandId": "r2", **rid, "expectedRevision": 4})):  # fmt: skip
+    stale = [("routine.disable.preview", {**change, "commandId": "d2", "expectedRevision": 4}),
+             ("routine.resume", {"commandId": "r2", **rid, "expectedRevision": 4})]  # fmt: skip
+    for op, body in stale:
         assert (await refused(rctx, op, body)).code == "storage_conflict"
 
 
@@ -228,7 +232,7 @@ async def test_manual_run_records_a_launching_fire_and_is_busy_until_it_settles(
     change = {"commandId": "run1", "routineId": routine.routine_id, "expectedRevision": 1}
     preview = await call(rctx, "routine.run.preview", change)
     ran = await call(rctx, "routine.run.confirm",
-                     {**change, "inputDigest": preview.input_digest, "proof": preview.proof})  # fmt: skip
+                     {**change, **proof_of(preview)})  # fmt: skip
     assert (ran.fire.trigger_kind, ran.fire.state) == ("manual", "launching")
     assert ran.fire.scheduled_at == "2025-12-31T23:00:00.000Z"
     shown = await call(rctx, "routine.show", {"routineId": routine.routine_id})
