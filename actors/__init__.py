@@ -1,13 +1,31 @@
-"""The actor runtime (mailboxes, transition tables, registries, passivation) and the
-per-aggregate actors: Session, Routine, Webhook and MachineAssignment."""
+"""The actor runtime and the per-aggregate actors (Session, and the kinds after it).
+
+For kind authors (docs/actors.md): a kind is its table (`TransitionTable`, with a `creation`
+row and its recovery column), its SQL (`Rows`), its pure core (`Core.decide` returning a
+`Decision`) and, for kinds of one row per actor, `AggregateKind`; the runtime
+(`open_actor_runtime`) gives it the one write path (`WritePath`, `Write`, `Change`), durable
+timers (`Wake`, `Fired`), effect scopes, batch handling and typed errors.
+"""
 
 from ._actor import Actor as Actor
 from ._actor import ActorState as ActorState
 from ._actor import ActorStatistics as ActorStatistics
-from ._aggregate import Change as Change
-from ._aggregate import Lifecycle as Lifecycle
-from ._aggregate import Persist as Persist
-from ._aggregate import Store as Store
+from ._actor import EffectFailed as EffectFailed
+from ._actor import Envelope as Envelope
+from ._aggregate import AggregateActor as AggregateActor
+from ._aggregate import Core as Core
+from ._aggregate import Decision as Decision
+from ._aggregate import Effect as Effect
+from ._aggregate import is_stale as is_stale
+from ._clocks import TrioClock as TrioClock
+from ._effects import EffectScope as EffectScope
+from ._errors import ActorClosed as ActorClosed
+from ._errors import ActorError as ActorError
+from ._errors import ActorOverloaded as ActorOverloaded
+from ._errors import ActorStopped as ActorStopped
+from ._errors import AskTimedOut as AskTimedOut
+from ._errors import NotServing as NotServing
+from ._errors import to_wire as to_wire
 from ._lifecycles import SESSION_TABLE as SESSION_TABLE
 from ._lifecycles import TABLES as TABLES
 from ._lifecycles import TURN_TABLE as TURN_TABLE
@@ -16,9 +34,32 @@ from ._lifecycles import SessionState as SessionState
 from ._lifecycles import TurnEvent as TurnEvent
 from ._lifecycles import TurnState as TurnState
 from ._registry import ActorRegistry as ActorRegistry
+from ._registry import Behaviour as Behaviour
 from ._registry import RegistryStatistics as RegistryStatistics
+from ._runtime import ActorRuntime as ActorRuntime
+from ._runtime import AggregateKind as AggregateKind
+from ._runtime import AggregateKindHandle as AggregateKindHandle
+from ._runtime import Kind as Kind
+from ._runtime import open_actor_runtime as open_actor_runtime
+from ._table import CLIENT as CLIENT
+from ._table import NODE as NODE
+from ._table import WORKER as WORKER
 from ._table import Guard as Guard
 from ._table import TableError as TableError
 from ._table import Transition as Transition
 from ._table import TransitionTable as TransitionTable
+from ._table import creation as creation
 from ._table import row as row
+from ._timers import DurableTimers as DurableTimers
+from ._timers import Fired as Fired
+from ._timers import Wake as Wake
+from ._write import Change as Change
+from ._write import Command as Command
+from ._write import Committed as Committed
+from ._write import Entry as Entry
+from ._write import EventOwner as EventOwner
+from ._write import Rows as Rows
+from ._write import Write as Write
+from ._write import WritePath as WritePath
+from ._write import default_payload as default_payload
+from ._write import recovery_changes as recovery_changes

@@ -12,7 +12,16 @@ no reply channel is allocated.
 
 A handler that raises `MaiaError` has refused one message: the asker gets the error and the
 actor goes on. Any other exception crashes the actor (its supervisor or registry decides what
-next). When an actor stops for any reason, every pending ask fails with `unavailable`.
+next). When an actor stops for any reason, every pending ask fails with `ActorStopped`. The
+runtime's own failures are typed (`_errors`): `ActorClosed`, `ActorOverloaded`,
+`AskTimedOut`, `ActorStopped`; the API edge maps them to wire errors.
+
+A kind that wants to see its queued messages together (to put several in one storage
+transaction) passes `batch=`: it is called with every queued `Envelope` at once and answers
+each (`resolve`/`refuse`); an envelope it leaves unanswered fails `ActorStopped`.
+
+`crash(error)` (the actor's effect scope calls it when an effect raises) stops the actor after
+the message in hand: `serve` then raises `EffectFailed` from the effect's exception.
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ import outcome
 import trio
 
 from maia.protocol import MaiaError
+
+from ._errors import ActorClosed, ActorOverloaded, ActorStopped, AskTimedOut
 
 M = TypeVar("M")
 R = TypeVar("R")
@@ -59,6 +70,15 @@ class ActorStatistics:
     waiting_senders: int
 
 
+class EffectFailed(Exception):
+    """An effect of the actor raised: the actor crashed (the cause is `__cause__`)."""
+
+    def __init__(self, actor: str, effect: str) -> None:
+        super().__init__(f"actor {actor}: effect {effect} failed")
+        self.actor = actor
+        self.effect = effect
+
+
 class _Reply:
     """Where one ask's answer goes: the parked asking task, unless it gave up."""
 
@@ -81,14 +101,47 @@ class _Reply:
             trio.lowlevel.reschedule(self.task, result)
 
 
+class Envelope(Generic[M]):
+    """One queued message as a batch handler sees it; answer it with `resolve` or `refuse`
+    (a tell's envelope ignores the answer)."""
+
+    __slots__ = ("_reply", "message")
+
+    def __init__(self, message: M, reply: _Reply | None) -> None:
+        self.message = message
+        self._reply = reply
+
+    @property
+    def answered(self) -> bool:
+        return self._reply is None or self._reply.done
+
+    @property
+    def is_ask(self) -> bool:
+        return self._reply is not None
+
+    def resolve(self, value: Any) -> None:
+        if self._reply is not None:
+            self._reply.send(outcome.Value(value))
+
+    def refuse(self, error: BaseException) -> None:
+        if self._reply is not None:
+            self._reply.send(outcome.Error(error))
+
+
+BatchHandler = Callable[[list[Envelope[M]]], Awaitable[None]]
+
+
 class Actor(Generic[M, R]):
     """One actor: `await nursery.start(actor.serve)`, then `tell`/`ask` from anywhere.
 
-    `handler(message)` runs in the actor's task, one message at a time.
+    `handler(message)` runs in the actor's task, one message at a time; or, with `batch`,
+    every queued message at once.
     """
 
     __slots__ = (
+        "_batch",
         "_capacity",
+        "_crash",
         "_dropped",
         "_failures",
         "_handler",
@@ -102,20 +155,25 @@ class Actor(Generic[M, R]):
         "_waiters",
         "last_active",
         "name",
+        "vetoes",
     )
 
     def __init__(
         self,
         name: str,
-        handler: Callable[[M], Awaitable[R]],
+        handler: Callable[[M], Awaitable[R]] | None = None,
         *,
+        batch: BatchHandler[M] | None = None,
         capacity: int = DEFAULT_CAPACITY,
         send_timeout: float = DEFAULT_SEND_TIMEOUT_S,
     ) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
+        if (handler is None) == (batch is None):
+            raise ValueError("give exactly one of handler and batch")
         self.name = name
         self._handler = handler
+        self._batch = batch
         self._capacity = capacity
         self._send_timeout = send_timeout
         self._queue: collections.deque[tuple[M, _Reply | None]] = collections.deque()
@@ -129,22 +187,24 @@ class Actor(Generic[M, R]):
         self._processed = 0
         self._failures = 0
         self._dropped = 0
+        self._crash: tuple[str, BaseException] | None = None
         self.last_active = 0.0  # trio time of the last message handled (passivation)
+        self.vetoes = 0  # live effects: while above 0 the registry does not passivate it
 
     # -- senders -------------------------------------------------------------------------
 
     def tell_nowait(self, message: M) -> None:
-        """Queue `message`. Raises `MaiaError` `overloaded` (full) or `unavailable` (stopped)."""
+        """Queue `message`. Raises `ActorOverloaded` (full) or `ActorClosed` (stopped)."""
         self._check_open()
         if self._waiters or len(self._queue) + self._reserved >= self._capacity:
-            raise self._full()
+            raise ActorOverloaded(self.name)
         self._put(message, None)
 
     async def tell(self, message: M) -> None:
         """Queue `message`, waiting up to the send timeout for space.
 
         A cancel point always; a schedule point only when it waits (that is the batching).
-        Raises `MaiaError` `overloaded` after the wait, `unavailable` if the actor stopped.
+        Raises `ActorOverloaded` after the wait, `ActorClosed` if the actor stopped.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         if self._waiters or len(self._queue) + self._reserved >= self._capacity or self._closed():
@@ -154,9 +214,10 @@ class Actor(Generic[M, R]):
     async def ask(self, message: M, *, within: float = DEFAULT_ASK_TIMEOUT_S) -> R:
         """Send `message` and wait for the handler's answer, at most `within` seconds.
 
-        Raises what the handler raised as `MaiaError` (a refusal), `deadline_exceeded` when
-        the deadline passes (the message may still be handled), `overloaded` when the mailbox
-        stayed full, `unavailable` when the actor stops or crashes first.
+        Raises what the handler raised as `MaiaError` (a refusal), `AskTimedOut` when the
+        deadline passes (the message may still be handled), `ActorOverloaded` when the
+        mailbox stayed full, `ActorClosed` when refused before queueing, `ActorStopped` when
+        the actor stops or crashes first.
         """
         deadline = trio.current_time() + within
         await trio.lowlevel.checkpoint_if_cancelled()
@@ -167,23 +228,20 @@ class Actor(Generic[M, R]):
         # A bare CancelScope, not move_on_at: the scope is most of an ask's cost.
         with trio.CancelScope(deadline=deadline):
             return await trio.lowlevel.wait_task_rescheduled(reply.abort)  # type: ignore[no-any-return]
-        raise MaiaError(
-            "deadline_exceeded",
-            f"ask to actor {self.name} did not finish within {round(within * 1000)} ms",
-            {"method": "ask", "ms": round(within * 1000), "target": self.name},
-        )
+        raise AskTimedOut(self.name, round(within * 1000))
 
     def _closed(self) -> bool:
         return self._state is not ActorState.RUNNING and self._state is not ActorState.NEW
 
     def _check_open(self) -> None:
         if self._closed():
-            # reason "closed": refused before queueing, so the sender may safely retry
-            raise MaiaError("unavailable", f"actor {self.name} is stopped",
-                            {"target": self.name, "reason": "closed"})  # fmt: skip
+            raise ActorClosed(self.name)  # refused before queueing: safe to retry
 
     def _put(self, message: M, reply: _Reply | None) -> None:
         self._queue.append((message, reply))
+        self._wake()
+
+    def _wake(self) -> None:
         task = self._idle_task
         if task is not None:
             self._idle_task = None
@@ -211,10 +269,7 @@ class Actor(Generic[M, R]):
                 self._reserved -= 1
                 return
         self._check_open()
-        raise self._full()
-
-    def _full(self) -> MaiaError:
-        return MaiaError("overloaded", f"actor {self.name} mailbox is full", {"target": self.name})
+        raise ActorOverloaded(self.name)
 
     def _grant_space(self) -> None:
         waiters = self._waiters
@@ -230,21 +285,42 @@ class Actor(Generic[M, R]):
     # -- the actor's own task ------------------------------------------------------------
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Handle messages until closed and drained, or cancelled; then fail what is left."""
+        """Handle messages until closed and drained, or cancelled; then fail what is left.
+
+        Raises `EffectFailed` (from the effect's error) after `crash`, and what a handler
+        raised that was not a `MaiaError`.
+        """
         if self._state is not ActorState.NEW:
             raise RuntimeError(f"actor {self.name} was already served")
         self._state = ActorState.RUNNING
         self.last_active = trio.current_time()
         task_status.started()
         try:
-            await self._loop()
+            if self._batch is not None:
+                await self._batch_loop(self._batch)
+            else:
+                await self._loop()
         finally:
             self._finish()
+
+    def crash(self, effect: str, error: BaseException) -> None:
+        """Stop the actor after the message in hand; `serve` raises `EffectFailed`."""
+        if self._crash is None and self._state is not ActorState.STOPPED:
+            self._crash = (effect, error)
+            self._wake()
+
+    def _raise_crash(self) -> None:
+        if self._crash is not None:
+            effect, error = self._crash
+            raise EffectFailed(self.name, effect) from error
 
     async def _loop(self) -> None:
         queue = self._queue
         handler = self._handler
+        assert handler is not None
         while True:
+            if self._crash is not None:
+                self._raise_crash()
             if not queue:
                 if self._state is ActorState.CLOSING:
                     return
@@ -252,8 +328,8 @@ class Actor(Generic[M, R]):
                 continue
             count = len(queue)
             for _ in range(count):
-                if not queue:
-                    break  # close(drain=False) emptied it mid-batch
+                if not queue or self._crash is not None:
+                    break  # close(drain=False) emptied it mid-batch, or an effect failed
                 message, reply = queue.popleft()
                 try:
                     result = await handler(message)
@@ -263,12 +339,12 @@ class Actor(Generic[M, R]):
                         reply.send(outcome.Error(exc))
                 except trio.Cancelled:
                     if reply is not None:
-                        reply.send(outcome.Error(self._gone("stopped")))
+                        reply.send(outcome.Error(ActorStopped(self.name)))
                     raise
                 except BaseException:
                     self._failures += 1
                     if reply is not None:
-                        reply.send(outcome.Error(self._gone("crashed")))
+                        reply.send(outcome.Error(ActorStopped(self.name, "crashed")))
                     raise
                 else:
                     if reply is not None:
@@ -280,6 +356,42 @@ class Actor(Generic[M, R]):
             if queue:
                 await trio.lowlevel.checkpoint()  # one schedule point per batch
 
+    async def _batch_loop(self, batch: BatchHandler[M]) -> None:
+        queue = self._queue
+        while True:
+            if self._crash is not None:
+                self._raise_crash()
+            if not queue:
+                if self._state is ActorState.CLOSING:
+                    return
+                await self._park()
+                continue
+            envelopes = [Envelope(message, reply) for message, reply in queue]
+            queue.clear()
+            if self._waiters:
+                self._grant_space()
+            try:
+                await batch(envelopes)
+            except MaiaError as exc:
+                self._failures += 1
+                for envelope in envelopes:
+                    if not envelope.answered:
+                        envelope.refuse(exc)
+            except BaseException as exc:
+                self._failures += 1
+                why = "stopped" if isinstance(exc, trio.Cancelled) else "crashed"
+                for envelope in envelopes:
+                    if not envelope.answered:
+                        envelope.refuse(ActorStopped(self.name, why))
+                raise
+            for envelope in envelopes:
+                if not envelope.answered:  # a handler that forgot one: never leave it waiting
+                    envelope.refuse(ActorStopped(self.name, "left it unanswered"))
+            self._processed += len(envelopes)
+            self.last_active = trio.current_time()
+            if queue:
+                await trio.lowlevel.checkpoint()
+
     async def _park(self) -> None:
         self._idle_task = trio.lowlevel.current_task()
         await trio.lowlevel.wait_task_rescheduled(self._abort_park)
@@ -288,12 +400,9 @@ class Actor(Generic[M, R]):
         self._idle_task = None
         return trio.lowlevel.Abort.SUCCEEDED
 
-    def _gone(self, why: str) -> MaiaError:
-        return MaiaError("unavailable", f"actor {self.name} {why}", {"target": self.name})
-
     def _finish(self) -> None:
         self._state = ActorState.STOPPED
-        error = self._gone("stopped")
+        error = ActorStopped(self.name, "crashed" if self._crash is not None else "stopped")
         while self._queue:
             _, reply = self._queue.popleft()
             if reply is not None:
@@ -308,7 +417,7 @@ class Actor(Generic[M, R]):
 
     def close(self, *, drain: bool = True) -> None:
         """Refuse new messages. With `drain`, handle what is queued, then stop; without it,
-        stop after the current message (queued asks fail `unavailable`, tells are counted
+        stop after the current message (queued asks fail `ActorStopped`, tells are counted
         as dropped)."""
         if self._state is ActorState.STOPPED:
             return
@@ -317,7 +426,7 @@ class Actor(Generic[M, R]):
             return
         self._state = ActorState.CLOSING
         if not drain:
-            error = self._gone("stopped")
+            error = ActorStopped(self.name)
             while self._queue:
                 _, reply = self._queue.popleft()
                 if reply is not None:
@@ -325,10 +434,7 @@ class Actor(Generic[M, R]):
                 else:
                     self._dropped += 1
         self._refuse_waiters()
-        task = self._idle_task
-        if task is not None:
-            self._idle_task = None
-            trio.lowlevel.reschedule(task)
+        self._wake()
 
     async def wait_stopped(self) -> None:
         """Return once the actor's task has finished."""

@@ -1,157 +1,150 @@
-"""Write-ahead transitions: an aggregate's state changes in storage first, in memory second.
+"""An aggregate actor from a kind's pure core: the runtime does the rest.
 
-`Lifecycle` holds one aggregate's state and revision for its actor. `apply(event, ...)`
-asks the transition table (refusals change nothing), then runs the concrete actor's
-`persist(conn, change)` as ONE storage write: the state row, its event and its receipt
-commit together or not at all. Only after the commit does memory move. A failed write
-leaves memory as it was; a write whose outcome is unknown (it outlived its bound) leaves the
-lifecycle `stale`: it refuses further transitions until the actor rehydrates from storage.
-
-The storage actor is reached through the `Store` protocol (`storage.Storage` satisfies it),
-so this module depends on no storage internals.
+A kind that owns one row per actor (a routine, a webhook, a machine assignment) writes
+  * its table (`TransitionTable`, with a `creation` row: creation is a transition),
+  * its SQL (`Rows`: insert, compare-and-set update, event owner, event payload; and `load`),
+  * its pure core: `decide(record, message, now_ms) -> Decision`, which names the table
+    events to apply and the record's new fields, the client command it answers, the journal
+    entries, the wake-ups to arm and the effects to start, and performs nothing,
+and hands them to `AggregateKind`. `AggregateActor` then, for each message in a batch:
+decides, commits the decision through the one write path (`_write`), adopts the rows as
+written, starts the effects in its effect scope, and answers (a command's answer is its
+`MutationResult`; otherwise `Decision.reply`). A refusal (`MaiaError`) answers that message
+alone and changes nothing. A `Fired` state timer whose revision is not the record's is stale
+and dropped before the core sees it.
 """
 
 from __future__ import annotations
 
-import enum
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
-import trio
 
-from maia.protocol import Clock, MaiaError
+from maia.protocol import MaiaError
 
-from ._table import Transition, TransitionTable
+from ._actor import Envelope
+from ._effects import EffectScope
+from ._table import NODE, TransitionTable
+from ._timers import Fired, Wake
+from ._write import Change, Command, Entry, Rows, Write, WritePath
 
-S = TypeVar("S", bound=enum.Enum)
-E = TypeVar("E", bound=enum.Enum)
-T = TypeVar("T")
-
-DEFAULT_WRITE_BOUND_S = 60.0
-
-
-class Store(Protocol):
-    """What a lifecycle needs of the storage actor."""
-
-    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T: ...
+A = TypeVar("A")
+M = TypeVar("M")
+M_contra = TypeVar("M_contra", contravariant=True)
 
 
 @attrs.frozen
-class Change(Generic[S, E]):
-    """One transition about to be written: what `persist` records."""
+class Effect:
+    """A side effect started after the commit, in the actor's effect scope. What `run`
+    returns, unless None, is told to the actor as its next message."""
 
-    aggregate_id: str
-    transition: Transition[S, E]
-    from_revision: int  # compare-and-set on this: a twin writer must fail, not overwrite
-    to_revision: int
-    caller: str
-    now_ms: int  # wall time for the records people read
-    payload: Any = None
-
-    @property
-    def state(self) -> S:
-        return self.transition.state
-
-    @property
-    def target(self) -> S:
-        return self.transition.target
+    name: str
+    run: Callable[[], Awaitable[Any]] = attrs.field(eq=False)
 
 
-Persist = Callable[[sqlite3.Connection, Change[Any, Any]], Any]
+@attrs.frozen
+class Decision(Generic[A]):
+    """What the pure core decided for one message."""
+
+    after: A | None = None  # the record's new fields (state and revision set by the table)
+    events: tuple[Any, ...] = ()  # table events, applied in order
+    caller: str = NODE
+    expected_revision: int | None = None
+    touch: bool = False  # a field change outside the lifecycle: bumps the revision
+    payload: Mapping[str, Any] = attrs.field(factory=dict)
+    command: Command | None = None
+    result: Callable[[A], Any] | None = None  # the command's stored result, from the record
+    journal: tuple[Entry, ...] = ()
+    wakes: tuple[Wake, ...] = ()
+    effects: tuple[Effect, ...] = ()
+    reply: Any = None  # the answer when there is no command
 
 
-class Lifecycle(Generic[S, E]):
-    """One aggregate's place in its lifecycle, moved only by committed transitions."""
-
-    def __init__(
-        self,
-        table: TransitionTable[S, E],
-        *,
-        aggregate_id: str,
-        state: S,
-        revision: int,
-        store: Store,
-        persist: Persist,
-        clock: Clock,
-        write_bound_s: float = DEFAULT_WRITE_BOUND_S,
-    ) -> None:
-        if not isinstance(state, table.states):
-            raise ValueError(f"{state!r} is not a {table.name} state")
-        self.table = table
-        self.aggregate_id = aggregate_id
-        self._state = state
-        self._revision = revision
-        self._store = store
-        self._persist = persist
-        self._clock = clock
-        self._write_bound_s = write_bound_s
-        self._busy = False
-        self._stale = False
-        self.timeout_due_ms: int | None = None  # monotonic ms when `timeout_event` applies
-        self.timeout_event: E | None = None
+class Core(Protocol[A, M_contra]):
+    """A kind's pure core."""
 
     @property
-    def state(self) -> S:
-        return self._state
+    def table(self) -> TransitionTable[Any, Any]: ...
 
     @property
-    def revision(self) -> int:
-        return self._revision
+    def rows(self) -> Rows[A]: ...
 
-    @property
-    def stale(self) -> bool:
-        return self._stale
+    def decide(self, record: A | None, message: M_contra, now_ms: int) -> Decision[A]: ...
 
-    async def apply(
-        self,
-        event: E,
-        *,
-        caller: str,
-        context: Any = None,
-        expected_revision: int | None = None,
-        payload: Any = None,
-    ) -> Any:
-        """Apply `event`: check it, write it in one storage transaction, then move memory.
 
-        Returns what `persist` returned. Raises the table's refusals (nothing written,
-        nothing changed); whatever `persist` raised (its savepoint rolled back, memory
-        unchanged); `unavailable` when the lifecycle is stale or the write outlived its
-        bound (then it is stale: rehydrate). Not reentrant: one transition at a time.
-        """
-        if self._stale:
-            raise MaiaError("unavailable", f"{self.table.name} {self.aggregate_id} must be "
-                            "reloaded from storage", {"target": self.aggregate_id})  # fmt: skip
-        if self._busy:
-            raise RuntimeError("Lifecycle.apply is not reentrant: call it from the actor only")
-        row = self.table.step(
-            self._state, event, caller=caller, aggregate_id=self.aggregate_id, context=context,
-            expected_revision=expected_revision, revision=self._revision,
+Load = Callable[[sqlite3.Connection, str], Any]
+
+
+def is_stale(record: Any, message: object) -> bool:
+    """A state timer armed at another revision of the record (or of another aggregate)."""
+    if not isinstance(message, Fired) or message.subject_revision is None:
+        return False
+    return record is None or (message.subject_id, message.subject_revision) != (
+        record.id, record.revision,
+    )  # fmt: skip
+
+
+class AggregateActor(Generic[A, M]):
+    """One aggregate's actor: a `Behaviour` for `ActorRegistry`."""
+
+    def __init__(self, core: Core[A, M], path: WritePath, record: A | None,
+                 tell_self: Callable[[M], Awaitable[None]]) -> None:  # fmt: skip
+        self.core = core
+        self.path = path
+        self.record = record
+        self._tell_self = tell_self
+        self._effects: EffectScope | None = None
+
+    def attach(self, scope: EffectScope) -> None:
+        self._effects = scope
+
+    async def handle_batch(self, envelopes: list[Envelope[M]]) -> None:
+        for envelope in envelopes:
+            try:
+                envelope.resolve(await self.handle(envelope.message))
+            except MaiaError as refusal:
+                envelope.refuse(refusal)
+
+    async def handle(self, message: M) -> Any:
+        """Decide, commit, adopt, start effects; the answer. Raises the core's refusals."""
+        if is_stale(self.record, message):
+            return None
+        decision = self.core.decide(self.record, message, self.path.clock.wall_ms())
+        changes: tuple[Change[Any], ...] = ()
+        if decision.after is not None:
+            changes = (Change(self.core.rows, self.core.table, self.record, decision.after,
+                              decision.events, decision.caller, decision.expected_revision,
+                              decision.touch, decision.payload),)  # fmt: skip
+        result = decision.result
+        write = Write(
+            changes=changes, command=decision.command, journal=decision.journal,
+            wakes=decision.wakes,
+            result=(lambda _, records: result(records[0])) if result is not None else None,
         )  # fmt: skip
-        change: Change[S, E] = Change(
-            self.aggregate_id, row, self._revision, self._revision + 1, caller,
-            self._clock.wall_ms(), payload,
-        )  # fmt: skip
-        persist = self._persist
-        self._busy = True
-        try:
-            # Shielded: a cancelled caller must not leave us guessing whether it committed.
-            with trio.CancelScope(shield=True) as scope:
-                scope.deadline = trio.current_time() + self._write_bound_s
-                result = await self._store.write(lambda conn: persist(conn, change))
-            if scope.cancelled_caught:
-                self._stale = True
-                raise MaiaError("unavailable", f"the write for {self.aggregate_id} outlived "
-                                "its bound", {"target": self.aggregate_id})  # fmt: skip
-        finally:
-            self._busy = False
-        self._state = row.target  # committed: now memory may move
-        self._revision += 1
-        if row.timeout_ms is not None:
-            self.timeout_due_ms = self._clock.monotonic_ms() + row.timeout_ms
-            self.timeout_event = row.on_timeout
-        else:
-            self.timeout_due_ms = None
-            self.timeout_event = None
-        return result
+        if not (changes or decision.command or decision.journal or decision.wakes):
+            self._start(decision)
+            return decision.reply
+        committed = await self.path.commit(write)
+        if not committed.applied:
+            return committed.mutation  # a replayed command: nothing moved, nothing to start
+        if changes:
+            self.record = committed.records[0]
+        self._start(decision)
+        return committed.mutation if decision.command is not None else decision.reply
+
+    def _start(self, decision: Decision[A]) -> None:
+        scope = self._effects
+        if scope is None:
+            return
+        for effect in decision.effects:
+            scope.start(effect.name, self._run_effect(effect))
+
+    def _run_effect(self, effect: Effect) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            message = await effect.run()
+            if message is not None:
+                await self._tell_self(message)
+
+        return run

@@ -82,7 +82,9 @@ def render_mermaid(table: TransitionTable[Any, Any]) -> str:
     lines = ["stateDiagram-v2"]
     for state in table.states:
         lines.append(f'    state "{state.value}" as {_ident(state)}')
-    lines.append(f"    [*] --> {_ident(table.initial)}")
+    made = table.creation
+    label = f": {made.event.value}" if made is not None else ""
+    lines.append(f"    [*] --> {_ident(table.initial)}{label}")
     for r in table.rows:
         label = r.event.value + (f" [{r.guard.name}]" if r.guard else "")
         lines.append(f"    {_ident(r.state)} --> {_ident(r.target)}: {label}")
@@ -98,11 +100,13 @@ def render_rows(table: TransitionTable[Any, Any]) -> str:
         "| state | event | next | callers | guard | emits | receipt | timeout | recovery |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in table.rows:
+    made = (table.creation,) if table.creation is not None else ()
+    for r in (*made, *table.rows):
         timeout = f"{r.timeout_ms} ms → {r.on_timeout.value}" if r.on_timeout is not None else ""
         revision = " (expected revision)" if r.expects_revision else ""
+        source = r.state.value if r.state is not None else "(created)"
         out.append(
-            f"| {r.state.value} | `{r.event.value}`{revision} | {r.target.value} "
+            f"| {source} | `{r.event.value}`{revision} | {r.target.value} "
             f"| {', '.join(sorted(r.callers))} | {r.guard.name if r.guard else ''} "
             f"| {r.emits or ''} | {'yes' if r.receipt else ''} | {timeout} "
             f"| {r.recovery.value if r.recovery is not None else ''} |"
@@ -115,9 +119,13 @@ def render_document() -> str:
     parts = [_INTRO]
     for table in TABLES:
         terminal = ", ".join(s.value for s in table.states if s in table.terminal)
+        restart = ""
+        if table.recover_with is not None:
+            restart = (f" On a Node start, each {table.name} in a state with a recovery path "
+                       f"gets `{table.recover_with.value}`.")  # fmt: skip
         parts.append(
             f"## The {table.name} lifecycle\n\n"
-            f"Initial state: `{table.initial.value}`. Terminal: {terminal}.\n\n"
+            f"Initial state: `{table.initial.value}`. Terminal: {terminal}.{restart}\n\n"
             f"```mermaid\n{render_mermaid(table)}\n```\n\n{render_rows(table)}\n"
         )
     return "\n".join(parts)

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import enum
 
-from ._table import Transition, TransitionTable, row
+from ._table import CLIENT, NODE, WORKER, Transition, TransitionTable, creation, row
 
-CLIENT = "client"
-NODE = "node"
-WORKER = "worker"
+__all__ = ["CLIENT", "NODE", "WORKER"]
 
 # Worker initialization bound (spec: 15 s) and the bounded stop: interrupt 10 s, then
 # terminate 5 s before kill.
@@ -48,6 +46,7 @@ class SessionState(enum.Enum):
 
 
 class SessionEvent(enum.Enum):
+    CREATE = "session.create"  # creation is a transition: into idle, with its receipt
     START = "session.start"  # a turn waits and no worker runs: launch a new attempt
     WORKER_READY = "worker.initialized"
     START_FAILED = "worker.start_failed"
@@ -119,6 +118,10 @@ SESSION_TABLE: TransitionTable[SessionState, SessionEvent] = TransitionTable(
     initial=SessionState.IDLE,
     terminal=(SessionState.STOPPED, SessionState.FAILED),
     rows=_session_rows(),
+    create=creation(
+        SessionEvent.CREATE, SessionState.IDLE, CLIENT, emits="session.created", receipt=True
+    ),
+    recover_with=SessionEvent.NODE_RESTARTED,
 )
 
 
@@ -132,6 +135,7 @@ class TurnState(enum.Enum):
 
 
 class TurnEvent(enum.Enum):
+    SEND = "turn.send"  # creation: the turn is queued, with its receipt
     DISPATCH = "turn.dispatch"  # the prompt goes to the worker
     CANCEL = "turn.cancel"  # failed, reason turn_rejected
     REJECT = "turn.reject"  # the Session stopped or failed with it queued: turn_rejected
@@ -173,6 +177,8 @@ TURN_TABLE: TransitionTable[TurnState, TurnEvent] = TransitionTable(
     terminal=(TurnState.COMPLETED, TurnState.FAILED, TurnState.INTERRUPTED),
     rows=_turn_rows(),
     refusals={TurnEvent.CANCEL: "turn_not_queued"},
+    create=creation(TurnEvent.SEND, TurnState.QUEUED, CLIENT, emits="turn.queued", receipt=True),
+    recover_with=TurnEvent.RUNTIME_LOST,
 )
 
 TABLES: tuple[

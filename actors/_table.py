@@ -13,7 +13,12 @@ A table is checked when it is built, so a bad table fails at import, not in prod
   * no row leaves a terminal state, and every non-terminal state has a way out;
   * every state is reachable from the initial state;
   * a receipt explains an emitted event; a timeout names an event the target accepts;
-  * a recovery state is reachable from the row's target.
+  * a recovery state is reachable from the row's target;
+  * the creation row (when the table has one: creation is a transition too) names a known
+    event and lands in the initial state; `recover_with`, when given, has a row from every
+    state with a recovery path, landing there.
+
+Callers: `client` (an API request), `node` (the Node itself), `worker` (a worker frame).
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ from maia.protocol import MaiaError
 
 S = TypeVar("S", bound=enum.Enum)
 E = TypeVar("E", bound=enum.Enum)
+
+CLIENT = "client"
+NODE = "node"
+WORKER = "worker"
 
 
 class TableError(ValueError):
@@ -83,6 +92,22 @@ def row(
     )  # fmt: skip
 
 
+def creation(
+    event: E,
+    target: S,
+    *callers: str,
+    emits: str | None = None,
+    receipt: bool = False,
+    timeout_ms: int | None = None,
+    on_timeout: E | None = None,
+    recovery: S | None = None,
+) -> Transition[S, E]:
+    """The row that creates an aggregate (from no state) in `target`, the initial state."""
+    nothing: Any = None
+    return Transition(nothing, event, target, frozenset(callers), emits, receipt, None,
+                      False, timeout_ms, on_timeout, recovery)  # fmt: skip
+
+
 class TransitionTable(Generic[S, E]):
     """A validated lifecycle: build it once at import; `step` answers or refuses.
 
@@ -99,8 +124,12 @@ class TransitionTable(Generic[S, E]):
         terminal: Iterable[S],
         rows: Sequence[Transition[S, E]],
         refusals: Mapping[E, str] | None = None,
+        create: Transition[S, E] | None = None,
+        recover_with: E | None = None,
     ) -> None:
         self.name = name
+        self.creation = create
+        self.recover_with = recover_with
         self.states = states
         self.events = events
         self.initial = initial
@@ -159,6 +188,7 @@ class TransitionTable(Generic[S, E]):
             if r.recovery is not None and r.recovery not in self.reachable_from(r.target):
                 problems.append(f"{where}: recovery {_label(r.recovery)} is not reachable "
                                 f"from {_label(r.target)}")  # fmt: skip
+        problems += self._check_creation_and_recovery()
         reachable = self.reachable_from(self.initial)
         for s in states:
             if s not in reachable:
@@ -166,6 +196,52 @@ class TransitionTable(Generic[S, E]):
             elif s not in self.terminal and not any(r.state is s for r in self.rows):
                 problems.append(f"state {_label(s)} is not terminal but has no way out")
         return problems
+
+    def _check_creation_and_recovery(self) -> list[str]:
+        problems: list[str] = []
+        made = self.creation
+        if made is not None:
+            if not isinstance(made.event, self.events) or made.target is not self.initial:
+                problems.append("creation must name a known event and land in the initial state")
+            elif any(r.event is made.event for r in self.rows):
+                problems.append(f"creation event {_label(made.event)} is also a row's event")
+            if not made.callers:
+                problems.append("no caller may create")
+        seen: dict[S, S] = {}
+        for r in self.rows:
+            if r.recovery is not None and seen.setdefault(r.target, r.recovery) is not r.recovery:
+                problems.append(f"rows into {_label(r.target)} disagree on its recovery")
+        if self.recover_with is not None:
+            for state, target in self.recovery_targets.items():
+                found = self._index.get((state, self.recover_with))
+                if found is None or found.target is not target:
+                    problems.append(f"recover_with {_label(self.recover_with)} has no row from "
+                                    f"{_label(state)} to {_label(target)}")  # fmt: skip
+        return problems
+
+    @property
+    def recovery_targets(self) -> dict[S, S]:
+        """Where a Node start sends an aggregate left in each state (the recovery column)."""
+        found: dict[S, S] = {}
+        made = [self.creation] if self.creation is not None else []
+        for r in (*made, *self.rows):
+            if r.recovery is not None:
+                found.setdefault(r.target, r.recovery)
+        return found
+
+    @property
+    def recovery_states(self) -> frozenset[S]:
+        return frozenset(self.recovery_targets)
+
+    def check_caller(self, found: Transition[S, E], caller: str, aggregate_id: str) -> None:
+        """Raises `role_denied` unless `caller` may apply `found`."""
+        if caller not in found.callers:
+            raise MaiaError(
+                "role_denied",
+                f"{caller} may not apply {found.event.value} to {self.name} {aggregate_id}",
+                {"resource": self.name, "id": aggregate_id, "role": caller,
+                 "method": found.event.value},
+            )  # fmt: skip
 
     def reachable_from(self, start: S) -> frozenset[S]:
         """Every state reachable from `start` (itself included) through rows."""

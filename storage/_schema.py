@@ -176,6 +176,23 @@ CREATE TABLE previews (
 CREATE INDEX previews_by_creation ON previews (created_ms);
 """
 
+# Durable timers of the actor runtime (actors/_timers.py): one row per armed timer, keyed by
+# the kind, the actor it wakes and its name; written with the transition that arms it.
+_V2_ACTOR_TIMERS: Final = """
+CREATE TABLE actor_timers (
+    kind TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    name TEXT NOT NULL,                         -- state:<aggregate id>, or the actor's own name
+    event TEXT,                                 -- a state timer's on_timeout event
+    subject_id TEXT,
+    subject_revision INTEGER,                   -- the aggregate's revision when armed
+    due_wall_ms INTEGER NOT NULL,               -- what survives a restart
+    due_monotonic_ms INTEGER NOT NULL,          -- meaningful within node_epoch only
+    node_epoch INTEGER NOT NULL,
+    PRIMARY KEY (kind, actor_id, name)
+) WITHOUT ROWID;
+"""
+
 # Routines (actors/routine): the routine rows and one row per fire (spec: Scheduled Session
 # operations). `nextFireAt` is present exactly while a routine is active; a cron slot has at
 # most one row (the claim and the advance of next_fire_ms commit together).
@@ -218,7 +235,7 @@ CREATE INDEX routine_fires_newest ON routine_fires (routine_id, scheduled_ms);
 CREATE INDEX routine_fires_launching ON routine_fires (routine_id) WHERE state = 'launching';
 """
 
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _ROUTINES)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2_ACTOR_TIMERS, _ROUTINES)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

@@ -4,15 +4,21 @@ A worker runs in its own session and process group, so one `killpg` reaches it a
 ordinary children. A descendant that calls `setsid` escapes that; the Node therefore makes
 itself a child subreaper (orphans are reparented to it, not to init) and, after the group
 kill, sweeps every descendant that carries the attempt's marker variable or was in the
-worker's tree when the stop began. Stderr is kept in a bounded ring for crash reports.
+worker's tree when the stop began. A Node killed outright leaves no subreaper: what its
+workers spawned with `setsid` is reparented to init, and only its environment still names
+it; `sweep_strays` finds those by the scope and attempt markers when the next supervisor of
+the same scope opens, and again when it closes. Stderr is kept in a bounded ring for crash
+reports.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import sys
+import time
 from collections import deque
 
 import psutil
@@ -20,6 +26,8 @@ import psutil
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 STDERR_RING_BYTES = 64 * 1024
+ATTEMPT_MARKER = "MAIA_WORKER_ATTEMPT"  # every worker's attempt ID, inherited by its tree
+SCOPE_MARKER = "MAIA_WORKER_SCOPE"  # whose workers: one Node home (see `sweep_strays`)
 
 _holders = 0  # open supervisors that need this process to be a subreaper
 
@@ -109,6 +117,45 @@ def sweep(known: list[psutil.Process], marker: str, attempt_id: str, wait_s: flo
             continue
     psutil.wait_procs(list(victims.values()), timeout=wait_s)
     return sorted(victims)
+
+
+def _stray_of(process: psutil.Process, scope: str, live: frozenset[str], since: float) -> bool:
+    """Whether `process` carries this scope's marker for an attempt that is not live, and
+    was started before `since` (a process newer than the sweep is no leftover)."""
+    try:
+        env = process.environ()
+        attempt = env.get(ATTEMPT_MARKER)
+        return bool(
+            attempt
+            and env.get(SCOPE_MARKER) == scope
+            and attempt not in live
+            and process.create_time() <= since
+        )
+    except psutil.Error:  # gone, a zombie, or another user's: not ours to judge
+        return False
+
+
+def sweep_strays(scope: str, live: frozenset[str] = frozenset(), wait_s: float = 5.0) -> list[int]:
+    """SIGKILL every process of this user carrying `MAIA_WORKER_SCOPE=scope` and the
+    attempt marker of an attempt not in `live`, wherever it was reparented: the `setsid`
+    grandchild of a worker whose Node was killed (`kill -9`) has no tie to this process
+    but its environment. The kill goes through `psutil`, which checks the process start
+    time, so a pid reused since the scan is never hit. Returns the pids killed. Blocking
+    (reads /proc): run it in a thread."""
+    since = time.time()
+    me, uid = os.getpid(), os.getuid()
+    victims = []
+    for process in psutil.process_iter(["uids"]):
+        uids = process.info.get("uids")
+        if process.pid == me or uids is None or uids.real != uid:
+            continue
+        if _stray_of(process, scope, live, since):
+            victims.append(process)
+    for process in victims:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(victims, timeout=wait_s)
+    return sorted(p.pid for p in victims)
 
 
 class StderrRing:

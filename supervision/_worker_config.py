@@ -87,8 +87,11 @@ class WorkerSpec:
                 {"detail": "cwd"},
             )
 
-    def environment(self, *, epoch: int, attempt_id: str, heartbeat_ms: int) -> dict[str, str]:
-        """The filtered environment: a few inherited variables, the spec's, and ours."""
+    def environment(
+        self, *, epoch: int, attempt_id: str, heartbeat_ms: int, scope: str | None = None
+    ) -> dict[str, str]:
+        """The filtered environment: a few inherited variables, the spec's, and ours (the
+        attempt marker, and the supervisor's scope marker when it has one)."""
         env = {key: os.environ[key] for key in INHERITED_ENV if key in os.environ}
         env.update(self.env)
         env.update(
@@ -97,6 +100,9 @@ class WorkerSpec:
             MAIA_WORKER_ATTEMPT=attempt_id,
             MAIA_WORKER_HEARTBEAT_MS=str(heartbeat_ms),
         )
+        env.pop("MAIA_WORKER_SCOPE", None)  # only the supervisor says whose worker it is
+        if scope is not None:
+            env["MAIA_WORKER_SCOPE"] = scope
         return env
 
 

@@ -63,6 +63,7 @@ class _HandleCore:
         self._turn_send: trio.MemorySendChannel[TurnEvent] | None = None
         self._turn_done = trio.Event()
         self._turn_done.set()  # no turn yet
+        self._turn_tools = False  # whether the running turn's consumer answers tool calls
         self._turns = 0
         self._events = 0
         self._nursery: trio.Nursery | None = None

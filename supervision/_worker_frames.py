@@ -2,9 +2,10 @@
 
 One reader task takes every frame the worker sends (heartbeats are counted however slow the
 Session actor is) and hands turn events to the running turn through a buffer the 256-frame
-window bounds; anything out of order fences the worker. Frames to the worker are written
-whole, shielded and bounded, because a frame cut off midway would break the worker's
-sequence check.
+window bounds; anything out of order fences the worker. A `tool-call` of a turn whose
+consumer hosts no tools is answered here at once with a `tool_unavailable` refusal. Frames
+to the worker are written whole, shielded and bounded, because a frame cut off midway would
+break the worker's sequence check.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from worker_bridge import (
 
 from ._worker_core import ACK_EVERY
 from ._worker_fencing import _HandleLifetime
-from ._worker_types import WIRE_KINDS, TurnEvent, WorkerState
+from ._worker_types import WIRE_KINDS, TurnEvent, WorkerState, tool_refusal
 
 
 class _HandleFrames(_HandleLifetime):
@@ -100,6 +101,9 @@ class _HandleFrames(_HandleLifetime):
             case ToolCall(turn_id=turn_id, call_id=call_id, name=name, arguments=arguments):
                 if turn_id != self._turn_id or self._turn_send is None:
                     self.fence(f"tool-call for turn {turn_id!r}, not the running turn")
+                    return
+                if not self._turn_tools:  # no tool host: refuse now, or the turn would hang
+                    self._nursery_send(ToolResult(turn_id, call_id, False, tool_refusal(name)))
                     return
                 data = {"callId": call_id, "name": name, "arguments": arguments}
                 try:  # a worker waits for each result, so calls never pile up

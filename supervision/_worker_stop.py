@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from ._process_group import descendants, signal_group, sweep
+from ._process_group import ATTEMPT_MARKER, descendants, signal_group, sweep
 from ._worker_config import WorkerTimings
 
-MARKER = "MAIA_WORKER_ATTEMPT"
+MARKER = ATTEMPT_MARKER
 
 
 async def stop_process_tree(

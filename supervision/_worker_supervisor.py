@@ -6,6 +6,12 @@ source that goes back is our bug and raises; epochs are issued one launch at a t
 overlapping launches cannot register them out of order), a new session and process group,
 the filtered environment. The supervisor's nursery runs each handle's reader, stderr reader,
 watchdog and stopper; leaving `open_worker_supervisor` stops every live worker boundedly.
+
+A supervisor given a `scope` (the Node passes its home: one scope per home) marks every
+worker with `MAIA_WORKER_SCOPE`, and sweeps the scope's strays — processes carrying the
+marker of an attempt that is not live, such as the `setsid` grandchild of a worker whose
+Node was killed with SIGKILL — when it opens and again when it closes. Without a scope it
+sweeps nothing beyond its own workers' trees (tests run many supervisors side by side).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import trio
 from maia.core import MaiaError, new_id
 from worker_bridge import NODE, Connection, TrioFrameStream
 
-from ._process_group import become_subreaper, release_subreaper
+from ._process_group import become_subreaper, release_subreaper, sweep_strays
 from ._worker_config import EpochSource, WorkerSpec, WorkerTimings
 from ._worker_handle import WorkerHandle
 from ._worker_types import WorkerFailed, WorkerState
@@ -29,10 +35,18 @@ from ._worker_types import WorkerFailed, WorkerState
 class WorkerSupervisor:
     """Spawns and tracks worker attempts. Use `open_worker_supervisor`."""
 
-    def __init__(self, nursery: trio.Nursery, epochs: EpochSource, timings: WorkerTimings) -> None:
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        epochs: EpochSource,
+        timings: WorkerTimings,
+        scope: str | None = None,
+    ) -> None:
         self._nursery = nursery
         self._epochs = epochs
         self.timings = timings
+        self.scope = scope
+        self.strays_swept: list[int] = []  # pids of earlier runs' leftovers killed
         self._highest_epoch = 0
         self._epoch_lock = trio.Lock()
         self.handles: dict[str, WorkerHandle] = {}
@@ -55,8 +69,9 @@ class WorkerSupervisor:
             self._highest_epoch = epoch
         attempt_id = new_id("attempt")
         env = spec.environment(
-            epoch=epoch, attempt_id=attempt_id, heartbeat_ms=self.timings.heartbeat_ms
-        )
+            epoch=epoch, attempt_id=attempt_id, heartbeat_ms=self.timings.heartbeat_ms,
+            scope=self.scope,
+        )  # fmt: skip
         try:
             process = await trio.lowlevel.open_process(
                 list(spec.argv),
@@ -101,6 +116,17 @@ class WorkerSupervisor:
             for handle in self.live():
                 nursery.start_soon(self._stop_quietly, handle, reason)
 
+    async def sweep_strays(self) -> list[int]:
+        """Kill this scope's processes whose attempt is not live (see the module docstring);
+        returns their pids (also added to `strays_swept`). Nothing without a scope."""
+        if self.scope is None:
+            return []
+        live = frozenset(h.attempt_id for h in self.live())
+        wait_s = self.timings.kill_wait_ms / 1000
+        killed = await trio.to_thread.run_sync(sweep_strays, self.scope, live, wait_s)
+        self.strays_swept.extend(killed)
+        return killed
+
     @staticmethod
     async def _stop_quietly(handle: WorkerHandle, reason: str) -> None:
         with contextlib.suppress(WorkerFailed):  # past its bound: its exit info says so
@@ -109,16 +135,19 @@ class WorkerSupervisor:
 
 @asynccontextmanager
 async def open_worker_supervisor(
-    epochs: EpochSource, timings: WorkerTimings | None = None
+    epochs: EpochSource, timings: WorkerTimings | None = None, *, scope: str | None = None
 ) -> AsyncIterator[WorkerSupervisor]:
-    """A worker supervisor for the block; on exit every worker is stopped (bounded)."""
+    """A worker supervisor for the block; on exit every worker is stopped (bounded). With a
+    `scope`, the scope's strays are swept before the block and after the stop."""
     async with trio.open_nursery() as nursery:
-        supervisor = WorkerSupervisor(nursery, epochs, timings or WorkerTimings())
+        supervisor = WorkerSupervisor(nursery, epochs, timings or WorkerTimings(), scope)
         try:
+            await supervisor.sweep_strays()
             yield supervisor
         finally:
             with trio.CancelScope(shield=True):
                 await supervisor.stop_all()
+                await supervisor.sweep_strays()
             nursery.cancel_scope.cancel()
             if supervisor.subreaper:
                 release_subreaper()
@@ -128,11 +157,12 @@ async def serve_worker_supervisor(
     epochs: EpochSource,
     timings: WorkerTimings | None = None,
     *,
+    scope: str | None = None,
     task_status: trio.TaskStatus[WorkerSupervisor] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Run a worker supervisor until cancelled (for a supervisor tree:
     `supervisor = await nursery.start(serve_worker_supervisor, epochs)`). On cancellation
     every worker is stopped within the stop bounds."""
-    async with open_worker_supervisor(epochs, timings) as supervisor:
+    async with open_worker_supervisor(epochs, timings, scope=scope) as supervisor:
         task_status.started(supervisor)
         await trio.sleep_forever()

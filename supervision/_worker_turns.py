@@ -30,9 +30,12 @@ from ._worker_types import TurnEvent, TurnEvents, WorkerState
 class _HandleTurns(_HandleFrames):
     """The turn API of a `WorkerHandle`."""
 
-    def prompt(self, turn_id: str, text: str) -> TurnEvents:
+    def prompt(self, turn_id: str, text: str, *, tools: bool = False) -> TurnEvents:
         """Start a turn and iterate its events; the last one has `final` set.
 
+        With `tools`, the worker's tool calls come as `tool-call` events for the consumer to
+        answer (`tool_result`); without (no tool host), each is refused at once with a
+        `tool_unavailable` result, so the worker goes on instead of waiting out its turn.
         Raises `MaiaError(validation_failed)` for text over 16 KiB and
         `MaiaError(invalid_state)` if the worker is not ready or busy. Iterate to the end
         (or close the iterator): until the worker ends the turn the handle stays busy."""
@@ -50,6 +53,7 @@ class _HandleTurns(_HandleFrames):
             )
         send, receive = trio.open_memory_channel[TurnEvent](MAX_UNACKED_EVENTS + 8)
         self._turn_id, self._turn_send = turn_id, send
+        self._turn_tools = tools
         self._turn_done = trio.Event()
         self.state = WorkerState.BUSY
         self._turns += 1

@@ -7,6 +7,7 @@ machinery. `TurnEvent.kind` is Maia's own vocabulary, not the wire's event kinds
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
@@ -23,11 +24,27 @@ class WorkerState(enum.Enum):
     EXITED = "exited"
 
 
+TOOL_UNAVAILABLE = "tool_unavailable"
+
+
+def tool_refusal(name: str) -> str:
+    """The `tool-result` content refusing a tool call no tool host can answer: a JSON object
+    with a typed `code`, so a worker can tell it from a tool's own failure and go on."""
+    return json.dumps(
+        {
+            "code": TOOL_UNAVAILABLE,
+            "message": f"no tool host runs here: tool {name[:128]!r} is unavailable",
+            "tool": name[:128],
+        },
+        ensure_ascii=False,
+    )
+
+
 @attrs.frozen
 class TurnEvent:
     """One step of a turn: `started`, `delta`, `message`, `tool-call` (data: callId, name,
-    arguments; answer with `tool_result`), then one of `completed`, `failed`,
-    `interrupted`, `lost`."""
+    arguments; only for a turn prompted with `tools=True`: answer with `tool_result`), then
+    one of `completed`, `failed`, `interrupted`, `lost`."""
 
     turn_id: str
     kind: str

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from actors._errors import ActorError
 from actors._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from maia.protocol import MaiaError, Turn, new_id, to_json
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
@@ -158,7 +159,7 @@ class SessionCore:
 
     async def tell_quietly(self, session_id: str, message: object) -> None:
         """Tell another Session's actor; a refusal (overloaded, gone) is not our failure."""
-        with contextlib.suppress(MaiaError):
+        with contextlib.suppress(MaiaError, ActorError):
             await self.ctx.tell(session_id, message)
 
     def notify(self, *turn_ids: str) -> None:

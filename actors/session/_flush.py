@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from actors._errors import ActorError
 from maia.protocol import MaiaError
 
 # (due time, "still unwritten?" — which may also clear the Session's gate, the tell)
@@ -61,5 +62,5 @@ class FlushTimer:
 
 
 async def _quietly(tell: Callable[[], Awaitable[None]]) -> None:
-    with contextlib.suppress(MaiaError):
+    with contextlib.suppress(MaiaError, ActorError):
         await tell()

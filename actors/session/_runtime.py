@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import trio
 
+from actors._errors import ActorError, AskTimedOut
 from actors._registry import ActorRegistry
 from maia.config import UserConfig
 from maia.protocol import Clock, MaiaError
@@ -72,10 +73,10 @@ class SessionRuntime:
             batch = self._batches[session_id] = SendBatch([pending])
             try:
                 await self.registry.ask(session_id, batch, within=ASK_TIMEOUT_S)
-            except MaiaError as error:
+            except (MaiaError, ActorError) as error:
                 # Refused or lost before the actor took it: nobody else will answer the
                 # others. (After a deadline it may still run: they wait for their answers.)
-                if not batch.closed and error.code != "deadline_exceeded":
+                if not batch.closed and not isinstance(error, AskTimedOut):
                     batch.fail(error)
                 raise
             finally:
@@ -175,5 +176,5 @@ async def _serve_runtime(
 async def _resume(registry: ActorRegistry[Message, Any], session_id: str) -> None:
     try:
         await registry.tell(session_id, Resume())
-    except MaiaError:
+    except (MaiaError, ActorError):
         return  # it resumes on its next message

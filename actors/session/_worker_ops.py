@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from actors._errors import ActorError
 from actors._lifecycles import SessionEvent, TurnEvent
 from maia.protocol import MaiaError, new_id
 from supervision.workers import TurnEvent as WorkerEvent
@@ -39,7 +40,9 @@ _FINAL = {"completed": "completed", "failed": "failed", "interrupted": "interrup
 
 async def _quietly(fn: Callable[[], Awaitable[object]]) -> None:
     """Run a helper; a failure is the actor's to learn through messages, never a crash."""
-    with contextlib.suppress(MaiaError, trio.BrokenResourceError, trio.ClosedResourceError):
+    with contextlib.suppress(
+        MaiaError, ActorError, trio.BrokenResourceError, trio.ClosedResourceError
+    ):
         await fn()
 
 
@@ -87,7 +90,7 @@ class WorkerOps(SendOps):
         self.ctx.slots.mark_idle(self.session_id, idle)
 
     async def _tell(self, message: object) -> None:
-        with contextlib.suppress(MaiaError):
+        with contextlib.suppress(MaiaError, ActorError):
             await self.ctx.tell(self.session_id, message)
 
     async def reclaim(self) -> None:
@@ -147,7 +150,7 @@ class WorkerOps(SendOps):
                 batch = Progress(handle.attempt_id, [event])
                 try:
                     await self.ctx.tell(self.session_id, batch)
-                except MaiaError:
+                except (MaiaError, ActorError):
                     batch = None  # refused: later events go in a new message
         except MaiaError as error:
             lost = WorkerEvent(turn_id, "lost", error.message)

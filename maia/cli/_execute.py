@@ -7,8 +7,9 @@ client needs one method, `await client.request(op_id, params) -> wire result` (t
 `MaiaClient.request`), so tests can pass a fake for ops no Node serves yet.
 
 Conveniences (see `_waits.py`): `turn send --wait`, `session wait --timeout`,
-`events read --follow`. Consequential ops (`confirmation: required`, spec: preview, then
-confirm with the input digest and proof) are previewed, summarised and confirmed here.
+`turn wait --timeout`, `events read --follow`; `turn send --file PATH` (`_text_file.py`).
+Consequential ops (`confirmation: required`, spec: preview, then confirm with the input
+digest and proof) are previewed, summarised and confirmed here.
 """
 
 from __future__ import annotations
@@ -121,7 +122,14 @@ async def execute(
     from . import _confirm, _waits
 
     try:
+        text = None
+        if invocation.text_file is not None:  # read first: a bad file asks nothing of the Node
+            from ._text_file import read_text_file_async
+
+            text = await read_text_file_async(invocation.text_file)
         params = await resolve_references(client, invocation)
+        if text is not None:
+            params["text"] = text
         if invocation.operation_id == "session.create" and "projectId" not in params:
             params["projectId"] = await _waits.current_project(client, out)
         if op.input_type is not None:
@@ -131,6 +139,8 @@ async def execute(
                                             confirm, registry)  # fmt: skip
         if invocation.operation_id == "session.wait":
             return await _waits.session_wait(client, params, invocation, out)
+        if invocation.operation_id == "turn.wait":
+            return await _waits.turn_wait(client, params, invocation, out)
         if invocation.operation_id == "session.attach":
             from ._stream import attach
 

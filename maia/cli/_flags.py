@@ -7,7 +7,8 @@ integers take a value, booleans are `--x/--no-x`, enums are choices, lists are r
 in declaration order, so `maia turn send REF "text"` reads naturally. Fields that name a
 Session, turn or Project take a human reference (ID, ID prefix, title or name) that `execute`
 resolves through `reference.resolve`; the idempotency key `commandId` is never positional and
-is generated when absent.
+is generated when absent (only where it is an idempotency key: `receipt.get` looks one up).
+A field in `FROM_FILE` is positional but optional: `--file PATH` (or `-`) may give it instead.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ DEFAULTED: Final[dict[str, frozenset[str]]] = {
     "events.read": frozenset({"position"}),  # from the start, or --after CURSOR
 }
 COMMAND_ID: Final = "command_id"
+# Op -> its wire text field that `--file PATH` may supply instead (a 1 MB prompt can't be an
+# argument); read by `execute`, not the parser (which does no I/O).
+FROM_FILE: Final[dict[str, str]] = {"turn.send": "text"}
 
 
 def _kebab(name: str) -> str:
@@ -157,14 +161,18 @@ def op_params(op: OperationDescriptor) -> list[click.Parameter]:
     from ._completion import complete_session
 
     positional = positional_fields(op)
-    params: list[click.Parameter] = [
-        click.Argument(
-            [plan.name],
-            metavar=_metavar(plan, reference_kind(op, plan)),
-            shell_complete=complete_session if reference_kind(op, plan) == "session" else None,
+    params: list[click.Parameter] = []
+    for plan in positional:
+        required = FROM_FILE.get(op.operation_id) != plan.wire
+        metavar = _metavar(plan, reference_kind(op, plan))
+        params.append(
+            click.Argument(
+                [plan.name],
+                metavar=metavar if required else f"[{metavar}]",
+                shell_complete=complete_session if reference_kind(op, plan) == "session" else None,
+                required=required,
+            )
         )
-        for plan in positional
-    ]
     names = {plan.name for plan in positional}
     params += [_option(op, plan) for plan in input_plan(op) if plan.name not in names]
     return params

@@ -12,6 +12,7 @@ The CLI and the console share this split. Parsing is pure click over the tree th
         output: "human" | "json" | "jsonl"
         wait, follow, yes: bool    # --wait (turn send), --follow (events read), --yes
         timeout_s: float | None    # --timeout 30s (waits and follows)
+        text_file: str | None      # turn send --file PATH (`-`: stdin), read by `execute`
         node, home: str | None     # --node URL, --home PATH (which Node to talk to)
         local: tuple[str, ...]     # a local command's path: ("node", "start"), ("completion",),
                                    # ("help",), ("schema",), ("console",), ("home",) [bare maia]
@@ -31,7 +32,7 @@ from typing import Any, Final, Literal
 import attrs
 import click
 
-from ._flags import op_params, reference_fields, takes_command_id, wire_params
+from ._flags import FROM_FILE, op_params, reference_fields, takes_command_id, wire_params
 from ._schema_mode import parse_schema_tokens, wants_schema
 
 Output = Literal["human", "json", "jsonl"]
@@ -48,10 +49,13 @@ LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
 # Op commands with runtime flags beyond --json/--jsonl/--node.
 WAITS: Final = frozenset({"turn.send"})
 FOLLOWS: Final = frozenset({"events.read"})
-TIMED: Final = frozenset({"turn.send", "session.wait", "events.read", "session.attach"})
+TIMED: Final = frozenset(
+    {"turn.send", "session.wait", "turn.wait", "events.read", "session.attach"}
+)
 _TIMEOUT_HELP: Final = {
     "turn.send": "With --wait: give up after this long (30s, 2m; default 10m): exit 3.",
     "session.wait": "Give up after this long (30s, 2m; default 60s): exit 3.",
+    "turn.wait": "Give up after this long (30s, 2m; default 60s): exit 3.",
     "events.read": "With --follow: stop after this long (exit 0).",
     "session.attach": "Stop following after this long (exit 0).",
 }
@@ -74,6 +78,7 @@ class Invocation:
     node: str | None = None
     home: str | None = None
     command_id_generated: bool = False
+    text_file: str | None = None
     local: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     text: str = ""
@@ -135,6 +140,11 @@ def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
             ["--timeout"],
             {"metavar": "DURATION", "help": _TIMEOUT_HELP.get(operation_id, "")},
         ),
+        (
+            operation_id in FROM_FILE,
+            ["--file"],
+            {"metavar": "PATH", "help": "Read the prompt from a file instead (-: stdin)."},
+        ),
         (confirm, ["--yes", "-y"], {"help": "Confirm without asking."}),
     ]
     for wanted, names, settings in extra:
@@ -162,8 +172,11 @@ def _op_callback(operation_id: str) -> Callable[..., None]:
             params["position"] = {"kind": "cursor", "cursor": after}
         elif operation_id == "events.read" and "position" not in params:
             params["position"] = {"kind": "start"}
+        text_file = _text_file(operation_id, values.get("file"), params)
         generated = False
-        if takes_command_id(op) and "commandId" not in params:
+        # Generated only where it is an idempotency key; where it is a look-up key
+        # (`receipt get --command-id`) inventing one would change what is asked.
+        if takes_command_id(op) and op.idempotency == "required" and "commandId" not in params:
             from maia.core import new_id
 
             params["commandId"], generated = new_id("command"), True
@@ -181,10 +194,26 @@ def _op_callback(operation_id: str) -> Callable[..., None]:
                 node=values.get("node"),
                 home=values.get("home"),
                 command_id_generated=generated,
+                text_file=text_file,
             )
         )
 
     return run
+
+
+def _text_file(operation_id: str, path: str | None, params: dict[str, Any]) -> str | None:
+    """The `--file` of an op whose text field may come from a file; exactly one of the two.
+
+    Raises click.UsageError when both or neither are given."""
+    field = FROM_FILE.get(operation_id)
+    if field is None:
+        return None
+    wire = field.upper()
+    if path is not None and field in params:
+        raise click.UsageError(f"give {wire} or --file PATH, not both")
+    if path is None and field not in params:
+        raise click.UsageError(f"missing argument {wire} (or --file PATH, - for stdin)")
+    return path
 
 
 def _local_callback(path: tuple[str, ...]) -> Callable[..., None]:

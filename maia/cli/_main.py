@@ -145,8 +145,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _undecodable(args: Sequence[str]) -> str | None:
+    """Why an argument is not text, or None. Python hands undecodable argv bytes over as
+    lone surrogates (`surrogateescape`); nothing downstream (JSON, the terminal) takes them."""
+    for index, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as error:
+            code = ord(arg[error.start])
+            what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+            return (
+                f"argument {index} is not valid UTF-8 ({what} at character {error.start}); "
+                "pass text in UTF-8"
+            )
+    return None
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if (problem := _undecodable(args)) is not None:
+        return _refuse(problem)
     if args == ["--version"]:  # fast path: no registry needed
         sys.stdout.write(f"maia {__version__}\n")
         return 0

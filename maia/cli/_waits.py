@@ -1,11 +1,13 @@
-"""The CLI's waiting conveniences: `turn send --wait`, `session wait`, `events read --follow`,
-and the default Project of `session create` (the current directory's).
+"""The CLI's waiting conveniences: `turn send --wait`, `session wait`, `turn wait`,
+`events read --follow`, and the default Project of `session create` (the current
+directory's).
 
 `turn send --wait` streams the reply on the observation stream (`_stream.py`) and takes the
-end from the Node's bounded `turn.wait`; `session wait` repeats `session.wait` (at most 4 s a
-call, answered as soon as the state is reached): neither polls. `events read --follow` pages
-the journal with `events.read` (so `--after CURSOR` keeps the journal's meaning) and, once
-caught up, reads again when the observation stream carries new records.
+end from the Node's bounded `turn.wait`; `session wait` and `turn wait` repeat the Node's
+bounded wait (at most 4 s a call, answered as soon as the state is reached): none polls.
+`events read --follow` pages the journal with `events.read` (so `--after CURSOR` keeps the
+journal's meaning) and, once caught up, reads again when the observation stream carries new
+records; Ctrl-C, like `--timeout`, prints the cursor to continue from.
 Every wait has a deadline: `--timeout`, or the defaults below.
 """
 
@@ -15,6 +17,7 @@ import contextlib
 import itertools
 import json
 import os
+import signal
 from typing import Any, Final
 
 import anyio
@@ -27,6 +30,8 @@ from ._invocation import Invocation
 
 DEFAULT_TURN_WAIT_S: Final = 600.0
 DEFAULT_SESSION_WAIT_S: Final = 60.0
+DEFAULT_TURN_WAIT_S_ALONE: Final = 60.0  # `turn wait TURN` without --timeout
+TURN_ENDED: Final = ("completed", "failed", "interrupted")
 FOLLOW_PAUSE_S: Final = (0.1, 0.25, 0.5, 1.0)
 PROJECT_PAGES_MAX: Final = 50
 
@@ -126,6 +131,36 @@ async def session_wait(
     return _exit.TIMEOUT
 
 
+async def turn_wait(client: Any, params: dict[str, Any], invocation: Invocation, out: Any) -> int:
+    """Repeat `turn.wait` until satisfied (exit 0), the turn ends otherwise (5: failed or
+    interrupted when that was not asked for, or ended outside the asked states) or the
+    deadline (`--timeout`, default 60 s) passes (3)."""
+    from ._execute import progress
+
+    limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_TURN_WAIT_S_ALONE
+    wanted = set(params.get("states") or ())
+    answer: dict[str, Any] = {}
+    deadline = anyio.current_time() + limit
+    async with progress(out, f"turn {params['turnId']}"):
+        while True:
+            left_ms = int((deadline - anyio.current_time()) * 1000)
+            call_ms = max(0, min(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX), left_ms))
+            answer = await client.request("turn.wait", {**params, "waitMilliseconds": call_ms})
+            if answer["satisfied"] or answer["turn"]["state"] in TURN_ENDED or left_ms <= 0:
+                break
+    out.result("turn.wait", answer)
+    turn = answer["turn"]
+    state = turn["state"]
+    if answer["satisfied"] and (state == "completed" or state in wanted or state not in TURN_ENDED):
+        return _exit.OK
+    if state in TURN_ENDED:
+        reason = turn.get("failureReason") or state
+        out.message(f"turn {turn['turnId']} {state} ({reason})")
+        return _exit.WAITED_FAILED
+    out.message(f"turn {turn['turnId']} did not get there within {limit:g} s (it is {state})")
+    return _exit.TIMEOUT
+
+
 def _event_line(event: dict[str, Any], now_ms: int) -> str:
     from ._render import relative
 
@@ -157,35 +192,67 @@ async def _watch(client: Any, nudge: MemoryObjectSendStream[None]) -> None:
 async def follow_events(
     client: Any, params: dict[str, Any], invocation: Invocation, out: Any
 ) -> int:
-    """Print journal events as they come, from `params['position']`, until interrupted or
-    `--timeout` passes (exit 0). Pages come from `events.read` (so `--after` and the printed
-    cursor keep the journal's meaning); after catching up it reads again only when the
-    observation stream says something happened. A reset cursor ends it with the Node's error.
+    """Print journal events as they come, from `params['position']`, until Ctrl-C (exit
+    130) or `--timeout` passes (exit 0); either way the cursor to continue from goes to
+    stderr. Pages come from `events.read` (so `--after` and the printed cursor keep the
+    journal's meaning); after catching up it reads again only when the observation stream
+    says something happened. A reset cursor ends it with the Node's error.
     """
     limit = invocation.timeout_s if invocation.timeout_s is not None else float("inf")
     position = params["position"]
     nudge, woken = anyio.create_memory_object_stream[None](1)
+    interrupted = anyio.Event()
     failure: Exception | None = None
-    with anyio.move_on_after(limit):
-        async with anyio.create_task_group() as group, woken, nudge:
-            group.start_soon(_watch, client, nudge)
-            try:
-                while True:
-                    page = await client.request("events.read", {**params, "position": position})
-                    for event in page["events"]:
-                        if out.fmt == "human":
-                            out.data(_event_line(event, out.now_ms))
-                        else:
-                            out.data(json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n")
-                    position = {"kind": "cursor", "cursor": page["nextCursor"]}
-                    if not page["hasMore"]:
-                        await woken.receive()
-            except Exception as error:  # re-raised below, not wrapped by the task group
-                failure = error
-            finally:
-                group.cancel_scope.cancel()
+    try:
+        with anyio.move_on_after(limit) as scope:
+            async with anyio.create_task_group() as group, woken, nudge:
+                group.start_soon(_watch, client, nudge)
+                group.start_soon(_on_interrupt, scope, interrupted)
+                try:
+                    while True:
+                        page = await client.request("events.read", {**params, "position": position})
+                        for event in page["events"]:
+                            out.data(_event_text(event, out))
+                        position = {"kind": "cursor", "cursor": page["nextCursor"]}
+                        if not page["hasMore"]:
+                            await woken.receive()
+                except Exception as error:  # re-raised below, not wrapped by the task group
+                    failure = error
+                finally:
+                    group.cancel_scope.cancel()
+    except BaseException:  # cancelled from outside (the console's Ctrl-C): say where to go
+        _say_cursor(position, out)  # on from, then let the cancel run its course
+        raise
     if failure is not None:
         raise failure
-    if out.fmt == "human" and position.get("kind") == "cursor":
-        out.message(f"stopped; continue with --after {position['cursor']}")
+    _say_cursor(position, out)
+    if interrupted.is_set():
+        out.message("interrupted")
+        return _exit.INTERRUPTED
     return _exit.OK
+
+
+async def _on_interrupt(scope: anyio.CancelScope, interrupted: anyio.Event) -> None:
+    """Turn SIGINT into a cancel at the follower's next await, so it lands between pages
+    (after a page is printed and its cursor kept), never half-way through printing one.
+    Where no handler can be installed (not the main thread), Ctrl-C keeps its default."""
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                interrupted.set()
+                scope.cancel()
+                return
+    except (NotImplementedError, ValueError, RuntimeError):
+        return
+
+
+def _event_text(event: dict[str, Any], out: Any) -> str:
+    if out.fmt == "human":
+        return _event_line(event, out.now_ms)
+    return json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def _say_cursor(position: dict[str, Any], out: Any) -> None:
+    """The cursor to continue from, on stderr (so a `--jsonl` stdout stays pure records)."""
+    if position.get("kind") == "cursor":
+        out.message(f"stopped; continue with --after {position['cursor']}")

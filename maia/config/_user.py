@@ -71,6 +71,7 @@ class ExecutorConfig:
     argv: tuple[str, ...] = ()  # exec: the command run for each prompt (prompt on stdin)
     env: tuple[str, ...] = ()  # environment variable names passed through from the Node
     wall_time_ms: int = DEFAULT_WALL_TIME_MS  # exec: one prompt's limit
+    prompt_newline: bool = True  # exec: end the prompt on stdin with a newline
 
 
 BUILTIN_EXECUTORS: Final = {"echo": ExecutorConfig("echo", "echo")}
@@ -172,7 +173,7 @@ def _executor(reader: _Reader, name: str, value: Any, wall_default: int) -> Exec
     path = f"executors.{name}"
     if _EXECUTOR_RE.match(name) is None:
         raise _invalid(path, f"an executor name must match {EXECUTOR_NAME_PATTERN}", reader.source)
-    body = reader.obj(value, path, {"kind", "argv", "env", "wallTimeMs"})
+    body = reader.obj(value, path, {"kind", "argv", "env", "wallTimeMs", "promptNewline"})
     kind = body.get("kind")
     if kind == "echo":  # the reference worker; `env` passes variables through (MAIA_ECHO_LOG)
         reader.obj(body, path, {"kind", "env"})
@@ -186,7 +187,10 @@ def _executor(reader: _Reader, name: str, value: Any, wall_default: int) -> Exec
     env = reader.strings(body.get("env", []), f"{path}.env", MAX_ENV_NAMES, _ENV_RE)
     wall = body.get("wallTimeMs", wall_default)
     wall = reader.integer(wall, f"{path}.wallTimeMs", 1000, 7 * 24 * 3600_000)
-    return ExecutorConfig(name, "exec", argv, env, wall)
+    newline = body.get("promptNewline", True)
+    if not isinstance(newline, bool):
+        raise _invalid(f"{path}.promptNewline", "must be true or false", reader.source)
+    return ExecutorConfig(name, "exec", argv, env, wall, newline)
 
 
 def parse_user_config(document: Any, source: str = "config.jsonc") -> UserConfig:

@@ -10,6 +10,7 @@ supervision` stays cheap: the operation registry lives in `maia.protocol`, built
 
 from worker_bridge import STRICT_DECODER as STRICT_DECODER
 
+from ._check import CrossFieldError as CrossFieldError
 from ._check import check as check
 from ._clock import Clock as Clock
 from ._clock import FakeClock as FakeClock
@@ -32,6 +33,10 @@ from ._errors import ERROR_CODES as ERROR_CODES
 from ._errors import Code as Code
 from ._errors import ErrorCode as ErrorCode
 from ._errors import MaiaError as MaiaError
+from ._field_kinds import ID_PHRASE as ID_PHRASE
+from ._field_kinds import digest_field as digest_field
+from ._field_kinds import id_field as id_field
+from ._field_kinds import timestamp_field as timestamp_field
 from ._fields import FieldSpec as FieldSpec
 from ._fields import field as field
 from ._fields import spec as spec

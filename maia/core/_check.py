@@ -2,8 +2,13 @@
 
 `check(cls, value)` turns an untrusted JSON value into an instance of `cls`, or raises
 `MaiaError("validation_failed", "<path>: <message>", {"path": <path>})` for the first failure
-(unknown keys first, then fields in declaration order). `to_json(instance)` is the inverse.
-Checks are compiled once per class into closures, so the API entry pays no reflection.
+(unknown keys first, then fields in declaration order, then the class's cross-field rules).
+`to_json(instance)` is the inverse. Checks are compiled once per class into closures, so the
+API entry pays no reflection.
+
+A cross-field rule is written either as `__maia_refine__` (checked on the wire only) or, for a
+class our own code also builds, in the constructor raising `CrossFieldError`: direct
+construction then sees a ValueError (our bug), and `check` reports it at the field it names.
 """
 
 from __future__ import annotations
@@ -33,6 +38,18 @@ from ._time import MAX_SAFE_INTEGER
 Decoder = Callable[[Any, str], Any]
 T = TypeVar("T")
 OPAQUE_MAX_DEPTH: Final = 32
+
+
+class CrossFieldError(ValueError):
+    """A schema class's constructor refusing a combination of fields no metadata can say.
+
+    `field` is the wire name the failure is charged to (relative to the object).
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
 
 
 class _Failure(Exception):
@@ -256,7 +273,10 @@ def class_decoder(cls: type) -> Decoder:
                 kwargs[name] = field_decoder(value[wire], _join(path, wire))
             elif required:
                 raise _Failure(_join(path, wire), "is required")
-        instance = cls(**kwargs)
+        try:
+            instance = cls(**kwargs)
+        except CrossFieldError as error:
+            raise _Failure(_join(path, error.field), error.problem) from None
         if refine is not None:
             problem = refine(instance)
             if problem is not None:

@@ -7,7 +7,8 @@ nodes, never the annotations, so the three cannot read a type differently.
 Supported: `str`, `int`, `bool`, `Literal[...]` of strings, `X | None`, `tuple[X, ...]`,
 `dict[str, X]`, attrs classes, unions of attrs classes told apart by one discriminant field
 (a single-value `Literal` common to every member), and `object` (opaque JSON).
-Anything else is our bug and raises TypeError when the class is first used.
+Anything else is our bug and raises TypeError when the class is first used. Attributes with
+`init=False` are derived in Python and never on the wire.
 """
 
 from __future__ import annotations
@@ -187,6 +188,8 @@ def class_plan(cls: type) -> tuple[FieldPlan, ...]:
         raise TypeError(f"{cls!r} is not an attrs class")
     plans = []
     for attribute in attrs.fields(cls):
+        if not attribute.init:
+            continue  # derived from the other fields (e.g. a grant's duration): not on the wire
         spec = attribute.metadata.get(METADATA_KEY, EMPTY_SPEC)
         required = attribute.default is attrs.NOTHING
         default = attribute.default

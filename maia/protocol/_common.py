@@ -10,9 +10,12 @@ from typing import Any, Literal
 
 import attrs
 
-from maia.core._digests import DIGEST_PATTERN
+from maia.core._field_kinds import ID_PHRASE as ID_PHRASE
+from maia.core._field_kinds import digest_field as digest_field
+from maia.core._field_kinds import id_field as id_field
+from maia.core._field_kinds import timestamp_field as timestamp_field
 from maia.core._fields import field, spec
-from maia.core._ids import WIRE_ID_MAX_LENGTH, WIRE_ID_PATTERN
+from maia.core._ids import WIRE_ID_MAX_LENGTH
 from maia.core._limits import (
     MAX_CURSOR_LENGTH,
     MAX_LABEL_LENGTH,
@@ -23,13 +26,9 @@ from maia.core._limits import (
     WAIT_MILLISECONDS_MAX,
 )
 from maia.core._refs import DEFINITION_REF_PATTERN
-from maia.core._time import TIMESTAMP_PATTERN
 
 from ._registry import COMMON_ERRORS, OperationDescriptor
 
-ID_PHRASE = (
-    "must be an identifier: 1-128 characters of A-Z a-z 0-9 . _ : -, led by a letter or digit"
-)
 LABEL_PATTERN = r"^[a-z0-9][a-z0-9._:/=-]*$"
 OPERATION_ID_PATTERN = r"^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$"
 REASON_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
@@ -63,18 +62,6 @@ ItemKind = Literal[
 ]
 
 
-def id_field(doc: str, **kwargs: Any) -> Any:
-    """An exact protocol identifier (operations take exact IDs, never prefixes)."""
-    return field(
-        doc=doc,
-        min_length=1,
-        max_length=WIRE_ID_MAX_LENGTH,
-        pattern=WIRE_ID_PATTERN,
-        pattern_doc=ID_PHRASE,
-        **kwargs,
-    )
-
-
 def command_id_field() -> Any:
     return id_field("Idempotency key: a retry of the same command reuses it.")
 
@@ -85,21 +72,6 @@ def revision_field(doc: str, **kwargs: Any) -> Any:
 
 def count_field(doc: str, **kwargs: Any) -> Any:
     return field(doc=doc, minimum=0, **kwargs)
-
-
-def timestamp_field(doc: str, **kwargs: Any) -> Any:
-    return field(
-        doc=doc,
-        pattern=TIMESTAMP_PATTERN,
-        pattern_doc="must be a UTC RFC 3339 timestamp with milliseconds",
-        **kwargs,
-    )
-
-
-def digest_field(doc: str, **kwargs: Any) -> Any:
-    return field(
-        doc=doc, pattern=DIGEST_PATTERN, pattern_doc="must be sha256: and 64 hex", **kwargs
-    )
 
 
 def cursor_field(doc: str = "Opaque page cursor from the previous page.") -> Any:

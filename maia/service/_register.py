@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from actors import ActorError
 from actors.session import open_session_runtime
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
@@ -83,7 +84,10 @@ def register(table: _Table, context_of: Callable[[Any], ServiceContext]) -> None
 
         def bind(fn: Handler) -> Callable[[Any, Any], Awaitable[Any]]:
             async def serve(call: Any, params: Any) -> Any:
-                return await fn(context_of(call), params)
+                try:
+                    return await fn(context_of(call), params)
+                except ActorError as error:  # the runtime's typed errors meet the wire here
+                    raise error.to_wire() from None
 
             serve.__name__ = fn.__name__
             return serve

@@ -87,7 +87,6 @@ from ._rules import after_cleanup as after_cleanup
 from ._rules import anchor_at_first_send as anchor_at_first_send
 from ._rules import issued_after_barrier as issued_after_barrier
 from ._rules import never_lower as never_lower
-from ._schemas import WIRE as WIRE
 from ._schemas import MachineAssignment as MachineAssignment
 from ._schemas import MachineLeaseGrant as MachineLeaseGrant
 from ._schemas import MachineLeaseReport as MachineLeaseReport

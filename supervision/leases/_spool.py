@@ -3,9 +3,12 @@
 Sequences are per source and contiguous from 1, so a cumulative `acknowledgedThrough` is
 unambiguous; `truncated <= acknowledged <= last` always. The Node removes only acknowledged
 records and no age rule removes an unacknowledged one: a full spool stops admission instead
-of dropping anything. `EvidenceSpoolStatus` is the wire shape and refuses a status that
-would describe a silently dropped record or a bound reached while admission stays open.
+of dropping anything. `EvidenceSpoolStatus` is the wire shape (on `maia.core`'s schema system, like
+`_schemas`) and refuses, when built or parsed, a status that would describe a silently
+dropped record or a bound reached while admission stays open.
 """
+
+# ruff: noqa: RUF009  (field() returns attrs.field: a field definition, not a shared default)
 
 from __future__ import annotations
 
@@ -13,56 +16,72 @@ from typing import Literal
 
 import attrs
 
-from maia.core import MaiaError
+from maia.core import CrossFieldError, MaiaError, field
 
 from ._bounds import SPOOL_MAX_BYTES, SPOOL_MAX_RECORDS, SPOOL_MAX_UNACKNOWLEDGED_AGE_MS
 from ._evolve import evolve
+from ._fields import count, wire_id
 
 Admission = Literal["open", "stopped"]
-_SAFE = 2**53 - 1
-
-
-def _non_negative(_: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _SAFE:
-        raise ValueError(f"{attribute.name}: must be an integer >= 0")
 
 
 @attrs.frozen
 class EvidenceSpoolStatus:
-    """A Node's account of one source's spool; invalid combinations are refused."""
+    """A Node's account of one source's spool; invalid combinations are refused.
 
-    source_id: str
-    last_sequence: int = attrs.field(validator=_non_negative)
-    acknowledged_through: int = attrs.field(validator=_non_negative)
-    truncated_through: int = attrs.field(validator=_non_negative)
-    retained_records: int = attrs.field(validator=_non_negative)
-    retained_bytes: int = attrs.field(validator=_non_negative)
-    oldest_unacknowledged_age_ms: int = attrs.field(validator=_non_negative)
-    admission: Admission = attrs.field(validator=attrs.validators.in_(("open", "stopped")))
+    truncatedThrough <= acknowledgedThrough <= lastSequence; retainedRecords = lastSequence -
+    truncatedThrough; records and bytes are both zero or both positive; the age is 0 once
+    everything is acknowledged; a spool at a bound reports admission stopped.
+    """
+
+    source_id: str = wire_id("The evidence source this spool holds.")
+    last_sequence: int = count("The last sequence written (contiguous from 1).", 0)
+    acknowledged_through: int = count("Control's cumulative acknowledgement.", 0)
+    truncated_through: int = count("Records up to here are removed.", 0)
+    retained_records: int = count("Records held.", 0)
+    retained_bytes: int = count("Bytes held.", 0)
+    oldest_unacknowledged_age_ms: int = count("Age of the oldest unacknowledged record.", 0)
+    admission: Admission = field(doc="stopped once any spool bound is reached.")
 
     def __attrs_post_init__(self) -> None:
-        problem = status_problem(self)
+        problem = _status_rule(self)
         if problem is not None:
-            raise ValueError(problem)
+            raise CrossFieldError(*problem)
 
 
 def status_problem(status: EvidenceSpoolStatus) -> str | None:
     """Why a status is invalid, or None. Order: sequence relation, retention, bounds."""
+    problem = _status_rule(status)
+    return None if problem is None else f"{problem[0]}: {problem[1]}"
+
+
+def _status_rule(status: EvidenceSpoolStatus) -> tuple[str, str] | None:
+    """(wire field charged, why) of the first broken status rule, or None."""
     if not status.truncated_through <= status.acknowledged_through <= status.last_sequence:
-        return "truncatedThrough <= acknowledgedThrough <= lastSequence does not hold"
+        return (
+            "acknowledgedThrough",
+            "truncatedThrough <= acknowledgedThrough <= lastSequence does not hold",
+        )
     if status.retained_records != status.last_sequence - status.truncated_through:
-        return "retainedRecords must equal lastSequence - truncatedThrough"
+        return "retainedRecords", "retainedRecords must equal lastSequence - truncatedThrough"
     if (status.retained_records == 0) != (status.retained_bytes == 0):
-        return "retainedRecords and retainedBytes must be both zero or both positive"
+        return (
+            "retainedBytes",
+            "retainedRecords and retainedBytes must be both zero or both positive",
+        )
     caught_up = status.acknowledged_through == status.last_sequence
     if caught_up and status.oldest_unacknowledged_age_ms != 0:
-        return "oldestUnacknowledgedAgeMs must be 0 once everything is acknowledged"
+        return (
+            "oldestUnacknowledgedAgeMs",
+            "oldestUnacknowledgedAgeMs must be 0 once everything is acknowledged",
+        )
     if status.retained_records > SPOOL_MAX_RECORDS or status.retained_bytes > SPOOL_MAX_BYTES:
-        return "the spool exceeds its record or byte quota"
+        over = "retainedRecords" if status.retained_records > SPOOL_MAX_RECORDS else "retainedBytes"
+        return over, "the spool exceeds its record or byte quota"
     if status.admission == "open" and _at_bound(
         status.retained_records, status.retained_bytes, status.oldest_unacknowledged_age_ms
     ):
-        return "admission: a spool at its bound must report admission stopped"
+        return "admission", "a spool at its bound must report admission stopped"
     return None
 
 

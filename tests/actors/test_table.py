@@ -189,3 +189,36 @@ class TableMachine(RuleBasedStateMachine):
 
 TableMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=20)
 test_table_machine = TableMachine.TestCase
+
+
+class F(enum.Enum):
+    MAKE = "make"
+    GO = "go"
+    LOST = "lost"
+
+
+def test_creation_row_and_recover_with_are_checked() -> None:
+    """Creation must land in the initial state; `recover_with` must have a row from every
+    state with a recovery path to that path; the recovery column is readable."""
+    from actors import creation
+
+    rows = [row(S.A, F.GO, S.B, "node", recovery=S.D), row(S.B, F.LOST, S.D, "node")]
+
+    def build2(**extra: object) -> TransitionTable[S, F]:
+        return TransitionTable("t", states=S, events=F, initial=S.A, terminal=(S.D,),
+                               rows=rows, **extra)  # type: ignore[arg-type]  # fmt: skip
+
+    with pytest.raises(TableError):  # c is unreachable: keep the table small, then fix it
+        build2()
+    rows.append(row(S.B, F.GO, S.C, "node", recovery=S.D))
+    rows.append(row(S.C, F.LOST, S.D, "node"))
+    table = build2(create=creation(F.MAKE, S.A, "client", emits="made"), recover_with=F.LOST)
+    assert table.creation is not None
+    assert table.creation.target is S.A
+    assert table.recovery_targets == {S.B: S.D, S.C: S.D}
+    with pytest.raises(TableError, match="initial state"):
+        build2(create=creation(F.MAKE, S.B, "client"))
+    with pytest.raises(TableError, match="also a row's event"):
+        build2(create=creation(F.GO, S.A, "client"))
+    with pytest.raises(TableError, match="recover_with go has no row from b to d"):
+        build2(recover_with=F.GO)

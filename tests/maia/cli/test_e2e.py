@@ -4,91 +4,26 @@ turn (5), an unreachable Node (6), a timed-out wait (3), an ambiguous reference 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from maia.cli import main
 from maia.client import read_discovery
 
-MAIA = [sys.executable, "-c", "import sys; from maia.cli import main; sys.exit(main())"]
-TIMEOUT_S = 90
-
-
-class Cli:
-    """Runs `maia ...` with a home and a working directory: in this process (`main()`, fast)
-    or, with `process`, as a real child process."""
-
-    def __init__(self, home: Path, cwd: Path) -> None:
-        self.home, self.cwd = home, cwd
-
-    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
-        stdout, stderr = io.StringIO(), io.StringIO()
-        saved_env, saved_cwd = dict(os.environ), os.getcwd()
-        os.environ.update({"MAIA_HOME": str(self.home), "NO_COLOR": "1"})
-        os.environ.pop("MAIA_NODE", None)
-        os.chdir(self.cwd)
-        try:
-            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-                code = main(list(args))
-        finally:
-            os.chdir(saved_cwd)
-            os.environ.clear()
-            os.environ.update(saved_env)
-        return subprocess.CompletedProcess(list(args), code, stdout.getvalue(), stderr.getvalue())
-
-    def process(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        environment = {**os.environ, "MAIA_HOME": str(self.home), "NO_COLOR": "1", **env}
-        environment.pop("MAIA_NODE", None)
-        return subprocess.run(
-            [*MAIA, *args],
-            capture_output=True,
-            text=True,
-            cwd=self.cwd,
-            env=environment,
-            timeout=TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+from ._node import MAIA, TIMEOUT_S, Cli, running_node
 
 
 @pytest.fixture(scope="module")
 def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
     """A foreground Node on a fresh home, and a Project directory to run the CLI in."""
-    base = tmp_path_factory.mktemp("cli")
-    home, project = base / "home", base / "project"
-    project.mkdir()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            record = read_discovery(home / "node.json")
-            if record is not None and record.pid == process.pid:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the Node did not start")
-        yield Cli(home, project)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with running_node(tmp_path_factory.mktemp("cli")) as started:
+        yield started
 
 
 def test_create_send_wait_list(cli: Cli) -> None:

@@ -114,6 +114,37 @@ def test_running_report_must_name_its_grant() -> None:
         parse_wire(NodeStatus, wire)
 
 
+@pytest.mark.parametrize(
+    ("report_change", "spool_change", "path"),
+    [
+        ({"appliedRenewalSequence": None}, {}, "reports[0].appliedRenewalSequence"),
+        ({}, {"acknowledgedThrough": 2}, "reports[0].spool.acknowledgedThrough"),
+        ({}, {"retainedBytes": 0}, "reports[0].spool.retainedBytes"),
+        ({}, {"sourceId": "-bad"}, "reports[0].spool.sourceId"),
+    ],
+)
+def test_cross_field_rules_name_the_nested_field(
+    report_change: dict[str, Any], spool_change: dict[str, Any], path: str
+) -> None:
+    """A broken rule deep in a status is validation_failed at the field's full path."""
+    wire = copy.deepcopy(_samples()[3][1])
+    wire["reports"][0].update(report_change)
+    wire["reports"][0]["spool"].update(spool_change)
+    with pytest.raises(MaiaError) as caught:
+        parse_wire(NodeStatus, wire)
+    assert caught.value.code == "validation_failed"
+    assert caught.value.details == {"path": path}
+    assert caught.value.message.startswith(f"NodeStatus: {path}: ")
+
+
+def test_impossible_date_names_its_field() -> None:
+    """A timestamp of the right form but no real date (30 February) is refused by name."""
+    with pytest.raises(MaiaError) as caught:
+        parse_wire(MachineLeaseGrant, {**GRANT, "issuedAt": "2026-02-30T01:00:00.000Z"})
+    assert caught.value.details == {"path": "issuedAt"}
+    assert "not a real date" in caught.value.message
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda inner: (

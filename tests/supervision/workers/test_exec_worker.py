@@ -52,7 +52,7 @@ async def test_prompt_goes_to_stdin_and_stdout_streams_back(tmp_path: Path) -> N
     events, diagnostics = await run_with_diagnostics(
         tmp_path, ["/bin/sh", "-c", "cat; echo warned >&2"], "héllo exec"
     )
-    assert output(events) == "héllo exec"
+    assert output(events) == "héllo exec\n"
     assert events[-1].kind == "completed"
     assert {"turnId": "t", "stream": "stderr", "line": "warned"} in diagnostics
 
@@ -94,3 +94,82 @@ async def test_missing_argv_fails_the_turn_clearly(tmp_path: Path) -> None:
             events = [event async for event in handle.prompt("t", "x")]
     assert events[-1].kind == "failed"
     assert "needs `argv`" in (events[-1].text or "")
+
+
+def _alive(pid: int) -> bool:
+    """Whether /proc shows `pid` as a process that is not a zombie."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
+
+
+async def test_interrupt_stops_a_script_and_its_background_child_within_the_bound(
+    tmp_path: Path,
+) -> None:
+    """A script waiting on a background child that holds stdout: the interrupt reaches the
+    program's whole process group, so the turn ends `interrupted` within the interrupt
+    bound (the handle did not have to stop the worker) and the child is gone."""
+    script = "sleep 60 & echo started $!; wait"
+    spec = WorkerSpec.python_module(
+        "worker_bridge.workers.exec",
+        cwd=str(tmp_path),
+        options={"argv": json.dumps(["/bin/sh", "-c", script])},
+    )
+    with trio.fail_after(30):
+        async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
+            handle = await supervisor.start_worker(spec)
+            await handle.wait_initialized()
+            events: list[TurnEvent] = []
+            within_bound = None
+            async for event in handle.prompt("t", ""):
+                events.append(event)
+                if event.kind == "delta" and "started" in (event.text or ""):
+                    within_bound = await handle.interrupt("t")
+            assert within_bound is True
+            assert events[-1].kind == "interrupted"
+            child = int(output(events).split()[1])
+            assert not _alive(child)
+
+
+async def test_a_background_child_holding_stdout_does_not_hold_the_turn(tmp_path: Path) -> None:
+    """The program exits but leaves a child holding stdout open: the turn still completes
+    (stdout is read at most two seconds past the exit) and the child is killed."""
+    events = await run(tmp_path, ["/bin/sh", "-c", "sleep 60 & echo left $!"], "")
+    assert events[-1].kind == "completed"
+    assert not _alive(int(output(events).split()[1]))
+
+
+async def test_the_prompt_ends_with_a_newline_unless_configured_not_to(tmp_path: Path) -> None:
+    """A line-reading program sees the prompt's last line (the worker ends it with a
+    newline); `promptNewline: false` sends it exactly; a newline already there stays one."""
+    lines = ["/bin/sh", "-c", 'while read -r line; do echo "[$line]"; done']
+    assert output(await run(tmp_path, lines, "1+1")) == "[1+1]\n"
+    assert output(await run(tmp_path, ["/bin/cat"], "two\n")) == "two\n"
+    exact = await run(tmp_path, ["/bin/cat"], "as typed", promptNewline="false")
+    assert output(exact) == "as typed"
+
+
+async def test_the_session_id_and_its_state_directory_reach_the_program(tmp_path: Path) -> None:
+    """From the activation: MAIA_SESSION_ID, and MAIA_STATE_DIR (made 0700) that keeps what
+    a script writes across turns and worker attempts."""
+    state = tmp_path / "state" / "session_abc"
+    memory = '"$MAIA_STATE_DIR/memory"'
+    script = f'echo "$MAIA_SESSION_ID"; echo seen >> {memory}; wc -l < {memory}'
+    spec = WorkerSpec.python_module(
+        "worker_bridge.workers.exec",
+        cwd=str(tmp_path),
+        options={"argv": json.dumps(["/bin/sh", "-c", script])},
+        activation={"sessionId": "session_abc", "stateDir": str(state)},
+    )
+    answers = []
+    with trio.fail_after(30):
+        async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
+            for attempt in range(2):  # a new attempt (a restarted worker) sees the same state
+                handle = await supervisor.start_worker(spec)
+                await handle.wait_initialized()
+                answers.append(output([e async for e in handle.prompt(f"t{attempt}", "")]))
+                await handle.stop()
+    assert [a.split() for a in answers] == [["session_abc", "1"], ["session_abc", "2"]]
+    assert state.stat().st_mode & 0o777 == 0o700

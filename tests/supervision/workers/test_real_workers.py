@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -354,13 +355,14 @@ async def test_diagnostics_arrive_in_batches_and_drops_are_reported(tmp_path: Pa
 
 
 async def test_a_tool_call_is_surfaced_and_its_result_returned(tmp_path: Path) -> None:
-    """/tool asks the Node for a tool; the handle yields the call and relays the result."""
+    """/tool asks the Node for a tool; a consumer that hosts tools (`tools=True`) gets the
+    call as an event and its result is relayed."""
     with trio.fail_after(20):
         async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
             handle = await supervisor.start_worker(echo_spec(tmp_path))
             await handle.wait_initialized()
             kinds = []
-            async for event in handle.prompt("t", "/tool upper shout this"):
+            async for event in handle.prompt("t", "/tool upper shout this", tools=True):
                 kinds.append(event.kind)
                 if event.kind == "tool-call":
                     assert event.data is not None
@@ -371,6 +373,23 @@ async def test_a_tool_call_is_surfaced_and_its_result_returned(tmp_path: Path) -
                     await handle.tool_result("t", event.data["callId"], True, text.upper())
             assert kinds == ["started", "tool-call", "completed"]
             assert event.text == "SHOUT THIS"
+
+
+async def test_a_tool_call_without_a_tool_host_is_refused_at_once(tmp_path: Path) -> None:
+    """Prompted without `tools` (the Session today: no tool host), a tool call is answered at
+    once with a typed `tool_unavailable` refusal: the worker goes on (echo fails its turn
+    naming the refusal), the turn does not hang, and the worker takes the next turn."""
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            events = await turn(handle, "t1", "/tool upper shout this")
+            assert [e.kind for e in events] == ["started", "failed"]
+            assert events[-1].text is not None
+            refusal = json.loads(events[-1].text.removeprefix("tool upper failed: "))
+            assert refusal["code"] == "tool_unavailable"
+            assert refusal["tool"] == "upper"
+            assert (await turn(handle, "t2", "still here"))[-1].text == "still here"
 
 
 async def test_serve_worker_supervisor_stops_its_workers_when_cancelled(tmp_path: Path) -> None:

@@ -1,0 +1,354 @@
+"""The one write path: how every kind's actor applies a transition.
+
+A `Write` is what one message changes: one `Change` per aggregate row it moves (its table
+events, applied in order, each checked by the table), the idempotency key and result of the
+client command it answers (`command`: a receipt and a stored result), events outside the
+lifecycle (`journal`), the kind's own extra statements (`sql`) and durable wake-ups
+(`wakes`). `WritePath.commit(write)`:
+
+  1. plans it in the actor's task, purely: walks each change's events through its table
+     (caller, expected revision, guard) and computes the rows as they will be. A refusal is
+     raised here, unless the write carries a command: then it is raised *inside* the
+     mutation, so a retried command that already ran gets its stored result instead;
+  2. runs it as ONE storage write: compare-and-set on each row's revision (`Rows.update`),
+     or the insert of a created row (creation is a transition too: the table's `creation`
+     row), the events each table row emits, the receipt, the timer rows, the extra SQL;
+  3. only after the commit returns the rows as written (`Committed.records`), for the actor
+     to adopt. A failed or refused write changes no memory and no row.
+
+Revisions: each applied table row bumps the row's revision by one (its event carries that
+revision); `touch=True` bumps it once more for a change outside the lifecycle (a rename).
+
+Timers: a row with a `timeout_ms` arms the aggregate's state timer (its `on_timeout` event,
+guarded by the revision it was armed at); any later transition of that aggregate replaces or
+removes it, in the same transaction. See `_timers`.
+"""
+
+from __future__ import annotations
+
+import enum
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+import attrs
+
+from maia.protocol import Clock, MaiaError
+from storage import Applied, MutationKey, MutationResult, ReceiptTarget, append_event, run_mutation
+
+from ._table import NODE, Transition, TransitionTable
+from ._timers import DurableTimers, TimerRow, Wake, arm_timer, disarm_timer, state_timer_name
+
+A = TypeVar("A")
+A_contra = TypeVar("A_contra", contravariant=True)
+
+
+class Record(Protocol):
+    """What the runtime reads of an aggregate's memory (an `attrs.frozen` class)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def state(self) -> Any: ...
+
+    @property
+    def revision(self) -> int: ...
+
+
+@attrs.frozen
+class EventOwner:
+    """Whose journal an event goes to."""
+
+    owner_id: str
+    owner_type: str
+    project_id: str | None = None
+    session_id: str | None = None
+
+
+class Rows(Protocol[A_contra]):
+    """The SQL of one aggregate table: the kind's `_sql` module implements it."""
+
+    resource: str  # the name in errors and receipts: "session", "routine"
+
+    def insert(self, conn: sqlite3.Connection, record: A_contra, now_ms: int) -> None: ...
+
+    def update(
+        self, conn: sqlite3.Connection, before: A_contra, after: A_contra, now_ms: int
+    ) -> bool:
+        """Write `after` only if the row is still at `before.revision`; False if not."""
+        ...
+
+    def owner(self, record: A_contra) -> EventOwner: ...
+
+    def payload(self, row: Transition[Any, Any], after: A_contra) -> dict[str, Any]:
+        """The body of the event `row` emits (before the change's own `payload`)."""
+        ...
+
+
+@attrs.frozen
+class Command:
+    """The idempotency key and input digest of a client mutation."""
+
+    command_id: str
+    actor_id: str
+    digest: str
+    operation: str
+
+
+@attrs.frozen
+class Entry:
+    """A journal event outside the lifecycle (`turn.queued`, `session.renamed`)."""
+
+    owner: EventOwner
+    event_type: str
+    payload: Mapping[str, Any]
+    revision: int | None = None
+    actor_id: str | None = None
+
+
+@attrs.frozen
+class Change(Generic[A]):
+    """One aggregate row moved by a write. `after` carries the fields the kind changed; the
+    runtime sets its `state` and `revision` from the table walk."""
+
+    rows: Rows[A]
+    table: TransitionTable[Any, Any]
+    before: A | None  # None: the row is created (the first event is the table's creation)
+    after: A
+    events: tuple[enum.Enum, ...] = ()
+    caller: str = NODE
+    expected_revision: int | None = None
+    touch: bool = False
+    payload: Mapping[str, Any] = attrs.field(factory=dict)
+    receipt: bool | None = None  # a receipt target: None = as the table rows say
+    actor_id: str | None = None  # whose timers it arms, when not the write path's actor
+
+
+@attrs.frozen
+class Write:
+    changes: tuple[Change[Any], ...] = ()
+    command: Command | None = None
+    # The mutation's stored result (JSON), from the connection and the rows as written.
+    result: Callable[[sqlite3.Connection, tuple[Any, ...]], Any] | None = None
+    journal: tuple[Entry, ...] = ()
+    sql: Callable[[sqlite3.Connection, tuple[Any, ...]], None] | None = None
+    wakes: tuple[Wake, ...] = ()
+    extra_targets: tuple[ReceiptTarget, ...] = ()
+
+
+@attrs.frozen
+class Committed:
+    """A write as it committed: the rows as written (the actor adopts them), the stored
+    mutation result (`duplicate`: replayed, nothing changed), the events appended."""
+
+    records: tuple[Any, ...]
+    mutation: MutationResult | None
+    event_ids: tuple[str, ...]
+    value: Any = None  # what `result` returned
+
+    @property
+    def applied(self) -> bool:
+        return self.mutation is None or self.mutation.delivery == "new"
+
+
+@attrs.frozen
+class _Step:
+    change: Change[Any]
+    after: Any
+    rows: tuple[tuple[Transition[Any, Any], int], ...]  # each applied row, its revision
+    timer: tuple[enum.Enum, int] | None  # (on_timeout event, ms) armed by the last row
+    moved: bool
+
+
+def plan_change(change: Change[Any]) -> _Step:
+    """Walk `change.events` through its table. Pure; raises the table's refusals."""
+    table = change.table
+    before = change.before
+    applied: list[tuple[Transition[Any, Any], int]] = []
+    events = change.events
+    if before is None:
+        creation = table.creation
+        if creation is None or not events or events[0] is not creation.event:
+            raise ValueError(f"creating a {table.name} needs its creation event first")
+        table.check_caller(creation, change.caller, change.after.id)
+        state, revision = creation.target, 1
+        applied.append((creation, 1))
+        events = events[1:]
+    else:
+        state, revision = before.state, before.revision
+    expected = change.expected_revision
+    for event in events:
+        row = table.step(state, event, caller=change.caller, aggregate_id=change.after.id,
+                         expected_revision=expected, revision=revision)  # fmt: skip
+        expected = None  # the caller's expectation is about where it started
+        revision += 1
+        state = row.target
+        applied.append((row, revision))
+    if change.touch:
+        if before is not None and expected is not None and expected != before.revision:
+            raise MaiaError(
+                "revision_conflict",
+                f"{table.name} {before.id} is at revision {before.revision}",
+                {"resource": table.name, "id": before.id, "actual": before.revision,
+                 "expected": expected},
+            )  # fmt: skip
+        revision += 1
+    after = attrs.evolve(change.after, state=state, revision=revision)
+    last = applied[-1][0] if applied else None
+    timer = None
+    if last is not None and last.timeout_ms is not None and last.on_timeout is not None:
+        timer = (last.on_timeout, last.timeout_ms)
+    return _Step(change, after, tuple(applied), timer, bool(applied))
+
+
+class WritePath:
+    """One actor's way to storage: `await path.commit(write)`. Made by the kind's runtime
+    (`Runtime.write_path`); `kind` and `actor_id` name whose timers the writes arm."""
+
+    def __init__(self, store: Any, clock: Clock, timers: DurableTimers, kind: str,
+                 actor_id: str) -> None:  # fmt: skip
+        self.store = store
+        self.clock = clock
+        self.timers = timers
+        self.kind = kind
+        self.actor_id = actor_id
+
+    async def commit(self, write: Write) -> Committed:
+        """Apply `write` in one storage transaction (see the module). Raises the tables'
+        refusals (nothing written), `storage_conflict` when a row moved underneath its actor,
+        what the storage actor raises."""
+        refusal: MaiaError | None = None
+        steps: list[_Step] = []
+        try:
+            steps = [plan_change(c) for c in write.changes]
+        except MaiaError as error:
+            if write.command is None:
+                raise
+            refusal = error
+        now = self.clock.wall_ms()
+        mono = self.clock.monotonic_ms()
+        epoch = self.store.node_epoch
+        armed: list[TimerRow] = []
+        disarmed: list[tuple[str, str]] = []
+        for step in steps:
+            if not step.moved:
+                continue
+            name = state_timer_name(step.after.id)
+            actor = step.change.actor_id or self.actor_id
+            disarmed.append((actor, name))
+            if step.timer is not None:
+                event, ms = step.timer
+                armed.append(TimerRow(self.kind, actor, name, event.value, step.after.id,
+                                      step.after.revision, now + ms, mono + ms, epoch))  # fmt: skip
+        for wake in write.wakes:
+            disarmed.append((self.actor_id, wake.name))
+            if not wake.cancel:
+                due = wake.due_wall_ms(now)
+                armed.append(TimerRow(self.kind, self.actor_id, wake.name, None, None, None,
+                                      due, mono + (due - now), epoch))  # fmt: skip
+        records = tuple(s.after for s in steps)
+
+        def body(conn: sqlite3.Connection) -> tuple[tuple[str, ...], Any, list[ReceiptTarget]]:
+            if refusal is not None:
+                raise refusal
+            event_ids: list[str] = []
+            targets: list[ReceiptTarget] = []
+            for step in steps:
+                _execute(conn, step, now, event_ids, targets)
+            for entry in write.journal:
+                event_ids.append(_append(conn, entry.owner, entry.event_type,
+                                         dict(entry.payload), now, entry.revision,
+                                         entry.actor_id))  # fmt: skip
+            if write.sql is not None:
+                write.sql(conn, records)
+            for actor, name in disarmed:
+                disarm_timer(conn, self.kind, actor, name)
+            for timer in armed:
+                arm_timer(conn, timer)
+            value = write.result(conn, records) if write.result is not None else None
+            return tuple(event_ids), value, targets + list(write.extra_targets)
+
+        command = write.command
+        if command is None:
+            event_ids, value, _ = await self.store.write(body)
+            self.timers.committed(self.kind, disarmed, armed)
+            return Committed(records, None, event_ids, value)
+        key = MutationKey(command.actor_id, command.operation, command.command_id)
+        project_id = next((c.rows.owner(c.after).project_id for c in write.changes), None)
+        box: dict[str, Any] = {}
+
+        def mutation(conn: sqlite3.Connection) -> MutationResult:
+            def applied(c: sqlite3.Connection) -> Applied:
+                event_ids, value, targets = body(c)
+                box["events"], box["value"] = event_ids, value
+                return Applied(value, targets=tuple(targets), event_ids=event_ids,
+                               project_id=project_id)  # fmt: skip
+
+            return run_mutation(conn, key=key, input_digest=command.digest, now_ms=now,
+                                apply=applied)  # fmt: skip
+
+        result = await self.store.write(mutation)
+        if result.delivery != "new":
+            befores = tuple(c.before for c in write.changes)
+            return Committed(befores, result, (), result.result)
+        self.timers.committed(self.kind, disarmed, armed)
+        return Committed(records, result, box["events"], box["value"])
+
+
+def _execute(conn: sqlite3.Connection, step: _Step, now: int, event_ids: list[str],
+             targets: list[ReceiptTarget]) -> None:  # fmt: skip
+    change = step.change
+    rows = change.rows
+    after = step.after
+    if change.before is None:
+        rows.insert(conn, after, now)
+    elif not rows.update(conn, change.before, after, now):
+        raise MaiaError("storage_conflict", f"{rows.resource} {after.id} changed underneath "
+                        "its actor", {"resource": rows.resource, "id": after.id})  # fmt: skip
+    owner = rows.owner(after)
+    receipt = False
+    for row, revision in step.rows:
+        receipt = receipt or row.receipt
+        if row.emits is not None:
+            body = {**rows.payload(row, after), **change.payload}
+            event_ids.append(_append(conn, owner, row.emits, body, now, revision, None))
+    if change.receipt if change.receipt is not None else receipt:
+        prior = None if change.before is None else change.before.revision
+        what = "created" if change.before is None else "updated"
+        targets.append(ReceiptTarget(rows.resource, after.id, what, prior, after.revision))
+
+
+def _append(conn: sqlite3.Connection, owner: EventOwner, event_type: str,
+            payload: dict[str, Any], now: int, revision: int | None,
+            actor_id: str | None) -> str:  # fmt: skip
+    record = append_event(
+        conn, owner_id=owner.owner_id, owner_type=owner.owner_type, event_type=event_type,
+        payload=payload, now_ms=now, aggregate_revision=revision, project_id=owner.project_id,
+        session_id=owner.session_id, actor_id=actor_id,
+    )  # fmt: skip
+    return record.event_id
+
+
+def default_payload(row: Transition[Any, Any], after: Any) -> dict[str, Any]:
+    """`{"state": target, "from": state}`: what most kinds' lifecycle events carry."""
+    source = row.state.value if row.state is not None else None
+    return {"state": row.target.value, "from": source}
+
+
+def recovery_changes(
+    table: TransitionTable[Any, Any], rows: Rows[Any], records: Sequence[Any],
+    payload: Mapping[str, Any] | None = None,
+) -> tuple[Change[Any], ...]:  # fmt: skip
+    """The changes a Node start makes to `records` by the table's recovery column: each
+    record in a state with a recovery path gets the table's `recover_with` event."""
+    event = table.recover_with
+    if event is None:
+        return ()
+    return tuple(
+        Change(
+            rows, table, record, record, (event,), NODE, payload=payload or {}, actor_id=record.id
+        )
+        for record in records
+        if record.state in table.recovery_states
+    )

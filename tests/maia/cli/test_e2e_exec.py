@@ -1,0 +1,56 @@
+"""The exec executor through a real Node (config.jsonc, real Session, real exec worker):
+a line-reading program sees the prompt's last line, and a script whose background child
+holds stdout is stopped at its wall time within the interrupt grace: `wall_time_exceeded`,
+and the same worker answers the next turn (it was not stopped for hanging)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from ._node import Cli, running_node
+
+CONFIG = json.dumps(
+    {
+        "executors": {
+            "lines": {"kind": "exec", "argv": ["/bin/sh", "-c",
+                                               'while read -r l; do echo "[$l]"; done']},
+            "busy": {"kind": "exec", "wallTimeMs": 1000,
+                     "argv": ["/bin/sh", "-c", "sleep 120 & echo worker $PPID; wait"]},
+        }
+    }
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
+    """A foreground Node whose config names two exec executors."""
+    with running_node(tmp_path_factory.mktemp("exec"), CONFIG) as started:
+        yield started
+
+
+def test_a_line_reading_program_gets_the_prompt_as_a_line(cli: Cli) -> None:
+    """`1+1` typed without a newline still reaches `read` as a line (it used to be lost)."""
+    assert cli("session", "create", "--title", "calc", "--executor", "user:lines").returncode == 0
+    sent = cli("turn", "send", "calc", "1+1", "--wait", "--timeout", "60s")
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout == "[1+1]\n"
+
+
+def test_wall_time_stops_a_script_with_a_background_child(cli: Cli) -> None:
+    """The wall time interrupts the program's whole group: the turn fails with
+    `wall_time_exceeded` (the worker was not lost) and the Session takes the next turn."""
+    assert cli("session", "create", "--title", "busy", "--executor", "user:busy").returncode == 0
+    sent = cli("turn", "send", "busy", "go", "--wait", "--timeout", "60s", "--json")
+    assert sent.returncode == 5, sent.stderr
+    first = json.loads(sent.stdout)["result"]["turn"]
+    assert (first["state"], first["failureReason"]) == ("failed", "wall_time_exceeded")
+    again = cli("turn", "send", "busy", "again", "--wait", "--timeout", "60s", "--json")
+    second = json.loads(again.stdout)["result"]["turn"]
+    assert second["failureReason"] == "wall_time_exceeded"
+    # The program's parent is the exec worker: the same one both times, so the interrupt
+    # ended the turn and the worker was never stopped for overrunning the interrupt grace.
+    assert first["outputText"].startswith("worker ")
+    assert first["outputText"] == second["outputText"]
