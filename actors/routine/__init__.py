@@ -5,6 +5,17 @@ lifecycles; `_core` the pure scheduling step; `_sql` the tables and queries; `_s
 core event applied in one transaction; `_views` the wire shapes.
 """
 
+from ._actor import HELD as HELD
+from ._actor import SCHEDULER_PREFIX as SCHEDULER_PREFIX
+from ._actor import ChangeRoutine as ChangeRoutine
+from ._actor import CreateRoutine as CreateRoutine
+from ._actor import LaunchAnswer as LaunchAnswer
+from ._actor import RecoverFires as RecoverFires
+from ._actor import RoutineActor as RoutineActor
+from ._actor import Spend as Spend
+from ._actor import create_command_id as create_command_id
+from ._actor import scheduler_actor as scheduler_actor
+from ._actor import send_command_id as send_command_id
 from ._core import MAX_LAUNCHES_PER_TICK as MAX_LAUNCHES_PER_TICK
 from ._core import MAX_MISSED_RECORDS as MAX_MISSED_RECORDS
 from ._core import Action as Action
@@ -39,6 +50,13 @@ from ._schedule import MIN_INTERVAL_MS as MIN_INTERVAL_MS
 from ._schedule import Missed as Missed
 from ._schedule import Schedule as Schedule
 from ._schedule import Slot as Slot
+from ._scheduler import ROUTINES as ROUTINES
+from ._scheduler import Launcher as Launcher
+from ._scheduler import LauncherSlot as LauncherSlot
+from ._scheduler import RoutineKind as RoutineKind
+from ._scheduler import Routines as Routines
+from ._scheduler import Scheduler as Scheduler
+from ._scheduler import reason_of as reason_of
 from ._sql import MAX_LIVE_ROUTINES_PER_PROJECT as MAX_LIVE_ROUTINES_PER_PROJECT
 from ._sql import FireRow as FireRow
 from ._sql import RoutineRow as RoutineRow
@@ -55,8 +73,9 @@ from ._sql import routines_to_tick as routines_to_tick
 from ._sql import scheduler_send_receipts as scheduler_send_receipts
 from ._sql import spend_proof as spend_proof
 from ._sql import stoppable_sessions as stoppable_sessions
-from ._store import Applied as Applied
-from ._store import apply_event as apply_event
+from ._store import Planned as Planned
+from ._store import persist as persist
+from ._store import plan as plan
 from ._table import FIRE_TABLE as FIRE_TABLE
 from ._table import ROUTINE_TABLE as ROUTINE_TABLE
 from ._table import ROUTINE_TABLES as ROUTINE_TABLES

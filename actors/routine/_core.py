@@ -103,15 +103,24 @@ class Core:
     def busy(self) -> bool:
         return any(f.unsettled for f in self.fires)
 
+    @property
+    def wake_ms(self) -> int | None:
+        """When its next tick is due: now-ish for an unclaimed manual fire, else nextFireAt."""
+        if any(f.claimed_ms is None and f.state is FireState.LAUNCHING for f in self.fires):
+            return 0
+        return self.next_fire_ms
+
 
 # Events ---------------------------------------------------------------------------------
 
 
 @attrs.frozen
 class Tick:
-    """A scheduler tick: claim what is due. `held`: admission is held Node-wide."""
+    """A scheduler tick: claim what is due. `held`: admission is held Node-wide; `manual`:
+    also claim unclaimed manual fires (a catch-up before a pause claims cron slots only)."""
 
     held: bool = False
+    manual: bool = True
 
 
 @attrs.frozen
@@ -269,8 +278,8 @@ def step(core: Core, event: Event, now: int) -> tuple[Core, tuple[Action, ...]]:
     launch answer about a fire that is not launching.
     """
     match event:
-        case Tick(held=held):
-            return _tick(core, now, held)
+        case Tick(held=held, manual=manual):
+            return _tick(core, now, held, manual)
         case Pause(expected_revision=expected):
             emits = _routine_step(core, RoutineEvent.PAUSE, expected, CLIENT)
             return _set(core, RoutineState.PAUSED, None, emits)
@@ -368,7 +377,7 @@ def _run(core: Core, run: Run, now: int) -> tuple[Core, tuple[Action, ...]]:
     return _replace(core, fire), (record,)
 
 
-def _tick(core: Core, now: int, held: bool) -> tuple[Core, tuple[Action, ...]]:
+def _tick(core: Core, now: int, held: bool, manual: bool) -> tuple[Core, tuple[Action, ...]]:
     actions: list[Action] = []
     fires = list(core.fires)
     next_fire = core.next_fire_ms
@@ -397,7 +406,7 @@ def _tick(core: Core, now: int, held: bool) -> tuple[Core, tuple[Action, ...]]:
         next_fire = core.schedule.next_after(now)
         actions.append(SetRoutine(core.state, core.revision, next_fire, "routine.slot_claimed"))
     for index, fire in enumerate(fires):
-        if fire.trigger is not Trigger.MANUAL or fire.claimed_ms is not None:
+        if not manual or fire.trigger is not Trigger.MANUAL or fire.claimed_ms is not None:
             continue
         if fire.state is not FireState.LAUNCHING:
             continue

@@ -1,11 +1,11 @@
-"""Applying one core event to one routine inside ONE storage transaction.
+"""Planning a core event and writing what it decided, in the routine actor's one write.
 
-`apply_event(conn, routine_id, event, now_ms, actor_id)` reads the routine and its unsettled
-fires, asks the pure core, and writes every action it returns (fire rows, the routine's
-state and nextFireAt, Session attachments) with one journal event per change, owned by the
-routine (gap-free sequence, domain `scheduler` on the observation stream). It runs in the
-storage writer, so it is serialized with every other write: the read and the write see the
-same state, and a claim cannot race a pause. A refusal raises before anything is written.
+`plan(core, event, now)` is pure (the actor runs it before it writes); `persist(conn, ...)`
+runs inside the write path's transaction and writes every action (fire rows, the routine's
+state and nextFireAt by compare-and-set, Session attachments) with one journal event per
+change, owned by the routine (gap-free sequence; domain `scheduler` on the observation
+stream). A refusal raises before anything is written; a routine that moved underneath its
+actor fails `storage_conflict` and the whole write rolls back.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from maia.core import format_timestamp_ms
 from storage import EventRecord, append_event
 
 from ._core import (
+    Action,
     AttachSession,
     Core,
     Event,
@@ -29,17 +30,29 @@ from ._core import (
     Tick,
     step,
 )
-from ._sql import RoutineRow, attach_session, load_core, set_routine, write_fire
+from ._sql import RoutineRow, attach_session, set_routine, write_fire
 
 
 @attrs.frozen
-class Applied:
-    """What one event did: the routine and core after it, the fires it wrote, its events."""
+class Planned:
+    """One core step: the core before and after it, and what it decided."""
 
-    routine: RoutineRow
-    core: Core
-    fires: tuple[Fire, ...]
-    event_ids: tuple[str, ...]
+    before: Core
+    after: Core
+    actions: tuple[Action, ...]
+
+
+def plan(core: Core, event: Event, now_ms: int, *, catch_up: bool = False) -> tuple[Planned, ...]:
+    """Step the core (pure). With `catch_up`, a cron-only `Tick` first claims the slots due
+    before the change (a pause applies after them). Raises the core's refusals."""
+    steps: list[Planned] = []
+    if catch_up and not isinstance(event, Tick):
+        after, actions = step(core, Tick(manual=False), now_ms)
+        steps.append(Planned(core, after, actions))
+        core = after
+    after, actions = step(core, event, now_ms)
+    steps.append(Planned(core, after, actions))
+    return tuple(steps)
 
 
 def fire_payload(fire: Fire) -> dict[str, Any]:
@@ -56,41 +69,30 @@ def fire_payload(fire: Fire) -> dict[str, Any]:
     return payload
 
 
-def apply_event(
+def persist(
     conn: sqlite3.Connection,
-    routine_id: str,
-    event: Event,
+    row: RoutineRow,
+    steps: tuple[Planned, ...],
     now_ms: int,
     actor_id: str,
-    *,
-    catch_up: bool = False,
-) -> Applied:
-    """Step the routine's core with `event` and write what it decided, in this transaction.
-
-    With `catch_up`, a `Tick` first claims whatever is due (a pause or disable applies after
-    the slots due before it). Raises the core's refusals (`storage_conflict`,
-    `routine_not_active`, `routine_busy`, ...) and `resource_not_found`.
-    """
-    row, core = load_core(conn, routine_id)
-    written: list[Fire] = []
+) -> tuple[str, ...]:
+    """Write planned steps in this transaction; the IDs of the events appended. Raises
+    `storage_conflict` when the routine moved since it was read (compare-and-set)."""
     events: list[EventRecord] = []
-    if catch_up and not isinstance(event, Tick):
-        core, row = _write(conn, row, core, Tick(), now_ms, actor_id, written, events)
-    core, row = _write(conn, row, core, event, now_ms, actor_id, written, events)
-    return Applied(row, core, tuple(written), tuple(e.event_id for e in events))
+    for planned in steps:
+        row = _write(conn, row, planned, now_ms, actor_id, events)
+    return tuple(e.event_id for e in events)
 
 
 def _write(
     conn: sqlite3.Connection,
     row: RoutineRow,
-    core: Core,
-    event: Event,
+    planned: Planned,
     now_ms: int,
     actor_id: str,
-    written: list[Fire],
     events: list[EventRecord],
-) -> tuple[Core, RoutineRow]:
-    after, actions = step(core, event, now_ms)
+) -> RoutineRow:
+    core, after, actions = planned.before, planned.after, planned.actions
 
     def journal(event_type: str, payload: dict[str, Any], session_id: str | None = None) -> None:
         events.append(append_event(
@@ -103,7 +105,6 @@ def _write(
         match action:
             case RecordFire(fire=fire, emits=emits):
                 write_fire(conn, row.routine_id, fire, now_ms)
-                written.append(fire)
                 journal(emits, fire_payload(fire), fire.session_id)
             case SetRoutine(state=state, revision=revision, next_fire_ms=next_fire, emits=emits):
                 claim = revision == core.revision  # a claim keeps the revision: CAS the slot
@@ -124,4 +125,4 @@ def _write(
                         session_id)  # fmt: skip
             case SlotsOmitted(before_ms=before):
                 journal("routine.slots_omitted", {"before": format_timestamp_ms(before)})
-    return after, row
+    return row

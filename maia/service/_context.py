@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from actors import ActorRuntime
 from actors.session import Command, SessionRuntime
 from maia.config import UserConfig
 from maia.protocol import Clock, MaiaError, check, digest_json, to_json
@@ -32,6 +33,7 @@ class ServiceContext:
     runtime: SessionRuntime
     home: Path  # where projects.jsonc is mirrored
     actor_id: str = LOCAL_ACTOR  # whom receipts name: the local user, or the Node's automation
+    actors: ActorRuntime | None = None  # the kinds on the actor runtime (routines)
 
     @property
     def projects_file(self) -> Path:

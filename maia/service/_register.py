@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from actors import ActorError
+from actors import ActorError, open_actor_runtime
 from actors.session import open_session_runtime
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
@@ -24,7 +24,7 @@ from ._context import ServiceContext
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
 from ._reference import reference_resolve
-from ._routines import ROUTINE_HANDLERS
+from ._routines import KINDS, ROUTINE_HANDLERS, install_launcher
 from ._sessions import (
     session_archive,
     session_create,
@@ -110,7 +110,12 @@ async def open_services(
     runtime, and yield the handlers' context; `live` gets the Sessions' live item records
     (the observation hub). Raises `configuration_invalid`."""
     settings = config if config is not None else load_user_config(home / "config.jsonc")
-    async with open_session_runtime(
-        store, clock=clock, config=settings, environ=environ, timings=timings, live=live
-    ) as runtime:
-        yield ServiceContext(store, clock, settings, runtime, home)
+    async with (
+        open_session_runtime(
+            store, clock=clock, config=settings, environ=environ, timings=timings, live=live
+        ) as runtime,
+        open_actor_runtime(store, clock=clock, config=settings, kinds=KINDS) as actors,
+    ):
+        context = ServiceContext(store, clock, settings, runtime, home, actors=actors)
+        install_launcher(context)
+        yield context

@@ -1,9 +1,10 @@
 """routine.* handlers (spec: Scheduled Session operations).
 
-Every change runs in ONE storage write: the preview's proof is spent (and deleted), the
-routine's core steps (`actors.routine.apply_event`), and the rows, their events and the
-receipt commit together, or nothing does. The expensive checks (cron parsing, a year of
-fires for the 15-minute rule) run before the write, off the writer thread. A replay with the
+Every change goes to the routine's actor, which commits it in ONE storage write: the
+preview's proof is spent (and deleted), the routine's core steps, and the rows, their
+events, the receipt and the routine's durable timer commit together, or nothing does. The
+expensive checks (cron parsing, a year of fires for the 15-minute rule) run before, off the
+writer thread. A replay with the
 same commandId returns the stored result; other values, a stale or spent proof and a stale
 revision are `storage_conflict`.
 """
@@ -16,20 +17,24 @@ from typing import Any, Final
 
 import trio
 
+from actors import Command
 from actors.routine import (
+    HELD,
     MAX_LIVE_ROUTINES_PER_PROJECT,
+    ROUTINES,
+    ChangeRoutine,
+    CreateRoutine,
     Disable,
+    LauncherSlot,
     Pause,
     Resume,
     RoutineRow,
+    Routines,
     RoutineState,
     Run,
     Schedule,
-    apply_event,
-    fire_view,
-    get_fire,
+    Spend,
     get_routine,
-    insert_routine,
     judge_run,
     list_routines,
     live_routines_in_project,
@@ -39,7 +44,6 @@ from actors.routine import (
     routine_id_for,
     routine_show,
     routine_view,
-    spend_proof,
 )
 from maia.core import MaiaError, digest_json, format_timestamp_ms
 from maia.protocol import (
@@ -60,21 +64,16 @@ from maia.protocol import (
     to_json,
 )
 from storage import (
-    Applied,
     ExpectedTarget,
-    MutationKey,
     MutationResult,
-    ReceiptTarget,
-    append_event,
     issue_preview,
-    run_mutation,
 )
 
 from ._context import ServiceContext, mutation_output, not_found
 from ._paging import issue, open_cursor
+from ._routine_gate import SchedulerGate
 
 PREVIEW_TTL_MS: Final = 120_000
-HELD = False  # no admission hold exists in this Node yet (the judgement is wired to it)
 
 
 def _digest(ctx: ServiceContext, params: Any, **extra: Any) -> str:
@@ -115,36 +114,43 @@ def _issue(ctx: ServiceContext, operation_id: str, digest: str, routine_id: str,
     )  # fmt: skip
 
 
-async def _confirm(ctx: ServiceContext, operation_id: str, params: Any, digest: str,
-                   apply: Any) -> MutationResult:  # fmt: skip
-    """Spend the proof and apply, once per (actor, operation, commandId)."""
+def _routines(ctx: ServiceContext) -> Routines:
+    if ctx.actors is None:
+        raise MaiaError("unavailable", "routines are not running", {"target": "routine"})
+    routines: Routines = ctx.actors[ROUTINES]
+    return routines
+
+
+async def _ask(ctx: ServiceContext, routine_id: str, message: Any) -> MutationResult:
+    """Deliver a client command to the routine's actor; its stored result. A commandId
+    reused with other values is `storage_conflict` (spec), not idempotency_conflict."""
+    try:
+        committed = await _routines(ctx).ask(routine_id, message)
+    except MaiaError as error:
+        if error.code == "idempotency_conflict":
+            raise MaiaError("storage_conflict", f"command {message.command.command_id} was "
+                            "used with other values", error.details) from None  # fmt: skip
+        raise
+    result: MutationResult = committed.mutation
+    return result
+
+
+def _command(ctx: ServiceContext, operation_id: str, params: Any, digest: str) -> Command:
+    """The idempotency key; a confirm's input is its digest and proof (another proof under
+    the same commandId is another command: storage_conflict)."""
+    proof = getattr(params, "proof", None)
+    replay = digest_json({"inputDigest": digest, "proof": proof})
+    return Command(params.command_id, ctx.actor_id, replay, operation_id)
+
+
+def _same_digest(operation_id: str, params: Any, digest: str) -> Spend:
     if params.input_digest != digest:
         raise MaiaError(
             "storage_conflict",
             f"{operation_id}: inputDigest does not match these values; preview again",
             {"path": "inputDigest"},
         )
-    now = ctx.now()
-
-    def body(conn: sqlite3.Connection) -> Applied:
-        spend_proof(conn, proof=params.proof, actor_id=ctx.actor_id, operation_id=operation_id,
-                    input_digest=digest, command_id=params.command_id, clock=ctx.clock,
-                    node_epoch=ctx.store.node_epoch)  # fmt: skip
-        result: Applied = apply(conn, now)
-        return result
-
-    key = MutationKey(ctx.actor_id, operation_id, params.command_id)
-    # The proof is part of the key's input: a replay with another proof is another command.
-    replay = digest_json({"inputDigest": digest, "proof": params.proof})
-    try:
-        return await ctx.store.write(
-            lambda conn: run_mutation(conn, key=key, input_digest=replay, now_ms=now, apply=body)
-        )
-    except MaiaError as error:
-        if error.code == "idempotency_conflict":
-            raise MaiaError("storage_conflict", f"command {params.command_id} was confirmed "
-                            "with other values", error.details) from None  # fmt: skip
-        raise
+    return Spend(params.proof, digest)
 
 
 async def routine_create_preview(
@@ -185,50 +191,25 @@ async def routine_create_confirm(
     routine_id = routine_id_for(ctx.actor_id, params.command_id)
     digest = _digest(ctx, params, routineId=routine_id)
 
-    def apply(conn: sqlite3.Connection, now: int) -> Applied:
-        _project_room(conn, params.template.project_id)
-        state = RoutineState.PAUSED if params.paused else RoutineState.ACTIVE
-        row = RoutineRow(routine_id, params.template.project_id, params.name, schedule.cron,
-                         schedule.timezone, params.template.prompt, params.template.executor,
-                         state, 1, None if params.paused else schedule.next_after(now),
-                         ctx.actor_id, now, now)  # fmt: skip
-        insert_routine(conn, row)
-        view = to_json(routine_view(row))
-        event = append_event(
-            conn, owner_id=routine_id, owner_type="routine", event_type="routine.created",
-            payload={"routine": view}, now_ms=now, aggregate_revision=1,
-            project_id=row.project_id, actor_id=ctx.actor_id,
-        )  # fmt: skip
-        return Applied(
-            {"routine": view},
-            targets=(ReceiptTarget("routine", routine_id, "created", None, 1),),
-            event_ids=(event.event_id,),
-            project_id=row.project_id,
-        )
-
-    result = await _confirm(ctx, "routine.create.confirm", params, digest, apply)
+    spend = _same_digest("routine.create.confirm", params, digest)
+    await ctx.read(lambda conn: _project_room(conn, params.template.project_id))
+    now = ctx.now()
+    state = RoutineState.PAUSED if params.paused else RoutineState.ACTIVE
+    row = RoutineRow(routine_id, params.template.project_id, params.name, schedule.cron,
+                     schedule.timezone, params.template.prompt, params.template.executor,
+                     state, 1, None if params.paused else schedule.next_after(now),
+                     ctx.actor_id, now, now)  # fmt: skip
+    command = _command(ctx, "routine.create.confirm", params, digest)
+    result = await _ask(ctx, routine_id, CreateRoutine(command, row, spend))
     return mutation_output(RoutineResult, result)
 
 
 async def _change(ctx: ServiceContext, operation_id: str, params: RoutineChangeInput,
-                  event: Any) -> RoutineResult:  # fmt: skip
-    now = ctx.now()
-    key = MutationKey(ctx.actor_id, operation_id, params.command_id)
+                  event: Pause | Resume) -> RoutineResult:  # fmt: skip
     digest = digest_json({k: v for k, v in to_json(params).items() if k != "commandId"})
-
-    def apply(conn: sqlite3.Connection) -> Applied:
-        done = apply_event(conn, params.routine_id, event, now, ctx.actor_id, catch_up=True)
-        return Applied(
-            {"routine": to_json(routine_view(done.routine))},
-            targets=(ReceiptTarget("routine", params.routine_id, "updated",
-                                   params.expected_revision, done.routine.revision),),
-            event_ids=done.event_ids,
-            project_id=done.routine.project_id,
-        )  # fmt: skip
-
-    result = await ctx.store.write(
-        lambda conn: run_mutation(conn, key=key, input_digest=digest, now_ms=now, apply=apply)
-    )
+    command = Command(params.command_id, ctx.actor_id, digest, operation_id)
+    await ctx.read(lambda conn: require_routine(conn, params.routine_id))
+    result = await _ask(ctx, params.routine_id, ChangeRoutine(command, event))
     return mutation_output(RoutineResult, result)
 
 
@@ -280,20 +261,11 @@ async def routine_disable_confirm(
 ) -> RoutineResult:
     """Raises `resource_not_found`, `storage_conflict` (proof, revision, other values)."""
     digest = _digest(ctx, params)
-
-    def apply(conn: sqlite3.Connection, now: int) -> Applied:
-        done = apply_event(conn, params.routine_id, Disable(params.expected_revision), now,
-                           ctx.actor_id, catch_up=True)  # fmt: skip
-        return Applied(
-            {"routine": to_json(routine_view(done.routine))},
-            targets=(ReceiptTarget("routine", params.routine_id, "updated",
-                                   params.expected_revision, done.routine.revision),),
-            event_ids=done.event_ids,
-            project_id=done.routine.project_id,
-        )  # fmt: skip
-
+    spend = _same_digest("routine.disable.confirm", params, digest)
     await ctx.read(lambda conn: require_routine(conn, params.routine_id))
-    result = await _confirm(ctx, "routine.disable.confirm", params, digest, apply)
+    command = _command(ctx, "routine.disable.confirm", params, digest)
+    event = Disable(params.expected_revision)
+    result = await _ask(ctx, params.routine_id, ChangeRoutine(command, event, spend))
     return mutation_output(RoutineResult, result)
 
 
@@ -308,22 +280,12 @@ async def routine_run_preview(
 async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) -> RoutineRunResult:
     """Raises what the preview raises, and `storage_conflict` for the proof or revision."""
     digest = _digest(ctx, params)
-    fire_id = manual_fire_id(ctx.actor_id, params.command_id)
-
-    def apply(conn: sqlite3.Connection, now: int) -> Applied:
-        run = Run(fire_id, params.expected_revision, held=HELD)
-        done = apply_event(conn, params.routine_id, run, now, ctx.actor_id)
-        fire = get_fire(conn, fire_id)
-        assert fire is not None
-        return Applied(
-            {"fire": to_json(fire_view(fire))},
-            targets=(ReceiptTarget("routine_fire", fire_id, "created", None, 1),),
-            event_ids=done.event_ids,
-            project_id=done.routine.project_id,
-        )
-
+    spend = _same_digest("routine.run.confirm", params, digest)
     await ctx.read(lambda conn: require_routine(conn, params.routine_id))
-    result = await _confirm(ctx, "routine.run.confirm", params, digest, apply)
+    command = _command(ctx, "routine.run.confirm", params, digest)
+    fire_id = manual_fire_id(ctx.actor_id, params.command_id)
+    event = Run(fire_id, params.expected_revision, held=HELD)
+    result = await _ask(ctx, params.routine_id, ChangeRoutine(command, event, spend))
     return mutation_output(RoutineRunResult, result)
 
 
@@ -361,3 +323,13 @@ ROUTINE_HANDLERS: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]
     "routine.show": routine_show_handler,
     "routine.list": routine_list,
 }
+
+
+# The kinds the Node runs on the actor runtime (the Session has its own runtime for now).
+KINDS: Final = (ROUTINES,)
+
+
+def install_launcher(ctx: ServiceContext) -> None:
+    """Give the routine scheduler its launcher: the gate acting as each routine's scheduler."""
+    if ctx.actors is not None and ROUTINES in ctx.actors:
+        ctx.actors.extension(LauncherSlot).launcher = SchedulerGate(ctx)
