@@ -36,7 +36,15 @@ from ._core import (
     LaunchRefused,
     plan_launches,
 )
-from ._sql import FireRow, RoutineRow, get_fire, get_routine, launching_fires, stoppable_sessions
+from ._sql import (
+    FireRow,
+    RoutineRow,
+    get_fire,
+    get_routine,
+    launching_fires,
+    started_unsettled,
+    stoppable_sessions,
+)
 from ._table import FailReason
 
 log = logging.getLogger("maia.routines")
@@ -136,7 +144,8 @@ class Scheduler:
                 await self.launcher().stop_session(routine_id, session_id, revision)
             except MaiaError as error:  # it moved since the read: the next tick sees it
                 log.info("routine %s: session %s not stopped: %s", routine_id, session_id, error)
-        return bool(fires)
+        recent = now - 10 * 60 * 1000
+        return bool(fires) or bool(await self.store.read(lambda c: started_unsettled(c, recent)))
 
     async def _answer(self, routine_id: str, event: Any) -> None:
         try:

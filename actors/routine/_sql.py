@@ -249,6 +249,19 @@ def scheduler_send_receipts(
     return found
 
 
+def started_unsettled(conn: sqlite3.Connection, since_ms: int) -> bool:
+    """Whether a fire started since `since_ms` still has a running turn or a live Session
+    (the scheduler ticks often until it can stop that Session)."""
+    row = conn.execute(
+        "SELECT 1 FROM routine_fires f JOIN turns t ON t.turn_id = f.turn_id"
+        " JOIN sessions s ON s.session_id = f.session_id WHERE f.state = 'started'"
+        " AND (t.state NOT IN ('completed', 'failed', 'interrupted')"
+        " OR s.state NOT IN ('stopped', 'stopping', 'failed')) AND f.updated_ms >= ? LIMIT 1",
+        (since_ms,),
+    ).fetchone()
+    return row is not None
+
+
 def stoppable_sessions(conn: sqlite3.Connection, limit: int) -> list[tuple[str, str, int]]:
     """(routine, Session, revision) of settled fires whose live Session ran only the fire's
     own turn and it finished: the tick stops these at the revision read here."""
