@@ -9,13 +9,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 import trio
 
 from actors.routine import SCHEDULER_PREFIX, scheduler_actor
 from maia.config import UserConfig
-from maia.core import MaiaError, SystemClock
+from maia.core import MaiaError
 from maia.service import ServiceContext, open_services
 from maia.service._projects import project_add
 from maia.service._routine_gate import SchedulerGate
@@ -23,34 +22,13 @@ from maia.service._routines import ROUTINE_HANDLERS
 from storage import open_storage
 
 from ._helpers import params
+from ._shifted import ShiftedClock, offset_to_slot
 
-QUARTER_MS = 15 * 60 * 1000
 WAIT_S = 60  # generous: real workers on a loaded machine
 
 
-@attrs.frozen
-class ShiftedClock:
-    """The real clock, with wall time shifted (the Node never reads wall time for expiry)."""
-
-    offset_ms: int
-    real: SystemClock = attrs.field(factory=SystemClock)
-
-    def wall_ms(self) -> int:
-        return self.real.wall_ms() + self.offset_ms
-
-    def monotonic_ms(self) -> int:
-        return self.real.monotonic_ms()
-
-    @property
-    def suspend_aware(self) -> bool:
-        return self.real.suspend_aware
-
-
 def shifted_to_slot(seconds_before: float) -> ShiftedClock:
-    """A clock whose wall time is `seconds_before` a quarter hour (a `*/15` slot)."""
-    now = SystemClock().wall_ms()
-    slot = (now // QUARTER_MS + 1) * QUARTER_MS
-    return ShiftedClock(slot - int(seconds_before * 1000) - now)
+    return ShiftedClock(offset_to_slot(seconds_before))
 
 
 @pytest.fixture
@@ -119,10 +97,13 @@ async def test_a_due_slot_fires_a_session_as_the_scheduler_and_stops_it(
     assert ("actor_node-automation_routine-scheduler_" + routine_id, "session.create") in actors
     assert (scheduler_actor(routine_id), "turn.send") in actors
     assert all(a.startswith(SCHEDULER_PREFIX) for a, _ in actors)
+
+    def session_state(conn: sqlite3.Connection) -> str:
+        found = conn.execute("SELECT state FROM sessions WHERE session_id = ?", (fire.session_id,))
+        return str(found.fetchone()[0])
+
     with trio.fail_after(WAIT_S):
-        while (await fctx.read(lambda c: c.execute(
-            "SELECT state FROM sessions WHERE session_id = ?", (fire.session_id,)
-        ).fetchone()))[0] != "stopped":  # fmt: skip
+        while await fctx.read(session_state) != "stopped":  # noqa: ASYNC110 (storage, no event)
             await trio.sleep(0.2)
     events = await fctx.read(
         lambda c: [
@@ -163,7 +144,7 @@ async def test_the_scheduler_may_call_only_what_the_spec_allows(
     project_id = (
         await call(fctx, "routine.show", {"routineId": routine_id})
     ).routine.template.project_id
-    denied = [
+    denied: list[tuple[str, dict[str, Any], str | None]] = [
         ("project.add", {"commandId": "x", "rootPath": "/tmp"}, None),
         ("routine.pause", {"commandId": "x", "routineId": routine_id, "expectedRevision": 1}, None),
         ("session.create", {"commandId": "x", "projectId": "project_" + "0" * 32}, None),
@@ -175,8 +156,9 @@ async def test_the_scheduler_may_call_only_what_the_spec_allows(
         with pytest.raises(MaiaError) as caught:
             await gate.call(routine_id, op_id, body, project_id=project_id, session_id=own)
         assert caught.value.code == "role_denied", op_id
-    made = await gate.call(routine_id, "session.create", {"commandId": "ok", "projectId": project_id},
-                           project_id=project_id, session_id=None)  # fmt: skip
+    body = {"commandId": "ok", "projectId": project_id}
+    made = await gate.call(routine_id, "session.create", body, project_id=project_id,
+                           session_id=None)  # fmt: skip
     receipt = await fctx.read(
         lambda c: c.execute(
             "SELECT actor_id FROM receipts WHERE receipt_id = ?", (made.receipt_id,)
