@@ -37,6 +37,16 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     ),
     "candidates": (("ID", "id"), ("LABEL", "label")),
     "items": (("SEQ", "sequence"), ("KIND", "kind"), ("STATE", "state"), ("TEXT", "text")),
+    "routines": (
+        ("ID", "routineId"), ("NAME", "name"), ("STATE", "state"), ("REV", "revision"),
+        ("NEXT FIRE", "nextFireAt"),
+    ),
+    "fires": (
+        ("SLOT", "scheduledAt"), ("TRIGGER", "triggerKind"), ("STATE", "state"),
+        ("REASON", "reason"), ("TURN", "turnState"), ("FAILURE", "failureReason"),
+        ("SESSION", "sessionId"),
+    ),
+    "nextFires": (("AT", "at"), ("LOCAL TIME", "local")),
 }  # fmt: skip
 # Single objects inside a result, in the order they are shown, with their important fields.
 OBJECTS: Final[dict[str, tuple[str, ...]]] = {
@@ -51,6 +61,11 @@ OBJECTS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "project": ("projectId", "projectKey", "rootPath", "workspaceKind", "revision", "createdAt"),
     "receipt": ("receiptId", "operationId", "outcome", "commandId", "targets", "createdAt"),
+    "routine": (
+        "routineId", "name", "state", "revision", "schedule", "template", "nextFireAt",
+        "createdAt", "updatedAt",
+    ),
+    "fire": ("fireId", "routineId", "triggerKind", "state", "reason", "scheduledAt"),
 }  # fmt: skip
 _COLOURS: Final = {
     "running": "32", "completed": "32", "idle": "36", "working": "32", "failed": "31",
