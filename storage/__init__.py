@@ -14,6 +14,11 @@ from ._actor import open_storage as open_storage
 from ._cas import REVISIONED_TABLES as REVISIONED_TABLES
 from ._cas import compare_and_set as compare_and_set
 from ._cas import read_revision as read_revision
+from ._config import USER_SCOPE as USER_SCOPE
+from ._config import ConfigSnapshot as ConfigSnapshot
+from ._config import admit_snapshot as admit_snapshot
+from ._config import admitted_snapshot as admitted_snapshot
+from ._config import scope_revision as scope_revision
 from ._cursors import DEFAULT_CURSOR_TTL_MS as DEFAULT_CURSOR_TTL_MS
 from ._cursors import JOURNAL_SCOPE as JOURNAL_SCOPE
 from ._cursors import CursorSigner as CursorSigner

@@ -193,6 +193,33 @@ CREATE TABLE actor_timers (
 ) WITHOUT ROWID;
 """
 
+# Configuration admission (spec: Resolution and admission) and the Projects' repository block.
+_CONFIG_ADMISSION: Final = """
+ALTER TABLE projects ADD COLUMN repository TEXT;            -- JSON repository block, if any
+ALTER TABLE projects ADD COLUMN repository_identity TEXT;   -- normalized remote + ref
+CREATE UNIQUE INDEX projects_by_repository ON projects (repository_identity)
+    WHERE repository_identity IS NOT NULL;
+
+-- Every admitted configuration, kept: scope is 'user' or a project_id.
+CREATE TABLE config_snapshots (
+    snapshot_id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    revision INTEGER NOT NULL,                  -- the scope's revision this admission made
+    manifest TEXT NOT NULL,                     -- canonical manifest JSON
+    manifest_digest TEXT NOT NULL,
+    source_digest TEXT NOT NULL,                -- sha256 of the file's bytes, or 'absent'
+    actor_id TEXT NOT NULL,
+    admitted_ms INTEGER NOT NULL,
+    UNIQUE (scope, revision)
+);
+-- What is admitted now, per scope.
+CREATE TABLE config_admitted (
+    scope TEXT PRIMARY KEY,
+    snapshot_id TEXT NOT NULL REFERENCES config_snapshots (snapshot_id),
+    revision INTEGER NOT NULL
+) WITHOUT ROWID;
+"""
+
 # Routines (actors/routine): the routine rows and one row per fire (spec: Scheduled Session
 # operations). `nextFireAt` is present exactly while a routine is active; a cron slot has at
 # most one row (the claim and the advance of next_fire_ms commit together).
@@ -235,7 +262,7 @@ CREATE INDEX routine_fires_newest ON routine_fires (routine_id, scheduled_ms);
 CREATE INDEX routine_fires_launching ON routine_fires (routine_id) WHERE state = 'launching';
 """
 
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2_ACTOR_TIMERS, _ROUTINES)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _ROUTINES)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

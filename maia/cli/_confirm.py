@@ -22,7 +22,7 @@ from maia.protocol.shapes import class_plan
 
 from . import _exit
 from ._invocation import Invocation
-from ._render import block
+from ._render import human
 
 PROOF_FIELDS = ("inputDigest", "proof")
 
@@ -87,7 +87,7 @@ async def confirmed(
         out.result(preview.operation_id, answer)
         return _exit.OK
     out.stderr.write(f"{op.operation_id} will do this:\n")
-    out.stderr.write(block(answer, None, out.now_ms))
+    out.stderr.write(human(preview.operation_id, answer, out.now_ms))
     if not invocation.yes:
         if not interactive:
             raise Refused(

@@ -46,6 +46,7 @@ LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
     ("version",): "Print the version, protocol, registry digest and operations.",
     ("contract", "generate"): "Rewrite the registry's generated projections.",
     ("contract", "check"): "Check the registry's generated projections.",
+    ("config", "check"): "Check every configuration file: each problem with its line (no Node).",
 }
 # Op commands with runtime flags beyond --json/--jsonl/--node.
 WAITS: Final = frozenset({"turn.send"})

@@ -25,6 +25,7 @@ from ._schema_mode import MESSAGE_MAX, Refusal
 SERVED_COMMANDS: dict[tuple[str, ...], str] = {
     ("node", "start"): "maia.cli._node_commands:start_command",
     ("node", "stop"): "maia.cli._node_commands:stop_command",
+    ("config", "check"): "maia.cli._config_cmd:check_command",
     ("console",): "maia.console._launch:open_console",
     ("home",): "maia.console._launch:home",
 }
@@ -179,10 +180,11 @@ def _main(argv: Sequence[str] | None) -> int:
             command_tree().main(args, prog_name="maia", complete_var=COMPLETE_VAR)
         except SystemExit as exit_:  # click exits after completing
             return exit_.code if isinstance(exit_.code, int) else 0
+    from ._config_cmd import config_alias
     from ._invocation import parse_invocation
 
     try:
-        invocation = parse_invocation(args)
+        invocation = parse_invocation(config_alias(args))
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:

@@ -47,6 +47,7 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("SESSION", "sessionId"),
     ),
     "nextFires": (("AT", "at"), ("LOCAL TIME", "local")),
+    "changes": (("KEY", "path"), ("CHANGE", "change"), ("ADMITTED", "before"), ("FILE", "after")),
 }  # fmt: skip
 # Single objects inside a result, in the order they are shown, with their important fields.
 OBJECTS: Final[dict[str, tuple[str, ...]]] = {
@@ -162,6 +163,10 @@ def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> 
     known object (Session, turn, Project, receipt), the other fields, then the main list."""
     if not isinstance(result, dict):
         return f"{result}\n"
+    if operation_id == "config.show":
+        from ._config_cmd import render_config_show
+
+        return render_config_show(result)
     if operation_id == "turn.queue.list":
         rows = ([result["activeTurn"]] if result.get("activeTurn") else []) + result["queue"]
         return table(rows, COLUMNS["queue"], now_ms, colour)

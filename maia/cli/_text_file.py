@@ -14,8 +14,8 @@ from typing import BinaryIO, Final
 
 import anyio
 
+from maia.core._limits import MAX_TURN_TEXT_LENGTH
 from maia.protocol import MaiaError
-from maia.protocol._limits import MAX_TURN_TEXT_LENGTH
 
 READ_LIMIT_BYTES: Final = MAX_TURN_TEXT_LENGTH * 4  # the most bytes a valid text can take
 

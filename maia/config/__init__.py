@@ -1,19 +1,69 @@
-"""Configuration files of a Maia home: the strict JSONC reader and the typed documents
-(UserConfigV1 with Maia's executors, the Project inventory mirror)."""
+"""Configuration files of a Maia home and of its Projects: the strict JSONC reader, the typed
+documents (UserConfigV1 with Maia's executors, ProjectConfigV1, the Project inventory
+mirror), descriptor-first reading, admission candidates and their diff, and the effective
+configuration (limits narrowed, executors resolved) the Node applies."""
 
+from ._check import CheckReport as CheckReport
+from ._check import check_configuration as check_configuration
+from ._effective import DEFAULT_EXECUTOR_REF as DEFAULT_EXECUTOR_REF
+from ._effective import EffectiveConfig as EffectiveConfig
+from ._files import ConfigFile as ConfigFile
+from ._files import FileRefused as FileRefused
+from ._files import read_beneath as read_beneath
+from ._files import read_project_file as read_project_file
+from ._files import read_user_file as read_user_file
+from ._files import trust_problem as trust_problem
 from ._jsonc import MAX_DEPTH as MAX_DEPTH
 from ._jsonc import JsoncError as JsoncError
+from ._jsonc import Locations as Locations
 from ._jsonc import loads_jsonc as loads_jsonc
+from ._jsonc import loads_jsonc_located as loads_jsonc_located
+from ._limits import CURRENCIES as CURRENCIES
+from ._limits import CapacityLimits as CapacityLimits
+from ._limits import check_allowed_executor as check_allowed_executor
+from ._limits import effective_limits as effective_limits
+from ._limits import limit_sources as limit_sources
+from ._limits import read_limits as read_limits
+from ._manifest import MANIFEST_SCHEMA_VERSION as MANIFEST_SCHEMA_VERSION
+from ._manifest import Candidate as Candidate
+from ._manifest import diff as diff
+from ._manifest import project_candidate as project_candidate
+from ._manifest import resolve_self as resolve_self
+from ._manifest import user_candidate as user_candidate
+from ._observability import ObservabilityPolicy as ObservabilityPolicy
+from ._observability import read_observability as read_observability
+from ._problems import Checker as Checker
+from ._problems import Problem as Problem
+from ._problems import dotted as dotted
+from ._problems import raise_if_any as raise_if_any
+from ._problems import syntax_problem as syntax_problem
+from ._project_config import PROJECT_SCHEMA_VERSION as PROJECT_SCHEMA_VERSION
+from ._project_config import ContextSettings as ContextSettings
+from ._project_config import Maintenance as Maintenance
+from ._project_config import ProjectConfig as ProjectConfig
+from ._project_config import check_project_config as check_project_config
+from ._project_config import parse_project_config as parse_project_config
 from ._projects import InventoryEntry as InventoryEntry
 from ._projects import ProjectRoot as ProjectRoot
 from ._projects import canonical_root as canonical_root
 from ._projects import default_project_key as default_project_key
 from ._projects import render_inventory as render_inventory
 from ._projects import write_inventory as write_inventory
+from ._repository import Repository as Repository
+from ._repository import normalize_remote as normalize_remote
+from ._repository import parse_git_config as parse_git_config
+from ._repository import read_repository as read_repository
+from ._retention import RetentionPolicy as RetentionPolicy
+from ._retention import read_retention as read_retention
 from ._user import BUILTIN_EXECUTORS as BUILTIN_EXECUTORS
-from ._user import CapacityLimits as CapacityLimits
 from ._user import ExecutorConfig as ExecutorConfig
 from ._user import SessionSettings as SessionSettings
 from ._user import UserConfig as UserConfig
+from ._user import check_user_config as check_user_config
+from ._user import is_time_zone as is_time_zone
 from ._user import load_user_config as load_user_config
 from ._user import parse_user_config as parse_user_config
+from ._user import parse_user_text as parse_user_text
+from ._user import read_executor as read_executor
+from ._user import read_executors as read_executors
+from ._user import read_text as read_text

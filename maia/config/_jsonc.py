@@ -33,12 +33,46 @@ class JsoncError(ValueError):
         self.source = source
 
 
+Path = tuple[str | int, ...]
+
+
 def loads_jsonc(text: str, source: str = "<jsonc>") -> Any:
     """Parse JSONC text. Raises JsoncError naming line and column for any fault."""
+    return _parse(text, source, None)
+
+
+def loads_jsonc_located(text: str, source: str = "<jsonc>") -> tuple[Any, Locations]:
+    """Parse JSONC text and say where each value is (for errors found after parsing).
+
+    Raises JsoncError naming line and column for any fault.
+    """
+    where: dict[Path, int] = {}
+    return _parse(text, source, where), Locations(text, where)
+
+
+class Locations:
+    """Where each value of a parsed document starts: its key for a member, else its value."""
+
+    def __init__(self, text: str, offsets: dict[Path, int]) -> None:
+        self._text = text
+        self._offsets = offsets
+
+    def line_column(self, path: Path) -> tuple[int, int]:
+        """1-based line and column of `path`, or of its nearest located ancestor."""
+        while path not in self._offsets and path:
+            path = path[:-1]
+        offset = self._offsets.get(path, 0)
+        line = self._text.count("\n", 0, offset) + 1
+        return line, offset - (self._text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _parse(text: str, source: str, where: dict[Path, int] | None) -> Any:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise JsoncError(f"larger than {MAX_BYTES} bytes", text, 0, source)
-    parser = _Parser(text, source)
-    value = parser.value(0)
+    parser = _Parser(text, source, where)
+    parser.skip_blank()
+    parser.mark(())
+    value = parser.value(0, ())
     parser.skip_blank()
     if parser.pos != len(text):
         parser.fail("unexpected text after the document")
@@ -46,10 +80,15 @@ def loads_jsonc(text: str, source: str = "<jsonc>") -> Any:
 
 
 class _Parser:
-    def __init__(self, text: str, source: str):
+    def __init__(self, text: str, source: str, where: dict[Path, int] | None):
         self.text = text
         self.source = source
         self.pos = 0
+        self.where = where
+
+    def mark(self, path: Path, offset: int | None = None) -> None:
+        if self.where is not None:
+            self.where[path] = self.pos if offset is None else offset
 
     def fail(self, message: str, offset: int | None = None) -> None:
         raise JsoncError(message, self.text, self.pos if offset is None else offset, self.source)
@@ -71,7 +110,7 @@ class _Parser:
             else:
                 return
 
-    def value(self, depth: int) -> Any:
+    def value(self, depth: int, path: Path) -> Any:
         if depth > MAX_DEPTH:
             self.fail(f"nested deeper than {MAX_DEPTH}")
         self.skip_blank()
@@ -79,9 +118,9 @@ class _Parser:
             self.fail("unexpected end of input")
         char = self.text[self.pos]
         if char == "{":
-            return self.obj(depth)
+            return self.obj(depth, path)
         if char == "[":
-            return self.array(depth)
+            return self.array(depth, path)
         if char == '"':
             return self.string()
         for word, literal in _LITERALS:
@@ -110,7 +149,7 @@ class _Parser:
             self.fail(f"expected {char!r}")
         self.pos += 1
 
-    def obj(self, depth: int) -> dict[str, Any]:
+    def obj(self, depth: int, path: Path) -> dict[str, Any]:
         self.pos += 1
         result: dict[str, Any] = {}
         while True:
@@ -124,15 +163,16 @@ class _Parser:
             key = self.string()
             if key in result:
                 self.fail(f"duplicate key {key!r}", key_at)
+            self.mark((*path, key), key_at)
             self.expect(":")
-            result[key] = self.value(depth + 1)
+            result[key] = self.value(depth + 1, (*path, key))
             self.skip_blank()
             if self.text.startswith(",", self.pos):
                 self.pos += 1
             elif not self.text.startswith("}", self.pos):
                 self.fail("expected ',' or '}'")
 
-    def array(self, depth: int) -> list[Any]:
+    def array(self, depth: int, path: Path) -> list[Any]:
         self.pos += 1
         result: list[Any] = []
         while True:
@@ -140,7 +180,8 @@ class _Parser:
             if self.text.startswith("]", self.pos):
                 self.pos += 1
                 return result
-            result.append(self.value(depth + 1))
+            self.mark((*path, len(result)))
+            result.append(self.value(depth + 1, (*path, len(result))))
             self.skip_blank()
             if self.text.startswith(",", self.pos):
                 self.pos += 1

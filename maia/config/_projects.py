@@ -7,22 +7,27 @@ Project (spec: a move is a relocation mutation).
 A root is canonical the spec's way: its parent is resolved (symlinks followed) and its final
 component is not followed, so a symlink is refused rather than silently replaced by its
 target; the root and its parent must belong to the current user and not be group- or
-world-writable (a root others can write is a root others can plant files in).
+world-writable (a root others can write is a root others can plant files in), judged on
+opened descriptors, with no exception for a sticky parent: a root directly in /tmp is
+refused. A repository root carries its repository block (see `_repository`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import attrs
 import orjson
 
 from maia.core import MaiaError
+
+from ._files import trust_problem
+from ._repository import Repository, read_repository
 
 PROJECT_KEY_RE: Final = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
 _HEADER: Final = (
@@ -37,6 +42,7 @@ class ProjectRoot:
 
     path: str
     workspace_kind: Literal["repository", "directory"]
+    repository: Repository | None = None
 
 
 def _refuse(root: str, why: str) -> MaiaError:
@@ -47,17 +53,17 @@ def _refuse(root: str, why: str) -> MaiaError:
     )
 
 
-def _check_owned(path: Path, what: str, root: str) -> os.stat_result:
-    info = path.lstat()
-    if info.st_uid != os.getuid():
-        raise _refuse(root, f"{what} {path} belongs to another user")
-    if info.st_mode & 0o022 and not (what == "parent" and info.st_mode & stat.S_ISVTX):
-        raise _refuse(root, f"{what} {path} is writable by group or others")
-    return info
+def _checked(info: os.stat_result, what: str, shown: Path, root: str) -> None:
+    problem = trust_problem(info, f"{what} {shown}")
+    if problem is not None:
+        raise _refuse(root, problem)
 
 
 def canonical_root(root: str) -> ProjectRoot:
-    """Check and canonicalize a Project root.
+    """Check and canonicalize a Project root, descriptor-first: the parent (its symlinks
+    resolved) is opened, the root is opened beneath it without following a final symlink,
+    and owner and mode are judged on both descriptors (no exception for a sticky parent
+    such as /tmp). A repository root gets its repository block from its own files.
 
     Raises `validation_failed` for a relative path, `configuration_invalid` when it does not
     exist, is not a directory, is a symlink, or fails the ownership checks.
@@ -70,21 +76,33 @@ def canonical_root(root: str) -> ProjectRoot:
     name = given.name
     parent = Path(os.path.realpath(given.parent)) if name else Path("/")
     candidate = parent / name if name else parent
+    if candidate == Path("/"):
+        raise _refuse(root, "the file system root cannot be a Project")
     try:
-        if candidate == Path("/"):
-            raise _refuse(root, "the file system root cannot be a Project")
-        if candidate.is_symlink():
-            raise _refuse(root, "is a symbolic link; give the directory it points to")
-        if not candidate.is_dir():
-            raise _refuse(root, "does not exist or is not a directory")
-        _check_owned(candidate, "directory", root)
-        _check_owned(parent, "parent", root)
+        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as error:
-        raise _refuse(root, f"cannot be inspected ({error.strerror})") from error
-    kind: Literal["repository", "directory"] = (
-        "repository" if (candidate / ".git").exists() else "directory"
-    )
-    return ProjectRoot(str(candidate), kind)
+        raise _refuse(root, f"its parent cannot be opened ({error.strerror})") from error
+    try:
+        try:
+            root_fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                              dir_fd=parent_fd)  # fmt: skip
+        except OSError as error:
+            if os.path.islink(candidate):
+                why = "is a symbolic link; give the directory it points to"
+                raise _refuse(root, why) from error
+            if error.errno in (errno.ENOENT, errno.ENOTDIR):
+                raise _refuse(root, "does not exist or is not a directory") from error
+            raise _refuse(root, f"cannot be opened ({error.strerror})") from error
+        try:
+            _checked(os.fstat(root_fd), "directory", candidate, root)
+            _checked(os.fstat(parent_fd), "parent", parent, root)
+        finally:
+            os.close(root_fd)
+    finally:
+        os.close(parent_fd)
+    repository = read_repository(candidate)
+    kind: Literal["repository", "directory"] = "repository" if repository else "directory"
+    return ProjectRoot(str(candidate), kind, repository)
 
 
 def default_project_key(root: str, taken: Iterable[str]) -> str:
@@ -111,14 +129,18 @@ class InventoryEntry:
     project_key: str
     root_path: str
     workspace_kind: str
+    repository: Repository | None = None
 
-    def to_json(self) -> dict[str, str]:
-        return {
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "projectId": self.project_id,
             "projectKey": self.project_key,
             "rootPath": self.root_path,
             "workspaceKind": self.workspace_kind,
         }
+        if self.repository is not None:
+            out["repository"] = self.repository.to_json()
+        return out
 
 
 def render_inventory(entries: Iterable[InventoryEntry]) -> bytes:

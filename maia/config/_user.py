@@ -10,56 +10,32 @@ syntax), so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
+import functools
 import re
+import zoneinfo
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import attrs
 
-from maia.core import MAX_SESSION_PENDING_TURNS, MaiaError, parse_definition_ref
+from maia.core import MaiaError, parse_definition_ref
 
-from ._jsonc import JsoncError, loads_jsonc
+from ._jsonc import JsoncError, Locations, loads_jsonc_located
+from ._limits import DEFAULT_WALL_TIME_MS, CapacityLimits, read_limits
+from ._observability import ObservabilityPolicy, read_observability
+from ._problems import Checker, Problem, raise_if_any, syntax_problem
 
 SCHEMA_VERSION: Final = "maia.user-config.v1"
 EXECUTOR_NAME_PATTERN: Final = r"^[a-z][a-z0-9-]{0,63}$"
 ENV_NAME_PATTERN: Final = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+MODEL_REF_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,255}$"
 MAX_ARGV: Final = 256
 MAX_ENV_NAMES: Final = 128
-DEFAULT_WALL_TIME_MS: Final = 3_600_000
+MAX_EXECUTORS: Final = 256
 _EXECUTOR_RE: Final = re.compile(EXECUTOR_NAME_PATTERN)
 _ENV_RE: Final = re.compile(ENV_NAME_PATTERN)
-
-
-@attrs.frozen
-class CapacityLimits:
-    """CapacityLimitsV1. This slice enforces maxLiveSessions and maxQueuedMessages."""
-
-    max_live_sessions: int = 64  # Sessions with a running worker
-    max_concurrent_activations: int = 64
-    max_children_per_session: int = 16
-    max_agent_depth: int = 4
-    max_pending_routine_ticks: int = 64
-    max_queued_messages: int = MAX_SESSION_PENDING_TURNS  # pending turns per Session
-    max_input_tokens_per_activation: int = 200_000
-    max_output_tokens_per_activation: int = 32_000
-    max_wall_time_ms_per_activation: int = DEFAULT_WALL_TIME_MS
-    max_output_bytes_per_tool: int = 65_536
-
-
-# wire name -> (attribute, minimum, maximum)
-_CAPACITY_KEYS: Final = {
-    "maxLiveSessions": ("max_live_sessions", 1, 100_000),
-    "maxConcurrentActivations": ("max_concurrent_activations", 1, 100_000),
-    "maxChildrenPerSession": ("max_children_per_session", 0, 1024),
-    "maxAgentDepth": ("max_agent_depth", 1, 64),
-    "maxPendingRoutineTicks": ("max_pending_routine_ticks", 0, 100_000),
-    "maxQueuedMessages": ("max_queued_messages", 1, MAX_SESSION_PENDING_TURNS),
-    "maxInputTokensPerActivation": ("max_input_tokens_per_activation", 1, 10**9),
-    "maxOutputTokensPerActivation": ("max_output_tokens_per_activation", 1, 10**9),
-    "maxWallTimeMsPerActivation": ("max_wall_time_ms_per_activation", 1000, 7 * 24 * 3600_000),
-    "maxOutputBytesPerTool": ("max_output_bytes_per_tool", 1, 1 << 30),
-}
+MODEL_RE: Final = re.compile(MODEL_REF_PATTERN)
 
 
 @attrs.frozen
@@ -88,11 +64,15 @@ class SessionSettings:
 class UserConfig:
     """The parsed `config.jsonc` (all defaults when the file is absent)."""
 
-    capacity: CapacityLimits = CapacityLimits()
+    capacity: CapacityLimits = attrs.field(factory=CapacityLimits)
     executors: Mapping[str, ExecutorConfig] = attrs.field(factory=dict)
     sessions: SessionSettings = SessionSettings()
     default_timezone: str = "UTC"
     administrator_agent_ref: str | None = None
+    connection_ref: str | None = None  # defaults.connectionRef (kept for later)
+    model_ref: str | None = None  # defaults.modelRef (kept for later)
+    observability: ObservabilityPolicy | None = None
+    capacity_set: Mapping[str, Any] = attrs.field(factory=dict)  # the limits the file sets
 
     def executor(self, ref: str) -> ExecutorConfig:
         """The executor a reference names: `builtin:echo`, or `user:<name>` from `executors`.
@@ -117,128 +97,138 @@ class UserConfig:
         return found
 
 
-def _invalid(path: str, message: str, source: str) -> MaiaError:
-    return MaiaError(
-        "configuration_invalid",
-        f"configuration is invalid: {source}: {path}: {message}",
-        {"detail": f"{path}: {message}", "path": path, "source": source},
-    )
+@functools.cache
+def _zones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones()) | {"UTC"}
 
 
-class _Reader:
-    """Walks the parsed document, refusing unknown keys and wrong types with their path."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def obj(self, value: Any, path: str, allowed: set[str]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise _invalid(path, "must be an object", self.source)
-        for key in value:
-            if key not in allowed:
-                raise _invalid(f"{path}.{key}", "unknown key", self.source)
-        return value
-
-    def integer(self, value: Any, path: str, low: int, high: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise _invalid(path, f"must be an integer {low}..{high}", self.source)
-        return value
-
-    def string(self, value: Any, path: str, pattern: re.Pattern[str] | None = None) -> str:
-        if not isinstance(value, str) or not value or len(value) > 4096:
-            raise _invalid(path, "must be a non-empty string", self.source)
-        if pattern is not None and pattern.match(value) is None:
-            raise _invalid(path, f"must match {pattern.pattern}", self.source)
-        return value
-
-    def strings(self, value: Any, path: str, limit: int, pattern: re.Pattern[str] | None = None,
-                *, non_empty: bool = False) -> tuple[str, ...]:  # fmt: skip
-        if not isinstance(value, list) or len(value) > limit or (non_empty and not value):
-            size = "1.." if non_empty else "at most "
-            raise _invalid(path, f"must be a list of {size}{limit} strings", self.source)
-        return tuple(self.string(v, f"{path}[{i}]", pattern) for i, v in enumerate(value))
+def is_time_zone(name: str) -> bool:
+    """Whether `name` is an IANA time zone this machine knows (`Europe/Paris`, `UTC`)."""
+    return name in _zones()
 
 
-def _capacity(reader: _Reader, value: Any) -> CapacityLimits:
-    body = reader.obj(value, "swarm.capacity", {*_CAPACITY_KEYS, "maxDailyCostMicros", "currency"})
-    values = {
-        attr: reader.integer(body[wire], f"swarm.capacity.{wire}", low, high)
-        for wire, (attr, low, high) in _CAPACITY_KEYS.items()
-        if wire in body
-    }
-    return CapacityLimits(**values)
-
-
-def _executor(reader: _Reader, name: str, value: Any, wall_default: int) -> ExecutorConfig:
-    path = f"executors.{name}"
+def read_executor(
+    checker: Checker, name: str, value: Any, wall_default: int, path: tuple[str, ...]
+) -> ExecutorConfig | None:
+    """One entry of an `executors` block (the user's, or a Project's)."""
+    at = (*path, name)
     if _EXECUTOR_RE.match(name) is None:
-        raise _invalid(path, f"an executor name must match {EXECUTOR_NAME_PATTERN}", reader.source)
-    body = reader.obj(value, path, {"kind", "argv", "env", "wallTimeMs", "promptNewline"})
+        checker.report(at, f"an executor name must match {EXECUTOR_NAME_PATTERN}")
+        return None
+    body = checker.obj(value, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline"})
     kind = body.get("kind")
+    env = checker.strings(body.get("env", []), (*at, "env"), MAX_ENV_NAMES, _ENV_RE)
     if kind == "echo":  # the reference worker; `env` passes variables through (MAIA_ECHO_LOG)
-        reader.obj(body, path, {"kind", "env"})
-        env = reader.strings(body.get("env", []), f"{path}.env", MAX_ENV_NAMES, _ENV_RE)
+        for key in ("argv", "wallTimeMs", "promptNewline"):
+            if key in body:
+                checker.report((*at, key), "is not an option of an echo executor")
         return ExecutorConfig(name, "echo", env=env)
     if kind != "exec":
-        raise _invalid(f"{path}.kind", 'must be "echo" or "exec"', reader.source)
+        checker.report((*at, "kind"), 'must be "echo" or "exec"')
+        return None
     if "argv" not in body:
-        raise _invalid(f"{path}.argv", "is required for an exec executor", reader.source)
-    argv = reader.strings(body["argv"], f"{path}.argv", MAX_ARGV, non_empty=True)
-    env = reader.strings(body.get("env", []), f"{path}.env", MAX_ENV_NAMES, _ENV_RE)
-    wall = body.get("wallTimeMs", wall_default)
-    wall = reader.integer(wall, f"{path}.wallTimeMs", 1000, 7 * 24 * 3600_000)
-    newline = body.get("promptNewline", True)
-    if not isinstance(newline, bool):
-        raise _invalid(f"{path}.promptNewline", "must be true or false", reader.source)
+        checker.report((*at, "argv"), "is required for an exec executor")
+    argv = checker.strings(body.get("argv", ["-"]), (*at, "argv"), MAX_ARGV, non_empty=True)
+    wall = checker.integer(
+        body.get("wallTimeMs", wall_default), (*at, "wallTimeMs"), 1000, 7 * 24 * 3600_000,
+        wall_default,
+    )  # fmt: skip
+    newline = checker.boolean(body.get("promptNewline", True), (*at, "promptNewline"), True)
     return ExecutorConfig(name, "exec", argv, env, wall, newline)
 
 
-def parse_user_config(document: Any, source: str = "config.jsonc") -> UserConfig:
-    """The UserConfig of a parsed document. Raises `configuration_invalid` naming the key."""
-    reader = _Reader(source)
+def read_executors(
+    checker: Checker, value: Any, wall_default: int, path: tuple[str, ...]
+) -> dict[str, ExecutorConfig]:
+    body = checker.obj(value, path)
+    if len(body) > MAX_EXECUTORS:
+        checker.report(path, f"at most {MAX_EXECUTORS} executors")
+    found = (read_executor(checker, n, v, wall_default, path) for n, v in body.items())
+    return {e.name: e for e in found if e is not None}
+
+
+def check_user_config(
+    document: Any, source: str = "config.jsonc", locations: Locations | None = None
+) -> tuple[UserConfig, list[Problem]]:
+    """The UserConfig of a parsed document and every problem found in it (empty: valid)."""
+    checker = Checker(source, locations)
     top = {"schemaVersion", "swarm", "defaults", "observability", "executors", "sessions"}
-    body = reader.obj(document, "$", top)
-    version = body.get("schemaVersion", SCHEMA_VERSION)
-    if version != SCHEMA_VERSION:
-        raise _invalid("schemaVersion", f'must be "{SCHEMA_VERSION}"', source)
-    swarm = reader.obj(
-        body.get("swarm", {}), "swarm", {"administratorAgentRef", "defaultTimezone", "capacity"}
+    body = checker.obj(document, (), top)
+    if body.get("schemaVersion", SCHEMA_VERSION) != SCHEMA_VERSION:
+        checker.report(("schemaVersion",), f'must be "{SCHEMA_VERSION}"')
+    swarm = checker.obj(
+        body.get("swarm", {}), ("swarm",), {"administratorAgentRef", "defaultTimezone", "capacity"}
     )
-    capacity = _capacity(reader, swarm.get("capacity", {}))
-    timezone = reader.string(swarm.get("defaultTimezone", "UTC"), "swarm.defaultTimezone")
-    admin = swarm.get("administratorAgentRef")
-    if admin is not None and not (isinstance(admin, str) and admin.startswith("user:")):
-        raise _invalid("swarm.administratorAgentRef", "must be user:<id>", source)
-    reader.obj(body.get("defaults", {}), "defaults", {"connectionRef", "modelRef"})
-    sessions_body = reader.obj(body.get("sessions", {}), "sessions", {"workerIdleMs"})
-    idle = reader.integer(
-        sessions_body.get("workerIdleMs", 60_000), "sessions.workerIdleMs", 0, 24 * 3600_000
-    )
-    executors_body = reader.obj(
-        body.get("executors", {}), "executors", set(body.get("executors", {}))
-    )
-    executors = {
-        name: _executor(reader, name, value, capacity.max_wall_time_ms_per_activation)
-        for name, value in executors_body.items()
-    }
-    return UserConfig(capacity, executors, SessionSettings(idle), timezone, admin)
+    capacity_set = read_limits(checker, swarm.get("capacity", {}), ("swarm", "capacity"))
+    capacity = CapacityLimits(**{k: v for k, v in capacity_set.items() if v is not None})
+    timezone = "UTC"
+    if "defaultTimezone" in swarm:
+        zone = checker.string(swarm["defaultTimezone"], ("swarm", "defaultTimezone"))
+        if zone is not None and not is_time_zone(zone):
+            checker.report(("swarm", "defaultTimezone"), f"{zone!r} is not an IANA time zone")
+        elif zone is not None:
+            timezone = zone
+    admin = None
+    if "administratorAgentRef" in swarm:
+        admin = checker.ref(swarm["administratorAgentRef"], ("swarm", "administratorAgentRef"),
+                            ("user",))  # fmt: skip
+    defaults = checker.obj(body.get("defaults", {}), ("defaults",), {"connectionRef", "modelRef"})
+    connection = model = None
+    if "connectionRef" in defaults:
+        connection = checker.ref(defaults["connectionRef"], ("defaults", "connectionRef"),
+                                 ("user",))  # fmt: skip
+    if "modelRef" in defaults:
+        model = checker.string(defaults["modelRef"], ("defaults", "modelRef"), MODEL_RE)
+    observability = None
+    if "observability" in body:
+        observability = read_observability(checker, body["observability"], ("observability",))
+    sessions_body = checker.obj(body.get("sessions", {}), ("sessions",), {"workerIdleMs"})
+    idle = checker.integer(sessions_body.get("workerIdleMs", 60_000),
+                           ("sessions", "workerIdleMs"), 0, 24 * 3600_000, 60_000)  # fmt: skip
+    executors = read_executors(
+        checker, body.get("executors", {}), capacity.max_wall_time_ms_per_activation,
+        ("executors",),
+    )  # fmt: skip
+    config = UserConfig(
+        capacity, executors, SessionSettings(idle), timezone, admin, connection, model,
+        observability, capacity_set,
+    )  # fmt: skip
+    return config, checker.problems
+
+
+def parse_user_config(
+    document: Any, source: str = "config.jsonc", locations: Locations | None = None
+) -> UserConfig:
+    """The UserConfig of a parsed document. Raises `configuration_invalid` naming the first
+    problem's key (details: `path`, and `problems` listing every one)."""
+    config, problems = check_user_config(document, source, locations)
+    raise_if_any(problems)
+    return config
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text (None when absent). Raises `configuration_invalid` when unreadable."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise_if_any([Problem(str(path), "$", f"cannot be read: {error}")])
+        raise AssertionError from error  # unreachable: raise_if_any raised
+
+
+def parse_user_text(text: str, source: str) -> UserConfig:
+    """Parse and check the text of a user file. Raises `configuration_invalid` with the line
+    and column of every problem."""
+    try:
+        document, locations = loads_jsonc_located(text, source)
+    except JsoncError as error:
+        raise_if_any([syntax_problem(error)])
+        raise AssertionError from error  # unreachable
+    return parse_user_config(document, source, locations)
 
 
 def load_user_config(path: Path) -> UserConfig:
     """Read `path` (absent: the defaults). Raises `configuration_invalid` with line:column."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return UserConfig()
-    except (OSError, UnicodeDecodeError) as error:
-        raise _invalid("$", f"cannot be read: {error}", str(path)) from error
-    try:
-        document = loads_jsonc(text, str(path))
-    except JsoncError as error:
-        raise MaiaError(
-            "configuration_invalid",
-            f"configuration is invalid: {error}",
-            {"detail": error.reason, "source": str(path), "line": error.line,
-             "column": error.column},
-        ) from error  # fmt: skip
-    return parse_user_config(document, str(path))
+    text = read_text(path)
+    return UserConfig() if text is None else parse_user_text(text, str(path))

@@ -46,6 +46,7 @@ ID_PREFIXES: Final = frozenset(
         "command",
         "webhook",
         "assignment",
+        "snapshot",
     }
 )
 

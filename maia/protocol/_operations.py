@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from ._ops_config import CONFIG_OPERATIONS
 from ._ops_node import NODE_OPERATIONS
 from ._ops_records import RECORD_OPERATIONS
 from ._ops_routine import ROUTINE_OPERATIONS
@@ -16,6 +17,6 @@ REGISTRY_VERSION: Final = "0.2.0"
 
 ALL_OPERATIONS: Final = (
     NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS
-    + ROUTINE_OPERATIONS
+    + CONFIG_OPERATIONS + ROUTINE_OPERATIONS
 )  # fmt: skip
 REGISTRY: Final[Registry] = build_registry(ALL_OPERATIONS)

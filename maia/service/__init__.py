@@ -5,6 +5,8 @@ installs them into the Node's dispatcher. Each handler is also a plain function
 `(ServiceContext, params) -> output` for direct use.
 """
 
+from ._config import config_files_status as config_files_status
+from ._config import effective_config as effective_config
 from ._context import ServiceContext as ServiceContext
 from ._register import HANDLERS as HANDLERS
 from ._register import open_services as open_services

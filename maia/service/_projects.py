@@ -10,9 +10,16 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import orjson
 import trio
 
-from maia.config import InventoryEntry, canonical_root, default_project_key, write_inventory
+from maia.config import (
+    InventoryEntry,
+    Repository,
+    canonical_root,
+    default_project_key,
+    write_inventory,
+)
 from maia.protocol import (
     MaiaError,
     Project,
@@ -63,13 +70,27 @@ async def project_add(ctx: ServiceContext, params: ProjectAddInput) -> ProjectRe
         if key in keys:
             raise MaiaError("invalid_state", f"the project key {key} is taken",
                             {"resource": "project", "id": key, "state": "taken"})  # fmt: skip
+        repository = root.repository
+        identity = repository.identity if repository is not None else None
+        if identity is not None:
+            same = conn.execute(
+                "SELECT project_id FROM projects WHERE repository_identity = ?", (identity,)
+            ).fetchone()
+            if same is not None:
+                raise MaiaError(
+                    "invalid_state",
+                    f"{root.path} is a checkout of {identity.replace(' ', ' at ')}, already "
+                    f"Project {same[0]} (one Project per repository and ref)",
+                    {"resource": "project", "id": same[0], "state": "added"},
+                )
         project_id = new_id("project")
         # `name` holds the workspace kind: the inventory's field for it.
         conn.execute(
             "INSERT INTO projects (project_id, project_key, root, name, revision, created_ms,"
-            " updated_ms) VALUES (?, ?, ?, ?, 1, ?, ?)",
-            (project_id, key, root.path, root.workspace_kind, now, now),
-        )
+            " updated_ms, repository, repository_identity) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)",
+            (project_id, key, root.path, root.workspace_kind, now, now,
+             orjson.dumps(repository.to_json()).decode() if repository else None, identity),
+        )  # fmt: skip
         event = append_event(
             conn, owner_id=project_id, owner_type="project", event_type="project.added",
             payload={"projectKey": key, "rootPath": root.path}, now_ms=now, aggregate_revision=1,
@@ -98,11 +119,21 @@ async def mirror_projects(ctx: ServiceContext) -> None:
     """Rewrite `projects.jsonc` from storage (the mirror never decides anything)."""
     rows = await ctx.read(
         lambda c: c.execute(
-            "SELECT project_id, project_key, root, name FROM projects ORDER BY rowid"
+            "SELECT project_id, project_key, root, name, repository FROM projects ORDER BY rowid"
         ).fetchall()
     )
-    entries = [InventoryEntry(r[0], r[1], r[2], r[3] or "directory") for r in rows]
+    entries = [
+        InventoryEntry(r[0], r[1], r[2], r[3] or "directory", _repository_of(r[4])) for r in rows
+    ]
     await trio.to_thread.run_sync(write_inventory, ctx.projects_file, entries)
+
+
+def _repository_of(text: str | None) -> Repository | None:
+    """The stored repository block (JSON) as a Repository."""
+    if text is None:
+        return None
+    wire = orjson.loads(text)
+    return Repository(wire["normalizedRemote"], wire["objectFormat"], wire.get("expectedHead"))
 
 
 async def project_list(ctx: ServiceContext, params: ProjectListInput) -> ProjectListOutput:

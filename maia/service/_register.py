@@ -20,6 +20,7 @@ from maia.protocol import Clock
 from storage import Storage
 from supervision.workers import WorkerTimings
 
+from ._config import CONFIG_HANDLERS
 from ._context import ServiceContext
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
@@ -67,6 +68,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "receipt.list": receipt_list,
     "events.read": events_read,
     **ROUTINE_HANDLERS,
+    **CONFIG_HANDLERS,
 }
 
 

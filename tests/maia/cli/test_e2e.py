@@ -11,6 +11,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,8 +148,11 @@ def test_dynamic_completion_of_session_titles(cli: Cli) -> None:
     """Shell completion of a Session reference offers live titles from the Node; with no
     Node it completes nothing, silently."""
     assert cli("session", "create", "--title", "completable").returncode == 0
-    env = {"_MAIA_COMPLETE": "bash_complete", "COMP_WORDS": "maia session show compl",
-           "COMP_CWORD": "3"}  # fmt: skip
+    env: dict[str, Any] = {
+        "_MAIA_COMPLETE": "bash_complete",
+        "COMP_WORDS": "maia session show compl",
+        "COMP_CWORD": "3",
+    }
     done = cli.process(**env)
     assert done.returncode == 0, done.stderr
     assert "completable" in done.stdout

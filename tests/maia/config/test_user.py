@@ -62,7 +62,7 @@ def test_exec_executor_from_jsonc(tmp_path: Path) -> None:
             "executors.x.env[0]",
         ),
         ({"schemaVersion": "v0"}, "schemaVersion"),
-        ({"surprise": 1}, "$.surprise"),
+        ({"surprise": 1}, "surprise"),
         ([], "$"),
     ],
 )
@@ -93,3 +93,46 @@ def test_unknown_executor_reference_lists_the_known() -> None:
     with pytest.raises(MaiaError) as bad:
         UserConfig().executor("claude")
     assert bad.value.code == "validation_failed"
+
+
+@pytest.mark.parametrize(
+    ("document", "path"),
+    [
+        ({"swarm": {"defaultTimezone": "Not/AZone"}}, "swarm.defaultTimezone"),
+        ({"swarm": {"capacity": {"currency": 5}}}, "swarm.capacity.currency"),
+        ({"swarm": {"capacity": {"currency": "GBP"}}}, "swarm.capacity.currency"),
+        (
+            {"swarm": {"capacity": {"maxDailyCostMicros": -1, "currency": "USD"}}},
+            "swarm.capacity.maxDailyCostMicros",
+        ),
+        ({"swarm": {"administratorAgentRef": "builtin:admin"}}, "swarm.administratorAgentRef"),
+        ({"swarm": {"administratorAgentRef": "user:"}}, "swarm.administratorAgentRef"),
+        ({"defaults": {"connectionRef": "project:p/x"}}, "defaults.connectionRef"),
+        ({"defaults": {"modelRef": "has space"}}, "defaults.modelRef"),
+        ({"observability": {"logLevel": "loud"}}, "observability.logLevel"),
+        ({"observability": {"debugSamplePercent": 101}}, "observability.debugSamplePercent"),
+        ({"observability": {"traces": {"enabled": "yes"}}}, "observability.traces.enabled"),
+        ({"observability": {"colour": True}}, "observability.colour"),
+    ],
+)
+def test_user_values_are_checked(document: object, path: str) -> None:
+    """Time zone, currency, references, cost and observability are checked when present."""
+    with pytest.raises(MaiaError) as caught:
+        parse_user_config(document)
+    assert path in [p["path"] for p in caught.value.details["problems"]]
+
+
+def test_good_user_values_read_back() -> None:
+    """A real IANA zone, a currency, user: references and an observability block."""
+    config = parse_user_config({
+        "swarm": {"defaultTimezone": "Europe/Paris", "administratorAgentRef": "user:admin",
+                  "capacity": {"maxDailyCostMicros": 2_000_000, "currency": "EUR"}},
+        "defaults": {"connectionRef": "user:work", "modelRef": "gpt-5"},
+        "observability": {"logLevel": "debug", "eventRetentionDays": 7,
+                          "traces": {"enabled": True}},
+    })  # fmt: skip
+    assert config.default_timezone == "Europe/Paris"
+    assert (config.capacity.max_daily_cost_micros, config.capacity.currency) == (2_000_000, "EUR")
+    assert config.observability is not None
+    assert (config.observability.log_level, config.observability.traces_enabled) == ("debug", True)
+    assert (config.connection_ref, config.model_ref) == ("user:work", "gpt-5")

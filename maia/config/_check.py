@@ -1,0 +1,63 @@
+"""`maia config check`: every configuration file of a home checked at once, no Node needed.
+
+The user file `<home>/config.jsonc`, and the Project file `<root>/.maia/config.jsonc` of
+every Project the inventory mirror (`<home>/projects.jsonc`) lists plus any root given,
+each read descriptor-first and checked whole; the answer lists every problem with its file,
+line and column. Checking admits nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from ._files import FileRefused, read_beneath
+from ._jsonc import JsoncError, loads_jsonc
+from ._manifest import project_candidate, user_candidate
+from ._problems import Problem, syntax_problem
+
+
+@attrs.frozen
+class CheckReport:
+    """What `config check` looked at and what it found."""
+
+    checked: tuple[str, ...]
+    problems: tuple[Problem, ...]
+
+
+def _inventory(home: str) -> tuple[list[dict[str, Any]], list[Problem]]:
+    try:
+        file = read_beneath(home, (), "projects.jsonc")
+        text = file.text()
+    except FileRefused as refused:
+        return [], [refused.problem]
+    if text is None:
+        return [], []
+    try:
+        entries = loads_jsonc(text, file.path)
+    except JsoncError as error:
+        return [], [syntax_problem(error)]
+    if not isinstance(entries, list):
+        return [], [Problem(file.path, "$", "must be a list of Project entries")]
+    return [e for e in entries if isinstance(e, dict) and isinstance(e.get("rootPath"), str)], []
+
+
+def check_configuration(home: str, roots: Sequence[str] = ()) -> CheckReport:
+    """Check the user file and the Project files (the inventory's and `roots`)."""
+    user = user_candidate(home)
+    checked = [user.source]
+    problems = list(user.problems)
+    entries, inventory_problems = _inventory(home)
+    problems += inventory_problems
+    known = {os.path.normpath(e["rootPath"]): e for e in entries}
+    for root in roots:
+        known.setdefault(os.path.normpath(os.path.abspath(root)), {})
+    for root, entry in known.items():
+        key = entry.get("projectKey") if isinstance(entry.get("projectKey"), str) else None
+        candidate = project_candidate(root, None, key)
+        checked.append(candidate.source)
+        problems += candidate.problems
+    return CheckReport(tuple(checked), tuple(problems))
