@@ -129,7 +129,7 @@ def test_mutation_flags_are_consistent() -> None:
     mutations = {op.operation_id for op in REGISTRY if op.is_mutation}
     assert mutations == {
         "session.create", "session.stop", "session.archive", "session.rename", "turn.send",
-        "turn.cancel", "turn.interrupt", "project.add",
+        "turn.cancel", "turn.interrupt", "project.add", "config.admit.confirm",
     } | {
         "routine.create.confirm", "routine.pause", "routine.resume", "routine.disable.confirm",
         "routine.run.confirm",

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
+from actors.routine import LauncherSlot
 from maia.config import UserConfig
 from maia.core import FakeClock, MaiaError
 from maia.service import ServiceContext, open_services
@@ -226,15 +228,31 @@ async def test_manual_run_records_a_launching_fire_and_is_busy_until_it_settles(
     rctx: ServiceContext, tmp_path: Path
 ) -> None:
     """run.confirm records a manual launching fire with scheduledAt now, receipt target
-    routine_fire; a second run is routine_busy; a paused routine is routine_not_active."""
+    routine_fire; its routine's next tick claims it; while it is unsettled a second run is
+    routine_busy (retryable); a paused routine is routine_not_active. (No launcher is
+    installed here, so the claimed fire stays launching: the busy state holds still.)"""
+    assert rctx.actors is not None
+    rctx.actors.extension(LauncherSlot).launcher = None
     project_id = await project(rctx, tmp_path)
     routine = (await create(rctx, project_id)).routine
     change = {"commandId": "run1", "routineId": routine.routine_id, "expectedRevision": 1}
     preview = await call(rctx, "routine.run.preview", change)
-    ran = await call(rctx, "routine.run.confirm",
-                     {**change, **proof_of(preview)})  # fmt: skip
+    ran = await call(rctx, "routine.run.confirm", {**change, **proof_of(preview)})
     assert (ran.fire.trigger_kind, ran.fire.state) == ("manual", "launching")
     assert ran.fire.scheduled_at == "2025-12-31T23:00:00.000Z"
+    receipt = await rctx.read(
+        lambda c: c.execute(
+            "SELECT targets FROM receipts WHERE receipt_id = ?", (ran.receipt_id,)
+        ).fetchone()
+    )
+    assert b'"targetType":"routine_fire"' in receipt[0]
+
+    def claimed(conn: sqlite3.Connection) -> Any:
+        return conn.execute("SELECT claimed_ms FROM routine_fires").fetchone()[0]
+
+    with trio.fail_after(30):
+        while await rctx.read(claimed) is None:  # noqa: ASYNC110 (storage, no event)
+            await trio.sleep(0.05)
     shown = await call(rctx, "routine.show", {"routineId": routine.routine_id})
     assert [f.fire_id for f in shown.fires] == [ran.fire.fire_id]
     assert shown.routine.next_fire_at == routine.next_fire_at  # a run never moves it
