@@ -11,7 +11,8 @@ turn is its own and finished, at the revision the query read.
 
 On open, before anything is served, every routine with claimed launching fires is told
 `RecoverFires`: started only from its scheduler's own turn.send receipt, else
-`outcome_unknown`. Unclaimed manual fires wait for their routine's next tick.
+`outcome_unknown`. A routine with an unclaimed manual fire is ticked, so its next tick
+judges it.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from typing import Any, Final, Protocol
 import attrs
 import trio
 
-from actors import ActorRuntime
+from actors import ActorRuntime, Fired
 from actors._registry import ActorRegistry
 from maia.core import MaiaError
 
-from ._actor import LaunchAnswer, Message, RecoverFires, RoutineActor
+from ._actor import SLOT, LaunchAnswer, Message, RecoverFires, RoutineActor
 from ._core import (
     Attached,
     Candidate,
@@ -216,10 +217,22 @@ class RoutineKind:
         for routine_id in await runtime.store.read(_routines_with_claims):
             await registry.ask(routine_id, RecoverFires())
         await runtime.nursery.start(scheduler.serve)
+        # Their routine's slot timer would claim them too (it was armed with the run); this
+        # makes the next tick certain even if that timer row was lost.
+        for routine_id in await runtime.store.read(_routines_with_unclaimed_runs):
+            await registry.tell(routine_id, Fired(SLOT, None, None, None, 0))
         yield Routines(registry, scheduler)
 
 
 ROUTINES: Final = RoutineKind()
+
+
+def _routines_with_unclaimed_runs(conn: Any) -> list[str]:
+    rows = conn.execute(
+        "SELECT DISTINCT routine_id FROM routine_fires WHERE state = 'launching'"
+        " AND claimed_ms IS NULL"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
 
 
 def _routines_with_claims(conn: Any) -> list[str]:
