@@ -4,6 +4,7 @@ the settled Session, manual runs, and the scheduler's allow-list."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,11 +15,13 @@ import trio
 
 from actors.routine import SCHEDULER_PREFIX, scheduler_actor
 from maia.config import UserConfig
-from maia.core import MaiaError
+from maia.core import MaiaError, SystemClock
 from maia.service import ServiceContext, open_services
 from maia.service._projects import project_add
 from maia.service._routine_gate import SchedulerGate
 from maia.service._routines import ROUTINE_HANDLERS
+from maia.service._sessions import session_create
+from maia.service._turns import turn_send
 from storage import open_storage
 
 from ._helpers import params
@@ -165,3 +168,49 @@ async def test_the_scheduler_may_call_only_what_the_spec_allows(
         ).fetchone()
     )
     assert receipt[0] == scheduler_actor(routine_id)
+
+
+SLOW = json.dumps({
+    "executors": {"slow": {"kind": "exec", "argv": ["/bin/sh", "-c", "sleep 3; echo done"]}},
+    "swarm": {"capacity": {"maxLiveSessions": 1}},
+})  # fmt: skip
+
+
+async def test_a_saturated_launch_stays_launching_and_is_retried_until_it_starts(
+    tmp_path: Path,
+) -> None:
+    """One worker slot, held by a busy Session: the run's turn.send is refused saturated,
+    the fire stays launching (routine.fire_saturated), and a later tick starts it."""
+    clock = SystemClock()
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "config.jsonc").write_text(SLOW, encoding="utf-8")
+    async with (
+        open_storage(home / "maia.db", clock=clock, synchronous="NORMAL") as store,
+        open_services(store, clock=clock, home=home) as ctx,
+    ):
+        routine_id = await make_routine(ctx, tmp_path, cron="0 0 1 1 *")
+        project_id = (
+            await call(ctx, "routine.show", {"routineId": routine_id})
+        ).routine.template.project_id
+        busy = await session_create(ctx, params("session.create", {
+            "commandId": "s", "projectId": project_id, "executor": "user:slow"}))  # fmt: skip
+        await turn_send(ctx, params("turn.send", {
+            "commandId": "t", "sessionId": busy.session.session_id, "text": "work"}))  # fmt: skip
+        change = {"commandId": "run1", "routineId": routine_id, "expectedRevision": 1}
+        preview = await call(ctx, "routine.run.preview", change)
+        await call(ctx, "routine.run.confirm", {**change, "inputDigest": preview.input_digest,
+                                                "proof": preview.proof})  # fmt: skip
+
+        def saturations(conn: sqlite3.Connection) -> int:
+            return int(conn.execute("SELECT count(*) FROM events WHERE owner_id = ? AND"
+                                    " event_type = 'routine.fire_saturated'",
+                                    (routine_id,)).fetchone()[0])  # fmt: skip
+
+        with trio.fail_after(WAIT_S):
+            while await ctx.read(saturations) == 0:  # noqa: ASYNC110 (storage, no event)
+                await trio.sleep(0.05)
+        shown = await call(ctx, "routine.show", {"routineId": routine_id})
+        assert (shown.fires[0].state, shown.fires[0].reason) == ("launching", None)
+        shown = await wait_for(ctx, routine_id, lambda s: s.fires[0].state == "started")
+        assert shown.fires[0].reason is None
