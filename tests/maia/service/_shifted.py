@@ -36,10 +36,11 @@ class ShiftedClock:
         return self.real.suspend_aware
 
 
-def offset_to_slot(seconds_before: float) -> int:
-    """The offset that puts wall time `seconds_before` the next quarter hour (`*/15`)."""
+def offset_to_slot(seconds_before: float, period_ms: int = QUARTER_MS) -> int:
+    """The offset that puts wall time `seconds_before` the next slot of a schedule firing
+    every `period_ms` from midnight UTC (`*/15 * * * *` by default)."""
     now = SystemClock().wall_ms()
-    slot = (now // QUARTER_MS + 1) * QUARTER_MS
+    slot = (now // period_ms + 1) * period_ms
     return slot - int(seconds_before * 1000) - now
 
 
