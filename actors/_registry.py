@@ -1,8 +1,9 @@
 """Per-aggregate registries: one live actor per aggregate ID, spawned on demand, passivated
 when idle or when too many are live, rehydrated from storage on the next message.
 
-Get-or-spawn is race-free without a lock: the first caller for an ID parks a placeholder
-before its first await, so every later caller waits on it instead of spawning a twin. An
+Get-or-spawn is race-free without a lock: the first caller for an ID registers the actor
+(not yet served) before its first await, so every later caller queues into it, in arrival
+order, instead of spawning a twin. An
 actor being passivated drains what it holds and stops before a new one for the same ID is
 spawned, so two live actors never share an aggregate (and its storage rows).
 
@@ -37,7 +38,7 @@ from supervision import RestartPolicy
 
 from ._actor import DEFAULT_ASK_TIMEOUT_S, Actor, ActorState, Envelope
 from ._effects import EffectScope
-from ._errors import ActorClosed, ActorStopped, AskTimedOut, NotServing
+from ._errors import ActorClosed, ActorError, ActorStopped, AskTimedOut, NotServing
 
 M = TypeVar("M")
 R = TypeVar("R")
@@ -53,6 +54,16 @@ class Behaviour(Protocol[M]):
 
 
 Spawn = Callable[[str], Awaitable[Callable[[M], Awaitable[R]] | Behaviour[M]]]
+
+
+class _Spawn:
+    """One rehydration in progress: its end, and its error."""
+
+    __slots__ = ("done", "error")
+
+    def __init__(self) -> None:
+        self.done = trio.Event()
+        self.error: BaseException | None = None
 
 
 @attrs.frozen
@@ -97,7 +108,7 @@ class ActorRegistry(Generic[M, R]):
         self._capacity = capacity
         self._spawn_timeout_s = spawn_timeout_s
         self._live: dict[str, Actor[M, R]] = {}  # least recently used first
-        self._spawning: dict[str, trio.Event] = {}
+        self._spawning: dict[Actor[M, R], _Spawn] = {}  # actors being rehydrated
         self._stopping: dict[str, Actor[M, R]] = {}
         self._nursery: trio.Nursery | None = None
         self._spawned = 0
@@ -109,7 +120,7 @@ class ActorRegistry(Generic[M, R]):
         self._restart_message = restart_message
         self._now_ms = monotonic_ms or (lambda: int(trio.current_time() * 1000))
         self._crashes: dict[str, collections.deque[int]] = {}  # recent crash times per ID
-        self._scopes: dict[str, EffectScope] = {}
+        self._scopes: dict[Actor[M, R], EffectScope] = {}  # per incarnation
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Run the actors and the idle sweep until cancelled (actors are then cancelled too,
@@ -137,7 +148,8 @@ class ActorRegistry(Generic[M, R]):
         for aggregate_id, actor in self._live.items():
             if actor.last_active > cutoff:
                 break  # LRU order: the rest were touched more recently
-            if actor.depth == 0 and actor.vetoes == 0:  # live effects veto passivation
+            if actor.depth == 0 and actor.vetoes == 0 and actor.state is ActorState.RUNNING:
+                # live effects veto passivation; one still rehydrating is not idle
                 idle.append(aggregate_id)
         for aggregate_id in idle:
             self._passivate(aggregate_id)
@@ -150,11 +162,17 @@ class ActorRegistry(Generic[M, R]):
         actor.close(drain=True)
 
     async def get(self, aggregate_id: str) -> Actor[M, R]:
-        """The live actor for `aggregate_id`, spawning (rehydrating) it if none is live.
+        """The live actor for `aggregate_id`, rehydrated. Raises what `spawn` raises,
+        `AskTimedOut` when spawning takes longer than `spawn_timeout_s`, `NotServing` when
+        the registry is not serving."""
+        actor = await self._obtain(aggregate_id)
+        await self._spawned_or_raise(actor)
+        return actor
 
-        Raises what `spawn` raises, `deadline_exceeded` when spawning takes longer than
-        `spawn_timeout_s`, `unavailable` when the registry is not serving.
-        """
+    async def _obtain(self, aggregate_id: str) -> Actor[M, R]:
+        """The actor for `aggregate_id`, live or being rehydrated: the first caller for an
+        ID registers it before any await and starts its rehydration, so every caller's
+        message queues in arrival order and no twin is ever spawned."""
         while True:
             actor = self._live.get(aggregate_id)
             if actor is not None and actor.state is not ActorState.STOPPED:
@@ -162,49 +180,67 @@ class ActorRegistry(Generic[M, R]):
                 self._live[aggregate_id] = actor
                 actor.last_active = trio.current_time()
                 return actor
-            spawning = self._spawning.get(aggregate_id)
-            if spawning is not None:
-                await spawning.wait()
-                continue
             stopping = self._stopping.get(aggregate_id)
-            if stopping is not None:
-                await stopping.wait_stopped()
-                self._stopping.pop(aggregate_id, None)
-                continue
-            return await self._spawn_one(aggregate_id)
+            if stopping is None:
+                return self._spawn_one(aggregate_id)
+            await stopping.wait_stopped()
+            self._stopping.pop(aggregate_id, None)
 
-    async def _spawn_one(self, aggregate_id: str) -> Actor[M, R]:
+    def _spawn_one(self, aggregate_id: str) -> Actor[M, R]:
         nursery = self._nursery
         if nursery is None:
             raise NotServing(self.name)
-        done = self._spawning[aggregate_id] = trio.Event()  # before any await: no twin
+        while len(self._live) >= self._max_live:
+            victim = next((i for i, a in self._live.items()
+                           if a.vetoes == 0 and a.state is ActorState.RUNNING), None)  # fmt: skip
+            if victim is None:
+                break  # every live actor holds effects or rehydrates: go over, not under
+            self._passivate(victim)
+            self._lru += 1
+        actor: Actor[M, R] = Actor(f"{self.name}/{aggregate_id}", capacity=self._capacity)
+        actor.last_active = trio.current_time()
+        self._live[aggregate_id] = actor
+        self._spawning[actor] = _Spawn()
+        nursery.start_soon(self._rehydrate, aggregate_id, actor)
+        return actor
+
+    async def _spawned_or_raise(self, actor: Actor[M, R]) -> None:
+        spawn = self._spawning.get(actor)
+        if spawn is not None:
+            await spawn.done.wait()
+            if spawn.error is not None:
+                raise spawn.error
+
+    async def _rehydrate(self, aggregate_id: str, actor: Actor[M, R]) -> None:
+        """Spawn the actor's behaviour from storage, then serve it (in the nursery)."""
+        spawn = self._spawning[actor]
+        name = actor.name
         try:
-            while len(self._live) >= self._max_live:
-                victim = next((i for i, a in self._live.items() if a.vetoes == 0), None)
-                if victim is None:
-                    break  # every live actor holds effects: go over the limit, not under
-                self._passivate(victim)
-                self._lru += 1
             with trio.move_on_after(self._spawn_timeout_s) as scope:
                 made = await self._spawn(aggregate_id)
             if scope.cancelled_caught:
-                ms = round(self._spawn_timeout_s * 1000)
-                raise AskTimedOut(f"{self.name}/{aggregate_id}", ms, "spawn")
-            name = f"{self.name}/{aggregate_id}"
-            actor: Actor[M, R]
-            if callable(made):
-                actor = Actor(name, made, capacity=self._capacity)
-            else:
-                actor = Actor(name, batch=made.handle_batch, capacity=self._capacity)
-                effects = self._scopes[aggregate_id] = EffectScope(actor, nursery)
-                made.attach(effects)
-            self._live[aggregate_id] = actor
-            self._spawned += 1
-            nursery.start_soon(self._run, aggregate_id, actor)
-            return actor
+                raise AskTimedOut(name, round(self._spawn_timeout_s * 1000), "spawn")
+        except Exception as error:
+            if self._live.get(aggregate_id) is actor:
+                del self._live[aggregate_id]
+            refusal = error if isinstance(error, MaiaError | ActorError) else ActorStopped(name)
+            spawn.error = refusal
+            actor.abandon(refusal)
+            if not isinstance(error, MaiaError | ActorError):
+                log.exception("spawning %s failed", name)
+            return
         finally:
-            del self._spawning[aggregate_id]
-            done.set()
+            del self._spawning[actor]
+            spawn.done.set()
+        if callable(made):
+            actor.bind(made)
+        else:
+            actor.bind(batch=made.handle_batch)
+            assert self._nursery is not None
+            effects = self._scopes[actor] = EffectScope(actor, self._nursery)
+            made.attach(effects)
+        self._spawned += 1
+        await self._run(aggregate_id, actor)
 
     async def _run(self, aggregate_id: str, actor: Actor[M, R]) -> None:
         crashed = False
@@ -215,9 +251,8 @@ class ActorRegistry(Generic[M, R]):
             self._crashed += 1  # its asks already failed
             log.exception("actor %s crashed", actor.name)
         finally:
-            scope = self._scopes.get(aggregate_id)
-            if scope is not None and self._live.get(aggregate_id) in (actor, None):
-                del self._scopes[aggregate_id]
+            scope = self._scopes.pop(actor, None)
+            if scope is not None:
                 scope.close()
             if self._live.get(aggregate_id) is actor:
                 del self._live[aggregate_id]
@@ -257,12 +292,13 @@ class ActorRegistry(Generic[M, R]):
         Raises `ActorOverloaded` when its mailbox stays full, and what `get` raises.
         """
         for _ in range(3):
-            actor = await self.get(aggregate_id)
+            actor = await self._obtain(aggregate_id)
             try:
                 await actor.tell(message)
-                return
             except ActorClosed:
                 continue  # refused while passivating: not delivered, so the next incarnation
+            await self._spawned_or_raise(actor)  # a teller learns that it does not exist
+            return
         raise ActorStopped(f"{self.name}/{aggregate_id}", "kept stopping")
 
     async def ask(
@@ -270,9 +306,9 @@ class ActorRegistry(Generic[M, R]):
     ) -> R:
         """Ask the aggregate's actor, spawning it if needed. Raises what `Actor.ask` raises."""
         for _ in range(3):
-            actor = await self.get(aggregate_id)
+            actor = await self._obtain(aggregate_id)
             try:
-                return await actor.ask(message, within=within)
+                return await actor.ask(message, within=within)  # a failed spawn refuses it
             except ActorClosed:
                 continue
         raise ActorStopped(f"{self.name}/{aggregate_id}", "kept stopping")

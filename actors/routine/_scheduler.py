@@ -210,18 +210,24 @@ class RoutineKind:
 
         slot = LauncherSlot()
         runtime.provide(slot)
-        registry: ActorRegistry[Message, Any] = await runtime.start_registry(KIND, spawn)
-        tick_s = float(runtime.options.get("routine.tick_s", self.tick_s))
-        scheduler = Scheduler(runtime.store, runtime.clock, registry, slot, tick_s)
-        holder["s"] = scheduler
-        for routine_id in await runtime.store.read(_routines_with_claims):
-            await registry.ask(routine_id, RecoverFires())
-        await runtime.nursery.start(scheduler.serve)
-        # Their routine's slot timer would claim them too (it was armed with the run); this
-        # makes the next tick certain even if that timer row was lost.
-        for routine_id in await runtime.store.read(_routines_with_unclaimed_runs):
-            await registry.tell(routine_id, Fired(SLOT, None, None, None, 0))
-        yield Routines(registry, scheduler)
+        async with trio.open_nursery() as nursery:  # the kind's lifetime
+            registry: ActorRegistry[Message, Any] = await runtime.start_registry(
+                KIND, spawn, nursery=nursery
+            )
+            tick_s = float(runtime.options.get("routine.tick_s", self.tick_s))
+            scheduler = Scheduler(runtime.store, runtime.clock, registry, slot, tick_s)
+            holder["s"] = scheduler
+            for routine_id in await runtime.store.read(_routines_with_claims):
+                await registry.ask(routine_id, RecoverFires())
+            await nursery.start(scheduler.serve)
+            # Their routine's slot timer would claim them too (it was armed with the run);
+            # this makes the next tick certain even if that timer row was lost.
+            for routine_id in await runtime.store.read(_routines_with_unclaimed_runs):
+                await registry.tell(routine_id, Fired(SLOT, None, None, None, 0))
+            try:
+                yield Routines(registry, scheduler)
+            finally:
+                nursery.cancel_scope.cancel()
 
 
 ROUTINES: Final = RoutineKind()

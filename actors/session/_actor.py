@@ -10,22 +10,24 @@ stop) in helper tasks that report back as messages. The queue itself is the pure
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from actors._effects import EffectScope
 from actors._errors import ActorError
-from actors._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from maia.protocol import MaiaError, Turn, new_id, to_json
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
 
 from . import _queue as q
+from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import Command, Resume, SessionContext
 from ._store import Draft, end_turn, session_step, set_activity, turn_step
 from ._views import mutation_session, session_view, turn_view
 
 T = TypeVar("T")
+log = logging.getLogger("maia.session")
 LIVE = (SessionState.RUNNING, SessionState.WAITING_APPROVAL, SessionState.INTERRUPTED)
 
 
@@ -45,6 +47,7 @@ class SessionCore:
         self.memory = memory
         self.core = core
         self.holds_slot = False
+        self.effects: EffectScope | None = None
 
     @property
     def session_id(self) -> str:
@@ -155,12 +158,29 @@ class SessionCore:
             self.holds_slot = False
             waiting = self.ctx.slots.next_waiting()
             if waiting is not None:  # hand the slot on: that Session's turns wait for it
-                self.ctx.nursery.start_soon(self.tell_quietly, waiting, Resume())
+                self.tell_other(waiting, Resume())
 
-    async def tell_quietly(self, session_id: str, message: object) -> None:
-        """Tell another Session's actor; a refusal (overloaded, gone) is not our failure."""
-        with contextlib.suppress(MaiaError, ActorError):
-            await self.ctx.tell(session_id, message)
+    def attach(self, scope: EffectScope) -> None:
+        self.effects = scope
+
+    def effect(self, name: str, run: Callable[[], Awaitable[None]]) -> None:
+        """Start `run` in this actor's effect scope (after a commit)."""
+        if self.effects is None:
+            raise RuntimeError(f"session {self.session_id}: no effect scope attached")
+        self.effects.start(name, run)
+
+    def tell_other(self, session_id: str, message: object) -> None:
+        """Tell another Session's actor, as an effect; a refusal (overloaded, gone) is not
+        our failure, so it is logged."""
+
+        async def tell() -> None:
+            try:
+                await self.ctx.tell(session_id, message)
+            except (MaiaError, ActorError) as error:
+                log.warning("session %s: %s to %s not delivered: %r", self.session_id,
+                            type(message).__name__, session_id, error)  # fmt: skip
+
+        self.effect("tell", tell)
 
     def notify(self, *turn_ids: str) -> None:
         self.ctx.notifier.notify(self.session_id)

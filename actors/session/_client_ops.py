@@ -11,12 +11,12 @@ from typing import Any
 
 import attrs
 
-from actors._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent, TurnState
 from maia.protocol import MaiaError, to_json
 from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
 from ._actor import SessionCore, new_turn_id, saturated
+from ._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import (
     ArchiveSession,
     CancelTurn,
@@ -77,7 +77,7 @@ class ClientOps(SessionCore):
             refusal = saturated(self.ctx.slots.limit)
             victim = self.ctx.slots.victim(self.session_id)
             if victim is not None:  # free a slot for the retry: the longest idle worker goes
-                self.ctx.nursery.start_soon(self.tell_quietly, victim, Reclaim())
+                self.tell_other(victim, Reclaim())
         took = took and self.holds_slot
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:

@@ -19,31 +19,13 @@ from collections.abc import Mapping
 import attrs
 import orjson
 import psutil
-import trio
 
 from maia.config import ExecutorConfig
-from storage import Storage, next_worker_epoch
 from supervision.workers import WorkerSpec
 
 ECHO_MODULE = "worker_bridge.workers.echo"
 EXEC_MODULE = "worker_bridge.workers.exec"
 START_TIME_SLACK_MS = 10_000
-
-
-@attrs.define
-class StorageEpochSource:
-    """Worker epochs from the storage counter: strictly increasing, across restarts.
-
-    One at a time: concurrent launches would otherwise get their epochs back from one group
-    commit in any order, and the supervisor refuses an epoch lower than one it has seen.
-    """
-
-    store: Storage
-    lock: trio.Lock = attrs.field(factory=trio.Lock)
-
-    async def next_epoch(self) -> int:
-        async with self.lock:
-            return await self.store.write(next_worker_epoch)
 
 
 def worker_spec(executor: ExecutorConfig, cwd: str, environ: Mapping[str, str]) -> WorkerSpec:

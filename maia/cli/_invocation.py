@@ -223,6 +223,51 @@ def _text_file(operation_id: str, path: str | None, params: dict[str, Any]) -> s
     return path
 
 
+def _shortcut_command(shortcut: Any) -> click.Command:
+    """A `_shortcuts.Shortcut` as a click command: its flags, the op's runtime flags (not
+    --schema), --command-id, and --dry-run for a confirm (which then calls the preview)."""
+    from maia.protocol import REGISTRY
+
+    from ._shortcuts import preview_id_of
+
+    op = REGISTRY.get(shortcut.operation_id)
+    assert op is not None
+    confirm = op.confirmation == "required"
+
+    def run(**values: Any) -> None:
+        as_json, as_jsonl = values.pop("as_json", False), values.pop("as_jsonl", False)
+        if as_json and as_jsonl:
+            raise click.UsageError("--json and --jsonl exclude each other")
+        output: Output = "json" if as_json else "jsonl" if as_jsonl else "human"
+        dry_run = bool(values.pop("dry_run", False))
+        params = shortcut.build(values)
+        generated = False
+        if takes_command_id(op):
+            from maia.core import new_id
+
+            params["commandId"] = values.get("command_id") or new_id("command")
+            generated = values.get("command_id") is None
+        operation_id = (preview_id_of(op.operation_id) if dry_run else None) or op.operation_id
+        raise _Done(
+            Invocation(operation_id, params=params, output=output, yes=bool(values.get("yes")),
+                       node=values.get("node"), home=values.get("home"),
+                       command_id_generated=generated)
+        )  # fmt: skip
+
+    extra: list[click.Parameter] = []
+    if takes_command_id(op):
+        extra.append(click.Option(["--command-id"], help="Idempotency key (default: new)."))
+    if confirm:
+        dry = "Preview only: show what it would do, change nothing."
+        extra.append(click.Option(["--dry-run"], is_flag=True, help=dry))
+    runtime = [p for p in _runtime_options(op.operation_id, confirm) if p.name != "schema"]
+    return click.Command(
+        name=shortcut.path[-1], callback=run,
+        help=f"{shortcut.help}\n\nOperation {op.operation_id}.",
+        params=[_help_option(), *shortcut.params(), *extra, *runtime], add_help_option=False,
+    )  # fmt: skip
+
+
 def _local_callback(path: tuple[str, ...]) -> Callable[..., None]:
     def run(args: tuple[str, ...]) -> None:
         raise _Done(Invocation(None, local=path, args=tuple(args)))
@@ -280,6 +325,13 @@ def command_tree() -> click.Group:
         )
     for stem, op in pairs(REGISTRY):
         _attach_pair(root, stem, op)
+    from ._shortcuts import SHORTCUTS
+
+    for shortcut in SHORTCUTS():
+        group = root
+        for noun in shortcut.path[:-1]:
+            group = _child(group, noun)
+        group.add_command(_shortcut_command(shortcut))
     for path, help_text in LOCAL_COMMANDS.items():
         group = root
         for noun in path[:-1]:

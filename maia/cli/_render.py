@@ -48,6 +48,13 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     ),
     "nextFires": (("AT", "at"), ("LOCAL TIME", "local")),
     "changes": (("KEY", "path"), ("CHANGE", "change"), ("ADMITTED", "before"), ("FILE", "after")),
+    "webhooks": (("ID", "webhookId"), ("STATE", "state"), ("URL", "url"), ("EVENTS", "eventTypes"),
+                 ("REV", "revision")),
+    "deliveries": (
+        ("ID", "deliveryId"), ("TYPE", "eventType"), ("STATE", "state"),
+        ("TRIES", "attempts"), ("STATUS", "lastStatusCode"), ("NEXT", "nextAttemptAt"),
+        ("REASON", "lastReason"),
+    ),
 }  # fmt: skip
 # Single objects inside a result, in the order they are shown, with their important fields.
 OBJECTS: Final[dict[str, tuple[str, ...]]] = {
@@ -67,6 +74,8 @@ OBJECTS: Final[dict[str, tuple[str, ...]]] = {
         "createdAt", "updatedAt",
     ),
     "fire": ("fireId", "routineId", "triggerKind", "state", "reason", "scheduledAt"),
+    "webhook": ("webhookId", "url", "eventTypes", "state", "stateReason", "secretEnv",
+                "projectId", "sessionId", "revision", "createdAt"),
 }  # fmt: skip
 _COLOURS: Final = {
     "running": "32", "completed": "32", "idle": "36", "working": "32", "failed": "31",

@@ -29,6 +29,7 @@ from ._manifest import Candidate as Candidate
 from ._manifest import diff as diff
 from ._manifest import project_candidate as project_candidate
 from ._manifest import resolve_self as resolve_self
+from ._manifest import shown_changes as shown_changes
 from ._manifest import user_candidate as user_candidate
 from ._observability import ObservabilityPolicy as ObservabilityPolicy
 from ._observability import read_observability as read_observability
@@ -59,6 +60,7 @@ from ._user import BUILTIN_EXECUTORS as BUILTIN_EXECUTORS
 from ._user import ExecutorConfig as ExecutorConfig
 from ._user import SessionSettings as SessionSettings
 from ._user import UserConfig as UserConfig
+from ._user import WebhookSettings as WebhookSettings
 from ._user import check_user_config as check_user_config
 from ._user import is_time_zone as is_time_zone
 from ._user import load_user_config as load_user_config

@@ -1,4 +1,4 @@
-"""The checks made before a WebSocket upgrade: path, Host, Origin, bearer token.
+"""The checks made before a WebSocket upgrade: path, key, Host, Origin, bearer token.
 
 They guard both paths alike: `/api/v1` (requests) and `/api/v1/observations` (streams).
 
@@ -6,11 +6,15 @@ Loopback is not a security boundary: any local process, and any web page through
 user's browser, can reach 127.0.0.1. So the upgrade needs the bearer token from the
 owner-only token file (compared in constant time), a `Host` that names the loopback
 interface on our port (a DNS-rebinding page sends its own host name), and no `Origin` (only
-browsers send one). A refusal is an HTTP error response; no WebSocket is opened.
+browsers send one). A refusal is an HTTP error response; no WebSocket is opened. The
+`Sec-WebSocket-Key` must be what RFC 6455 §4.1 says, 16 random bytes in base64 (wsproto
+only checks that there is one).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hmac
 from collections.abc import Iterable
 
@@ -56,6 +60,15 @@ def check_upgrade(
             404,
             MaiaError("unknown_method", f"no API at {path!r}; use {API_PATH}", {"path": path}),
         )
+    if not _valid_key(found.get(b"sec-websocket-key", [])):
+        return Refusal(
+            400,
+            MaiaError(
+                "invalid_request",
+                "the request is malformed: Sec-WebSocket-Key must be 16 bytes in base64",
+                {"header": "Sec-WebSocket-Key"},
+            ),
+        )
     allowed = {f"{name}:{port}" for name in LOOPBACK_NAMES}
     if host is None or host.strip().lower() not in allowed:
         shown = host if host is not None else "(none)"
@@ -94,3 +107,12 @@ def check_upgrade(
             ((b"WWW-Authenticate", b'Bearer realm="maia"'),),
         )
     return None
+
+
+def _valid_key(values: list[bytes]) -> bool:
+    if len(values) != 1 or len(values[0].strip()) != 24:
+        return False
+    try:
+        return len(base64.b64decode(values[0].strip(), validate=True)) == 16
+    except (binascii.Error, ValueError):
+        return False

@@ -5,8 +5,9 @@ A request is `{id, method, params}`; a response is `{id, ok: true, result}` or
 becomes a `MaiaError` here, so the server never sees a raw parser exception.
 
 Untrusted text is parsed by the standard library with hooks (duplicate keys, `NaN` and
-`Infinity` refused; deep nesting bounded, since `json` would raise `RecursionError`);
-responses are written by orjson, which measured faster on the hot path.
+`Infinity` refused; deep nesting bounded, since `json` would raise `RecursionError`), and
+text no encoder could send back (a lone surrogate escape) is refused as `validation_failed`
+naming its path; responses are written by orjson, which measured faster on the hot path.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import attrs
 import orjson
 
 from maia.core import MaiaError
+from maia.observe import refuse_lone_surrogates
 from worker_bridge import STRICT_DECODER
 
 MAX_FRAME_BYTES = 1024 * 1024
@@ -103,6 +105,7 @@ def parse_request(frame: str | bytes) -> Request:
         or (isinstance(request_id, int) and 0 <= request_id <= _MAX_SAFE)
     ):
         raise _invalid("id must be a string of 1-128 characters or a non-negative integer")
+    refuse_lone_surrogates(frame, value, request_id)
     unknown = sorted(set(value) - _ENVELOPE_KEYS)
     if unknown:
         raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id)
@@ -123,5 +126,22 @@ def encode_result(request_id: RequestId, result: Any) -> str:
 
 
 def encode_error(request_id: RequestId, error: MaiaError) -> str:
-    """A failure frame."""
-    return orjson.dumps({"id": request_id, "ok": False, "error": error.to_wire()}).decode()
+    """A failure frame; never raises, whatever the error's details hold."""
+    try:
+        return orjson.dumps({"id": request_id, "ok": False, "error": error.to_wire()}).decode()
+    except TypeError:
+        # Details orjson cannot write (a lone surrogate, an integer past 64 bits) must not
+        # turn one bad answer into a failed connection: send the code and a plain message.
+        wire = {"code": error.code, "message": _printable(error.message),
+                "retryable": error.retryable, "details": {}}  # fmt: skip
+        return orjson.dumps({"id": _printable_id(request_id), "ok": False, "error": wire}).decode()
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _printable_id(request_id: RequestId) -> RequestId:
+    if isinstance(request_id, str):
+        return _printable(request_id)
+    return request_id if isinstance(request_id, int) and 0 <= request_id <= _MAX_SAFE else None

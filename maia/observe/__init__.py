@@ -30,3 +30,5 @@ from ._socket import SUBPROTOCOL as SUBPROTOCOL
 from ._socket import accept_observations as accept_observations
 from ._socket import parse_subscribe as parse_subscribe
 from ._socket import serve_observation_connection as serve_observation_connection
+from ._untrusted import lone_surrogate_path as lone_surrogate_path
+from ._untrusted import refuse_lone_surrogates as refuse_lone_surrogates

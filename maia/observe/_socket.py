@@ -29,6 +29,7 @@ from ._frames import error_frame
 from ._hub import ObservationHub
 from ._observe import ObservationStream
 from ._query import ObserveInput
+from ._untrusted import refuse_lone_surrogates
 
 OBSERVATIONS_PATH: Final = "/api/v1/observations"
 SUBPROTOCOL: Final = "maia.node.observations.v1"
@@ -71,6 +72,7 @@ def parse_subscribe(message: str | bytes) -> tuple[Any, str, Any]:
         or (isinstance(request_id, int) and 0 <= request_id <= 2**53 - 1)
     ):
         raise _invalid("id must be a string of 1-128 characters or a non-negative integer")
+    refuse_lone_surrogates(text, value, request_id)
     unknown = sorted(set(value) - {"id", "method", "params"})
     if unknown:
         raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id)
@@ -174,9 +176,9 @@ async def _refuse_more(socket: WebSocketConnection, send: Any, scope: trio.Cance
         while True:
             message = await socket.get_message()
             try:
-                request_id = json.loads(message).get("id")
-            except (ValueError, AttributeError, RecursionError):
-                request_id = None
+                request_id, _, _ = parse_subscribe(message)
+            except MaiaError as error:
+                request_id = error.details.get("id")
             await send(error_frame(request_id, _invalid("one subscription per connection")))
     except (ConnectionClosed, _Stuck):
         scope.cancel()

@@ -5,10 +5,12 @@ installs them into the Node's dispatcher. Each handler is also a plain function
 `(ServiceContext, params) -> output` for direct use.
 """
 
-from ._config import config_files_status as config_files_status
-from ._config import effective_config as effective_config
+from ._config_status import admitted_user_config as admitted_user_config
+from ._config_status import config_files_status as config_files_status
+from ._config_status import effective_config as effective_config
 from ._context import ServiceContext as ServiceContext
 from ._register import HANDLERS as HANDLERS
+from ._register import KINDS as KINDS
 from ._register import open_services as open_services
 from ._register import register as register
 from ._routine_gate import SchedulerGate as SchedulerGate

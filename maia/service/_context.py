@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import attrs
 
 from actors import ActorRuntime
-from actors.session import Command, SessionRuntime
+from actors.session import SESSIONS, Command, SessionRuntime
 from maia.config import UserConfig
 from maia.protocol import Clock, MaiaError, check, digest_json, to_json
 from storage import MutationResult, Storage
@@ -30,10 +30,14 @@ class ServiceContext:
     store: Storage
     clock: Clock
     config: UserConfig
-    runtime: SessionRuntime
+    runtime: ActorRuntime  # every kind's actors: `runtime[KIND]`
     home: Path  # where projects.jsonc is mirrored
     actor_id: str = LOCAL_ACTOR  # whom receipts name: the local user, or the Node's automation
-    actors: ActorRuntime | None = None  # the kinds on the actor runtime (routines)
+
+    @property
+    def sessions(self) -> SessionRuntime:
+        """The Session kind. Raises `unavailable` when it is not running."""
+        return self.runtime[SESSIONS]
 
     @property
     def projects_file(self) -> Path:

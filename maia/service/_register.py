@@ -13,8 +13,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from actors import ActorError, open_actor_runtime
-from actors.session import open_session_runtime
+from actors import WORKERS, ActorError, Kind, open_actor_runtime
+from actors.routine import ROUTINES
+from actors.session import SESSIONS
+from actors.webhook import WEBHOOKS
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
 from storage import Storage
@@ -25,7 +27,7 @@ from ._context import ServiceContext
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
 from ._reference import reference_resolve
-from ._routines import KINDS, ROUTINE_HANDLERS, install_launcher
+from ._routines import ROUTINE_HANDLERS, install_launcher
 from ._sessions import (
     session_archive,
     session_create,
@@ -43,8 +45,12 @@ from ._turns import (
     turn_show,
     turn_wait,
 )
+from ._webhooks import WEBHOOK_HANDLERS
 
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
+# The kinds of aggregate the Node runs, in start order (a kind may use what an earlier one
+# provides: the Session kind runs on the worker pool). Adding a kind is one line here.
+KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS, WEBHOOKS, ROUTINES)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
@@ -69,6 +75,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "events.read": events_read,
     **ROUTINE_HANDLERS,
     **CONFIG_HANDLERS,
+    **WEBHOOK_HANDLERS,
 }
 
 
@@ -107,17 +114,18 @@ async def open_services(
     environ: Mapping[str, str] | None = None,
     timings: WorkerTimings | None = None,
     live: Callable[[str, str, str, str, str, str], None] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[ServiceContext]:
-    """Load `home/config.jsonc` (unless `config` is given), recover and run the Session
-    runtime, and yield the handlers' context; `live` gets the Sessions' live item records
-    (the observation hub). Raises `configuration_invalid`."""
+    """Load `home/config.jsonc` (unless `config` is given), recover and run the actor
+    runtime with every kind, and yield the handlers' context; `live` gets the Sessions' live
+    item records (the observation hub); `options` are more kinds' settings (tests: a webhook
+    client). Raises `configuration_invalid`."""
     settings = config if config is not None else load_user_config(home / "config.jsonc")
-    async with (
-        open_session_runtime(
-            store, clock=clock, config=settings, environ=environ, timings=timings, live=live
-        ) as runtime,
-        open_actor_runtime(store, clock=clock, config=settings, kinds=KINDS) as actors,
-    ):
-        context = ServiceContext(store, clock, settings, runtime, home, actors=actors)
+    settings_of_kinds = {"worker_timings": timings, "live": live, **(options or {})}
+    async with open_actor_runtime(
+        store, clock=clock, config=settings, kinds=KINDS, environ=environ,
+        options=settings_of_kinds,
+    ) as runtime:  # fmt: skip
+        context = ServiceContext(store, clock, settings, runtime, home)
         install_launcher(context)
         yield context

@@ -115,9 +115,7 @@ def _issue(ctx: ServiceContext, operation_id: str, digest: str, routine_id: str,
 
 
 def _routines(ctx: ServiceContext) -> Routines:
-    if ctx.actors is None:
-        raise MaiaError("unavailable", "routines are not running", {"target": "routine"})
-    routines: Routines = ctx.actors[ROUTINES]
+    routines: Routines = ctx.runtime[ROUTINES]
     return routines
 
 
@@ -325,11 +323,7 @@ ROUTINE_HANDLERS: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]
 }
 
 
-# The kinds the Node runs on the actor runtime (the Session has its own runtime for now).
-KINDS: Final = (ROUTINES,)
-
-
 def install_launcher(ctx: ServiceContext) -> None:
     """Give the routine scheduler its launcher: the gate acting as each routine's scheduler."""
-    if ctx.actors is not None and ROUTINES in ctx.actors:
-        ctx.actors.extension(LauncherSlot).launcher = SchedulerGate(ctx)
+    if ROUTINES in ctx.runtime:
+        ctx.runtime.extension(LauncherSlot).launcher = SchedulerGate(ctx)

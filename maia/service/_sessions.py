@@ -172,7 +172,7 @@ async def session_show(ctx: ServiceContext, params: SessionRef) -> SessionShowOu
 async def session_wait(ctx: ServiceContext, params: SessionWaitInput) -> SessionWaitOutput:
     """Raises `resource_not_found`."""
     deadline = trio.current_time() + params.wait_milliseconds / 1000
-    notifier = ctx.runtime.notifier
+    notifier = ctx.sessions.notifier
     while True:
         changed = notifier.subscribe(params.session_id)  # before the read: no missed wake-up
         try:
@@ -200,7 +200,7 @@ async def session_stop(ctx: ServiceContext, params: SessionStopInput) -> Session
     """Raises `resource_not_found`, `revision_conflict`, `invalid_state` (already stopped)."""
     await _exists(ctx, params.session_id)
     message = StopSession(command_of(params, ctx.actor_id), params.expected_revision)
-    return mutation_output(SessionResult, await ctx.runtime.ask(params.session_id, message))
+    return mutation_output(SessionResult, await ctx.sessions.ask(params.session_id, message))
 
 
 async def session_archive(ctx: ServiceContext, params: SessionArchiveInput) -> SessionResult:
@@ -209,11 +209,11 @@ async def session_archive(ctx: ServiceContext, params: SessionArchiveInput) -> S
     message = ArchiveSession(
         command_of(params), params.expected_revision, params.summary, params.transcript_path
     )
-    return mutation_output(SessionResult, await ctx.runtime.ask(params.session_id, message))
+    return mutation_output(SessionResult, await ctx.sessions.ask(params.session_id, message))
 
 
 async def session_rename(ctx: ServiceContext, params: SessionRenameInput) -> SessionResult:
     """Raises `resource_not_found`, `revision_conflict`."""
     await _exists(ctx, params.session_id)
     message = RenameSession(command_of(params), params.title, params.expected_revision)
-    return mutation_output(SessionResult, await ctx.runtime.ask(params.session_id, message))
+    return mutation_output(SessionResult, await ctx.sessions.ask(params.session_id, message))

@@ -11,12 +11,12 @@ import sqlite3
 
 import trio
 
-from actors import TurnState
 from actors.session import (
     TURN_COLUMNS,
     CancelTurn,
     InterruptTurn,
     SendTurn,
+    TurnState,
     input_preview,
     turn_view,
 )
@@ -57,14 +57,14 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     """Raises `resource_not_found`, `invalid_state` (stopped), `turn_queue_full`,
     `saturated` (no worker slot: retry), `idempotency_conflict`."""
     message = SendTurn(command_of(params, ctx.actor_id), params.text)
-    return mutation_output(TurnSendOutput, await ctx.runtime.send(params.session_id, message))
+    return mutation_output(TurnSendOutput, await ctx.sessions.send(params.session_id, message))
 
 
 async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutput:
     """Raises `resource_not_found`."""
     wanted = params.states or TERMINAL
     deadline = trio.current_time() + params.wait_milliseconds / 1000
-    notifier = ctx.runtime.notifier
+    notifier = ctx.sessions.notifier
     while True:
         changed = notifier.subscribe(params.turn_id)  # before the read: no missed wake-up
         try:
@@ -139,7 +139,7 @@ async def turn_cancel(ctx: ServiceContext, params: TurnCancelInput) -> TurnResul
     """Raises `resource_not_found`, `turn_not_queued`, `revision_conflict`."""
     session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
     message = CancelTurn(command_of(params, ctx.actor_id), params.turn_id, params.expected_revision)
-    return mutation_output(TurnResult, await ctx.runtime.ask(session_id, message))
+    return mutation_output(TurnResult, await ctx.sessions.ask(session_id, message))
 
 
 async def turn_interrupt(ctx: ServiceContext, params: TurnInterruptInput) -> TurnResult:
@@ -150,13 +150,13 @@ async def turn_interrupt(ctx: ServiceContext, params: TurnInterruptInput) -> Tur
     """
     session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
     message = InterruptTurn(command_of(params), params.turn_id, params.expected_revision)
-    notifier = ctx.runtime.notifier
+    notifier = ctx.sessions.notifier
     deadline = trio.current_time() + DISPATCH_WAIT_S
     while True:
         changed = notifier.subscribe(params.turn_id)
         try:
             try:
-                result = await ctx.runtime.ask(session_id, message)
+                result = await ctx.sessions.ask(session_id, message)
             except MaiaError as error:
                 dispatching = error.details.get("state") == TurnState.DISPATCHING.value
                 if not dispatching or trio.current_time() >= deadline:

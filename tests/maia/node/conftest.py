@@ -1,14 +1,19 @@
-"""Fixtures: a real Node served in the test's trio run, on a real loopback port."""
+"""Fixtures: a real Node served in the test's trio run, on a real loopback port, or in a
+process of its own."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 import pytest
 import trio
 
-from maia.core import read_token
+from maia.core import read_discovery, read_token
 from maia.node import NodeConfig, NodeHome, NodeRunning, serve_node
 
 from ._raw import port_of
@@ -39,3 +44,48 @@ async def node(nursery: trio.Nursery, tmp_path: Path) -> LiveNode:
     home = NodeHome(tmp_path / "home")
     running: NodeRunning = await nursery.start(serve_node, NodeConfig(home))
     return LiveNode(running, home, read_token(home.token_path))
+
+
+@attrs.frozen
+class NodeProcess:
+    """A real `python -m maia.node start` process and what a client needs to reach it."""
+
+    process: subprocess.Popen[bytes]
+    home: NodeHome
+    token: str
+    port: int
+
+    @property
+    def auth(self) -> list[tuple[bytes, bytes]]:
+        return [(b"Authorization", f"Bearer {self.token}".encode())]
+
+
+@pytest.fixture(scope="module")
+def node_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
+    """A Node in its own process for the whole module (its output in <home>/test.log)."""
+    home = NodeHome(tmp_path_factory.mktemp("node") / "home")
+    home.ensure()
+    with (home.root / "test.log").open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "maia.node", "start", "--home", str(home.root)],
+            stdout=log,
+            stderr=log,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        record = None
+        while time.monotonic() < deadline and process.poll() is None:
+            record = read_discovery(home.discovery_path)
+            if record is not None and record.pid == process.pid:
+                break
+            time.sleep(0.05)
+        assert record is not None and record.pid == process.pid, "the Node did not start"
+        yield NodeProcess(process, home, read_token(home.token_path), port_of(record.url))
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()

@@ -130,6 +130,8 @@ def test_mutation_flags_are_consistent() -> None:
     assert mutations == {
         "session.create", "session.stop", "session.archive", "session.rename", "turn.send",
         "turn.cancel", "turn.interrupt", "project.add", "config.admit.confirm",
+        "project.relocate.confirm",
+        "webhooks.change.confirm",
     } | {
         "routine.create.confirm", "routine.pause", "routine.resume", "routine.disable.confirm",
         "routine.run.confirm",

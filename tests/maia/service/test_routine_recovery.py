@@ -35,8 +35,7 @@ async def node_run(home: Path, *, launcher: bool) -> AsyncIterator[ServiceContex
         open_services(store, clock=clock, home=home, config=UserConfig()) as services,
     ):
         if not launcher:
-            assert services.actors is not None
-            services.actors.extension(LauncherSlot).launcher = None
+            services.runtime.extension(LauncherSlot).launcher = None
         yield services
 
 
@@ -82,8 +81,7 @@ async def half_launch(ctx: ServiceContext, routine_id: str, fire_id: str, *, sen
     assert routine is not None
     assert fire is not None
     session_id = await gate.create_session(routine, fire)
-    assert ctx.actors is not None
-    await ctx.actors[ROUTINES].ask(routine_id, LaunchAnswer(Attached(fire_id, session_id)))
+    await ctx.runtime[ROUTINES].ask(routine_id, LaunchAnswer(Attached(fire_id, session_id)))
     if send:
         fire = await ctx.read(lambda c: get_fire(c, fire_id))
         assert fire is not None

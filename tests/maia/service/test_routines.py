@@ -231,8 +231,7 @@ async def test_manual_run_records_a_launching_fire_and_is_busy_until_it_settles(
     routine_fire; its routine's next tick claims it; while it is unsettled a second run is
     routine_busy (retryable); a paused routine is routine_not_active. (No launcher is
     installed here, so the claimed fire stays launching: the busy state holds still.)"""
-    assert rctx.actors is not None
-    rctx.actors.extension(LauncherSlot).launcher = None
+    rctx.runtime.extension(LauncherSlot).launcher = None
     project_id = await project(rctx, tmp_path)
     routine = (await create(rctx, project_id)).routine
     change = {"commandId": "run1", "routineId": routine.routine_id, "expectedRevision": 1}

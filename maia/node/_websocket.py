@@ -1,0 +1,165 @@
+"""The WebSocket layer under the API: trio-websocket's server, made to keep RFC 6455 and
+to count connections from the moment they are accepted.
+
+What the libraries leave out, and where it is added:
+- A connection counts against the cap from TCP accept, not from its upgrade, so a burst of
+  simultaneous handshakes cannot slip past it (`GuardedServer.open`); far beyond the cap a
+  connection is closed at once, without reading its handshake.
+- Only an `HTTP/1.1` request line may upgrade (RFC 6455 §4.1; h11 also parses 1.0 and 2.0):
+  others get HTTP 505 before the handler sees them.
+- A frame that fails to parse (invalid UTF-8 in a text frame: 1007; a bad opcode or an
+  unmasked frame: 1002) and a frame header announcing more than the message bound (1009)
+  are answered with a Close frame carrying that code (RFC 6455 §7.1.7), then TCP is
+  closed. wsproto reports the first as an event trio-websocket answers with a bare TCP
+  close, and the second is noticed only once the bytes have arrived: `_StrictConnection`
+  parses eagerly and raises the failure with its Close frame as the hint, which
+  trio-websocket sends before closing.
+- Whatever a connection's handler raises is logged and ends that connection only; nothing a
+  peer sends can end the server task, and so every other connection.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+from collections.abc import Awaitable, Callable, Generator
+
+import orjson
+import trio
+from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, WebSocketServer
+from wsproto import ConnectionType, WSConnection
+from wsproto.connection import ConnectionState
+from wsproto.events import CloseConnection, Event
+from wsproto.utilities import RemoteProtocolError
+
+from maia.core import MaiaError
+
+log = logging.getLogger("maia.node")
+HARD_LIMIT_FACTOR = 2  # beyond factor × cap, a connection is closed without an answer
+MESSAGE_TOO_BIG = 1009
+
+
+class _StrictConnection(WSConnection):
+    """wsproto's server connection that fails a broken frame with a Close frame."""
+
+    def __init__(self, max_message_bytes: int) -> None:
+        super().__init__(ConnectionType.SERVER)
+        self._max_message_bytes = max_message_bytes
+        self._parsed: collections.deque[Event] = collections.deque()
+
+    @property
+    def http_version(self) -> bytes | None:
+        """The request line's HTTP version (b"1.1"), once the request was read."""
+        h11 = getattr(self.handshake, "_h11_connection", None)
+        version = getattr(h11, "their_http_version", None)
+        return version if isinstance(version, bytes) else None
+
+    def receive_data(self, data: bytes | None) -> None:
+        super().receive_data(data)
+        connection = self.connection
+        if connection is None or data is None or connection.state is not ConnectionState.OPEN:
+            return
+        for event in connection.events():
+            if isinstance(event, CloseConnection) and connection.state is ConnectionState.OPEN:
+                # Not the peer's Close (that moves the state): wsproto's parse failure.
+                raise RemoteProtocolError(
+                    event.reason or "invalid frame",
+                    event_hint=CloseConnection(code=event.code, reason=event.reason),
+                )
+            self._parsed.append(event)
+        header = getattr(getattr(getattr(connection, "_proto", None), "_frame_decoder", None),
+                         "header", None)  # fmt: skip
+        announced = getattr(header, "payload_len", 0)
+        if isinstance(announced, int) and announced > self._max_message_bytes:
+            reason = f"a frame of {announced} bytes exceeds {self._max_message_bytes} bytes"
+            raise RemoteProtocolError(
+                reason, event_hint=CloseConnection(code=MESSAGE_TOO_BIG, reason=reason)
+            )
+
+    def events(self) -> Generator[Event, None, None]:
+        yield from self.handshake.events()
+        while self._parsed:
+            yield self._parsed.popleft()
+        if self.connection is not None:
+            yield from self.connection.events()
+
+
+class GuardedServer(WebSocketServer):
+    """trio-websocket's server with the checks above; `open` counts accepted connections."""
+
+    def __init__(
+        self,
+        handler: Callable[[WebSocketRequest], Awaitable[None]],
+        listeners: list[trio.SocketListener],
+        *,
+        max_connections: int,
+        max_message_size: int,
+        connect_timeout: float,
+        disconnect_timeout: float,
+    ) -> None:
+        super().__init__(
+            handler,
+            listeners,
+            max_message_size=max_message_size,
+            connect_timeout=connect_timeout,
+            disconnect_timeout=disconnect_timeout,
+        )
+        self.open = 0
+        self._hard_limit = max_connections * HARD_LIMIT_FACTOR
+        self._numbers = 0
+
+    async def _handle_connection(self, stream: trio.abc.Stream) -> None:
+        # Replaces trio-websocket's own (same steps), to count, check and contain.
+        self.open += 1
+        self._numbers += 1
+        try:
+            if self.open > self._hard_limit:
+                await stream.aclose()
+                return
+            await self._serve_stream(stream, self._numbers)
+        finally:
+            self.open -= 1
+
+    async def _serve_stream(self, stream: trio.abc.Stream, number: int) -> None:
+        strict = _StrictConnection(self._max_message_size)
+        connection = WebSocketConnection(
+            stream,
+            strict,
+            message_queue_size=self._message_queue_size,
+            max_message_size=self._max_message_size,
+            receive_buffer_size=self._receive_buffer_size,
+        )
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(connection._reader_task)
+            with trio.move_on_after(self._connect_timeout) as connect_scope:
+                request = await connection._get_request()
+            if connect_scope.cancelled_caught:
+                nursery.cancel_scope.cancel()
+                await stream.aclose()
+                return
+            try:
+                if strict.http_version != b"1.1":
+                    await _refuse_version(request, strict.http_version)
+                else:
+                    await self._handler(request)
+            except ConnectionClosed:
+                pass  # the peer left: nothing to answer
+            except Exception:
+                log.exception("API connection %d failed; it is closed, the others go on", number)
+            finally:
+                with trio.move_on_after(self._disconnect_timeout):
+                    await connection.aclose()
+
+
+async def _refuse_version(request: WebSocketRequest, version: bytes | None) -> None:
+    shown = version.decode("ascii", "replace") if version else "unknown"
+    error = MaiaError(
+        "invalid_request",
+        f"the request is malformed: a WebSocket upgrade needs HTTP/1.1, not HTTP/{shown}",
+        {"httpVersion": shown},
+    )
+    await request.reject(
+        505,
+        extra_headers=[(b"Content-Type", b"application/json")],
+        body=orjson.dumps({"ok": False, "error": error.to_wire()}),
+    )
