@@ -22,7 +22,8 @@ from maia.core import Clock, MaiaError
 from maia.protocol import to_json
 from storage import ReceiptTarget, append_event
 
-from ._core import Core, Disable, Event, Pause, Recover, Resume, Run, Tick
+from ._events import Disable, Event, Pause, Recover, Resume, Run, Tick
+from ._model import Core
 from ._sql import (
     RoutineRow,
     get_fire,

@@ -22,8 +22,6 @@ The rules (spec: Scheduled Session operations; Maia's additions marked):
 
 from __future__ import annotations
 
-import enum
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -31,7 +29,25 @@ import attrs
 
 from maia.core import MaiaError
 
-from ._schedule import Schedule
+from ._events import (
+    Action,
+    Attached,
+    AttachSession,
+    Disable,
+    Event,
+    Launched,
+    LaunchRefused,
+    Pause,
+    RecordFire,
+    Recover,
+    Resume,
+    Run,
+    SetRoutine,
+    SlotsOmitted,
+    Tick,
+    TurnSettled,
+)
+from ._model import Core, Fire, Trigger, cron_fire_id
 from ._table import (
     CLIENT,
     FIRE_TABLE,
@@ -47,196 +63,6 @@ from ._table import (
 )
 
 MAX_MISSED_RECORDS: Final = 96  # a day of 15-minute slots
-MAX_LAUNCHES_PER_TICK: Final = 32
-
-
-class Trigger(enum.Enum):
-    CRON = "cron"
-    MANUAL = "manual"
-
-
-def cron_fire_id(routine_id: str, slot_ms: int) -> str:
-    """A cron fire's ID names its slot: the same slot can never get a second row."""
-    return "fire_" + hashlib.sha256(f"{routine_id}\0{slot_ms}".encode()).hexdigest()[:32]
-
-
-def manual_fire_id(actor_id: str, command_id: str) -> str:
-    """A manual fire's ID derives from the actor and the run's commandId (spec)."""
-    return "fire_" + hashlib.sha256(f"{actor_id}\0{command_id}".encode()).hexdigest()[:32]
-
-
-@attrs.frozen
-class Fire:
-    """A fire the core still cares about (launching, or started with its first turn open)."""
-
-    fire_id: str
-    trigger: Trigger
-    scheduled_ms: int
-    state: FireState = FireState.LAUNCHING
-    claimed_ms: int | None = None  # None: a manual fire no tick has claimed yet
-    reason: str | None = None
-    session_id: str | None = None
-    turn_id: str | None = None
-    attempts: int = 0  # launch attempts this Node run (fresh claims have none)
-
-    @property
-    def unsettled(self) -> bool:
-        """Launching, or started with its first turn not finished: a new slot overlaps it."""
-        return self.state in (FireState.LAUNCHING, FireState.STARTED)
-
-
-@attrs.frozen
-class Core:
-    """What one routine's scheduling knows."""
-
-    routine_id: str
-    state: RoutineState
-    revision: int
-    schedule: Schedule
-    next_fire_ms: int | None
-    fires: tuple[Fire, ...] = ()  # unsettled only, oldest first
-
-    def fire(self, fire_id: str) -> Fire | None:
-        return next((f for f in self.fires if f.fire_id == fire_id), None)
-
-    @property
-    def busy(self) -> bool:
-        return any(f.unsettled for f in self.fires)
-
-    @property
-    def wake_ms(self) -> int | None:
-        """When its next tick is due: now-ish for an unclaimed manual fire, else nextFireAt."""
-        if any(f.claimed_ms is None and f.state is FireState.LAUNCHING for f in self.fires):
-            return 0
-        return self.next_fire_ms
-
-
-# Events ---------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class Tick:
-    """A scheduler tick: claim what is due. `held`: admission is held Node-wide; `manual`:
-    also claim unclaimed manual fires (a catch-up before a pause claims cron slots only)."""
-
-    held: bool = False
-    manual: bool = True
-
-
-@attrs.frozen
-class Pause:
-    expected_revision: int
-
-
-@attrs.frozen
-class Resume:
-    expected_revision: int
-
-
-@attrs.frozen
-class Disable:
-    expected_revision: int
-
-
-@attrs.frozen
-class Run:
-    """A confirmed manual run: record a launching fire for the next tick to claim."""
-
-    fire_id: str
-    expected_revision: int
-    held: bool = False
-
-
-@attrs.frozen
-class Attached:
-    """The launch created the fire's Session (written before its turn is sent)."""
-
-    fire_id: str
-    session_id: str
-
-
-@attrs.frozen
-class Launched:
-    fire_id: str
-    session_id: str
-    turn_id: str
-
-
-@attrs.frozen
-class LaunchRefused:
-    """The launch failed: `saturated` retries until the deadline; any other reason is final."""
-
-    fire_id: str
-    reason: FailReason
-
-
-@attrs.frozen
-class TurnSettled:
-    """The first turn of a started fire finished: the fire no longer blocks new slots."""
-
-    fire_id: str
-
-
-@attrs.frozen
-class Recover:
-    """The Node restarted: `receipts` maps a fire to the turn its scheduler's turn.send
-    receipt names on the fire's attached Session, for the fires that have one."""
-
-    receipts: Mapping[str, str]
-
-
-Event = (
-    Tick
-    | Pause
-    | Resume
-    | Disable
-    | Run
-    | Attached
-    | Launched
-    | LaunchRefused
-    | TurnSettled
-    | Recover
-)
-
-
-# Actions --------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class RecordFire:
-    """Insert or update a fire row (and append the table row's event)."""
-
-    fire: Fire
-    event: FireEvent
-    emits: str
-
-
-@attrs.frozen
-class SetRoutine:
-    """Write the routine's state, revision and nextFireAt (and the table row's event)."""
-
-    state: RoutineState
-    revision: int
-    next_fire_ms: int | None
-    emits: str
-
-
-@attrs.frozen
-class AttachSession:
-    """Write the Session a launch created onto its fire, before the turn is sent."""
-
-    fire_id: str
-    session_id: str
-
-
-@attrs.frozen
-class SlotsOmitted:
-    """A claim passed over more slots than it records; the older ones end before `before_ms`."""
-
-    before_ms: int
-
-
-Action = RecordFire | SetRoutine | AttachSession | SlotsOmitted
 
 
 def _fire_step(
@@ -453,36 +279,3 @@ def _recover(core: Core, receipts: Mapping[str, str]) -> tuple[Core, tuple[Actio
         fires.append(moved)
         actions.append(record)
     return attrs.evolve(core, fires=_keep(fires)), tuple(actions)
-
-
-# The scheduler's launch budget ------------------------------------------------------------
-
-
-@attrs.frozen
-class Candidate:
-    """A claimed launching fire of some routine, as the scheduler's tick sees it."""
-
-    routine_id: str
-    fire_id: str
-    claimed_ms: int
-    attempts: int
-
-
-@attrs.frozen
-class LaunchPlan:
-    launch: tuple[Candidate, ...]  # attempt these now, in this order
-    expire: tuple[Candidate, ...]  # past the saturation deadline: fail them `saturated`
-
-
-def plan_launches(
-    candidates: Sequence[Candidate], now: int, budget: int = MAX_LAUNCHES_PER_TICK
-) -> LaunchPlan:
-    """At most `budget` launch attempts: fresh claims first (oldest claim first), then
-    pending retries; a retry past 10 minutes after its claim expires instead. Pure."""
-    expire = tuple(
-        c for c in candidates if c.attempts and now >= c.claimed_ms + SATURATION_DEADLINE_MS
-    )
-    live = [c for c in candidates if c not in expire]
-    fresh = sorted((c for c in live if c.attempts == 0), key=lambda c: (c.claimed_ms, c.fire_id))
-    retry = sorted((c for c in live if c.attempts > 0), key=lambda c: (c.claimed_ms, c.fire_id))
-    return LaunchPlan(tuple([*fresh, *retry][:budget]), expire)

@@ -30,13 +30,8 @@ from actors._registry import ActorRegistry
 from maia.core import MaiaError
 
 from ._actor import SLOT, LaunchAnswer, Message, RecoverFires, RoutineActor
-from ._core import (
-    Attached,
-    Candidate,
-    Launched,
-    LaunchRefused,
-    plan_launches,
-)
+from ._budget import Candidate, plan_launches
+from ._events import Attached, Launched, LaunchRefused
 from ._sql import (
     FireRow,
     RoutineRow,

@@ -19,7 +19,7 @@ import attrs
 from maia.core import Clock, MaiaError
 from storage import consume_preview
 
-from ._core import Core, Fire, Trigger
+from ._model import Core, Fire, Trigger
 from ._schedule import Schedule
 from ._table import FireState, RoutineState
 
@@ -202,23 +202,6 @@ def load_core(conn: sqlite3.Connection, routine_id: str) -> tuple[RoutineRow, Co
     schedule = Schedule.parse(row.cron, row.timezone)
     core = Core(row.routine_id, row.state, row.revision, schedule, row.next_fire_ms, fires)
     return row, core
-
-
-def routines_to_tick(conn: sqlite3.Connection, now_ms: int, limit: int) -> list[str]:
-    """Routines a tick at `now_ms` must claim for: a due slot, or an unclaimed manual fire."""
-    rows = conn.execute(
-        "SELECT routine_id FROM routines WHERE state = 'active' AND next_fire_ms <= ?"
-        " UNION SELECT routine_id FROM routine_fires WHERE state = 'launching'"
-        " AND claimed_ms IS NULL LIMIT ?",
-        (now_ms, limit),
-    ).fetchall()
-    return [str(r[0]) for r in rows]
-
-
-def next_due_ms(conn: sqlite3.Connection) -> int | None:
-    """The earliest nextFireAt of any active routine (the scheduler's timer deadline)."""
-    row = conn.execute("SELECT min(next_fire_ms) FROM routines WHERE state = 'active'").fetchone()
-    return None if row[0] is None else int(row[0])
 
 
 def launching_fires(conn: sqlite3.Connection) -> list[FireRow]:

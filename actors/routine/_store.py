@@ -18,18 +18,9 @@ import attrs
 from maia.core import format_timestamp_ms
 from storage import EventRecord, append_event
 
-from ._core import (
-    Action,
-    AttachSession,
-    Core,
-    Event,
-    Fire,
-    RecordFire,
-    SetRoutine,
-    SlotsOmitted,
-    Tick,
-    step,
-)
+from ._core import step
+from ._events import Action, AttachSession, Event, RecordFire, SetRoutine, SlotsOmitted, Tick
+from ._model import Core, Fire
 from ._sql import RoutineRow, attach_session, set_routine, write_fire
 
 
