@@ -227,6 +227,8 @@ async def _preview_change(ctx: ServiceContext, operation_id: str, params: Routin
                           run: bool) -> RoutinePreviewOutput:  # fmt: skip
     def judge(conn: sqlite3.Connection) -> RoutineRow:
         row, core = load_core(conn, params.routine_id)
+        if run:  # a run judges the routine first: not active is routine_not_active
+            judge_run(core, HELD)
         if row.state is RoutineState.DISABLED or row.revision != params.expected_revision:
             raise MaiaError(
                 "storage_conflict",
@@ -234,8 +236,6 @@ async def _preview_change(ctx: ServiceContext, operation_id: str, params: Routin
                 {"routineId": row.routine_id, "actual": row.revision,
                  "expected": params.expected_revision},
             )  # fmt: skip
-        if run:
-            judge_run(core, HELD)
         return row
 
     row = await ctx.read(judge)

@@ -262,6 +262,9 @@ async def test_manual_run_records_a_launching_fire_and_is_busy_until_it_settles(
     error = await refused(rctx, "routine.run.preview",
                           {**change, "commandId": "run3", "expectedRevision": 2})  # fmt: skip
     assert error.code == "routine_not_active"
+    stale = await refused(rctx, "routine.disable.preview",
+                          {**change, "commandId": "d", "expectedRevision": 1})  # fmt: skip
+    assert stale.code == "storage_conflict"  # another revision: no proof issued
 
 
 async def test_show_and_list(rctx: ServiceContext, tmp_path: Path) -> None:
