@@ -65,7 +65,7 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
     """Raises `resource_not_found` (Project), `configuration_invalid` (executor),
     `validation_failed` (cwd), `idempotency_conflict`."""
     ctx.config.executor(params.executor)
-    command = command_of(params)
+    command = command_of(params, ctx.actor_id)
     root = await ctx.read(
         lambda c: c.execute(
             "SELECT root FROM projects WHERE project_id = ?", (params.project_id,)
@@ -170,7 +170,7 @@ async def _exists(ctx: ServiceContext, session_id: str) -> None:
 async def session_stop(ctx: ServiceContext, params: SessionStopInput) -> SessionResult:
     """Raises `resource_not_found`, `revision_conflict`, `invalid_state` (already stopped)."""
     await _exists(ctx, params.session_id)
-    message = StopSession(command_of(params), params.expected_revision)
+    message = StopSession(command_of(params, ctx.actor_id), params.expected_revision)
     return mutation_output(SessionResult, await ctx.sessions.ask(params.session_id, message))
 
 
