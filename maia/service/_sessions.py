@@ -75,7 +75,7 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
     or not in the Project's allowedExecutors), `validation_failed` (cwd),
     `idempotency_conflict`."""
     executor = await session_executor(ctx, params.project_id, params.executor)
-    command = command_of(params)
+    command = command_of(params, ctx.actor_id)
     root = await ctx.read(
         lambda c: c.execute(
             "SELECT root FROM projects WHERE project_id = ?", (params.project_id,)
@@ -180,7 +180,7 @@ async def _exists(ctx: ServiceContext, session_id: str) -> None:
 async def session_stop(ctx: ServiceContext, params: SessionStopInput) -> SessionResult:
     """Raises `resource_not_found`, `revision_conflict`, `invalid_state` (already stopped)."""
     await _exists(ctx, params.session_id)
-    message = StopSession(command_of(params), params.expected_revision)
+    message = StopSession(command_of(params, ctx.actor_id), params.expected_revision)
     return mutation_output(SessionResult, await ctx.sessions.ask(params.session_id, message))
 
 
