@@ -83,7 +83,7 @@ async def run_turn(
 ) -> list[TurnEvent]:
     """Every event of one turn; approvals answered by `decide` (None: left pending)."""
     events: list[TurnEvent] = []
-    async with contextlib.aclosing(handle.prompt(turn_id, text)) as stream:
+    async with contextlib.aclosing(handle.prompt(turn_id, text, tools=True)) as stream:
         async for event in stream:
             events.append(event)
             if on_event is not None:
