@@ -7,6 +7,9 @@ row and its recovery column), its SQL (`Rows`), its pure core (`Core.decide` ret
 timers (`Wake`, `Fired`), effect scopes, batch handling and typed errors.
 """
 
+from ._activations import ActivationSlots as ActivationSlots
+from ._activations import Held as Held
+from ._activations import Wanted as Wanted
 from ._actor import Actor as Actor
 from ._actor import ActorState as ActorState
 from ._actor import ActorStatistics as ActorStatistics
@@ -26,13 +29,9 @@ from ._errors import ActorStopped as ActorStopped
 from ._errors import AskTimedOut as AskTimedOut
 from ._errors import NotServing as NotServing
 from ._errors import to_wire as to_wire
-from ._lifecycles import SESSION_TABLE as SESSION_TABLE
-from ._lifecycles import TABLES as TABLES
-from ._lifecycles import TURN_TABLE as TURN_TABLE
-from ._lifecycles import SessionEvent as SessionEvent
-from ._lifecycles import SessionState as SessionState
-from ._lifecycles import TurnEvent as TurnEvent
-from ._lifecycles import TurnState as TurnState
+from ._flush import FlushTimer as FlushTimer
+from ._graph import Edge as Edge
+from ._notify import Notifier as Notifier
 from ._registry import ActorRegistry as ActorRegistry
 from ._registry import Behaviour as Behaviour
 from ._registry import RegistryStatistics as RegistryStatistics
@@ -53,11 +52,16 @@ from ._table import row as row
 from ._timers import DurableTimers as DurableTimers
 from ._timers import Fired as Fired
 from ._timers import Wake as Wake
+from ._workers import WORKERS as WORKERS
+from ._workers import StorageEpochSource as StorageEpochSource
+from ._workers import WorkerPool as WorkerPool
+from ._workers import WorkerSlots as WorkerSlots
 from ._write import Change as Change
 from ._write import Command as Command
 from ._write import Committed as Committed
 from ._write import Entry as Entry
 from ._write import EventOwner as EventOwner
+from ._write import Record as Record
 from ._write import Rows as Rows
 from ._write import Write as Write
 from ._write import WritePath as WritePath

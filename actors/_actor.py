@@ -35,7 +35,7 @@ import attrs
 import outcome
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._errors import ActorClosed, ActorOverloaded, ActorStopped, AskTimedOut
 
@@ -169,8 +169,8 @@ class Actor(Generic[M, R]):
     ) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
-        if (handler is None) == (batch is None):
-            raise ValueError("give exactly one of handler and batch")
+        if handler is not None and batch is not None:
+            raise ValueError("give at most one of handler and batch")
         self.name = name
         self._handler = handler
         self._batch = batch
@@ -292,6 +292,8 @@ class Actor(Generic[M, R]):
         """
         if self._state is not ActorState.NEW:
             raise RuntimeError(f"actor {self.name} was already served")
+        if self._handler is None and self._batch is None:
+            raise RuntimeError(f"actor {self.name} has no handler: bind one first")
         self._state = ActorState.RUNNING
         self.last_active = trio.current_time()
         task_status.started()
@@ -302,6 +304,34 @@ class Actor(Generic[M, R]):
                 await self._loop()
         finally:
             self._finish()
+
+    def bind(
+        self,
+        handler: Callable[[M], Awaitable[R]] | None = None,
+        *,
+        batch: BatchHandler[M] | None = None,
+    ) -> None:
+        """Give an actor built without a handler its handler (before `serve`): messages
+        sent meanwhile wait in the mailbox (a registry rehydrating it)."""
+        if (
+            self._handler is not None
+            or self._batch is not None
+            or (handler is None) == (batch is None)
+        ):
+            raise ValueError("bind exactly one of handler and batch, once")
+        self._handler, self._batch = handler, batch
+
+    def abandon(self, error: BaseException) -> None:
+        """Never served (its rehydration failed): queued asks fail with `error`, queued
+        tells are dropped (counted), and later sends are refused."""
+        self._state = ActorState.RUNNING  # so _finish reads as a stop of a started actor
+        while self._queue:
+            _, reply = self._queue.popleft()
+            if reply is not None:
+                reply.send(outcome.Error(error))
+            else:
+                self._dropped += 1
+        self._finish()
 
     def crash(self, effect: str, error: BaseException) -> None:
         """Stop the actor after the message in hand; `serve` raises `EffectFailed`."""

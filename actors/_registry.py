@@ -1,8 +1,9 @@
 """Per-aggregate registries: one live actor per aggregate ID, spawned on demand, passivated
 when idle or when too many are live, rehydrated from storage on the next message.
 
-Get-or-spawn is race-free without a lock: the first caller for an ID parks a placeholder
-before its first await, so every later caller waits on it instead of spawning a twin. An
+Get-or-spawn is race-free without a lock: the first caller for an ID registers the actor
+(not yet served) before its first await, so every later caller queues into it, in arrival
+order, instead of spawning a twin. An
 actor being passivated drains what it holds and stops before a new one for the same ID is
 spawned, so two live actors never share an aggregate (and its storage rows).
 
@@ -24,6 +25,7 @@ stays down until its next message rehydrates it, and the give-up is logged too.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -32,12 +34,12 @@ from typing import Generic, Protocol, TypeVar
 import attrs
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from supervision import RestartPolicy
 
 from ._actor import DEFAULT_ASK_TIMEOUT_S, Actor, ActorState, Envelope
 from ._effects import EffectScope
-from ._errors import ActorClosed, ActorStopped, AskTimedOut, NotServing
+from ._errors import ActorClosed, ActorError, ActorStopped, AskTimedOut, NotServing
 
 M = TypeVar("M")
 R = TypeVar("R")
@@ -53,6 +55,29 @@ class Behaviour(Protocol[M]):
 
 
 Spawn = Callable[[str], Awaitable[Callable[[M], Awaitable[R]] | Behaviour[M]]]
+
+
+class _Spawn:
+    """One rehydration in progress: its end, and its error."""
+
+    __slots__ = ("_done", "_event", "error")
+
+    def __init__(self) -> None:
+        self._event: trio.Event | None = None  # made only when someone waits
+        self._done = False
+        self.error: BaseException | None = None
+
+    async def wait(self) -> None:
+        if self._done:
+            return
+        if self._event is None:
+            self._event = trio.Event()
+        await self._event.wait()
+
+    def finish(self) -> None:
+        self._done = True
+        if self._event is not None:
+            self._event.set()
 
 
 @attrs.frozen
@@ -97,7 +122,7 @@ class ActorRegistry(Generic[M, R]):
         self._capacity = capacity
         self._spawn_timeout_s = spawn_timeout_s
         self._live: dict[str, Actor[M, R]] = {}  # least recently used first
-        self._spawning: dict[str, trio.Event] = {}
+        self._spawning: dict[Actor[M, R], _Spawn] = {}  # actors being rehydrated
         self._stopping: dict[str, Actor[M, R]] = {}
         self._nursery: trio.Nursery | None = None
         self._spawned = 0
@@ -109,7 +134,7 @@ class ActorRegistry(Generic[M, R]):
         self._restart_message = restart_message
         self._now_ms = monotonic_ms or (lambda: int(trio.current_time() * 1000))
         self._crashes: dict[str, collections.deque[int]] = {}  # recent crash times per ID
-        self._scopes: dict[str, EffectScope] = {}
+        self._scopes: dict[Actor[M, R], EffectScope] = {}  # per incarnation
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Run the actors and the idle sweep until cancelled (actors are then cancelled too,
@@ -137,7 +162,8 @@ class ActorRegistry(Generic[M, R]):
         for aggregate_id, actor in self._live.items():
             if actor.last_active > cutoff:
                 break  # LRU order: the rest were touched more recently
-            if actor.depth == 0 and actor.vetoes == 0:  # live effects veto passivation
+            if actor.depth == 0 and actor.vetoes == 0 and actor.state is ActorState.RUNNING:
+                # live effects veto passivation; one still rehydrating is not idle
                 idle.append(aggregate_id)
         for aggregate_id in idle:
             self._passivate(aggregate_id)
@@ -150,63 +176,97 @@ class ActorRegistry(Generic[M, R]):
         actor.close(drain=True)
 
     async def get(self, aggregate_id: str) -> Actor[M, R]:
-        """The live actor for `aggregate_id`, spawning (rehydrating) it if none is live.
+        """The live actor for `aggregate_id`, rehydrated. Raises what `spawn` raises,
+        `AskTimedOut` when spawning takes longer than `spawn_timeout_s`, `NotServing` when
+        the registry is not serving."""
+        actor, mine = await self._obtain(aggregate_id)
+        if mine:
+            await self._complete(aggregate_id, actor)
+        else:
+            await self._spawned_or_raise(actor)
+        return actor
 
-        Raises what `spawn` raises, `deadline_exceeded` when spawning takes longer than
-        `spawn_timeout_s`, `unavailable` when the registry is not serving.
-        """
+    async def _obtain(self, aggregate_id: str) -> tuple[Actor[M, R], bool]:
+        """The actor for `aggregate_id`, live or being rehydrated, and whether this caller
+        must rehydrate it (`_complete`). The first caller for an ID registers it before any
+        await, so every caller's message queues in arrival order and no twin is spawned."""
         while True:
             actor = self._live.get(aggregate_id)
             if actor is not None and actor.state is not ActorState.STOPPED:
                 del self._live[aggregate_id]  # touch: move to the recent end
                 self._live[aggregate_id] = actor
                 actor.last_active = trio.current_time()
-                return actor
-            spawning = self._spawning.get(aggregate_id)
-            if spawning is not None:
-                await spawning.wait()
-                continue
+                return actor, False
             stopping = self._stopping.get(aggregate_id)
-            if stopping is not None:
-                await stopping.wait_stopped()
-                self._stopping.pop(aggregate_id, None)
-                continue
-            return await self._spawn_one(aggregate_id)
+            if stopping is None:
+                return self._register(aggregate_id), True
+            await stopping.wait_stopped()
+            self._stopping.pop(aggregate_id, None)
 
-    async def _spawn_one(self, aggregate_id: str) -> Actor[M, R]:
-        nursery = self._nursery
-        if nursery is None:
+    def _register(self, aggregate_id: str) -> Actor[M, R]:
+        if self._nursery is None:
             raise NotServing(self.name)
-        done = self._spawning[aggregate_id] = trio.Event()  # before any await: no twin
+        while len(self._live) >= self._max_live:
+            victim = next((i for i, a in self._live.items()
+                           if a.vetoes == 0 and a.state is ActorState.RUNNING), None)  # fmt: skip
+            if victim is None:
+                break  # every live actor holds effects or rehydrates: go over, not under
+            self._passivate(victim)
+            self._lru += 1
+        actor: Actor[M, R] = Actor(f"{self.name}/{aggregate_id}", capacity=self._capacity)
+        actor.last_active = trio.current_time()
+        self._live[aggregate_id] = actor
+        self._spawning[actor] = _Spawn()
+        return actor
+
+    async def _spawned_or_raise(self, actor: Actor[M, R]) -> None:
+        spawn = self._spawning.get(actor)
+        if spawn is not None:
+            await spawn.wait()
+            if spawn.error is not None:
+                raise spawn.error
+
+    async def _complete(self, aggregate_id: str, actor: Actor[M, R]) -> None:
+        """Rehydrate a registered actor (in the caller's task) and start serving it.
+        Raises what the spawn raised; its queued asks fail with the same error."""
+        spawn = self._spawning[actor]
+        name = actor.name
         try:
-            while len(self._live) >= self._max_live:
-                victim = next((i for i, a in self._live.items() if a.vetoes == 0), None)
-                if victim is None:
-                    break  # every live actor holds effects: go over the limit, not under
-                self._passivate(victim)
-                self._lru += 1
             with trio.move_on_after(self._spawn_timeout_s) as scope:
                 made = await self._spawn(aggregate_id)
             if scope.cancelled_caught:
-                ms = round(self._spawn_timeout_s * 1000)
-                raise AskTimedOut(f"{self.name}/{aggregate_id}", ms, "spawn")
-            name = f"{self.name}/{aggregate_id}"
-            actor: Actor[M, R]
-            if callable(made):
-                actor = Actor(name, made, capacity=self._capacity)
-            else:
-                actor = Actor(name, batch=made.handle_batch, capacity=self._capacity)
-                effects = self._scopes[aggregate_id] = EffectScope(actor, nursery)
-                made.attach(effects)
-            self._live[aggregate_id] = actor
-            self._spawned += 1
-            nursery.start_soon(self._run, aggregate_id, actor)
-            return actor
+                raise AskTimedOut(name, round(self._spawn_timeout_s * 1000), "spawn")
+        except BaseException as error:
+            if self._live.get(aggregate_id) is actor:
+                del self._live[aggregate_id]
+            refusal = error if isinstance(error, MaiaError | ActorError) else ActorStopped(name)
+            spawn.error = refusal
+            actor.abandon(refusal)
+            if isinstance(error, Exception) and not isinstance(error, MaiaError | ActorError):
+                log.exception("spawning %s failed", name)
+            raise
         finally:
-            del self._spawning[aggregate_id]
-            done.set()
+            del self._spawning[actor]
+            spawn.finish()
+        nursery = self._nursery
+        if nursery is None:
+            actor.abandon(NotServing(self.name))
+            raise NotServing(self.name)
+        if callable(made):
+            actor.bind(made)
+        else:
+            actor.bind(batch=made.handle_batch)
+            effects = self._scopes[actor] = EffectScope(actor, nursery)
+            made.attach(effects)
+        self._spawned += 1
+        nursery.start_soon(self._serve, aggregate_id, actor)
 
-    async def _run(self, aggregate_id: str, actor: Actor[M, R]) -> None:
+    async def _complete_quietly(self, aggregate_id: str, actor: Actor[M, R]) -> None:
+        """`_complete` for an asker (which learns the error from its refused ask)."""
+        with contextlib.suppress(Exception):  # handed to the queued asks, and logged if a bug
+            await self._complete(aggregate_id, actor)
+
+    async def _serve(self, aggregate_id: str, actor: Actor[M, R]) -> None:
         crashed = False
         try:
             await actor.serve()
@@ -215,9 +275,8 @@ class ActorRegistry(Generic[M, R]):
             self._crashed += 1  # its asks already failed
             log.exception("actor %s crashed", actor.name)
         finally:
-            scope = self._scopes.get(aggregate_id)
-            if scope is not None and self._live.get(aggregate_id) in (actor, None):
-                del self._scopes[aggregate_id]
+            scope = self._scopes.pop(actor, None)
+            if scope is not None:
                 scope.close()
             if self._live.get(aggregate_id) is actor:
                 del self._live[aggregate_id]
@@ -257,12 +316,16 @@ class ActorRegistry(Generic[M, R]):
         Raises `ActorOverloaded` when its mailbox stays full, and what `get` raises.
         """
         for _ in range(3):
-            actor = await self.get(aggregate_id)
+            actor, mine = await self._obtain(aggregate_id)
             try:
                 await actor.tell(message)
-                return
             except ActorClosed:
                 continue  # refused while passivating: not delivered, so the next incarnation
+            if mine:  # rehydrate it here; a teller learns that it does not exist
+                await self._complete(aggregate_id, actor)
+            else:
+                await self._spawned_or_raise(actor)
+            return
         raise ActorStopped(f"{self.name}/{aggregate_id}", "kept stopping")
 
     async def ask(
@@ -270,9 +333,12 @@ class ActorRegistry(Generic[M, R]):
     ) -> R:
         """Ask the aggregate's actor, spawning it if needed. Raises what `Actor.ask` raises."""
         for _ in range(3):
-            actor = await self.get(aggregate_id)
+            actor, mine = await self._obtain(aggregate_id)
+            if mine:  # queue first (arrival order), rehydrate beside the wait for the answer
+                assert self._nursery is not None
+                self._nursery.start_soon(self._complete_quietly, aggregate_id, actor)
             try:
-                return await actor.ask(message, within=within)
+                return await actor.ask(message, within=within)  # a failed spawn refuses it
             except ActorClosed:
                 continue
         raise ActorStopped(f"{self.name}/{aggregate_id}", "kept stopping")

@@ -28,7 +28,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import attrs
 import trio
 
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 from supervision import RestartPolicy
 
 from ._aggregate import AggregateActor, Core
@@ -100,15 +100,18 @@ class ActorRuntime:
         name: str,
         spawn: Spawn[M, Any],
         *,
+        nursery: trio.Nursery,
         restart_message: Callable[[], M] | None = None,
         **options: Any,
     ) -> ActorRegistry[M, Any]:
-        """A registry served by this runtime; `name`'s timers are told to its actors."""
+        """A registry served in the kind's `nursery` (the kind's lifetime: its actors and
+        their effects stop when the kind closes, before the kinds opened earlier close);
+        `name`'s timers are told to its actors."""
         registry: ActorRegistry[M, Any] = ActorRegistry(
             name, spawn, policy=self.policy, restart_message=restart_message,
             monotonic_ms=self.clock.monotonic_ms, **options,
         )  # fmt: skip
-        await self.nursery.start(registry.serve)
+        await nursery.start(registry.serve)
         self.timers.route(name, registry.tell)  # type: ignore[arg-type]
         self._registries.append(registry)
         return registry
@@ -206,15 +209,17 @@ class AggregateKind(Generic[A, M]):
             path = runtime.write_path(self.name, aggregate_id)
             return AggregateActor(self.core, path, record, tell_self)
 
-        registry = await runtime.start_registry(
-            self.name, spawn, restart_message=self.restart, idle_s=self.idle_s,
-            capacity=self.capacity,
-        )  # fmt: skip
-        holder["registry"] = registry
-        if self.restart is not None:
-            for aggregate_id in woken:
-                runtime.nursery.start_soon(_wake, registry, aggregate_id, self.restart())
-        yield AggregateKindHandle(self.name, registry)
+        async with trio.open_nursery() as nursery:
+            registry = await runtime.start_registry(
+                self.name, spawn, nursery=nursery, restart_message=self.restart,
+                idle_s=self.idle_s, capacity=self.capacity,
+            )  # fmt: skip
+            holder["registry"] = registry
+            if self.restart is not None:
+                for aggregate_id in woken:
+                    nursery.start_soon(_wake, registry, aggregate_id, self.restart())
+            yield AggregateKindHandle(self.name, registry)
+            nursery.cancel_scope.cancel()
 
 
 async def recover(

@@ -15,7 +15,7 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._cas import compare_and_set, read_revision
 from ._events import EventRecord, append_event

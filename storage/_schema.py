@@ -220,7 +220,120 @@ CREATE TABLE config_admitted (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION)
+
+# Webhooks (docs/webhooks.md): the webhooks, their deliveries (an outbox the webhook outbox
+# processor fills from the journal), each delivery's attempts, and the checkpoints of journal
+# processors (ObservationProcessorCheckpointV1), which advance in the transaction that writes
+# what they produced.
+_WEBHOOKS: Final = """
+CREATE TABLE webhooks (
+    webhook_id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    event_types TEXT NOT NULL,                  -- JSON list of event types
+    project_id TEXT,
+    session_id TEXT,
+    secret_env TEXT NOT NULL,                   -- the variable's name; never its value
+    description TEXT,
+    state TEXT NOT NULL,                        -- active, disabled, removed
+    state_reason TEXT,
+    revision INTEGER NOT NULL,
+    after_position INTEGER NOT NULL,            -- only journal events after it are delivered
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL
+);
+CREATE INDEX webhooks_by_state ON webhooks (state);
+
+CREATE TABLE webhook_deliveries (
+    delivery_id TEXT PRIMARY KEY,
+    webhook_id TEXT NOT NULL REFERENCES webhooks (webhook_id),
+    seq INTEGER NOT NULL,                       -- order of first attempts within the webhook
+    message_id TEXT NOT NULL,                   -- the webhook-id header, the same every attempt
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    body BLOB NOT NULL,                         -- fixed at creation: every attempt sends it
+    state TEXT NOT NULL,                        -- pending, succeeded, failed, cancelled
+    attempts INTEGER NOT NULL DEFAULT 0,        -- attempts in this round (a redelivery resets)
+    next_attempt_ms INTEGER,                    -- wall time; set exactly while pending
+    last_status_code INTEGER,
+    last_reason TEXT,
+    redeliveries INTEGER NOT NULL DEFAULT 0,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    finished_ms INTEGER,
+    UNIQUE (webhook_id, event_id),
+    UNIQUE (webhook_id, seq)
+);
+CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (webhook_id, state, next_attempt_ms);
+
+CREATE TABLE webhook_attempts (
+    delivery_id TEXT NOT NULL,
+    number INTEGER NOT NULL,                    -- 1.. over the delivery's whole life
+    started_ms INTEGER NOT NULL,
+    finished_ms INTEGER,                        -- NULL while in flight, or the Node died
+    outcome TEXT NOT NULL,                      -- sending, succeeded, failed, gone, unknown
+    status_code INTEGER,
+    reason TEXT,
+    PRIMARY KEY (delivery_id, number)
+) WITHOUT ROWID;
+
+CREATE TABLE processor_checkpoints (
+    processor_id TEXT NOT NULL,
+    partition_id INTEGER NOT NULL,
+    processor_version TEXT NOT NULL,
+    acknowledged_sequence INTEGER NOT NULL,     -- the last journal position processed
+    input_schema_digest TEXT NOT NULL,
+    projection_revision INTEGER NOT NULL,
+    state TEXT NOT NULL,                        -- running, lagging, blocked, rebuilding
+    updated_ms INTEGER NOT NULL,
+    PRIMARY KEY (processor_id, partition_id)
+) WITHOUT ROWID;
+"""
+
+# Routines (actors/routine): the routine rows and one row per fire (spec: Scheduled Session
+# operations). `nextFireAt` is present exactly while a routine is active; a cron slot has at
+# most one row (the claim and the advance of next_fire_ms commit together).
+_ROUTINES: Final = """
+CREATE TABLE routines (
+    routine_id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL REFERENCES projects (project_id),
+    name TEXT NOT NULL,
+    cron TEXT NOT NULL,
+    timezone TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    executor TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'disabled')),
+    revision INTEGER NOT NULL,
+    next_fire_ms INTEGER,
+    actor_id TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    CHECK ((state = 'active') = (next_fire_ms IS NOT NULL))
+);
+CREATE INDEX routines_by_project ON routines (project_id, state);
+CREATE INDEX routines_due ON routines (next_fire_ms) WHERE state = 'active';
+
+CREATE TABLE routine_fires (
+    fire_id TEXT PRIMARY KEY,
+    routine_id TEXT NOT NULL REFERENCES routines (routine_id),
+    trigger_kind TEXT NOT NULL CHECK (trigger_kind IN ('cron', 'manual')),
+    scheduled_ms INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('launching', 'started', 'failed', 'skipped')),
+    reason TEXT,
+    claimed_ms INTEGER,                         -- NULL: a manual fire no tick has claimed
+    session_id TEXT,
+    turn_id TEXT,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX routine_fires_one_per_slot ON routine_fires (routine_id, scheduled_ms)
+    WHERE trigger_kind = 'cron';
+CREATE INDEX routine_fires_newest ON routine_fires (routine_id, scheduled_ms);
+CREATE INDEX routine_fires_launching ON routine_fires (routine_id) WHERE state = 'launching';
+"""
+
+MIGRATIONS: Final[tuple[str, ...]] = (
+    _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES,
+)  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

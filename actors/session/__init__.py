@@ -4,10 +4,18 @@
 `_recovery` brings Sessions back after a Node restart.
 """
 
-from ._flush import FlushTimer as FlushTimer
-from ._launch import StorageEpochSource as StorageEpochSource
+from ._create import CreateSession as CreateSession
+from ._create import UnbornSession as UnbornSession
 from ._launch import kill_leftovers as kill_leftovers
 from ._launch import worker_spec as worker_spec
+from ._lifecycles import SESSION_TABLE as SESSION_TABLE
+from ._lifecycles import TABLES as TABLES
+from ._lifecycles import TURN_TABLE as TURN_TABLE
+from ._lifecycles import SessionEvent as SessionEvent
+from ._lifecycles import SessionState as SessionState
+from ._lifecycles import TurnEvent as TurnEvent
+from ._lifecycles import TurnState as TurnState
+from ._messages import ActivationFree as ActivationFree
 from ._messages import ArchiveSession as ArchiveSession
 from ._messages import CancelTurn as CancelTurn
 from ._messages import Command as Command
@@ -15,21 +23,17 @@ from ._messages import Flush as Flush
 from ._messages import IdleTick as IdleTick
 from ._messages import InterruptTurn as InterruptTurn
 from ._messages import Message as Message
-from ._messages import PendingSend as PendingSend
 from ._messages import Progress as Progress
 from ._messages import Reclaim as Reclaim
 from ._messages import RenameSession as RenameSession
 from ._messages import Resume as Resume
-from ._messages import SendBatch as SendBatch
 from ._messages import SendTurn as SendTurn
 from ._messages import SessionContext as SessionContext
 from ._messages import StopSession as StopSession
 from ._messages import WallTime as WallTime
 from ._messages import WorkerExited as WorkerExited
 from ._messages import WorkerInitialized as WorkerInitialized
-from ._messages import WorkerSlots as WorkerSlots
 from ._messages import WorkerSpawned as WorkerSpawned
-from ._notify import Notifier as Notifier
 from ._queue import Cancel as Cancel
 from ._queue import Close as Close
 from ._queue import Dispatch as Dispatch
@@ -45,6 +49,7 @@ from ._queue import StartWorker as StartWorker
 from ._queue import StopWorker as StopWorker
 from ._queue import Tick as Tick
 from ._queue import TurnEnded as TurnEnded
+from ._queue import Wake as Wake
 from ._queue import Worker as Worker
 from ._queue import WorkerGone as WorkerGone
 from ._queue import WorkerReady as WorkerReady
@@ -52,10 +57,15 @@ from ._queue import recover as recover
 from ._queue import step as step
 from ._recovery import RecoveryReport as RecoveryReport
 from ._recovery import recover_sessions as recover_sessions
+from ._runtime import KIND as KIND
+from ._runtime import SESSIONS as SESSIONS
+from ._runtime import SessionKind as SessionKind
 from ._runtime import SessionRuntime as SessionRuntime
-from ._runtime import open_session_runtime as open_session_runtime
 from ._session import SessionActor as SessionActor
 from ._session import rehydrate as rehydrate
+from ._sql import SESSION_ROWS as SESSION_ROWS
+from ._sql import SessionRecord as SessionRecord
+from ._sql import SessionRows as SessionRows
 from ._store import LIVE_SESSION_STATES as LIVE_SESSION_STATES
 from ._store import PENDING_TURN_STATES as PENDING_TURN_STATES
 from ._views import SESSION_COLUMNS as SESSION_COLUMNS

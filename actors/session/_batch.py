@@ -1,11 +1,10 @@
 """Sends that wait together go in one transaction.
 
-A Session's actor handles one message at a time, so sends queued in its mailbox would each
-pay a commit while the running turn's events wait behind them. Instead, concurrent
-`turn.send`s for one Session join a `SendBatch`: the first caller carries it to the actor,
-later callers add themselves while it waits, and the actor applies them all in one
-transaction, each in its own savepoint with its own idempotency key and receipt (a refused
-or conflicting send rolls back alone). Send order is the order callers joined.
+Sends queued in a Session's mailbox would each pay a commit while the running turn's events
+wait behind them. The actor takes its queued messages together (the runtime's batch
+handling), and applies a run of consecutive `turn.send`s in one transaction, each in its
+own savepoint with its own idempotency key and receipt (a refused or conflicting send rolls
+back alone). Send order is mailbox order.
 """
 
 from __future__ import annotations
@@ -15,26 +14,26 @@ from typing import Any
 
 import outcome
 
-from maia.protocol import MaiaError, to_json
+from maia.core import MaiaError, to_json
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
 
 from . import _queue as q
 from ._actor import new_turn_id, saturated
 from ._client_ops import ClientOps, insert_turn
-from ._messages import Reclaim, SendBatch, SendTurn
+from ._messages import Reclaim, SendTurn
 from ._store import Draft
 from ._views import turn_view
 
 
 class SendOps(ClientOps):
-    async def send_batch(self, batch: SendBatch) -> None:
-        """Apply every send of `batch` in one transaction and settle each caller."""
-        batch.closed = True
-        items = list(batch.items)
+    async def send_batch(self, items: list[SendTurn]) -> list[outcome.Outcome[MutationResult]]:
+        """Apply every send of `items` in one transaction; each one's answer, in order.
+        Raises what the transaction raised (then no send was applied)."""
         now = self.now()
         start = self.core.worker is q.Worker.NONE and not self.core.closed
         took = start and not self.holds_slot and self.need_slot((q.StartWorker(),))
         slot = self.holds_slot
+        may = self.may_dispatch()  # an activation for a send that dispatches at once
         answers: list[outcome.Outcome[MutationResult]] = []
         final = {"core": self.core, "actions": ()}
 
@@ -45,7 +44,7 @@ class SendOps(ClientOps):
                 saved = draft.snapshot()
                 conn.execute("SAVEPOINT send")
                 try:
-                    result, core, more = self._one(conn, draft, item.message, core, now, slot)
+                    result, core, more = self._one(conn, draft, item, core, now, slot, may)
                 except MaiaError as error:
                     conn.execute("ROLLBACK TO send")
                     conn.execute("RELEASE send")
@@ -59,17 +58,15 @@ class SendOps(ClientOps):
 
         try:
             await self.commit(body)
-        except BaseException as error:
+        except BaseException:
             if took:
-                self.holds_slot = False
-                self.ctx.slots.release()
-            batch.fail(error if isinstance(error, MaiaError) else _unavailable())
+                self.release_slot()
+            self.settle_activation()
             raise
         self.core = final["core"]  # type: ignore[assignment]
         actions: tuple[q.QueueAction, ...] = final["actions"]  # type: ignore[assignment]
         if took and not any(isinstance(a, q.StartWorker) for a in actions):
-            self.holds_slot = False
-            self.ctx.slots.release()
+            self.release_slot()
         self.after_commit(actions)
         self.notify(*(a.value.result["turn"]["turnId"] for a in answers
                       if isinstance(a, outcome.Value)))  # fmt: skip
@@ -77,21 +74,21 @@ class SendOps(ClientOps):
                for a in answers):  # fmt: skip
             victim = self.ctx.slots.victim(self.session_id)
             if victim is not None:  # free a slot for the retry: the longest idle worker goes
-                self.ctx.nursery.start_soon(self.tell_quietly, victim, Reclaim())
-        for item, answer in zip(items, answers, strict=True):
-            item.settle(answer)
+                self.tell_other(victim, Reclaim())
+        return answers
 
     def _one(self, conn: sqlite3.Connection, draft: Draft, message: SendTurn,
-             core: q.QueueState, now: int, slot: bool) -> Any:  # fmt: skip
+             core: q.QueueState, now: int, slot: bool, may: bool) -> Any:  # fmt: skip
         """One send inside the batch's transaction: (result, core after, actions)."""
         turn_id = new_turn_id()
         command = message.command
         step: dict[str, Any] = {"core": core, "actions": ()}
 
         def apply(c: sqlite3.Connection) -> Applied:
-            after, actions = q.step(core, q.Send(turn_id), now)  # raises the queue's refusals
+            # raises the queue's refusals
+            after, actions = q.step(core, q.Send(turn_id), now, may_dispatch=may)
             if any(isinstance(a, q.StartWorker) for a in actions) and not slot:
-                raise saturated(self.ctx.slots.limit)  # (this runs in the writer thread)
+                raise saturated(self.ctx.slots.refused)  # (this runs in the writer thread)
             first_event, first_target = len(draft.event_ids), len(draft.targets)
             insert_turn(c, draft, turn_id, message.text)
             draft.targets.append(ReceiptTarget("turn", turn_id, "created", None, 1))
@@ -114,7 +111,3 @@ class SendOps(ClientOps):
             error.details.setdefault("sessionId", self.session_id)
             raise
         return result, step["core"], step["actions"]
-
-
-def _unavailable() -> MaiaError:
-    return MaiaError("unavailable", "the Session's actor failed", {"target": "session"})

@@ -11,12 +11,12 @@ from typing import Any
 
 import attrs
 
-from actors._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent, TurnState
-from maia.protocol import MaiaError, to_json
+from maia.core import MaiaError, to_json
 from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
 from ._actor import SessionCore, new_turn_id, saturated
+from ._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import (
     ArchiveSession,
     CancelTurn,
@@ -68,16 +68,16 @@ class ClientOps(SessionCore):
         after: q.QueueState = self.core
         actions: tuple[q.QueueAction, ...] = ()
         try:
-            after, actions = q.step(self.core, q.Send(turn_id), now)
+            after, actions = self.step(q.Send(turn_id), now)
         except MaiaError as error:
             refusal = error
             refusal.details.setdefault("sessionId", self.session_id)
         took = not self.holds_slot
         if refusal is None and not self.need_slot(actions):
-            refusal = saturated(self.ctx.slots.limit)
+            refusal = saturated(self.ctx.slots.refused)
             victim = self.ctx.slots.victim(self.session_id)
             if victim is not None:  # free a slot for the retry: the longest idle worker goes
-                self.ctx.nursery.start_soon(self.tell_quietly, victim, Reclaim())
+                self.tell_other(victim, Reclaim())
         took = took and self.holds_slot
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
@@ -92,16 +92,17 @@ class ClientOps(SessionCore):
             result = await self.mutate("turn.send", message.command, apply)
         except BaseException:
             if took:
-                self.holds_slot = False
-                self.ctx.slots.release()
+                self.release_slot()
+            self.settle_activation()
             raise
         if result.delivery == "new":
             self.core = after
             self.after_commit(actions)
             self.notify(turn_id)
-        elif took:
-            self.holds_slot = False
-            self.ctx.slots.release()
+        else:
+            if took:
+                self.release_slot()
+            self.settle_activation()
         return result
 
     async def cancel_turn(self, message: CancelTurn) -> MutationResult:

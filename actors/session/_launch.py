@@ -19,10 +19,8 @@ from collections.abc import Mapping
 import attrs
 import orjson
 import psutil
-import trio
 
 from maia.config import ExecutorConfig
-from storage import Storage, next_worker_epoch
 from supervision.workers import WorkerSpec
 
 ECHO_MODULE = "worker_bridge.workers.echo"
@@ -30,29 +28,20 @@ EXEC_MODULE = "worker_bridge.workers.exec"
 START_TIME_SLACK_MS = 10_000
 
 
-@attrs.define
-class StorageEpochSource:
-    """Worker epochs from the storage counter: strictly increasing, across restarts.
-
-    One at a time: concurrent launches would otherwise get their epochs back from one group
-    commit in any order, and the supervisor refuses an epoch lower than one it has seen.
-    """
-
-    store: Storage
-    lock: trio.Lock = attrs.field(factory=trio.Lock)
-
-    async def next_epoch(self) -> int:
-        async with self.lock:
-            return await self.store.write(next_worker_epoch)
-
-
-def worker_spec(executor: ExecutorConfig, cwd: str, environ: Mapping[str, str]) -> WorkerSpec:
-    """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables."""
+def worker_spec(
+    executor: ExecutorConfig, cwd: str, environ: Mapping[str, str], *, max_output_bytes: int
+) -> WorkerSpec:
+    """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables.
+    `max_output_bytes` (maxOutputBytesPerTool) bounds the output an exec command's run
+    keeps: past it the program is stopped and the turn fails."""
     env = {name: environ[name] for name in executor.env if name in environ}
     if executor.kind == "echo":
         return WorkerSpec.python_module(ECHO_MODULE, cwd=cwd, env=env)
     # The exec worker's options: the argv, and which of its variables the program gets.
-    options = {"argv": orjson.dumps(list(executor.argv)).decode()}
+    options = {
+        "argv": orjson.dumps(list(executor.argv)).decode(),
+        "maxOutputBytes": str(max_output_bytes),
+    }
     if executor.env:
         options["passEnv"] = ",".join(executor.env)
     return WorkerSpec.python_module(EXEC_MODULE, cwd=cwd, env=env, options=options)

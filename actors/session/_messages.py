@@ -12,16 +12,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
-import outcome
-import trio
 
-from maia.config import UserConfig
-from maia.protocol import Clock
-from storage import MutationResult, Storage
+from actors._activations import ActivationSlots
+from actors._flush import FlushTimer
+from actors._notify import Notifier
+from actors._workers import WorkerSlots
+from maia.config import EffectiveConfig, UserConfig
+from maia.core import Clock
+from storage import Storage
 from supervision.workers import TurnEvent, WorkerHandle, WorkerSupervisor
-
-from ._flush import FlushTimer
-from ._notify import Notifier
 
 
 @attrs.frozen
@@ -95,24 +94,16 @@ class WorkerExited:
     reason: str
 
 
-PROGRESS_BATCH_MAX = 64  # worker events one Progress message carries at most
+PROGRESS_BATCH_MAX = 256  # worker events the actor applies together at most
 
 
-@attrs.define
+@attrs.frozen
 class Progress:
-    """A running turn's worker events, in arrival order. The pump adds to the message until
-    its actor takes it (`closed`), so a burst of events costs one mailbox message."""
+    """Running-turn worker events of one attempt, in arrival order (the pump sends one
+    message per event; the actor applies every queued one together)."""
 
     attempt_id: str
-    events: list[TurnEvent]
-    closed: bool = False
-
-    def join(self, event: TurnEvent) -> bool:
-        """Add `event` if the actor has not taken this message yet and it has room."""
-        if self.closed or len(self.events) >= PROGRESS_BATCH_MAX:
-            return False
-        self.events.append(event)
-        return True
+    events: tuple[TurnEvent, ...]
 
 
 @attrs.frozen
@@ -132,86 +123,22 @@ class Reclaim:
 
 @attrs.frozen
 class WallTime:
-    """An exec turn's wall-time limit passed: interrupt it; it fails wall_time_exceeded."""
+    """A turn's wall-time limit passed (the executor's or maxWallTimeMsPerActivation,
+    the smaller): interrupt it; it fails wall_time_exceeded."""
 
     turn_id: str
 
 
-@attrs.define(eq=False)
-class PendingSend:
-    """One caller's send and, once handled, its answer."""
-
-    message: SendTurn
-    done: trio.Event = attrs.field(factory=trio.Event)
-    answer: outcome.Outcome[MutationResult] | None = None
-
-    def settle(self, answer: outcome.Outcome[MutationResult]) -> None:
-        if self.answer is None:
-            self.answer = answer
-            self.done.set()
-
-
-@attrs.define(eq=False)
-class SendBatch:
-    """Sends for one Session; `closed` once its actor took it (later sends start anew)."""
-
-    items: list[PendingSend] = attrs.field(factory=list)
-    closed: bool = False
-
-    def fail(self, error: BaseException) -> None:
-        self.closed = True
-        for item in self.items:
-            item.settle(outcome.Error(error))
+@attrs.frozen
+class ActivationFree:
+    """An activation slot was granted to this Session, or may be free: dispatch."""
 
 
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
     | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | IdleTick
-    | WallTime | Reclaim | SendBatch
+    | WallTime | Reclaim | ActivationFree
 )  # fmt: skip
-
-
-class WorkerSlots:
-    """The live-Session limit: one slot per Session whose worker runs (or is starting)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-        self.idle: dict[str, None] = {}  # Sessions whose worker waits for work, oldest first
-        self.waiting: dict[str, None] = {}  # Sessions whose queued turns wait for a slot
-
-    def wait_for_slot(self, session_id: str) -> None:
-        self.waiting[session_id] = None
-
-    def next_waiting(self) -> str | None:
-        """The Session that has waited longest for a slot (taken off the list)."""
-        for session_id in self.waiting:
-            del self.waiting[session_id]
-            return session_id
-        return None
-
-    def mark_idle(self, session_id: str, idle: bool) -> None:
-        if idle:
-            self.idle[session_id] = None
-        else:
-            self.idle.pop(session_id, None)
-
-    def victim(self, exclude: str) -> str | None:
-        """The Session whose idle worker has waited longest (taken off the list)."""
-        for session_id in self.idle:
-            if session_id != exclude:
-                del self.idle[session_id]
-                return session_id
-        return None
-
-    def try_acquire(self) -> bool:
-        if self.used >= self.limit:
-            return False
-        self.used += 1
-        return True
-
-    def release(self) -> None:
-        self.used = max(0, self.used - 1)
 
 
 @attrs.frozen
@@ -224,14 +151,13 @@ class SessionContext:
     workers: WorkerSupervisor
     notifier: Notifier
     slots: WorkerSlots
-    nursery: trio.Nursery  # the actors' helper tasks (worker watchers, pumps, timers)
     tell: Callable[[str, Any], Awaitable[None]]  # to a Session's live actor (spawning it)
     environ: Mapping[str, str]
     flush_timer: FlushTimer  # delays every Session's flush of buffered turn rows
-    # The worker each Session's actor holds, so an actor that crashed and rehydrated can
-    # stop the worker its previous incarnation left running.
-    held: dict[str, WorkerHandle] = attrs.field(factory=dict)
-    keepalive_s: float = 30.0  # how often a worker's watcher touches its actor
+    activations: ActivationSlots  # maxConcurrentActivations, on the Node and per Project
+    # The admitted configuration of a Project's work (limits, executors): read before each
+    # message, so an admitted change applies to new work without a restart.
+    config_of: Callable[[str | None], Awaitable[EffectiveConfig]]
     # Live item records for attach subscribers (record, Session, turn, item, kind, text):
     # every delta as it arrives, while storage may coalesce them. Never blocks.
     live: Callable[[str, str, str, str, str, str], None] | None = None

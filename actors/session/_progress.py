@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import sqlite3
 
-from actors._lifecycles import SessionEvent
-from maia.protocol import new_id
+from maia.core import new_id
 from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q
+from ._lifecycles import SessionEvent
 from ._messages import Flush, Progress, WallTime
 from ._store import Draft, OpenItem, end_turn, flush_item, session_step
-from ._worker_ops import _FINAL, WorkerOps, _quietly
+from ._worker_ops import _FINAL, WorkerOps, _worker_call
 
 
 class TurnProgress(WorkerOps):
@@ -28,11 +28,11 @@ class TurnProgress(WorkerOps):
         if worker is None or self.core.active != message.turn_id or self.timed_out:
             return
         self.timed_out = message.turn_id
-        self.ctx.nursery.start_soon(_quietly, lambda: worker.interrupt(message.turn_id))
+        turn_id = message.turn_id
+        self.effect("interrupt", _worker_call("interrupt", lambda: worker.interrupt(turn_id)))
 
     async def progress(self, message: Progress) -> None:
         """Apply the message's events in order (the pump adds no more once it is closed)."""
-        message.closed = True
         for event in message.events:
             await self._progress_one(message.attempt_id, event)
 
@@ -56,7 +56,7 @@ class TurnProgress(WorkerOps):
                 item.completed = True
             case "lost":
                 self.worker = None  # unusable: its end arrives later as an old attempt
-                self.ctx.nursery.start_soon(_quietly, lambda: handle.stop("lost"))
+                self.effect("stop", _worker_call("stop", lambda: handle.stop("lost")))
                 await self._worker_gone(None, event.text or "lost")
                 return
             case kind if kind in _FINAL:
@@ -101,7 +101,7 @@ class TurnProgress(WorkerOps):
             error = OpenItem(new_id("item"), turn_id, self.item_seq, "error", event.text, True)
         else:
             error = None
-        after, actions = q.step(self.core, q.TurnEnded(turn_id), self.now())
+        after, actions = self.step(q.TurnEnded(turn_id), self.now())
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
             self._flush_rows(conn, draft)

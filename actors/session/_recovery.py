@@ -20,10 +20,10 @@ import sqlite3
 import attrs
 import trio
 
-from actors._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from storage import Storage
 
 from ._launch import kill_leftovers, open_attempts
+from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from ._store import LIVE_SESSION_STATES, Draft, TurnMemo, session_step, set_activity, turn_step
 
 

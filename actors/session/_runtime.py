@@ -1,42 +1,42 @@
-"""The Session runtime of a Node: the registry of Session actors and what they share.
+"""The Session kind: its registry of Session actors on the runtime's shared services.
 
-`open_session_runtime` starts the worker supervisor (epochs from storage), recovers what the
-previous Node left (see `_recovery`), runs the registry, and resumes Sessions with queued
-turns. Leaving it stops every worker boundedly.
+`SESSIONS.open(runtime)` recovers what the previous Node left (see `_recovery`), runs the
+registry and the flush timer, and resumes Sessions with queued turns; handlers reach the
+result as `runtime[SESSIONS]`. Leaving it stops every worker boundedly while the actors can
+still record their last events, before the runtime stops the actors.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Callable, Mapping
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import trio
 
-from actors._errors import ActorError, AskTimedOut
+from actors._activations import ActivationSlots, Held
+from actors._errors import ActorError
+from actors._flush import FlushTimer
+from actors._graph import Edge
+from actors._notify import Notifier
 from actors._registry import ActorRegistry
-from maia.config import UserConfig
-from maia.protocol import Clock, MaiaError
+from actors._runtime import ActorRuntime
+from actors._table import TransitionTable
+from actors._workers import WorkerPool, WorkerSlots
+from maia.config import EffectiveConfig, UserConfig
+from maia.core import Clock, MaiaError
 from storage import MutationResult, Storage
-from supervision.workers import WorkerSupervisor, WorkerTimings, open_worker_supervisor
+from supervision.workers import WorkerSupervisor
 
-from ._flush import FlushTimer
-from ._launch import StorageEpochSource
-from ._messages import (
-    Message,
-    PendingSend,
-    Resume,
-    SendBatch,
-    SendTurn,
-    SessionContext,
-    WorkerSlots,
-)
-from ._notify import Notifier
+from ._create import CreateSession, UnbornSession
+from ._lifecycles import SESSION_TABLE, TURN_TABLE
+from ._messages import Message, Resume, SendTurn, SessionContext
 from ._recovery import RecoveryReport, recover_sessions
-from ._session import SessionActor, rehydrate
+from ._session import rehydrate
 
+log = logging.getLogger("maia.session")
 ASK_TIMEOUT_S = 4.5  # inside the API's 5 s request deadline
 FLUSH_MS = 25  # a running turn's buffered rows reach storage at most this late
 
@@ -48,12 +48,31 @@ class SessionRuntime:
     store: Storage
     clock: Clock
     config: UserConfig
-    registry: ActorRegistry[Message, Any]
+    registry: ActorRegistry[Message | CreateSession, Any]
     notifier: Notifier
-    slots: WorkerSlots
-    workers: WorkerSupervisor
+    pool: WorkerPool
+    activations: ActivationSlots
     recovery: RecoveryReport | None = None
-    _batches: dict[str, SendBatch] = attrs.field(factory=dict)
+    creating: set[str] = attrs.field(factory=set)  # IDs whose creation is under way
+
+    @property
+    def workers(self) -> WorkerSupervisor:
+        return self.pool.supervisor
+
+    @property
+    def slots(self) -> WorkerSlots:
+        return self.pool.slots
+
+    async def create(self, session_id: str, message: CreateSession) -> MutationResult:
+        """Create the Session `session_id` through its own actor (the table's creation
+        row). Raises `idempotency_conflict` and what the write raises."""
+        self.creating.add(session_id)
+        try:
+            result: MutationResult = await self.registry.ask(session_id, message,
+                                                             within=ASK_TIMEOUT_S)  # fmt: skip
+        finally:
+            self.creating.discard(session_id)
+        return result
 
     async def ask(self, session_id: str, message: Message) -> Any:
         """Deliver a client message to the Session's actor and return its answer.
@@ -63,118 +82,115 @@ class SessionRuntime:
         return await self.registry.ask(session_id, message, within=ASK_TIMEOUT_S)
 
     async def send(self, session_id: str, message: SendTurn) -> MutationResult:
-        """Queue a turn, joining the sends already waiting for this Session's actor (one
-        transaction for all of them). Raises what the actor's send raises."""
-        pending = PendingSend(message)
-        batch = self._batches.get(session_id)
-        if batch is not None and not batch.closed:
-            batch.items.append(pending)
-        else:
-            batch = self._batches[session_id] = SendBatch([pending])
-            try:
-                await self.registry.ask(session_id, batch, within=ASK_TIMEOUT_S)
-            except (MaiaError, ActorError) as error:
-                # Refused or lost before the actor took it: nobody else will answer the
-                # others. (After a deadline it may still run: they wait for their answers.)
-                if not batch.closed and not isinstance(error, AskTimedOut):
-                    batch.fail(error)
-                raise
-            finally:
-                if self._batches.get(session_id) is batch:
-                    del self._batches[session_id]
-        with trio.move_on_after(ASK_TIMEOUT_S):
-            await pending.done.wait()
-        if pending.answer is None:
-            raise MaiaError("deadline_exceeded", f"turn.send to {session_id} timed out",
-                            {"method": "turn.send", "ms": int(ASK_TIMEOUT_S * 1000)})  # fmt: skip
-        return pending.answer.unwrap()
+        """Queue a turn. Sends queued together for one Session are applied in one
+        transaction by its actor. Raises what the actor's send raises."""
+        result: MutationResult = await self.registry.ask(session_id, message,
+                                                         within=ASK_TIMEOUT_S)  # fmt: skip
+        return result
 
     def live_workers(self) -> int:
-        return len(self.workers.live())
+        return self.pool.live_workers()
+
+    def waiting_for(self, session_id: str) -> tuple[str, Held] | None:
+        """The capacity limit the Session's next turn waits for, if any: (the limit's
+        name, its scope and value)."""
+        held = self.activations.held_by(session_id)
+        if held is not None:
+            return "maxConcurrentActivations", held
+        slot = self.pool.slots.waiting.get(session_id)
+        if slot is not None:
+            return "maxLiveSessions", Held("node" if slot[0] == "node" else "project", slot[1])
+        return None
 
 
-STOP_BOUND_S = 30.0  # interrupt 10 s + terminate 5 s + kill, with room
+EDGES: Final = (
+    Edge("api", "session", "ask", ("CreateSession", "SendTurn", "CancelTurn", "InterruptTurn",
+         "StopSession", "RenameSession", "ArchiveSession"), "mailbox 64, deadline 4.5 s"),
+    Edge("session", "storage", "ask", ("write", "read"), "mailbox 4096, admission 5 s"),
+    Edge("session", "worker", "ask", ("prompt", "interrupt", "stop"), "bounded stop 30 s",
+         via_effect=True),
+    Edge("worker", "session", "tell", ("Progress", "WorkerSpawned", "WorkerInitialized",
+         "WorkerExited"), "mailbox 64", via_effect=True),
+    Edge("session", "session", "tell", ("Flush", "IdleTick", "WallTime", "Resume"),
+         "mailbox 64", via_effect=True),
+    Edge("session", "other sessions", "tell", ("Reclaim", "Resume"), "mailbox 64",
+         via_effect=True),
+    Edge("session", "notifier", "tell", ("notify", "publish"), "never blocks"),
+    Edge("session", "observation hub", "tell", ("live item records",), "never blocks"),
+)  # fmt: skip
 
 
-@asynccontextmanager
-async def open_session_runtime(
-    store: Storage,
-    *,
-    clock: Clock,
-    config: UserConfig,
-    environ: Mapping[str, str] | None = None,
-    timings: WorkerTimings | None = None,
-    passivate_after_s: float = 300.0,
-    live: Callable[[str, str, str, str, str, str], None] | None = None,
-) -> AsyncIterator[SessionRuntime]:
-    """Run the Session actors for the block (recovering the previous Node's Sessions first).
+@attrs.frozen
+class SessionKind:
+    """The Session kind (`runtime[SESSIONS]` is its `SessionRuntime`)."""
 
-    Leaving the block, even by cancellation, stops every worker boundedly before the actors
-    stop: the runtime runs in a shielded task that only this block's end asks to stop, so an
-    outer cancel cannot cut a worker's stop (or its last events) short.
-    """
-    env = dict(os.environ if environ is None else environ)
-    recovery = await recover_sessions(store, clock.wall_ms())
-    stop = trio.Event()
-    args = (store, clock, config, env, timings, passivate_after_s, recovery, stop, live)
-    async with trio.open_nursery() as outer:
-        runtime: SessionRuntime = await outer.start(_serve_runtime, *args)
-        try:
-            yield runtime
-        finally:
-            stop.set()
+    name: str = "session"
+    tables: Sequence[TransitionTable[Any, Any]] = (SESSION_TABLE, TURN_TABLE)
+    edges: Sequence[Edge] = EDGES
 
+    @asynccontextmanager
+    async def open(self, runtime: ActorRuntime) -> AsyncIterator[SessionRuntime]:
+        store, clock, config = runtime.store, runtime.clock, runtime.config
+        pool = runtime.extension(WorkerPool)
+        live: Callable[[str, str, str, str, str, str], None] | None = runtime.options.get("live")
+        recovery = await recover_sessions(store, clock.wall_ms())
+        notifier = Notifier()
+        holder: dict[str, SessionContext] = {}
+        activations = ActivationSlots()
+        config_of = runtime.options.get("config_of") or _started_with(config)
 
-async def _serve_runtime(
-    store: Storage,
-    clock: Clock,
-    config: UserConfig,
-    env: dict[str, str],
-    timings: WorkerTimings | None,
-    passivate_after_s: float,
-    recovery: RecoveryReport,
-    stop: trio.Event,
-    live: Callable[[str, str, str, str, str, str], None] | None,
-    *,
-    task_status: trio.TaskStatus[SessionRuntime] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    notifier = Notifier()
-    slots = WorkerSlots(config.capacity.max_live_sessions)
-    with trio.CancelScope(shield=True):
-        supervisor = open_worker_supervisor(StorageEpochSource(store), timings)
-        async with supervisor as workers, trio.open_nursery() as nursery:
-            context: dict[str, SessionContext] = {}
+        async def spawn(session_id: str) -> Any:
+            ctx = holder["ctx"]
+            try:
+                return await rehydrate(ctx, session_id)
+            except MaiaError as error:
+                if error.code != "resource_not_found" or session_id not in facade.creating:
+                    raise
+            path = runtime.write_path(self.name, session_id)
+            return UnbornSession(ctx, session_id, path, lambda: rehydrate(ctx, session_id))
 
-            async def spawn(session_id: str) -> Any:
-                actor: SessionActor = await rehydrate(context["ctx"], session_id)
-                return actor.handle
-
-            registry: ActorRegistry[Message, Any] = ActorRegistry(
-                "session", spawn, idle_s=passivate_after_s, capacity=64
-            )
-            await nursery.start(registry.serve)
+        async with trio.open_nursery() as nursery:
+            registry: ActorRegistry[Message | CreateSession, Any] = await runtime.start_registry(
+                self.name, spawn, nursery=nursery, capacity=64, restart_message=Resume,
+                idle_s=runtime.options.get("passivate_after_s", 300.0),
+            )  # fmt: skip
             flush_timer = FlushTimer(FLUSH_MS / 1000)
             nursery.start_soon(flush_timer.serve, nursery)
-            context["ctx"] = SessionContext(
-                store=store, clock=clock, config=config, workers=workers, notifier=notifier,
-                slots=slots, nursery=nursery, tell=registry.tell, environ=env, live=live,
-                flush_timer=flush_timer,
+            holder["ctx"] = SessionContext(
+                store=store, clock=clock, config=config, workers=pool.supervisor,
+                notifier=notifier, slots=pool.slots, tell=registry.tell,
+                environ=runtime.environ, live=live, flush_timer=flush_timer,
+                activations=activations, config_of=config_of,
             )  # fmt: skip
-            runtime = SessionRuntime(store, clock, config, registry, notifier, slots, workers,
-                                     recovery)  # fmt: skip
+            facade = SessionRuntime(store, clock, config, registry, notifier, pool, activations,
+                                    recovery)  # fmt: skip
             for session_id in recovery.resumable:
                 nursery.start_soon(_resume, registry, session_id)
-            task_status.started(runtime)
-            await stop.wait()
-            # Stop the workers while the pumps still read their last events (a handle whose
-            # reader is gone cannot deliver a turn's end), then stop the actors.
-            with trio.move_on_after(STOP_BOUND_S):
-                await workers.stop_all("node stopping")
-            nursery.cancel_scope.cancel()
+            try:
+                yield facade
+            finally:
+                # Stop the workers while the pumps still read their last events (a handle
+                # whose reader is gone cannot deliver a turn's end), then the actors and
+                # their helpers, before the worker pool closes.
+                await pool.stop_all("node stopping")
+                nursery.cancel_scope.cancel()
 
 
-async def _resume(registry: ActorRegistry[Message, Any], session_id: str) -> None:
+SESSIONS = SessionKind()
+KIND = SESSIONS  # what `python -m actors._diagrams` collects
+
+
+def _started_with(config: UserConfig) -> Callable[[str | None], Awaitable[EffectiveConfig]]:
+    """Without the service layer's admitted configuration (kind tests): the start's."""
+
+    async def of(project_id: str | None) -> EffectiveConfig:
+        return EffectiveConfig(config, None, project_id)
+
+    return of
+
+
+async def _resume(registry: ActorRegistry[Message | CreateSession, Any], session_id: str) -> None:
     try:
         await registry.tell(session_id, Resume())
-    except (MaiaError, ActorError):
-        return  # it resumes on its next message
+    except (MaiaError, ActorError) as error:  # it resumes on its next message instead
+        log.warning("session %s not resumed after recovery: %r", session_id, error)

@@ -8,21 +8,23 @@ this actor (the Node restarted, or the actor crashed) fails that turn `runtime_l
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sqlite3
 from typing import Any
 
 import attrs
+import outcome
 import trio
 
-from actors._lifecycles import SessionEvent, SessionState, TurnState
-from maia.protocol import MaiaError
+from actors._actor import Envelope
+from maia.core import MaiaError
 from storage import MutationResult
-from supervision.workers import WorkerHandle
 
 from . import _queue as q
+from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
+    PROGRESS_BATCH_MAX,
+    ActivationFree,
     ArchiveSession,
     CancelTurn,
     Flush,
@@ -33,7 +35,6 @@ from ._messages import (
     Reclaim,
     RenameSession,
     Resume,
-    SendBatch,
     SendTurn,
     SessionContext,
     StopSession,
@@ -45,6 +46,7 @@ from ._messages import (
 from ._progress import TurnProgress
 from ._store import PENDING_TURN_STATES, Draft, TurnMemo, session_step
 
+MAX_SENDS_TOGETHER = 256  # sends one transaction applies at most
 RESUME_RETRY_S = 5.0  # a fallback: a freed slot is handed on at once
 _CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession)
 log = logging.getLogger("maia.session")
@@ -63,14 +65,47 @@ class SessionActor(TurnProgress):
     lost: tuple[str, ...] = ()
     resume_scheduled: bool = False  # a fallback Resume is on its way
 
-    async def handle(self, message: Message) -> MutationResult | None:
-        """Handle one message. Raises `MaiaError` for a refused client message."""
+    async def handle_batch(self, envelopes: list[Envelope[Message]]) -> None:
+        """Every queued message at once: a run of sends is one transaction, a run of one
+        attempt's progress is applied together; the rest one by one, in mailbox order."""
+        i = 0
+        while i < len(envelopes):
+            first = envelopes[i].message
+            j = i + 1
+            if isinstance(first, SendTurn | Progress):
+                while j < len(envelopes) and _joins(first, envelopes[j].message, j - i):
+                    j += 1
+            run = envelopes[i:j]
+            i = j
+            try:
+                await self.refresh_config()
+                await self._before(first)
+                if isinstance(first, SendTurn):
+                    sends = [e.message for e in run if isinstance(e.message, SendTurn)]
+                    for envelope, answer in zip(run, await self.send_batch(sends), strict=True):
+                        if isinstance(answer, outcome.Value):
+                            envelope.resolve(answer.value)
+                        else:
+                            envelope.refuse(answer.error)  # type: ignore[attr-defined]
+                elif isinstance(first, Progress):
+                    events = tuple(e for x in run if isinstance(x.message, Progress)
+                                   for e in x.message.events)  # fmt: skip
+                    await self.progress(Progress(first.attempt_id, events))
+                else:
+                    run[0].resolve(await self.handle(first))
+            except MaiaError as refusal:
+                for envelope in run:
+                    envelope.refuse(refusal)
+
+    async def _before(self, message: Message) -> None:
+        """Turns lost with an earlier incarnation fail, and stranded ones get a worker,
+        before anything else happens to the Session."""
         stranded = self.core.queued and self.core.worker is q.Worker.NONE and not self.core.closed
         if (self.lost or stranded) and not isinstance(message, Resume):
             await self.resume()
-        if isinstance(message, SendBatch):
-            await self.send_batch(message)
-            return None
+
+    async def handle(self, message: Message) -> MutationResult | None:
+        """Handle one message. Raises `MaiaError` for a refused client message."""
         if isinstance(message, _CLIENT):
             return await self._client(message)
         try:
@@ -116,6 +151,8 @@ class SessionActor(TurnProgress):
                 await self.wall_time(message)
             case Reclaim():
                 await self.reclaim()
+            case ActivationFree():
+                await self.activation_free()
 
     async def resume(self) -> None:
         """Fail turns lost with an earlier runtime; start a worker for the queued ones."""
@@ -139,10 +176,10 @@ class SessionActor(TurnProgress):
             self.ctx.slots.wait_for_slot(self.session_id)
             victim = self.ctx.slots.victim(self.session_id)
             if victim is not None:  # the longest idle worker makes room
-                self.ctx.nursery.start_soon(self.tell_quietly, victim, Reclaim())
+                self.tell_other(victim, Reclaim())
             if not self.resume_scheduled:
                 self.resume_scheduled = True
-                self.ctx.nursery.start_soon(self._resume_later)
+                self.effect("resume-later", self._resume_later)
         if not (lost or actions or self.memory.state in (*_HAD_WORKER, SessionState.RECOVERING)):
             self.core = after
             return  # nothing to record: the turns wait for a slot
@@ -199,14 +236,14 @@ async def rehydrate(ctx: SessionContext, session_id: str) -> SessionActor:
     )
     actor = SessionActor(ctx, memory, core)
     actor.lost = tuple(t[0] for t in turns if t[1] != "queued")
-    orphan = ctx.held.pop(session_id, None)
-    if orphan is not None:  # an earlier incarnation crashed with its worker running
-        ctx.slots.release()  # the slot it held goes with it
-        ctx.slots.mark_idle(session_id, False)
-        ctx.nursery.start_soon(_stop_orphan, orphan)
     return actor
 
 
-async def _stop_orphan(handle: WorkerHandle) -> None:
-    with contextlib.suppress(MaiaError):
-        await handle.stop("actor restarted")
+def _joins(first: Message, message: Message, length: int) -> bool:
+    """Whether `message` continues a run that starts with `first` (bounded)."""
+    if isinstance(first, SendTurn):
+        return isinstance(message, SendTurn) and length < MAX_SENDS_TOGETHER
+    return (
+        isinstance(first, Progress) and isinstance(message, Progress)
+        and message.attempt_id == first.attempt_id and length < PROGRESS_BATCH_MAX
+    )  # fmt: skip

@@ -18,7 +18,11 @@ from typing import Any, Final
 
 import attrs
 
-from actors._lifecycles import (
+from maia.core import MaiaError
+from maia.protocol import Turn
+from storage import ReceiptTarget, append_event
+
+from ._lifecycles import (
     NODE,
     SESSION_TABLE,
     TURN_TABLE,
@@ -28,8 +32,6 @@ from actors._lifecycles import (
     TurnEvent,
     TurnState,
 )
-from maia.protocol import MaiaError, Turn
-from storage import ReceiptTarget, append_event
 
 PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
 LIVE_SESSION_STATES: Final = (

@@ -2,13 +2,17 @@
 the queue's side effects, and reacting to a worker's start and end (`_progress` handles the
 events of the running turn).
 
-Helper tasks run in the shared nursery and report back through the registry (`ctx.tell`), so
-a message always reaches the Session's live actor; a helper never raises into the nursery.
+Side effects run in the actor's effect scope (`actors._effects`) and report back through the
+registry (`ctx.tell`), so a message always reaches the Session's live actor. The launch
+effect owns the worker for as long as it runs: it keeps the actor from being passivated,
+and when the actor stops (crash or close) its cancellation stops the worker and gives the
+slot back. A worker call that fails (the worker died meanwhile) is logged, never raised:
+its exit reaches the actor as `WorkerExited`.
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -16,15 +20,16 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from actors._errors import ActorError
-from actors._lifecycles import SessionEvent, TurnEvent
-from maia.protocol import MaiaError, new_id
+from maia.core import MaiaError, new_id
 from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerFailed, WorkerHandle
 
 from . import _queue as q
 from ._batch import SendOps
 from ._launch import end_attempt, record_attempt, worker_spec
+from ._lifecycles import SessionEvent, TurnEvent
 from ._messages import (
+    ActivationFree,
     IdleTick,
     Progress,
     WallTime,
@@ -38,12 +43,20 @@ log = logging.getLogger("maia.session")
 _FINAL = {"completed": "completed", "failed": "failed", "interrupted": "interrupted"}
 
 
-async def _quietly(fn: Callable[[], Awaitable[object]]) -> None:
-    """Run a helper; a failure is the actor's to learn through messages, never a crash."""
-    with contextlib.suppress(
-        MaiaError, ActorError, trio.BrokenResourceError, trio.ClosedResourceError
-    ):
-        await fn()
+_WORKER_GONE = (MaiaError, WorkerFailed, trio.BrokenResourceError, trio.ClosedResourceError)
+STOP_BOUND_S = 30.0  # a worker's bounded stop: interrupt 10 s, terminate 5 s, then kill
+
+
+def _worker_call(name: str, fn: Callable[[], Awaitable[object]]) -> Callable[[], Awaitable[None]]:
+    """An effect calling the worker; a failure is logged (its exit tells the actor)."""
+
+    async def call() -> None:
+        try:
+            await fn()
+        except _WORKER_GONE as error:
+            log.warning("worker %s failed: %r", name, error)
+
+    return call
 
 
 class WorkerOps(SendOps):
@@ -53,8 +66,9 @@ class WorkerOps(SendOps):
     failure: str | None = None
     flush_at: float | None = None
     item_seq: int = 0
-    wall_time_ms: int | None = None  # the executor's per-turn limit (exec)
+    wall_time_ms: int | None = None  # the executor's own per-turn limit (exec)
     timed_out: str | None = None  # the turn interrupted for passing it
+    deadline: trio.CancelScope | None = None  # the running turn's wall-time watch
 
     def started_unflushed(self, turn_id: str) -> bool:
         return self.started == turn_id
@@ -66,32 +80,68 @@ class WorkerOps(SendOps):
     # -- side effects ---------------------------------------------------------------------
 
     def after_commit(self, actions: tuple[q.QueueAction, ...]) -> None:
-        nursery = self.ctx.nursery
         for action in actions:
             match action:
                 case q.StartWorker():
-                    nursery.start_soon(self._launch)
+                    self.effect("launch", self._launch)
                 case q.Dispatch(turn_id):
                     handle = self.worker
                     memo = self.memory.turns.get(turn_id)
                     if handle is not None and memo is not None:
                         self.item, self.started, self.failure, self.item_seq = None, None, None, 0
-                        nursery.start_soon(self._pump, handle, turn_id, memo.text)
-                        if self.wall_time_ms is not None:
-                            nursery.start_soon(self._deadline, turn_id, self.wall_time_ms)
+                        self.effect("pump", self._pumping(handle, turn_id, memo.text))
+                        self._end_deadline()  # the previous turn's, if still set
+                        self.effect("wall-time", self._deadline(turn_id, self._wall_time_ms()))
                 case q.SendInterrupt(turn_id) if self.worker is not None:
-                    nursery.start_soon(_quietly, lambda h=self.worker, t=turn_id: h.interrupt(t))
+                    interrupt = functools.partial(self.worker.interrupt, turn_id)
+                    self.effect("interrupt", _worker_call("interrupt", interrupt))
                 case q.StopWorker(reason) if self.worker is not None:
-                    nursery.start_soon(_quietly, lambda h=self.worker, r=reason: h.stop(r))
+                    stop = functools.partial(self.worker.stop, reason)
+                    self.effect("stop", _worker_call("stop", stop))
                 case q.ReleaseAt(at_ms):
                     delay = max(0, at_ms - self.now()) / 1000
-                    nursery.start_soon(self._tick_after, delay)
+                    self.effect("idle-release", self._tick_after(delay))
         idle = self.core.worker is q.Worker.READY and self.core.idle_since is not None
         self.ctx.slots.mark_idle(self.session_id, idle)
+        if self.core.active is None:
+            self._end_deadline()
+        self.settle_activation()
+
+    def _end_deadline(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _wall_time_ms(self) -> int:
+        """A turn's wall-time limit: maxWallTimeMsPerActivation, or the executor's own
+        when it is smaller (exec)."""
+        limit = self.config.limits.max_wall_time_ms_per_activation
+        return limit if self.wall_time_ms is None else min(limit, self.wall_time_ms)
+
+    async def activation_free(self) -> None:
+        """An activation may be ours now: dispatch the next turn if one waits."""
+        after, actions = self.step(q.Wake(), self.now())
+        if after == self.core and not actions:
+            self.settle_activation()
+            return
+        await self.commit(lambda conn, draft: self.apply_rows(conn, draft, after, actions))
+        self.core = after
+        self.after_commit(actions)
+        self.notify(*(a.turn_id for a in actions if isinstance(a, q.Dispatch)))
+
+    async def _tell_to(self, session_id: str, message: object) -> None:
+        try:
+            await self.ctx.tell(session_id, message)
+        except (MaiaError, ActorError) as error:
+            log.warning("session %s: %s to %s not delivered: %r", self.session_id,
+                        type(message).__name__, session_id, error)  # fmt: skip
 
     async def _tell(self, message: object) -> None:
-        with contextlib.suppress(MaiaError, ActorError):
+        try:
             await self.ctx.tell(self.session_id, message)
+        except (MaiaError, ActorError) as error:  # stopping: the next incarnation recovers
+            log.warning("session %s: %s not delivered: %r", self.session_id,
+                        type(message).__name__, error)  # fmt: skip
 
     async def reclaim(self) -> None:
         """Release an idle worker at once (its slot is wanted elsewhere)."""
@@ -99,13 +149,26 @@ class WorkerOps(SendOps):
         if since is not None:
             await self.tick(now=since + self.core.idle_ms)
 
-    async def _deadline(self, turn_id: str, wall_time_ms: int) -> None:
-        await trio.sleep(wall_time_ms / 1000)
-        await self._tell(WallTime(turn_id))
+    def _deadline(self, turn_id: str, wall_time_ms: int) -> Callable[[], Awaitable[None]]:
+        """The running turn's wall-time watch; it ends with the turn (`after_commit`), so a
+        finished turn's watch never holds the actor in memory for the rest of the hour."""
 
-    async def _tick_after(self, delay: float) -> None:
-        await trio.sleep(delay)
-        await self._tell(IdleTick())
+        async def deadline() -> None:
+            if self.core.active != turn_id:
+                return  # it ended before this watch started
+            with trio.CancelScope() as scope:
+                self.deadline = scope
+                await trio.sleep(wall_time_ms / 1000)
+                await self._tell(WallTime(turn_id))
+
+        return deadline
+
+    def _tick_after(self, delay: float) -> Callable[[], Awaitable[None]]:
+        async def tick() -> None:
+            await trio.sleep(delay)
+            await self._tell(IdleTick())
+
+        return tick
 
     async def _launch(self) -> None:
         row = await self.ctx.store.read(
@@ -114,9 +177,10 @@ class WorkerOps(SendOps):
             ).fetchone()
         )
         try:
-            executor = self.ctx.config.executor(row[0])
+            executor = self.config.executor(row[0])  # builtin:, user: or this Project's own
             self.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None
-            spec = worker_spec(executor, row[1], self.ctx.environ)
+            output = self.config.limits.max_output_bytes_per_tool
+            spec = worker_spec(executor, row[1], self.ctx.environ, max_output_bytes=output)
             handle = await self.ctx.workers.start_worker(spec)
         except MaiaError as error:
             await self._tell(WorkerExited(None, f"start failed: {error.message}"))
@@ -125,36 +189,54 @@ class WorkerOps(SendOps):
             log.exception("session %s: worker launch failed", self.session_id)
             await self._tell(WorkerExited(None, f"start failed: {error!r}"[:200]))
             return
-        await self._tell(WorkerSpawned(handle))
-        with contextlib.suppress(WorkerFailed):
-            await handle.wait_initialized()
-            await self._tell(WorkerInitialized(handle.attempt_id))
-        while True:  # keep the actor live (not passivated) while its worker runs
-            with trio.move_on_after(self.ctx.keepalive_s):
-                info = await handle.wait_stopped()
-                break
-            await self._tell(IdleTick())
+        try:
+            await self._tell(WorkerSpawned(handle))
+            try:
+                await handle.wait_initialized()
+                await self._tell(WorkerInitialized(handle.attempt_id))
+            except WorkerFailed as error:  # it never came up: its exit below says why
+                log.info("session %s: worker did not initialize: %r", self.session_id, error)
+            info = await handle.wait_stopped()  # this live effect vetoes passivation
+        except trio.Cancelled:
+            await self._orphaned(handle)
+            raise
         why = info.fence_reason or (
             f"exit {info.returncode}" if info.signal is None else f"signal {info.signal}"
         )
         await self._tell(WorkerExited(handle.attempt_id, why))
 
-    async def _pump(self, handle: WorkerHandle, turn_id: str, text: str) -> None:
-        """Feed the turn's events to the actor: while the last message still waits in the
-        mailbox, later events join it (bounded: `Progress.join`)."""
-        batch: Progress | None = None
-        try:
-            async for event in handle.prompt(turn_id, text):
-                if batch is not None and batch.join(event):
-                    continue
-                batch = Progress(handle.attempt_id, [event])
-                try:
-                    await self.ctx.tell(self.session_id, batch)
-                except (MaiaError, ActorError):
-                    batch = None  # refused: later events go in a new message
-        except MaiaError as error:
-            lost = WorkerEvent(turn_id, "lost", error.message)
-            await self._tell(Progress(handle.attempt_id, [lost]))
+    async def _orphaned(self, handle: WorkerHandle) -> None:
+        """The actor stopped while its worker ran: stop the worker (bounded, shielded) and
+        give its slot back; the next incarnation fails the turn it ran `runtime_lost`."""
+        with trio.move_on_after(STOP_BOUND_S) as scope:
+            scope.shield = True
+            try:
+                await handle.stop("actor stopped")
+            except _WORKER_GONE as error:
+                log.warning("session %s: orphaned worker stop: %r", self.session_id, error)
+        if self.holds_slot:
+            self.release_slot()
+            self.ctx.slots.mark_idle(self.session_id, False)
+        self.ctx.slots.waiting.pop(self.session_id, None)
+        for owner in self.ctx.activations.release(self.session_id):  # hand it on
+            with trio.move_on_after(STOP_BOUND_S) as told:
+                told.shield = True
+                await self._tell_to(owner, ActivationFree())
+
+    def _pumping(self, handle: WorkerHandle, turn_id: str,
+                 text: str) -> Callable[[], Awaitable[None]]:  # fmt: skip
+        """Feed the turn's events to the actor, one message each (immutable once sent): the
+        actor takes every queued one at once and applies them together."""
+
+        async def pump() -> None:
+            try:
+                async for event in handle.prompt(turn_id, text):
+                    await self._tell(Progress(handle.attempt_id, (event,)))
+            except MaiaError as error:
+                lost = WorkerEvent(turn_id, "lost", error.message)
+                await self._tell(Progress(handle.attempt_id, (lost,)))
+
+        return pump
 
     # -- messages from helpers ------------------------------------------------------------
 
@@ -171,15 +253,14 @@ class WorkerOps(SendOps):
         wanted = self.core.worker in (q.Worker.STARTING, q.Worker.STOPPING)
         if wanted and self.worker is None:
             self.worker = handle  # its exit is the one the queue waits for
-            self.ctx.held[self.session_id] = handle
         if not wanted or self.core.worker is q.Worker.STOPPING:
             # Stopped while it started (or a launch nobody waits for): stop it now.
-            self.ctx.nursery.start_soon(_quietly, lambda: handle.stop("not wanted"))
+            self.effect("stop", _worker_call("stop", lambda: handle.stop("not wanted")))
 
     async def worker_initialized(self, message: WorkerInitialized) -> None:
         if self.worker is None or self.worker.attempt_id != message.attempt_id:
             return
-        after, actions = q.step(self.core, q.WorkerReady(), self.now())
+        after, actions = self.step(q.WorkerReady(), self.now())
         if after == self.core:
             return
 
@@ -225,7 +306,6 @@ class WorkerOps(SendOps):
 
         await self.commit(body)
         self.worker, self.item, self.started = None, None, None
-        self.ctx.held.pop(self.session_id, None)
         self.core = after
         self.after_commit(actions)
         self.settle_slot()

@@ -23,6 +23,7 @@ import anyio
 from maia.protocol import REGISTRY, MaiaError, Registry, check
 
 from . import _exit
+from ._flags import FROM_FILE
 from ._invocation import Invocation
 from ._output import Out as Out
 from ._output import now_ms as now_ms
@@ -104,11 +105,15 @@ async def execute(
     interactive: bool,
     registry: Registry = REGISTRY,
     confirm: Callable[[str], Any] | None = None,
+    owns_sigint: bool = False,
 ) -> int:
     """Run the invocation and return its exit code (see `_exit`). Never raises MaiaError.
 
     `client` may be None for local invocations (help, schema). `confirm(prompt) -> bool`
     asks the person (default: click.confirm on the terminal) when `interactive`.
+    `owns_sigint`: the caller leaves SIGINT to this command (the CLI does; the console
+    keeps it and cancels the command), so `events read --follow` may catch it to stop
+    between pages and print its cursor.
     """
     out = Out(stdout, stderr, invocation.output)
     if invocation.local:
@@ -124,15 +129,16 @@ async def execute(
     try:
         text = None
         if invocation.text_file is not None:  # read first: a bad file asks nothing of the Node
-            from ._text_file import read_text_file_async
+            from ._text_file import max_characters, read_text_file_async
 
-            text = await read_text_file_async(invocation.text_file)
+            limit = max_characters(op, FROM_FILE[op.operation_id])
+            text = await read_text_file_async(invocation.text_file, limit)
         params = await resolve_references(client, invocation)
         if text is not None:
-            params["text"] = text
+            params[FROM_FILE[op.operation_id]] = text
         if invocation.operation_id == "session.create" and "projectId" not in params:
             params["projectId"] = await _waits.current_project(client, out)
-        if op.input_type is not None:
+        if op.input_type is not None and not _confirm.previews_first(op, params):
             check(op.input_type, params)  # refuse locally what the Node would refuse
         if op.confirmation == "required":
             return await _confirm.confirmed(client, op, params, invocation, out, interactive,
@@ -146,7 +152,7 @@ async def execute(
 
             return await attach(client, params, invocation.timeout_s, out)
         if invocation.operation_id == "events.read" and invocation.follow:
-            return await _waits.follow_events(client, params, invocation, out)
+            return await _waits.follow_events(client, params, invocation, out, owns_sigint)
         if invocation.operation_id == "turn.send" and invocation.wait:
             return await _waits.send_and_wait(client, params, invocation, out)
         result = await call(client, invocation.operation_id, params, out)

@@ -120,7 +120,7 @@ def _run_op(invocation: object) -> int:
         try:
             async with open_client(invocation.node, home=invocation.home) as client:
                 return await execute(invocation, client, stdout=sys.stdout, stderr=sys.stderr,
-                                     interactive=_interactive())  # fmt: skip
+                                     interactive=_interactive(), owns_sigint=True)  # fmt: skip
         except MaiaError as error:
             Out(sys.stdout, sys.stderr, invocation.output).error(error)
             return _exit.exit_code(error)

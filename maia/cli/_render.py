@@ -37,7 +37,24 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     ),
     "candidates": (("ID", "id"), ("LABEL", "label")),
     "items": (("SEQ", "sequence"), ("KIND", "kind"), ("STATE", "state"), ("TEXT", "text")),
+    "routines": (
+        ("ID", "routineId"), ("NAME", "name"), ("STATE", "state"), ("REV", "revision"),
+        ("NEXT FIRE", "nextFireAt"),
+    ),
+    "fires": (
+        ("SLOT", "scheduledAt"), ("TRIGGER", "triggerKind"), ("STATE", "state"),
+        ("REASON", "reason"), ("TURN", "turnState"), ("FAILURE", "failureReason"),
+        ("SESSION", "sessionId"),
+    ),
+    "nextFires": (("AT", "at"), ("LOCAL TIME", "local")),
     "changes": (("KEY", "path"), ("CHANGE", "change"), ("ADMITTED", "before"), ("FILE", "after")),
+    "webhooks": (("ID", "webhookId"), ("STATE", "state"), ("URL", "url"), ("EVENTS", "eventTypes"),
+                 ("REV", "revision")),
+    "deliveries": (
+        ("ID", "deliveryId"), ("TYPE", "eventType"), ("STATE", "state"),
+        ("TRIES", "attempts"), ("STATUS", "lastStatusCode"), ("NEXT", "nextAttemptAt"),
+        ("REASON", "lastReason"),
+    ),
 }  # fmt: skip
 # Single objects inside a result, in the order they are shown, with their important fields.
 OBJECTS: Final[dict[str, tuple[str, ...]]] = {
@@ -52,6 +69,13 @@ OBJECTS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "project": ("projectId", "projectKey", "rootPath", "workspaceKind", "revision", "createdAt"),
     "receipt": ("receiptId", "operationId", "outcome", "commandId", "targets", "createdAt"),
+    "routine": (
+        "routineId", "name", "state", "revision", "schedule", "template", "nextFireAt",
+        "createdAt", "updatedAt",
+    ),
+    "fire": ("fireId", "routineId", "triggerKind", "state", "reason", "scheduledAt"),
+    "webhook": ("webhookId", "url", "eventTypes", "state", "stateReason", "secretEnv",
+                "projectId", "sessionId", "revision", "createdAt"),
 }  # fmt: skip
 _COLOURS: Final = {
     "running": "32", "completed": "32", "idle": "36", "working": "32", "failed": "31",

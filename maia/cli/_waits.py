@@ -190,13 +190,19 @@ async def _watch(client: Any, nudge: MemoryObjectSendStream[None]) -> None:
 
 
 async def follow_events(
-    client: Any, params: dict[str, Any], invocation: Invocation, out: Any
+    client: Any,
+    params: dict[str, Any],
+    invocation: Invocation,
+    out: Any,
+    owns_sigint: bool = False,
 ) -> int:
     """Print journal events as they come, from `params['position']`, until Ctrl-C (exit
     130) or `--timeout` passes (exit 0); either way the cursor to continue from goes to
     stderr. Pages come from `events.read` (so `--after` and the printed cursor keep the
     journal's meaning); after catching up it reads again only when the observation stream
-    says something happened. A reset cursor ends it with the Node's error.
+    says something happened. A reset cursor ends it with the Node's error. With
+    `owns_sigint` (the CLI) SIGINT is caught here; otherwise (the console, which keeps
+    SIGINT and cancels the command) the cancel prints the cursor on its way out.
     """
     limit = invocation.timeout_s if invocation.timeout_s is not None else float("inf")
     position = params["position"]
@@ -207,7 +213,8 @@ async def follow_events(
         with anyio.move_on_after(limit) as scope:
             async with anyio.create_task_group() as group, woken, nudge:
                 group.start_soon(_watch, client, nudge)
-                group.start_soon(_on_interrupt, scope, interrupted)
+                if owns_sigint:
+                    group.start_soon(_on_interrupt, scope, interrupted)
                 try:
                     while True:
                         page = await client.request("events.read", {**params, "position": position})
@@ -235,7 +242,9 @@ async def follow_events(
 async def _on_interrupt(scope: anyio.CancelScope, interrupted: anyio.Event) -> None:
     """Turn SIGINT into a cancel at the follower's next await, so it lands between pages
     (after a page is printed and its cursor kept), never half-way through printing one.
-    Where no handler can be installed (not the main thread), Ctrl-C keeps its default."""
+    Where no handler can be installed (not the main thread), Ctrl-C keeps its default.
+    Only for a caller that owns SIGINT: under asyncio a second handler would replace the
+    console's own, and removing it would leave the console without one."""
     try:
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:

@@ -3,6 +3,11 @@ documents (UserConfigV1 with Maia's executors, ProjectConfigV1, the Project inve
 mirror), descriptor-first reading, admission candidates and their diff, and the effective
 configuration (limits narrowed, executors resolved) the Node applies."""
 
+from ._agent_executors import AGENT_KEYS as AGENT_KEYS
+from ._agent_executors import AGENT_KINDS as AGENT_KINDS
+from ._agent_executors import ALL_AGENT_KEYS as ALL_AGENT_KEYS
+from ._agent_executors import PERMISSION_MODES as PERMISSION_MODES
+from ._agent_executors import read_agent_options as read_agent_options
 from ._check import CheckReport as CheckReport
 from ._check import check_configuration as check_configuration
 from ._effective import DEFAULT_EXECUTOR_REF as DEFAULT_EXECUTOR_REF
@@ -29,6 +34,7 @@ from ._manifest import Candidate as Candidate
 from ._manifest import diff as diff
 from ._manifest import project_candidate as project_candidate
 from ._manifest import resolve_self as resolve_self
+from ._manifest import shown_changes as shown_changes
 from ._manifest import user_candidate as user_candidate
 from ._observability import ObservabilityPolicy as ObservabilityPolicy
 from ._observability import read_observability as read_observability
@@ -59,6 +65,7 @@ from ._user import BUILTIN_EXECUTORS as BUILTIN_EXECUTORS
 from ._user import ExecutorConfig as ExecutorConfig
 from ._user import SessionSettings as SessionSettings
 from ._user import UserConfig as UserConfig
+from ._user import WebhookSettings as WebhookSettings
 from ._user import check_user_config as check_user_config
 from ._user import is_time_zone as is_time_zone
 from ._user import load_user_config as load_user_config

@@ -29,6 +29,11 @@ class EffectiveConfig:
     user: UserConfig
     project: ProjectConfig | None = None
     project_id: str | None = None
+    # The admitted snapshots this was built from (None: never admitted), for an activation
+    # to record which configuration it ran under (spec: managed activations use the
+    # admitted snapshot ID).
+    user_snapshot_id: str | None = None
+    project_snapshot_id: str | None = None
 
     @property
     def limits(self) -> CapacityLimits:

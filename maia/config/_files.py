@@ -138,8 +138,9 @@ def _read_bounded(fd: int, shown: str) -> bytes:
 
 
 def read_user_file(home: str) -> ConfigFile:
-    """`<home>/config.jsonc`. Raises FileRefused."""
-    return read_beneath(home, (), "config.jsonc")
+    """`<home>/config.jsonc`. The home's own symlinks are resolved first (a home may be a
+    link to another disk); the file is never followed. Raises FileRefused."""
+    return read_beneath(os.path.realpath(home), (), "config.jsonc")
 
 
 def read_project_file(root: str) -> ConfigFile:

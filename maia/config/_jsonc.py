@@ -137,10 +137,15 @@ class _Parser:
         return int(match.group(0))
 
     def string(self) -> str:
+        start = self.pos
         try:  # strict: raw control characters (a newline too) are refused inside strings
             value, self.pos = _scanstring(self.text, self.pos + 1, True)
         except json.JSONDecodeError as error:
             self.fail(error.msg, error.pos)
+        try:  # a lone surrogate escape ("\ud800") is not text: nothing could encode it
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail("a lone surrogate escape is not valid Unicode", start)
         return str(value)
 
     def expect(self, char: str) -> None:

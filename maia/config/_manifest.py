@@ -7,7 +7,10 @@ whole (every problem with its line and column). Its manifest is canonical JSON:
      "projectId": ..., (project scope only)
      "source": {"path": ..., "digest": "sha256:..." | "absent"},
      "document": the checked document as written, comments and layout dropped,
-                 `project:self/` resolved to `project:<project-id>/`}
+                 `project:self/` resolved to `project:<project-id>/`,
+     "resources": the definitions it makes (executors), each with its reference, source
+                  scope, canonical locator, content digest, schema version, trust class,
+     "references": the builtin: and user: definitions it names}
 
 and its digest (sha256 over RFC 8785) is what a preview binds: a confirm rebuilds the
 candidate and refuses when the digest moved. `diff` compares two documents key by key
@@ -16,9 +19,11 @@ candidate and refuses when the digest moved. `diff` compares two documents key b
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Final, Literal
 
 import attrs
+import orjson
 
 from maia.core import digest_json
 
@@ -29,6 +34,8 @@ from ._project_config import ProjectConfig, check_project_config
 from ._user import UserConfig, check_user_config
 
 MANIFEST_SCHEMA_VERSION: Final = "maia.config-manifest.v1"
+MAX_SHOWN_CHANGES: Final = 100
+MAX_SHOWN_VALUE_BYTES: Final = 2048
 Scope = Literal["user", "project"]
 
 
@@ -65,12 +72,46 @@ def _document(file: ConfigFile) -> tuple[Any, Any, list[Problem]]:
     return document, locations, []
 
 
+def _resources(scope: Scope, project_id: str | None, path: str, doc: Any) -> list[Any]:
+    """The definitions this file makes (its executors), each with its reference, source
+    scope, canonical locator, content digest, schema version and trust class."""
+    executors = doc.get("executors") if isinstance(doc, dict) else None
+    if not isinstance(executors, dict):
+        return []
+    prefix = "user:" if scope == "user" else f"project:{project_id or 'self'}/"
+    version = doc.get("schemaVersion", "maia.user-config.v1")
+    return [
+        {"ref": prefix + name, "kind": "executor", "sourceScope": scope,
+         "locator": f"{path}#executors.{name}", "digest": digest_json(body),
+         "schemaVersion": version, "trustClass": "local"}
+        for name, body in sorted(executors.items())
+    ]  # fmt: skip
+
+
+def _references(doc: Any) -> list[dict[str, str]]:
+    """The definitions this file names that other scopes define (builtin:, user:)."""
+    if not isinstance(doc, dict):
+        return []
+    named: list[Any] = []
+    for block in (doc.get("defaults"), doc.get("swarm")):
+        if isinstance(block, dict):
+            named += [v for k, v in block.items() if k.endswith("Ref")]
+    for key in ("allowedExecutors", "allowedConnections"):
+        named += doc.get(key) or []
+    refs = sorted({r for r in named if isinstance(r, str) and r.startswith(("builtin:", "user:"))})
+    return [{"ref": r, "sourceScope": r.partition(":")[0],
+             "trustClass": "reviewed" if r.startswith("builtin:") else "local"}
+            for r in refs]  # fmt: skip
+
+
 def _manifest(scope: Scope, project_id: str | None, file: ConfigFile, doc: Any) -> dict[str, Any]:
     manifest: dict[str, Any] = {
         "schemaVersion": MANIFEST_SCHEMA_VERSION,
         "scope": scope,
         "source": {"path": file.path, "digest": file.digest},
         "document": doc,
+        "resources": _resources(scope, project_id, file.path, doc),
+        "references": _references(doc),
     }
     if project_id is not None:
         manifest["projectId"] = project_id
@@ -92,9 +133,12 @@ def user_candidate(home: str) -> Candidate:
     return Candidate("user", None, file.path, (), _manifest("user", None, file, document), config)
 
 
-def project_candidate(root: str, project_id: str | None, project_key: str | None) -> Candidate:
+def project_candidate(
+    root: str, project_id: str | None, project_key: str | None, user_currency: str | None = None
+) -> Candidate:
     """The candidate of `<root>/.maia/config.jsonc` for the Project `project_id` (None: check
-    only, `project:self/` kept). An absent file is an empty candidate: no Project settings."""
+    only, `project:self/` kept). An absent file is an empty candidate: no Project settings.
+    `user_currency`: the currency of the user's limits, which a cost limit must use."""
     try:
         file = read_project_file(root)
     except FileRefused as refused:
@@ -106,8 +150,9 @@ def project_candidate(root: str, project_id: str | None, project_key: str | None
     if problems:
         return Candidate("project", project_id, file.path, tuple(problems))
     config, problems = check_project_config(
-        document, file.path, locations, project_id=project_id, expected_key=project_key
-    )
+        document, file.path, locations, project_id=project_id, expected_key=project_key,
+        user_currency=user_currency,
+    )  # fmt: skip
     if problems or config is None:
         return Candidate("project", project_id, file.path, tuple(problems))
     resolved = resolve_self(document, project_id) if project_id is not None else document
@@ -140,6 +185,10 @@ def _leaves(value: Any, path: tuple[str, ...], out: dict[str, Any]) -> None:
         out[dotted(path)] = value
 
 
+def _json(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
 def diff(before: Any, after: Any) -> list[dict[str, Any]]:
     """What changes from document `before` to `after`, one entry per key path, sorted:
     `{"path", "change": "added" | "removed" | "changed", "before"?, "after"?}`."""
@@ -153,7 +202,23 @@ def diff(before: Any, after: Any) -> list[dict[str, Any]]:
             changes.append({"path": path, "change": "removed", "before": old[path]})
         elif path not in old:
             changes.append({"path": path, "change": "added", "after": new[path]})
-        elif old[path] != new[path]:
+        elif _json(old[path]) != _json(new[path]):  # true is not 1, though Python says so
             changes.append({"path": path, "change": "changed", "before": old[path],
                             "after": new[path]})  # fmt: skip
     return changes
+
+
+def _shown(value: Any) -> Any:
+    text = orjson.dumps(value)
+    if len(text) <= MAX_SHOWN_VALUE_BYTES:
+        return value
+    return f"<{len(text)} bytes of JSON, sha256:{hashlib.sha256(text).hexdigest()}>"
+
+
+def shown_changes(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first MAX_SHOWN_CHANGES changes, each value over MAX_SHOWN_VALUE_BYTES of JSON
+    replaced by its size and digest, so a preview always fits in one API frame."""
+    out = []
+    for change in changes[:MAX_SHOWN_CHANGES]:
+        out.append({k: _shown(v) if k in ("before", "after") else v for k, v in change.items()})
+    return out

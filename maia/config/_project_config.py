@@ -130,11 +130,13 @@ def check_project_config(
     *,
     project_id: str | None = None,
     expected_key: str | None = None,
+    user_currency: str | None = None,
 ) -> tuple[ProjectConfig | None, list[Problem]]:
     """The ProjectConfig of a parsed document and every problem found (empty: valid).
 
     With `project_id`, `project:self/` references are resolved; with `expected_key`,
-    `projectKey` must equal the Project's key in the inventory.
+    `projectKey` must equal the Project's key in the inventory; with `user_currency`, a
+    daily cost limit must be in the user's currency (a narrowing must be comparable).
     """
     checker = Checker(source, locations)
     refs = _Refs(checker, project_id)
@@ -158,6 +160,10 @@ def check_project_config(
     if "executorRef" in defaults:
         executor = refs(defaults["executorRef"], ("defaults", "executorRef"))
     limits = read_limits(checker, body.get("limits", {}), ("limits",))
+    currency = limits.get("currency")
+    if user_currency is not None and currency is not None and currency != user_currency:
+        checker.report(("limits", "currency"), f"is {currency} but the user's limits are in "
+                       f"{user_currency}: a narrowing must be in the same currency")  # fmt: skip
     context = _context(checker, body.get("context", {}))
     allowed_connections = allowed_executors = None
     if "allowedConnections" in body:

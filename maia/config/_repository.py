@@ -100,17 +100,22 @@ def normalize_remote(url: str) -> str:
     if match and match.group(1).lower() != "file":
         host, path = match.group(2).lower(), match.group(3) or ""
     elif match:
-        return "file://" + _trim(os.path.normpath(match.group(3) or "/"))
+        return "file://" + (_trim(os.path.normpath(match.group(3) or "/")) or "/")
     elif (scp := _SCP.match(text)) and not text.startswith(("/", ".")):
         host, path = scp.group(2).lower(), "/" + scp.group(3)
     else:
-        return "file://" + _trim(os.path.normpath(text))
+        return "file://" + (_trim(os.path.normpath(text)) or "/")
     return host + _trim(re.sub(r"/+", "/", path))
 
 
 def _trim(path: str) -> str:
-    path = path.rstrip("/")
-    return path[: -len(".git")] if path.endswith(".git") else path
+    """Drop trailing slashes and `.git` suffixes, as often as they repeat (`a/.git/`)."""
+    while True:
+        trimmed = path.rstrip("/")
+        trimmed = trimmed[: -len(".git")] if trimmed.endswith(".git") else trimmed
+        if trimmed == path:
+            return path
+        path = trimmed
 
 
 def _read(path: Path) -> str | None:

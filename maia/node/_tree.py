@@ -20,6 +20,7 @@ import attrs
 import orjson
 import trio
 
+from actors import WorkerPool
 from maia.core import Discovery, MaiaError, process_start_time
 from maia.observe import open_hub
 from maia.service import open_services
@@ -89,7 +90,7 @@ async def _services_child(
         live=hub.publish_live if hub is not None else None,
     ) as sessions:
         services.sessions = sessions
-        services.worker_count = sessions.runtime.live_workers
+        services.worker_count = sessions.runtime.extension(WorkerPool).live_workers
         try:
             task_status.started()
             await ctx.stop_requested.wait()

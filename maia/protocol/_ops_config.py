@@ -30,11 +30,12 @@ from ._common import (
     revision_field,
     timestamp_field,
 )
+from ._ops_relocate import RELOCATE_OPERATIONS
 
 ConfigScope = Literal["user", "project"]
 FileState = Literal["admitted", "differs", "never-admitted", "invalid"]
 ChangeKind = Literal["added", "removed", "changed"]
-MAX_CHANGES = 1000
+MAX_CHANGES = 100
 MAX_PROBLEMS = 100
 
 
@@ -116,8 +117,11 @@ class ConfigAdmitPreviewOutput:
     expires_at: str = timestamp_field("When the proof expires.")
     changed: bool = field(doc="Whether the file differs from what is admitted.")
     changes: tuple[ConfigChange, ...] = field(
-        doc="Key by key, what admission changes.", max_items=MAX_CHANGES
+        doc="Key by key, what admission changes (the first 100; a value over 2048 bytes of "
+        "JSON is shown by its size and digest).",
+        max_items=MAX_CHANGES,
     )
+    total_changes: int = count_field("How many keys change in all.")
     project_id: str | None = id_field("The Project (project scope).", default=None)
 
 
@@ -186,4 +190,5 @@ CONFIG_OPERATIONS = (
         revision_fields=("expectedRevision",),
         event_types=("config.admitted",),
     ),
+    *RELOCATE_OPERATIONS,
 )

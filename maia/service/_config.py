@@ -19,33 +19,24 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
-import trio
-
 from maia.config import (
-    Candidate,
-    EffectiveConfig,
-    ProjectConfig,
-    UserConfig,
     diff,
-    parse_project_config,
-    parse_user_config,
-    project_candidate,
     raise_if_any,
-    user_candidate,
+    shown_changes,
 )
-from maia.protocol import MaiaError, check, digest_json, format_timestamp_ms
-from maia.protocol._ops_config import (
+from maia.protocol import (
     ConfigAdmitConfirmInput,
     ConfigAdmitConfirmOutput,
     ConfigAdmitPreviewOutput,
     ConfigScopeInput,
-    ConfigScopeStatus,
-    ConfigShowOutput,
+    MaiaError,
+    check,
+    digest_json,
+    format_timestamp_ms,
 )
 from storage import (
     USER_SCOPE,
     Applied,
-    ConfigSnapshot,
     Confirmation,
     ExpectedTarget,
     MutationKey,
@@ -57,32 +48,11 @@ from storage import (
     scope_revision,
 )
 
-from ._context import LOCAL_ACTOR, ServiceContext, mutation_output, not_found
+from ._config_status import _candidate, _config_show, _document, _scope
+from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
+from ._relocate import _project_relocate_confirm, _project_relocate_preview
 
 _CONFIRM = "config.admit.confirm"
-MAX_STATUS_PROJECTS = 256
-
-
-async def _project_row(ctx: ServiceContext, project_id: str) -> tuple[str, str]:
-    row = await ctx.read(
-        lambda c: c.execute(
-            "SELECT root, project_key FROM projects WHERE project_id = ?", (project_id,)
-        ).fetchone()
-    )
-    if row is None:
-        raise not_found("project", project_id)
-    return str(row[0]), str(row[1])
-
-
-async def _candidate(ctx: ServiceContext, project_id: str | None) -> Candidate:
-    if project_id is None:
-        return await trio.to_thread.run_sync(user_candidate, str(ctx.home))
-    root, key = await _project_row(ctx, project_id)
-    return await trio.to_thread.run_sync(project_candidate, root, project_id, key)
-
-
-def _scope(project_id: str | None) -> str:
-    return USER_SCOPE if project_id is None else project_id
 
 
 def _target(project_id: str | None) -> tuple[str, str]:
@@ -97,10 +67,6 @@ def _input_digest(project_id: str | None, manifest_digest: str, revision: int) -
             "expectedRevision": revision,
         }
     )
-
-
-def _document(snapshot: ConfigSnapshot | None) -> Any:
-    return None if snapshot is None else snapshot.manifest.get("document")
 
 
 async def _config_admit_preview(
@@ -143,7 +109,8 @@ async def _config_admit_preview(
             "expectedRevision": revision,
             "expiresAt": format_timestamp_ms(preview.expires_ms),
             "changed": changed,
-            "changes": changes,
+            "changes": shown_changes(changes),
+            "totalChanges": len(changes),
             **({} if params.project_id is None else {"projectId": params.project_id}),
         },
         root="result",
@@ -243,100 +210,14 @@ async def _config_admit_confirm(
             node_epoch=ctx.store.node_epoch,
         )
     )
+    ctx.admitted.admitted()  # new work runs under it from now on, without a restart
     return mutation_output(ConfigAdmitConfirmOutput, result)
-
-
-def _user_of(snapshot: ConfigSnapshot | None, started_with: UserConfig) -> UserConfig:
-    if snapshot is None:
-        return started_with  # nothing admitted yet: what the Node read when it started
-    return parse_user_config(snapshot.manifest["document"], "admitted user configuration")
-
-
-def _project_of(snapshot: ConfigSnapshot | None, project_id: str) -> ProjectConfig | None:
-    document = _document(snapshot)
-    if document is None:
-        return None
-    return parse_project_config(document, "admitted Project configuration", project_id=project_id)
-
-
-async def effective_config(ctx: ServiceContext, project_id: str | None) -> EffectiveConfig:
-    """The admitted configuration work in `project_id` (None: outside a Project) runs on:
-    limits narrowed, executors resolvable. Raises `resource_not_found` for an unknown
-    Project. Reads storage only, never a file."""
-
-    def read(conn: sqlite3.Connection) -> tuple[ConfigSnapshot | None, ConfigSnapshot | None]:
-        project = None
-        if project_id is not None:
-            scope_revision(conn, project_id)  # raises resource_not_found for an unknown one
-            project = admitted_snapshot(conn, project_id)
-        return admitted_snapshot(conn, USER_SCOPE), project
-
-    user, project = await ctx.read(read)
-    project_config = _project_of(project, project_id) if project_id is not None else None
-    return EffectiveConfig(_user_of(user, ctx.config), project_config, project_id)
-
-
-async def _status(ctx: ServiceContext, project_id: str | None) -> tuple[ConfigScopeStatus, bool]:
-    """The scope's status, and whether its file is absent."""
-    candidate = await _candidate(ctx, project_id)
-    scope = _scope(project_id)
-
-    def read(conn: sqlite3.Connection) -> tuple[ConfigSnapshot | None, int]:
-        return admitted_snapshot(conn, scope), scope_revision(conn, scope)
-
-    snapshot, revision = await ctx.read(read)
-    absent = candidate.manifest is not None and candidate.manifest["source"]["digest"] == "absent"
-    if candidate.problems:
-        state = "invalid"
-    elif snapshot is None:
-        state = "never-admitted"
-    else:
-        state = "admitted" if snapshot.manifest_digest == candidate.digest else "differs"
-    wire: dict[str, Any] = {
-        "scope": "user" if project_id is None else "project",
-        "source": candidate.source,
-        "file": state,
-        "revision": revision,
-        "problems": [p.to_json() for p in candidate.problems[:100]],
-    }
-    if project_id is not None:
-        wire["projectId"] = project_id
-    if snapshot is not None:
-        wire["snapshotId"] = snapshot.snapshot_id
-        wire["manifestDigest"] = snapshot.manifest_digest
-        wire["admittedAt"] = format_timestamp_ms(snapshot.admitted_ms)
-    return check(ConfigScopeStatus, wire, root="result"), absent
-
-
-async def _config_show(ctx: ServiceContext, params: ConfigScopeInput) -> ConfigShowOutput:
-    """Raises `resource_not_found`."""
-    effective = await effective_config(ctx, params.project_id)
-    user, _ = await _status(ctx, None)
-    project = (await _status(ctx, params.project_id))[0] if params.project_id else None
-    return ConfigShowOutput(user=user, effective=effective.view(), project=project)
-
-
-async def config_files_status(ctx: ServiceContext) -> list[ConfigScopeStatus]:
-    """Every configuration file that is not what is admitted: one that differs (edited
-    since), is invalid, or exists and was never admitted. The user's first, then Projects
-    in the order they were added (at most MAX_STATUS_PROJECTS are read). For node.status:
-    such a file is not in effect until it is admitted."""
-    rows = await ctx.read(
-        lambda c: c.execute(
-            "SELECT project_id FROM projects ORDER BY rowid LIMIT ?", (MAX_STATUS_PROJECTS,)
-        ).fetchall()
-    )
-    found = [await _status(ctx, None)]
-    found += [await _status(ctx, str(r[0])) for r in rows]
-    return [
-        s
-        for s, absent in found
-        if s.file != "admitted" and not (absent and s.file == "never-admitted")
-    ]
 
 
 CONFIG_HANDLERS: Final[Mapping[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {
     "config.show": _config_show,
     "config.admit.preview": _config_admit_preview,
     "config.admit.confirm": _config_admit_confirm,
+    "project.relocate.preview": _project_relocate_preview,
+    "project.relocate.confirm": _project_relocate_confirm,
 }

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import sqlite3
 
+import attrs
 import trio
 
-from actors import TurnState
 from actors.session import (
     TURN_COLUMNS,
     CancelTurn,
     InterruptTurn,
     SendTurn,
+    TurnState,
     input_preview,
     turn_view,
 )
@@ -24,6 +25,7 @@ from maia.protocol import (
     MAX_SESSION_PENDING_TURNS,
     MaiaError,
     QueueEntry,
+    QueueWait,
     SessionRefInput,
     TurnCancelInput,
     TurnInterruptInput,
@@ -43,6 +45,7 @@ from ._context import (
     ServiceContext,
     command_of,
     mutation_output,
+    project_of_session,
     require_session,
     session_of_turn,
 )
@@ -56,15 +59,15 @@ MAX_ITEMS = 1024
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
     """Raises `resource_not_found`, `invalid_state` (stopped), `turn_queue_full`,
     `saturated` (no worker slot: retry), `idempotency_conflict`."""
-    message = SendTurn(command_of(params), params.text)
-    return mutation_output(TurnSendOutput, await ctx.runtime.send(params.session_id, message))
+    message = SendTurn(command_of(params, ctx.actor_id), params.text)
+    return mutation_output(TurnSendOutput, await ctx.sessions.send(params.session_id, message))
 
 
 async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutput:
     """Raises `resource_not_found`."""
     wanted = params.states or TERMINAL
     deadline = trio.current_time() + params.wait_milliseconds / 1000
-    notifier = ctx.runtime.notifier
+    notifier = ctx.sessions.notifier
     while True:
         changed = notifier.subscribe(params.turn_id)  # before the read: no missed wake-up
         try:
@@ -130,16 +133,24 @@ def _queue(conn: sqlite3.Connection, session_id: str, limit: int) -> TurnQueueLi
 
 
 async def turn_queue_list(ctx: ServiceContext, params: SessionRefInput) -> TurnQueueListOutput:
-    """Raises `resource_not_found`."""
-    limit = min(ctx.config.capacity.max_queued_messages, MAX_SESSION_PENDING_TURNS)
-    return await ctx.read(lambda c: _queue(c, params.session_id, limit))
+    """The queue, its limit (maxQueuedMessages as admitted now) and, when its first turn
+    waits for a capacity limit, which. Raises `resource_not_found`."""
+    project = await ctx.read(lambda c: project_of_session(c, params.session_id))
+    limits = (await ctx.admitted.of(project)).limits
+    limit = min(limits.max_queued_messages, MAX_SESSION_PENDING_TURNS)
+    out = await ctx.read(lambda c: _queue(c, params.session_id, limit))
+    held = ctx.sessions.waiting_for(params.session_id) if out.queue else None
+    if held is None:
+        return out
+    name, why = held
+    return attrs.evolve(out, waiting=QueueWait(limit=name, scope=why.scope, value=why.limit))  # type: ignore[arg-type]
 
 
 async def turn_cancel(ctx: ServiceContext, params: TurnCancelInput) -> TurnResult:
     """Raises `resource_not_found`, `turn_not_queued`, `revision_conflict`."""
     session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
-    message = CancelTurn(command_of(params), params.turn_id, params.expected_revision)
-    return mutation_output(TurnResult, await ctx.runtime.ask(session_id, message))
+    message = CancelTurn(command_of(params, ctx.actor_id), params.turn_id, params.expected_revision)
+    return mutation_output(TurnResult, await ctx.sessions.ask(session_id, message))
 
 
 async def turn_interrupt(ctx: ServiceContext, params: TurnInterruptInput) -> TurnResult:
@@ -150,13 +161,13 @@ async def turn_interrupt(ctx: ServiceContext, params: TurnInterruptInput) -> Tur
     """
     session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
     message = InterruptTurn(command_of(params), params.turn_id, params.expected_revision)
-    notifier = ctx.runtime.notifier
+    notifier = ctx.sessions.notifier
     deadline = trio.current_time() + DISPATCH_WAIT_S
     while True:
         changed = notifier.subscribe(params.turn_id)
         try:
             try:
-                result = await ctx.runtime.ask(session_id, message)
+                result = await ctx.sessions.ask(session_id, message)
             except MaiaError as error:
                 dispatching = error.details.get("state") == TurnState.DISPATCHING.value
                 if not dispatching or trio.current_time() >= deadline:

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from actors import (
+from actors._diagrams import DOC_PATH, render_document
+from actors.session import (
     SESSION_TABLE,
     TABLES,
     TURN_TABLE,
@@ -15,7 +16,6 @@ from actors import (
     TurnEvent,
     TurnState,
 )
-from actors._diagrams import DOC_PATH, render_document
 from maia.protocol import MaiaError
 
 

@@ -174,8 +174,13 @@ def handle(context: WorkerContext, turn: Turn) -> None:
 
 def _read_output(turn: Turn, process: subprocess.Popen[bytes], limit: int) -> bool:
     """Stream stdout as deltas until end of file, or until DRAIN_AFTER_EXIT_S after the
-    program exited. Returns whether the output passed `limit` (the program is then stopped)."""
+    program exited. Returns whether the output passed `limit` (the program is then stopped).
+
+    One trailing newline of the whole output is not part of the reply (as a shell's `$(...)`
+    drops it): a program echoing its newline-ended prompt answers with the prompt itself. So a
+    chunk's final newline is held back until more text follows it."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    held = ""
     assert process.stdout is not None
     fd = process.stdout.fileno()
     total = 0
@@ -192,14 +197,17 @@ def _read_output(turn: Turn, process: subprocess.Popen[bytes], limit: int) -> bo
                 overflow = True
                 _stop(process)
                 break
-            if text := decoder.decode(chunk):
-                turn.delta(text)
+            if text := held + decoder.decode(chunk):
+                held = "\n" if text.endswith("\n") else ""
+                if body := text.removesuffix(held):
+                    turn.delta(body)
         elif process.poll() is not None:
             exited_at = exited_at if exited_at is not None else time.monotonic()
             if time.monotonic() - exited_at > DRAIN_AFTER_EXIT_S:
                 _signal_group(process, signal.SIGKILL)  # a leftover holds the pipe open
                 break
-    if tail := decoder.decode(b"", final=True):
+    tail = held + decoder.decode(b"", final=True)
+    if tail := tail.removesuffix("\n"):
         turn.delta(tail)
     return overflow
 

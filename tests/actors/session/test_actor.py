@@ -20,13 +20,13 @@ from actors.session import (
     SendTurn,
     SessionRuntime,
     StopSession,
-    open_session_runtime,
     turn_view,
 )
 from maia.config import UserConfig, parse_user_config
 from maia.protocol import MaiaError, SystemClock, Turn, new_id
 from storage import Storage, open_storage
 from supervision.workers import WorkerTimings
+from tests.actors.session._open import open_session_runtime
 
 TIMINGS = WorkerTimings(interrupt_ms=2000, terminate_ms=1000, kill_wait_ms=2000)
 

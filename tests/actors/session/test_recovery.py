@@ -11,11 +11,12 @@ from pathlib import Path
 import psutil
 import trio
 
-from actors.session import kill_leftovers, open_session_runtime, recover_sessions, turn_view
+from actors.session import kill_leftovers, recover_sessions, turn_view
 from actors.session._launch import Leftover
 from maia.config import parse_user_config
 from maia.protocol import SystemClock, Turn
 from storage import open_storage
+from tests.actors.session._open import open_session_runtime
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 

@@ -48,14 +48,15 @@ class Cli:
         return environment
 
     def process(
-        self, *args: str | bytes, stdin: bytes | None = None, **env: str
+        self, *args: str | bytes, stdin: bytes | None = None, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
-        """`maia ARGS` as a child process (`bytes` arguments go to it as they are)."""
+        """`maia ARGS` as a child process (`bytes` arguments go to it as they are), with
+        `stdin` as its input and `env` added to its environment."""
         done = subprocess.run(
             [*MAIA, *args],
             capture_output=True,
             cwd=self.cwd,
-            env=self.environment(**env),
+            env=self.environment(**(env or {})),
             timeout=TIMEOUT_S,
             input=stdin,
             stdin=subprocess.DEVNULL if stdin is None else None,

@@ -11,7 +11,6 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -148,15 +147,12 @@ def test_dynamic_completion_of_session_titles(cli: Cli) -> None:
     """Shell completion of a Session reference offers live titles from the Node; with no
     Node it completes nothing, silently."""
     assert cli("session", "create", "--title", "completable").returncode == 0
-    env: dict[str, Any] = {
-        "_MAIA_COMPLETE": "bash_complete",
-        "COMP_WORDS": "maia session show compl",
-        "COMP_CWORD": "3",
-    }
-    done = cli.process(**env)
+    env = {"_MAIA_COMPLETE": "bash_complete", "COMP_WORDS": "maia session show compl",
+           "COMP_CWORD": "3"}  # fmt: skip
+    done = cli.process(env=env)
     assert done.returncode == 0, done.stderr
     assert "completable" in done.stdout
-    nothing = Cli(cli.home.parent / "no-node", cli.cwd).process(**env)
+    nothing = Cli(cli.home.parent / "no-node", cli.cwd).process(env=env)
     assert nothing.returncode == 0
     assert nothing.stdout.strip() == ""
     assert nothing.stderr == ""

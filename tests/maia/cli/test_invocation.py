@@ -17,6 +17,7 @@ from maia.cli import Invocation, command_tree, main, parse_invocation
 from maia.cli._flags import op_params, wire_params
 from maia.cli._invocation import LOCAL_COMMANDS, parse_duration
 from maia.cli._schema_mode import Refusal
+from maia.cli._shortcuts import SHORTCUTS
 from maia.core._shapes import class_plan
 from maia.protocol import REGISTRY, OperationDescriptor, field
 
@@ -37,7 +38,9 @@ def test_parity_every_op_has_a_command_and_every_command_an_op() -> None:
     leaves = _leaves(command_tree())
     ops = {tuple(op.operation_id.split(".")) for op in REGISTRY}
     assert ops <= set(leaves), sorted(ops - set(leaves))
-    assert set(leaves) - ops == set(LOCAL_COMMANDS) - ops
+    shortcuts = {s.path: s.operation_id for s in SHORTCUTS()}  # friendly commands onto ops
+    assert all(REGISTRY.get(op_id) is not None for op_id in shortcuts.values())
+    assert set(leaves) - ops == (set(LOCAL_COMMANDS) - ops) | set(shortcuts)
 
 
 def test_every_input_field_has_a_parameter() -> None:

@@ -12,7 +12,7 @@ import click
 import pytest
 
 from maia.cli import main, parse_invocation
-from maia.protocol import MaiaError
+from maia.protocol import REGISTRY, MaiaError
 
 from ._node import MAIA
 
@@ -51,23 +51,27 @@ def test_turn_send_takes_its_text_from_a_file_or_stdin() -> None:
 def test_a_text_file_is_read_whole_bounded_and_as_utf8(tmp_path: Path) -> None:
     """The file's text comes back exactly (newlines kept); too large, not UTF-8 or missing
     is a validation_failed naming `text`, never a traceback."""
-    from maia.cli._text_file import READ_LIMIT_BYTES, read_text_file
+    from maia.cli._text_file import max_characters, read_text_file
 
+    send = REGISTRY.get("turn.send")
+    assert send is not None
+    limit = max_characters(send, "text")
+    assert limit == 65_536  # the registry's bound, not a copy of it
     path = tmp_path / "prompt.txt"
     path.write_text("première ligne\nsecond\n", encoding="utf-8")
-    assert read_text_file(str(path)) == "première ligne\nsecond\n"
-    assert read_text_file("-", io.BytesIO(b"from stdin")) == "from stdin"
+    assert read_text_file(str(path), limit) == "première ligne\nsecond\n"
+    assert read_text_file("-", limit, io.BytesIO(b"from stdin")) == "from stdin"
     problems = {
-        "large": io.BytesIO(b"x" * (READ_LIMIT_BYTES + 1)),
+        "large": io.BytesIO(b"x" * (limit * 4 + 1)),
         "latin1": io.BytesIO("café".encode("latin-1")),
     }
     for name, stream in problems.items():
         with pytest.raises(MaiaError) as refused:
-            read_text_file("-", stream)
+            read_text_file("-", limit, stream)
         assert refused.value.code == "validation_failed", name
         assert refused.value.details["path"] == "text"
     with pytest.raises(MaiaError, match="cannot read"):
-        read_text_file(str(tmp_path / "absent.txt"))
+        read_text_file(str(tmp_path / "absent.txt"), limit)
 
 
 def test_non_utf8_arguments_are_refused_with_exit_2() -> None:

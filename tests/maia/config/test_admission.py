@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from maia.protocol import REGISTRY, MaiaError, decode_input, to_json
-from maia.service import HANDLERS, ServiceContext
+from maia.service import HANDLERS, ServiceContext, config_files_status, effective_config
 from storage import get_receipt, read_owner_events
 
 
@@ -131,6 +131,10 @@ async def test_stale_preview_is_refused(ctx: ServiceContext, home: Path) -> None
     shown = await call(ctx, "config.show", {})
     assert shown["user"]["revision"] == 2
     assert shown["effective"]["limits"]["maxLiveSessions"]["value"] == 5
+    counts = await ctx.read(lambda c: [c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                                       for t in ("config_snapshots", "receipts")])  # fmt: skip
+    assert counts == [2, 2]  # the two admissions only: the stale confirm left nothing
+    assert len(await ctx.read(lambda c: read_owner_events(c, "config_user"))) == 2
 
 
 async def test_admitting_what_is_admitted_is_refused(ctx: ServiceContext, home: Path) -> None:
@@ -162,6 +166,12 @@ async def test_file_edited_between_preview_and_confirm_is_refused(
     assert caught.value.details["reason"] == "file_changed"
     shown = await call(ctx, "config.show", {})
     assert (shown["user"]["revision"], shown["user"]["file"]) == (0, "never-admitted")
+    # The refusal recorded nothing and spent nothing: with the previewed bytes back, the
+    # same preview still confirms.
+    write_user(home, {"swarm": {"capacity": {"maxLiveSessions": 3}}})
+    done = await call(ctx, "config.admit.confirm", {**{k: preview[k] for k in keys},
+                                                    "commandId": "a"})  # fmt: skip
+    assert done["revision"] == 1
 
 
 async def test_invalid_file_admits_nothing_and_names_every_problem(
@@ -232,6 +242,9 @@ async def test_project_admission_resolves_self_and_bumps_the_project(
     assert (done["scope"], done["revision"]) == ("project", 2)
     project = await call(ctx, "project.show", scope)
     assert project["project"]["revision"] == 2
+    effective = await effective_config(ctx, project_id)
+    assert effective.project_snapshot_id == done["snapshotId"]
+    assert effective.user_snapshot_id is None
     shown = await call(ctx, "config.show", scope)
     assert "project:self" not in json.dumps(shown)
     assert shown["project"]["file"] == "admitted"
@@ -283,7 +296,6 @@ async def test_files_status_reports_what_differs(
 ) -> None:
     """config_files_status lists a user file never admitted and a Project file that differs,
     and nothing once both are admitted; a Project without a file is not listed."""
-    from maia.service._config import config_files_status
 
     write_user(home, {})
     project_id = await add_project(ctx, work / "app")
@@ -319,3 +331,61 @@ async def test_duplicate_repository_and_ref_is_refused(ctx: ServiceContext, work
     mirror = (ctx.home / "projects.jsonc").read_text()
     assert '"normalizedRemote": "github.com/Org/App"' in mirror
     assert first["project"]["workspaceKind"] == "repository"
+
+
+async def test_a_large_diff_is_bounded(ctx: ServiceContext, home: Path) -> None:
+    """250 new executors (500 keys) and a 200 KB argv: the preview lists the first 100
+    changes with the total, shows the long value by size and digest, and still admits."""
+    executors: dict[str, Any] = {f"e{i}": {"kind": "exec", "argv": ["/bin/cat"]}
+                                 for i in range(250)}  # fmt: skip
+    executors["big"] = {"kind": "exec", "argv": ["x" * 4000] * 50}
+    write_user(home, {"executors": executors})
+    preview = await call(ctx, "config.admit.preview", {})
+    assert preview["totalChanges"] == 502
+    assert len(preview["changes"]) == 100
+    big = next(c for c in preview["changes"] if c["path"] == "executors.big.argv")
+    assert big["after"].startswith("<200")
+    assert "sha256:" in big["after"]
+    done = await admit(ctx, {}, "big")
+    assert done["changes"] == 502
+
+
+async def test_snapshot_records_its_resources(ctx: ServiceContext, work: Path) -> None:
+    """The admitted manifest lists each executor the file defines (reference, scope, locator,
+    content digest, schema version) and the builtin:/user: definitions it names."""
+    from storage import admitted_snapshot
+
+    project_id = await add_project(ctx, work / "app")
+    write_project(
+        work / "app",
+        """{
+      "schemaVersion": "maia.project-config.v1", "projectKey": "app",
+      "allowedExecutors": ["project:self/t", "user:cat", "builtin:echo"],
+      "executors": {"t": {"kind": "echo"}},
+    }""",
+    )
+    await admit(ctx, {"projectId": project_id}, "p")
+    snapshot = await ctx.read(lambda c: admitted_snapshot(c, project_id))
+    assert snapshot is not None
+    [resource] = snapshot.manifest["resources"]
+    assert resource["ref"] == f"project:{project_id}/t"
+    assert resource["locator"].endswith(".maia/config.jsonc#executors.t")
+    assert resource["digest"].startswith("sha256:")
+    assert resource["schemaVersion"] == "maia.project-config.v1"
+    assert [r["ref"] for r in snapshot.manifest["references"]] == ["builtin:echo", "user:cat"]
+
+
+async def test_admitted_user_config_is_what_a_restart_runs_on(
+    ctx: ServiceContext, home: Path
+) -> None:
+    """None before any admission; after one, the admitted values even once the file is
+    edited again (a restart must not apply an edit nobody admitted)."""
+    from maia.service import admitted_user_config
+
+    assert await admitted_user_config(ctx.store) is None
+    write_user(home, {"swarm": {"capacity": {"maxLiveSessions": 3}}})
+    await admit(ctx, {}, "a")
+    write_user(home, {"swarm": {"capacity": {"maxLiveSessions": 9}}})
+    admitted = await admitted_user_config(ctx.store)
+    assert admitted is not None
+    assert admitted.capacity.max_live_sessions == 3

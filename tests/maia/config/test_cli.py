@@ -156,3 +156,20 @@ def test_admit_of_a_bad_project_file_names_line_and_column(node: tuple[Path, Pat
     shown = run(home, work, "config", "show", "--project-id", project_id, "--json")
     status = json.loads(shown.stdout)["result"]["project"]
     assert (status["file"], status["revision"]) == ("invalid", 1)
+
+
+def test_project_relocate_through_the_cli(node: tuple[Path, Path]) -> None:
+    """`maia project relocate confirm KEY ROOT --yes` after a move: the preview is shown,
+    the Project moves, `project show` has the new root."""
+    home, work = node
+    old, new = work / "reloc-old", work / "reloc-new"
+    old.mkdir(mode=0o700)
+    added = run(home, work, "project", "add", str(old), "--project-key", "reloc")
+    assert added.returncode == 0, added.stderr
+    os.rename(old, new)
+    moved = run(home, work, "project", "relocate", "confirm", "reloc", str(new), "--yes")
+    assert moved.returncode == 0, moved.stderr
+    line = next(x for x in moved.stderr.splitlines() if x.startswith("fromRoot"))
+    assert line.split() == ["fromRoot", str(old)]
+    shown = run(home, work, "project", "show", "reloc", "--json")
+    assert json.loads(shown.stdout)["result"]["project"]["rootPath"] == str(new)

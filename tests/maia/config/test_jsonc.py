@@ -77,3 +77,13 @@ def test_arbitrary_text_only_raises_jsonc_error(text: str) -> None:
     """Whatever the text, the reader returns a value or raises JsoncError, nothing else."""
     with contextlib.suppress(JsoncError):
         loads_jsonc(text)
+
+
+def test_lone_surrogate_escapes_are_refused() -> None:
+    """A lone surrogate escape, in a key or a value, is refused at its line and column."""
+    with pytest.raises(JsoncError) as caught:
+        loads_jsonc('{\n  "a": "x\\ud800"\n}')
+    assert (caught.value.line, caught.value.column) == (2, 8)
+    with pytest.raises(JsoncError):
+        loads_jsonc('{"\\udfff": 1}')
+    assert loads_jsonc('"\\ud83d\\ude00"') == "\U0001f600"

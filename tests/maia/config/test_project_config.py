@@ -120,3 +120,11 @@ def test_problems_carry_line_and_column() -> None:
     assert caught.value.code == "configuration_invalid"
     assert (caught.value.details["line"], caught.value.details["column"]) == (5, 4)
     assert caught.value.message.startswith("configuration is invalid: p.jsonc:5:4: ")
+
+
+def test_cost_limit_must_be_in_the_users_currency() -> None:
+    """A Project cost limit in another currency than the user's limits is refused."""
+    document = {"limits": {"maxDailyCostMicros": 5, "currency": "EUR"}}
+    assert problems(document, user_currency="USD") == ["limits.currency"]
+    assert problems(document, user_currency="EUR") == []
+    assert problems(document) == []

@@ -9,6 +9,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from maia.config import canonical_root, normalize_remote, parse_git_config, read_repository
 from maia.protocol import MaiaError
@@ -120,3 +122,21 @@ def test_root_owned_by_descriptor_checks_pass_in_a_private_folder(tmp_path: Path
     assert root.workspace_kind == "repository"
     assert root.repository is not None
     assert root.repository.identity == "h.org/o/r refs/heads/main"
+
+
+@given(text=st.text(max_size=400))
+def test_git_config_parser_never_crashes(text: str) -> None:
+    """Any text parses into sections (a broken config is not a crash)."""
+    sections = parse_git_config(text)
+    assert all(isinstance(body, dict) for body in sections.values())
+
+
+@given(url=st.text(max_size=120))
+@example(url="a/.git/")
+@example(url="https://h/a/.git")
+@example(url="x.git.git")
+def test_normalize_remote_is_total(url: str) -> None:
+    """Any URL text normalizes without raising, to a host path or a file:// URL with no
+    trailing slash or .git."""
+    normalized = normalize_remote(url)
+    assert not normalized.endswith((".git", "/")) or normalized == "file:///"

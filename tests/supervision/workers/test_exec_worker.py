@@ -52,7 +52,7 @@ async def test_prompt_goes_to_stdin_and_stdout_streams_back(tmp_path: Path) -> N
     events, diagnostics = await run_with_diagnostics(
         tmp_path, ["/bin/sh", "-c", "cat; echo warned >&2"], "héllo exec"
     )
-    assert output(events) == "héllo exec\n"
+    assert output(events) == "héllo exec"  # one trailing newline is not part of the reply
     assert events[-1].kind == "completed"
     assert {"turnId": "t", "stream": "stderr", "line": "warned"} in diagnostics
 
@@ -143,12 +143,15 @@ async def test_a_background_child_holding_stdout_does_not_hold_the_turn(tmp_path
 
 async def test_the_prompt_ends_with_a_newline_unless_configured_not_to(tmp_path: Path) -> None:
     """A line-reading program sees the prompt's last line (the worker ends it with a
-    newline); `promptNewline: false` sends it exactly; a newline already there stays one."""
+    newline); `promptNewline: false` sends it exactly; a newline already there stays one. The
+    reply drops one trailing newline of stdout, no more."""
     lines = ["/bin/sh", "-c", 'while read -r line; do echo "[$line]"; done']
-    assert output(await run(tmp_path, lines, "1+1")) == "[1+1]\n"
-    assert output(await run(tmp_path, ["/bin/cat"], "two\n")) == "two\n"
-    exact = await run(tmp_path, ["/bin/cat"], "as typed", promptNewline="false")
-    assert output(exact) == "as typed"
+    assert output(await run(tmp_path, lines, "1+1")) == "[1+1]"
+    newlines = ["/bin/sh", "-c", "wc -l | tr -d ' '; echo"]
+    assert output(await run(tmp_path, newlines, "two\n")) == "1\n"
+    assert output(await run(tmp_path, newlines, "one")) == "1\n"
+    exact = await run(tmp_path, newlines, "as typed", promptNewline="false")
+    assert output(exact) == "0\n"
 
 
 async def test_the_session_id_and_its_state_directory_reach_the_program(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""One timer task for every Session's delayed flush of a running turn's buffered rows.
+"""One timer task for every actor's delayed flush of buffered rows (a runtime service).
 
 A running turn's buffered `started` and message text reach storage at most `FLUSH_MS` after
 they arrive (see `_progress`). A task per turn that slept and then told its actor `Flush`
@@ -14,14 +14,16 @@ holds at most one entry per live Session actor.
 
 from __future__ import annotations
 
-import contextlib
+import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 
 import trio
 
 from actors._errors import ActorError
-from maia.protocol import MaiaError
+from maia.core import MaiaError
+
+log = logging.getLogger("maia.actors")
 
 # (due time, "still unwritten?" — which may also clear the Session's gate, the tell)
 _Entry = tuple[float, Callable[[], bool], Callable[[], Awaitable[None]]]
@@ -62,5 +64,7 @@ class FlushTimer:
 
 
 async def _quietly(tell: Callable[[], Awaitable[None]]) -> None:
-    with contextlib.suppress(MaiaError, ActorError):
+    try:
         await tell()
+    except (MaiaError, ActorError):  # the buffer is written by the turn's end anyway
+        log.warning("a delayed flush was not delivered", exc_info=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 
-from ._table import CLIENT, NODE, WORKER, Transition, TransitionTable, creation, row
+from actors._table import CLIENT, NODE, WORKER, Transition, TransitionTable, creation, row
 
 __all__ = ["CLIENT", "NODE", "WORKER"]
 

@@ -1,0 +1,87 @@
+"""`maia webhook add|list|show|remove|test|redeliver`: the webhook ops as people type them.
+
+    maia webhook add --url https://hooks.example/in --event turn.completed \\
+        --event session.status.changed --secret-env MAIA_HOOK_SECRET [--project-id P] [--yes]
+    maia webhook list                      maia webhook show HOOK_ID
+    maia webhook remove HOOK_ID [--yes]    maia webhook test HOOK_ID [--yes]
+    maia webhook redeliver DELIVERY_ID [--yes]
+
+Each change is `webhooks.change.confirm` (preview, the summary, a question, the confirm;
+`--dry-run` previews only); `--revision N` pins the webhook's revision, otherwise the
+preview's revision is the one the confirm must still find.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import click
+
+from ._shortcuts import Shortcut
+
+CONFIRM: Final = "webhooks.change.confirm"
+
+
+def _add_params() -> list[click.Parameter]:
+    return [
+        click.Option(["--url"], required=True, help="http(s) URL of the receiver."),
+        click.Option(["--event", "events"], multiple=True, required=True,
+                     help="An event type to deliver (repeat it; * for every type)."),
+        click.Option(["--secret-env"], required=True, metavar="NAME",
+                     help="The Node's environment variable holding the whsec_ secret."),
+        click.Option(["--project-id"], help="Only this Project's events (its exact ID)."),
+        click.Option(["--session-id"], help="Only this Session's events (its exact ID)."),
+        click.Option(["--description"], help="For people."),
+    ]  # fmt: skip
+
+
+def _add(values: Mapping[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = {"url": values["url"], "eventTypes": list(values["events"]),
+                            "secretEnv": values["secret_env"]}  # fmt: skip
+    for flag, wire in (("project_id", "projectId"), ("session_id", "sessionId"),
+                       ("description", "description")):  # fmt: skip
+        if values.get(flag) is not None:
+            spec[wire] = values[flag]
+    return {"change": {"kind": "add", "spec": spec}}
+
+
+def _target_params(name: str, doc: str) -> Any:
+    def params() -> list[click.Parameter]:
+        return [
+            click.Argument([name.lower()], metavar=name),
+            click.Option(["--revision"], type=click.INT,
+                         help="The webhook's revision (default: the one the preview reads)."),
+        ]  # fmt: skip
+
+    return params
+
+
+def _target(kind: str, argument: str, wire: str) -> Any:
+    def build(values: Mapping[str, Any]) -> dict[str, Any]:
+        change: dict[str, Any] = {"kind": kind, wire: values[argument]}
+        if values.get("revision") is not None:
+            change["expectedRevision"] = values["revision"]
+        return {"change": change}
+
+    return build
+
+
+WEBHOOK_SHORTCUTS: Final = (
+    Shortcut(("webhook", "add"), CONFIRM, "Add a webhook (previews, then asks).",
+             _add_params, _add),
+    Shortcut(("webhook", "list"), "webhooks.list", "List the webhooks.",
+             lambda: [click.Option(["--include-removed"], is_flag=True,
+                                   help="Also list removed webhooks.")],
+             lambda v: {"includeRemoved": True} if v.get("include_removed") else {}),
+    Shortcut(("webhook", "show"), "webhooks.show", "Show a webhook and its deliveries.",
+             lambda: [click.Argument(["hook_id"], metavar="HOOK_ID")],
+             lambda v: {"webhookId": v["hook_id"]}),
+    Shortcut(("webhook", "remove"), CONFIRM, "Remove a webhook (its pending deliveries stop).",
+             _target_params("HOOK_ID", "The webhook."), _target("remove", "hook_id", "webhookId")),
+    Shortcut(("webhook", "test"), CONFIRM, "Send the webhook a maia.ping delivery.",
+             _target_params("HOOK_ID", "The webhook."), _target("test", "hook_id", "webhookId")),
+    Shortcut(("webhook", "redeliver"), CONFIRM, "Queue one delivery again (same webhook-id).",
+             _target_params("DELIVERY_ID", "The delivery."),
+             _target("redeliver", "delivery_id", "deliveryId")),
+)  # fmt: skip

@@ -1,0 +1,228 @@
+"""webhooks.change.preview/confirm, webhooks.list, webhooks.show (spec: Webhook operations).
+
+The preview judges the change as the confirm will (the SSRF rules for an add's literal
+address, the webhook's state and revision, the delivery's state) and issues a one-time proof
+bound to the actor, the confirm's operation and the digest of the change (which holds the
+destination and the expected revision). The confirm spends the proof, compares the revision
+and applies the webhook's transition in one storage transaction with its event and receipt.
+The confirm is applied by the webhook's actor (`actors.webhook`), through the one write path.
+Nothing here talks to a receiver: deliveries are queued rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import attrs
+
+from actors import Command
+from actors.webhook import (
+    DELIVERY_TABLE,
+    MAX_WEBHOOKS,
+    WEBHOOK_TABLE,
+    WEBHOOKS,
+    ConfirmChange,
+    DeliveryEvent,
+    DeliveryRecord,
+    DestinationRefused,
+    Proof,
+    WebhookEvent,
+    WebhookRecord,
+    WebhookService,
+    WebhookSpec,
+    WebhookState,
+    check_url,
+    count_live_webhooks,
+    delivery_wire,
+    get_delivery,
+    get_webhook,
+    list_webhooks,
+    not_found,
+    parse_allow_addresses,
+    preview_revision,
+    recent_deliveries,
+    webhook_id_for,
+    webhook_wire,
+)
+from maia.core import MaiaError, check, digest_json, format_timestamp_ms, to_json
+from maia.protocol import (
+    WebhookAddChange,
+    WebhookChangeConfirmInput,
+    WebhookChangeConfirmOutput,
+    WebhookChangePreviewInput,
+    WebhookChangePreviewOutput,
+    WebhookListInput,
+    WebhookListOutput,
+    WebhookRedeliverChange,
+    WebhookRef,
+    WebhookShowOutput,
+)
+from storage import ExpectedTarget, issue_preview
+
+from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
+
+CONFIRM_OP: Final = "webhooks.change.confirm"
+PREVIEW_TTL_MS: Final = 120_000
+_EVENTS: Final = {"remove": WebhookEvent.REMOVE, "test": WebhookEvent.TEST,
+                  "redeliver": WebhookEvent.REDELIVER}  # fmt: skip
+
+
+def _digest(change: Any) -> str:
+    return digest_json({"change": to_json(change)})
+
+
+def _spec(change: WebhookAddChange) -> WebhookSpec:
+    s = change.spec
+    return WebhookSpec(s.url, tuple(s.event_types), s.secret_env, s.project_id, s.session_id,
+                       s.description)  # fmt: skip
+
+
+def _checked_url(ctx: ServiceContext, url: str) -> str:
+    """Raises `webhook_destination_refused` for a URL the rules refuse without resolving."""
+    try:
+        return check_url(url, parse_allow_addresses(ctx.config.webhooks.allow_addresses)).url
+    except DestinationRefused as refused:
+        raise MaiaError(
+            "webhook_destination_refused",
+            f"the webhook URL is refused: {refused.message}",
+            {"path": "change.spec.url", "reason": refused.reason},
+        ) from None
+
+
+def _judge(conn: sqlite3.Connection, change: Any) -> tuple[WebhookRecord, DeliveryRecord | None]:
+    """The webhook (and delivery) a remove, test or redeliver names, after the same checks its
+    confirm makes. Raises `resource_not_found`, `revision_conflict`, `invalid_state`."""
+    delivery = None
+    if isinstance(change, WebhookRedeliverChange):
+        delivery = get_delivery(conn, change.delivery_id)
+        if delivery is None:
+            raise not_found("delivery", change.delivery_id)
+        found = get_webhook(conn, delivery.webhook_id)
+    else:
+        found = get_webhook(conn, change.webhook_id)
+    if found is None:
+        raise not_found("webhook", delivery.webhook_id if delivery else change.webhook_id)
+    record = found
+    expected = record.revision if change.expected_revision is None else change.expected_revision
+    WEBHOOK_TABLE.step(record.state, _EVENTS[change.kind], caller="client",
+                       aggregate_id=record.webhook_id, expected_revision=expected,
+                       revision=record.revision)  # fmt: skip
+    if delivery is not None:
+        DELIVERY_TABLE.step(delivery.status.state, DeliveryEvent.REDELIVER, caller="client",
+                            aggregate_id=delivery.delivery_id)  # fmt: skip
+    return record, delivery
+
+
+async def webhooks_change_preview(
+    ctx: ServiceContext, params: WebhookChangePreviewInput
+) -> WebhookChangePreviewOutput:
+    """Raises `webhook_destination_refused`, `resource_not_found`, `revision_conflict`,
+    `invalid_state`."""
+    change = params.change
+    digest = _digest(change)
+    url = _checked_url(ctx, change.spec.url) if isinstance(change, WebhookAddChange) else None
+
+    def preview(conn: sqlite3.Connection) -> dict[str, Any]:
+        wire: dict[str, Any] = {"action": change.kind}
+        if isinstance(change, WebhookAddChange):
+            webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
+            if get_webhook(conn, webhook_id) is None and count_live_webhooks(conn) >= MAX_WEBHOOKS:
+                raise MaiaError("webhook_limit_reached", f"the Node has {MAX_WEBHOOKS} webhooks;"
+                                " remove one first", {"limit": MAX_WEBHOOKS})  # fmt: skip
+            wire |= {"webhookId": webhook_id, "url": url}
+            target = ExpectedTarget("webhook", webhook_id, None)
+        else:
+            record, delivery = _judge(conn, change)
+            wire |= {"webhookId": record.webhook_id, "url": record.url,
+                     "revision": record.revision}  # fmt: skip
+            if delivery is not None:
+                wire["deliveryId"] = delivery.delivery_id
+            target = ExpectedTarget("webhook", record.webhook_id, record.revision)
+        issued = issue_preview(conn, actor_id=LOCAL_ACTOR, operation_id=CONFIRM_OP,
+                               input_digest=digest, targets=(target,), clock=ctx.clock,
+                               node_epoch=ctx.store.node_epoch, ttl_ms=PREVIEW_TTL_MS)  # fmt: skip
+        return wire | {"inputDigest": digest, "previewId": issued.preview_id,
+                       "proof": issued.proof,
+                       "expiresAt": format_timestamp_ms(issued.expires_ms)}  # fmt: skip
+
+    return check(WebhookChangePreviewOutput, await ctx.store.write(preview), root="result")
+
+
+def _service(ctx: ServiceContext) -> WebhookService:
+    """The webhook kind. Raises `unavailable` when it is not running."""
+    return ctx.runtime[WEBHOOKS]
+
+
+async def webhooks_change_confirm(
+    ctx: ServiceContext, params: WebhookChangeConfirmInput
+) -> WebhookChangeConfirmOutput:
+    """Raises `confirmation_required`, `preview_mismatch`, `preview_expired`, `proof_spent`,
+    `idempotency_conflict`, `webhook_destination_refused`, `webhook_limit_reached`,
+    `resource_not_found`, `revision_conflict`, `invalid_state`."""
+    change = params.change
+    digest = _digest(change)
+    preview_id = params.preview_id
+    if preview_id is None or params.proof is None or params.input_digest is None:
+        raise MaiaError("confirmation_required", f"{CONFIRM_OP} needs a preview and its proof",
+                        {"method": CONFIRM_OP})  # fmt: skip
+    if params.input_digest != digest:
+        raise MaiaError("preview_mismatch", f"inputDigest does not match preview "
+                        f"{params.preview_id}", {"previewId": params.preview_id})  # fmt: skip
+    command = Command(params.command_id, LOCAL_ACTOR, digest, CONFIRM_OP)
+    proof = Proof(preview_id, params.proof, ctx.clock, ctx.store.node_epoch)
+    expected: int | None = None
+    if not isinstance(change, WebhookAddChange):
+        expected = change.expected_revision
+        if expected is None:  # the revision the preview read, bound to its proof
+            expected = await ctx.read(lambda c: preview_revision(c, preview_id))
+        if expected is None:
+            raise MaiaError("preview_mismatch", f"no preview {params.preview_id} with that "
+                            "proof", {"previewId": params.preview_id})  # fmt: skip
+    if isinstance(change, WebhookAddChange):
+        spec = attrs.evolve(_spec(change), url=_checked_url(ctx, change.spec.url))
+        webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
+        message = ConfirmChange("add", command, proof, spec=spec)
+    elif isinstance(change, WebhookRedeliverChange):
+        delivery_id = change.delivery_id
+        delivery = await ctx.read(lambda c: get_delivery(c, delivery_id))
+        if delivery is None:
+            raise not_found("delivery", delivery_id)
+        webhook_id = delivery.webhook_id
+        message = ConfirmChange("redeliver", command, proof, expected_revision=expected,
+                                delivery_id=delivery_id)  # fmt: skip
+    else:
+        webhook_id = change.webhook_id
+        message = ConfirmChange(change.kind, command, proof, expected_revision=expected)
+    result = await _service(ctx).ask(webhook_id, message)
+    return mutation_output(WebhookChangeConfirmOutput, result)
+
+
+async def webhooks_list(ctx: ServiceContext, params: WebhookListInput) -> WebhookListOutput:
+    """The webhooks, oldest first (removed ones only when asked)."""
+    states = () if params.include_removed else (WebhookState.ACTIVE, WebhookState.DISABLED)
+    records = await ctx.read(lambda c: list_webhooks(c, states=states))
+    wire = {"webhooks": [webhook_wire(r) for r in records]}
+    return check(WebhookListOutput, wire, root="result")
+
+
+async def webhooks_show(ctx: ServiceContext, params: WebhookRef) -> WebhookShowOutput:
+    """Raises `resource_not_found`."""
+
+    def show(conn: sqlite3.Connection) -> dict[str, Any]:
+        record = get_webhook(conn, params.webhook_id)
+        if record is None:
+            raise not_found("webhook", params.webhook_id)
+        deliveries = [delivery_wire(conn, d) for d in recent_deliveries(conn, record.webhook_id)]
+        return {"webhook": webhook_wire(record), "deliveries": deliveries}
+
+    return check(WebhookShowOutput, await ctx.read(show), root="result")
+
+
+WEBHOOK_HANDLERS: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {
+    "webhooks.change.preview": webhooks_change_preview,
+    "webhooks.change.confirm": webhooks_change_confirm,
+    "webhooks.list": webhooks_list,
+    "webhooks.show": webhooks_show,
+}
