@@ -10,6 +10,7 @@ way out stops every worker, bounded, before their kinds' actors stop.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -108,7 +109,11 @@ class Workers:
         timings = runtime.options.get("worker_timings")
         assert timings is None or isinstance(timings, WorkerTimings)
         limit = runtime.config.capacity.max_live_sessions
-        async with open_worker_supervisor(StorageEpochSource(runtime.store), timings) as sup:
+        # One scope per home (its database): the supervisor sweeps what an earlier Node of
+        # this home left behind, even a worker's setsid grandchild after a kill -9.
+        scope = os.path.realpath(str(runtime.store.path))  # noqa: ASYNC240 - once, at open
+        epochs = StorageEpochSource(runtime.store)
+        async with open_worker_supervisor(epochs, timings, scope=scope) as sup:
             pool = WorkerPool(sup, WorkerSlots(limit))
             runtime.provide(pool)
             yield pool

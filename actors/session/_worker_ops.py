@@ -26,7 +26,7 @@ from supervision.workers import WorkerFailed, WorkerHandle
 
 from . import _queue as q
 from ._batch import SendOps
-from ._launch import end_attempt, record_attempt, worker_spec
+from ._launch import end_attempt, record_attempt, state_dir, worker_spec
 from ._lifecycles import SessionEvent, TurnEvent
 from ._messages import (
     IdleTick,
@@ -138,7 +138,8 @@ class WorkerOps(SendOps):
         try:
             executor = self.ctx.config.executor(row[0])
             self.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None
-            spec = worker_spec(executor, row[1], self.ctx.environ)
+            state = state_dir(str(self.ctx.store.path), self.session_id)
+            spec = worker_spec(executor, row[1], self.ctx.environ, self.session_id, state)
             handle = await self.ctx.workers.start_worker(spec)
         except MaiaError as error:
             await self._tell(WorkerExited(None, f"start failed: {error.message}"))
