@@ -155,3 +155,17 @@ def test_turn_list_pages_a_sessions_turns_newest_first(cli: Cli) -> None:
     assert json.loads(shown.stdout)["result"]["prompt"] == long_prompt
     missing = cli("turn", "list", "session_00000000000000000000000000000000")
     assert missing.returncode != 0
+
+
+def test_a_worker_failed_turn_says_why(cli: Cli) -> None:
+    """A worker that crashes mid-turn: the turn fails `worker_failed` with a message naming
+    the exit status, shown by `turn send --wait` and kept with the turn (`turn show`)."""
+    session = _session(cli, "crashing")
+    sent = cli("turn", "send", session, "/crash", "--wait", "--timeout", "60s", "--json")
+    assert sent.returncode == 5, sent.stderr
+    turn = json.loads(sent.stdout)["result"]["turn"]
+    assert turn["failureReason"] == "worker_failed"
+    assert "with status 3" in (turn.get("failureMessage") or ""), turn
+    shown = cli("turn", "show", turn["turnId"], "--json")
+    items = json.loads(shown.stdout)["result"]["items"]
+    assert any(i["kind"] == "error" and "with status 3" in i["text"] for i in items)
