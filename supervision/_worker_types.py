@@ -91,6 +91,10 @@ WIRE_KINDS = {
     "turn.started": "started",
     "message.delta": "delta",
     "message.completed": "message",
+    "item.started": "item.started",  # the agent adapters' structured items (docs/agents.md)
+    "item.delta": "item.delta",
+    "item.completed": "item.completed",
+    "conversation": "conversation",  # the harness's own conversation id, to resume it
     "turn.completed": "completed",
     "turn.failed": "failed",
 }

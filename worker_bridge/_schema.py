@@ -31,9 +31,20 @@ NODE: Final = "node"
 
 ENVELOPE: Final = ("type", "protocolVersion", "workerVersion", "requestId", "sequence", "epoch")
 
-# Event kinds a worker may report. The last two end a turn.
+# Event kinds a worker may report; the last two end a turn. The agent adapters add
+# structured items (`item.*`, `data.item`) and the harness's conversation id.
 EVENT_KINDS: Final = frozenset(
-    {"turn.started", "message.delta", "message.completed", "turn.completed", "turn.failed"}
+    {
+        "turn.started",
+        "message.delta",
+        "message.completed",
+        "item.started",
+        "item.delta",
+        "item.completed",
+        "conversation",
+        "turn.completed",
+        "turn.failed",
+    }
 )
 TURN_END_KINDS: Final = frozenset({"turn.completed", "turn.failed"})
 

@@ -1,7 +1,8 @@
 """The user configuration document (`~/.maia/config.jsonc`, UserConfigV1) and its executors.
 
 The spec's UserConfigV1 carries `swarm.capacity` (CapacityLimitsV1); Maia adds two top-level
-keys, documented in docs/sessions.md: `executors` (named worker launchers: `echo` or `exec`)
+keys, documented in docs/sessions.md: `executors` (named worker launchers: `echo`, `exec`, or
+the agent adapters `claude-code`, `codex` and `acp` of docs/agents.md)
 and `sessions` (how long an idle worker is kept). Every key is optional: an absent file or
 an empty object is the defaults, and the built-in `echo` executor needs no configuration.
 Unknown keys and wrong types are refused with the key's path (and line and column for
@@ -22,6 +23,7 @@ import attrs
 
 from maia.core import MaiaError, parse_definition_ref
 
+from ._agent_executors import AGENT_KINDS, ALL_AGENT_KEYS, read_agent_options
 from ._jsonc import JsoncError, Locations, loads_jsonc_located
 from ._limits import DEFAULT_WALL_TIME_MS, CapacityLimits, read_limits
 from ._observability import ObservabilityPolicy, read_observability
@@ -44,11 +46,13 @@ class ExecutorConfig:
     """How to launch a Session's worker: the echo reference worker, or a command per prompt."""
 
     name: str
-    kind: Literal["echo", "exec"]
-    argv: tuple[str, ...] = ()  # exec: the command run for each prompt (prompt on stdin)
+    kind: Literal["echo", "exec", "claude-code", "codex", "acp"]
+    argv: tuple[str, ...] = ()  # exec: the command run for each prompt; acp: the agent
     env: tuple[str, ...] = ()  # environment variable names passed through from the Node
     wall_time_ms: int = DEFAULT_WALL_TIME_MS  # exec: one prompt's limit
     prompt_newline: bool = True  # exec: end the prompt on stdin with a newline
+    # agent kinds: the worker's initialize options by their config names (command, model, …)
+    options: Mapping[str, str] = attrs.field(factory=dict)
 
 
 BUILTIN_EXECUTORS: Final = {"echo": ExecutorConfig("echo", "echo")}
@@ -125,7 +129,9 @@ def read_executor(
     if _EXECUTOR_RE.match(name) is None:
         checker.report(at, f"an executor name must match {EXECUTOR_NAME_PATTERN}")
         return None
-    body = checker.obj(value, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline"})
+    body = checker.obj(
+        value, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline", *ALL_AGENT_KEYS}
+    )
     kind = body.get("kind")
     env = checker.strings(body.get("env", []), (*at, "env"), MAX_ENV_NAMES, _ENV_RE)
     if kind == "echo":  # the reference worker; `env` passes variables through (MAIA_ECHO_LOG)
@@ -133,9 +139,12 @@ def read_executor(
             if key in body:
                 checker.report((*at, key), "is not an option of an echo executor")
         return ExecutorConfig(name, "echo", env=env)
+    if isinstance(kind, str) and kind in AGENT_KINDS:
+        return _agent_executor(checker, name, kind, body, wall_default, at)
     if kind != "exec":
-        checker.report((*at, "kind"), 'must be "echo" or "exec"')
+        checker.report((*at, "kind"), 'must be "echo", "exec", "claude-code", "codex" or "acp"')
         return None
+    checker.obj(body, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline"})
     if "argv" not in body:
         checker.report((*at, "argv"), "is required for an exec executor")
     argv = checker.strings(body.get("argv", ["-"]), (*at, "argv"), MAX_ARGV, non_empty=True)
@@ -145,6 +154,24 @@ def read_executor(
     )  # fmt: skip
     newline = checker.boolean(body.get("promptNewline", True), (*at, "promptNewline"), True)
     return ExecutorConfig(name, "exec", argv, env, wall, newline)
+
+
+def _agent_executor(
+    checker: Checker, name: str, kind: str, body: dict[str, Any], wall_default: int,
+    at: tuple[str, ...],
+) -> ExecutorConfig:  # fmt: skip
+    options = read_agent_options(checker, kind, body, at)
+    argv: tuple[str, ...] = ()
+    if kind == "acp":
+        if "argv" not in body:
+            checker.report((*at, "argv"), "is required for an acp executor")
+        argv = checker.strings(body.get("argv", ["-"]), (*at, "argv"), MAX_ARGV, non_empty=True)
+    env = checker.strings(body.get("env", []), (*at, "env"), MAX_ENV_NAMES, _ENV_RE)
+    wall = checker.integer(
+        body.get("wallTimeMs", wall_default), (*at, "wallTimeMs"), 1000, 7 * 24 * 3600_000,
+        wall_default,
+    )  # fmt: skip
+    return ExecutorConfig(name, kind, argv, env, wall, options=options)  # type: ignore[arg-type]
 
 
 def read_executors(

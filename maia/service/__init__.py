@@ -13,3 +13,7 @@ from ._register import HANDLERS as HANDLERS
 from ._register import KINDS as KINDS
 from ._register import open_services as open_services
 from ._register import register as register
+from ._routine_gate import SchedulerGate as SchedulerGate
+from ._routine_gate import authorize as authorize
+from ._routines import ROUTINE_HANDLERS as ROUTINE_HANDLERS
+from ._routines import install_launcher as install_launcher

@@ -32,6 +32,7 @@ class ServiceContext:
     config: UserConfig
     runtime: ActorRuntime  # every kind's actors: `runtime[KIND]`
     home: Path  # where projects.jsonc is mirrored
+    actor_id: str = LOCAL_ACTOR  # whom receipts name: the local user, or the Node's automation
 
     @property
     def sessions(self) -> SessionRuntime:
@@ -41,6 +42,10 @@ class ServiceContext:
     @property
     def projects_file(self) -> Path:
         return self.home / "projects.jsonc"
+
+    def as_actor(self, actor_id: str) -> ServiceContext:
+        """The same services acting as another actor (the routine scheduler)."""
+        return attrs.evolve(self, actor_id=actor_id)
 
     def now(self) -> int:
         return self.clock.wall_ms()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from actors import WORKERS, ActorError, Kind, open_actor_runtime
+from actors.routine import ROUTINES
 from actors.session import SESSIONS
 from actors.webhook import WEBHOOKS
 from maia.config import UserConfig, load_user_config
@@ -26,6 +27,7 @@ from ._context import ServiceContext
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
 from ._reference import reference_resolve
+from ._routines import ROUTINE_HANDLERS, install_launcher
 from ._sessions import (
     session_archive,
     session_create,
@@ -49,7 +51,7 @@ from ._webhooks import WEBHOOK_HANDLERS
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
 # The kinds of aggregate the Node runs, in start order (a kind may use what an earlier one
 # provides: the Session kind runs on the worker pool). Adding a kind is one line here.
-KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS, WEBHOOKS)
+KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS, WEBHOOKS, ROUTINES)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
@@ -73,6 +75,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "receipt.get": receipt_get,
     "receipt.list": receipt_list,
     "events.read": events_read,
+    **ROUTINE_HANDLERS,
     **CONFIG_HANDLERS,
     **WEBHOOK_HANDLERS,
 }
@@ -125,4 +128,6 @@ async def open_services(
         store, clock=clock, config=settings, kinds=KINDS, environ=environ,
         options=settings_of_kinds,
     ) as runtime:  # fmt: skip
-        yield ServiceContext(store, clock, settings, runtime, home)
+        context = ServiceContext(store, clock, settings, runtime, home)
+        install_launcher(context)
+        yield context

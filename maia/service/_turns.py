@@ -60,7 +60,7 @@ MAX_ITEMS = 1024
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
     """Raises `resource_not_found`, `invalid_state` (stopped), `turn_queue_full`,
     `saturated` (no worker slot: retry), `idempotency_conflict`."""
-    message = SendTurn(command_of(params), params.text)
+    message = SendTurn(command_of(params, ctx.actor_id), params.text)
     return mutation_output(TurnSendOutput, await ctx.sessions.send(params.session_id, message))
 
 
@@ -174,7 +174,7 @@ async def turn_queue_list(ctx: ServiceContext, params: SessionRefInput) -> TurnQ
 async def turn_cancel(ctx: ServiceContext, params: TurnCancelInput) -> TurnResult:
     """Raises `resource_not_found`, `turn_not_queued`, `revision_conflict`."""
     session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
-    message = CancelTurn(command_of(params), params.turn_id, params.expected_revision)
+    message = CancelTurn(command_of(params, ctx.actor_id), params.turn_id, params.expected_revision)
     return mutation_output(TurnResult, await ctx.sessions.ask(session_id, message))
 
 

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trio_websocket import open_websocket_url, wrap_client_stream
 
+from maia.core._fields import wire_name
 from maia.observe import SUBPROTOCOL
 from maia.protocol import REGISTRY
-from maia.protocol._fields import wire_name
 
 from ._raw import hello, request
 from .conftest import NodeProcess
@@ -102,9 +102,10 @@ async def _attack(node: NodeProcess, before: list[str], after: list[str], subscr
             assert status["ok"], status
         # Our own TCP stream: trio-websocket's client never closes its socket when the
         # server closes first, which the observation socket does after an error.
-        async with trio.open_nursery() as nursery, await trio.open_tcp_stream(
-            "127.0.0.1", node.port
-        ) as tcp:
+        async with (
+            trio.open_nursery() as nursery,
+            await trio.open_tcp_stream("127.0.0.1", node.port) as tcp,
+        ):
             stream = await wrap_client_stream(
                 nursery, tcp, f"127.0.0.1:{node.port}", "/api/v1/observations",
                 subprotocols=[SUBPROTOCOL], extra_headers=node.auth,

@@ -1,0 +1,215 @@
+"""One agent CLI as a child process of an adapter worker: JSON lines in, JSON lines out.
+
+Stdlib only, like the worker SDK. The child runs in its own session and process group (an
+agent spawns MCP servers and subagents: a stop kills the whole group). A reader thread turns
+stdout into `Line`s on a bounded queue (a full queue stops reading, so a flooding harness
+waits instead of growing memory); another keeps the last 64 KiB of stderr for failure
+reasons and forwards each stderr line as a diagnostic. Nothing the child prints can raise
+in the worker: a non-JSON line or an oversized one becomes a `Line` of its own kind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+
+# typing costs a worker ~20 ms of start-up: import it for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+MAX_LINE_BYTES = 32 * 1024 * 1024  # Claude's initialize answer alone is ~100 KiB
+STDERR_TAIL_BYTES = 64 * 1024
+QUEUE_LINES = 1024
+TERM_GRACE_S = 2.0
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+
+
+class HarnessMissing(Exception):
+    """The harness binary could not be started (not installed, not executable)."""
+
+
+class HarnessGone(Exception):
+    """The harness's stdin is closed: it exited or is exiting."""
+
+
+class Line:
+    """What the reader saw: `json` (value is a dict), `garbage` (a non-JSON or oversized
+    line, value its start), or `eof` (stdout closed; value None)."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind: str, value: Any) -> None:
+        self.kind = kind
+        self.value = value
+
+
+class HarnessProcess:
+    """A running harness. `next_line(timeout)` returns a `Line` or None on timeout."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str | None = None,
+        on_stderr: Callable[[str], None] | None = None,
+        transcript: str | None = None,
+    ) -> None:
+        self.argv = list(argv)
+        try:
+            self.process = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env),
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise HarnessMissing(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
+        self.pid = self.process.pid
+        # A debugging aid (and the golden-transcript tests): every stdout line, as received.
+        self._transcript = open(transcript, "ab") if transcript else None  # noqa: SIM115
+        self._transcript_left = MAX_TRANSCRIPT_BYTES
+        self._lines: queue.Queue[Line] = queue.Queue(QUEUE_LINES)
+        self._stderr = bytearray()
+        self._stderr_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._on_stderr = on_stderr
+        self._eof = False
+        self._stderr_done = threading.Event()
+        self._readers = [
+            threading.Thread(target=self._read_stdout, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    # -- reading --------------------------------------------------------------------
+
+    def _read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        stream = self.process.stdout
+        while True:
+            raw = stream.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                if self._transcript is not None:
+                    self._transcript.close()
+                self._lines.put(Line("eof", None))
+                return
+            if self._transcript is not None and self._transcript_left > 0:
+                self._transcript.write(raw[: self._transcript_left])
+                self._transcript.flush()
+                self._transcript_left -= len(raw)
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # skip the rest of the line
+                    raw = stream.readline(MAX_LINE_BYTES)
+                self._lines.put(Line("garbage", f"a line longer than {MAX_LINE_BYTES} bytes"))
+                continue
+            text = raw.decode("utf-8", "replace").strip()
+            if not text:
+                continue
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = None
+            except RecursionError:
+                value = None
+            if isinstance(value, dict):
+                self._lines.put(Line("json", value))
+            else:
+                self._lines.put(Line("garbage", text[:200]))
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        try:
+            for raw in self.process.stderr:
+                with self._stderr_lock:
+                    self._stderr += raw
+                    del self._stderr[:-STDERR_TAIL_BYTES]
+                if self._on_stderr is not None:
+                    self._on_stderr(raw[:4096].decode("utf-8", "replace").rstrip("\n"))
+        finally:
+            self._stderr_done.set()
+
+    def next_line(self, timeout: float) -> Line | None:
+        """The next line within `timeout` seconds, else None. After `eof`, `eof` again."""
+        if self._eof:
+            return Line("eof", None)
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if line.kind == "eof":
+            self._eof = True
+        return line
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        """The last `limit` characters of stderr (waits briefly for its last lines)."""
+        if self.process.poll() is not None:
+            self._stderr_done.wait(1.0)
+        with self._stderr_lock:
+            return self._stderr.decode("utf-8", "replace")[-limit:].strip()
+
+    # -- writing and ending ---------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one JSON line. Raises `HarnessGone` if the harness no longer reads."""
+        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+        stdin = self.process.stdin
+        assert stdin is not None
+        with self._write_lock:
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (OSError, ValueError) as exc:
+                raise HarnessGone(f"{self.argv[0]} no longer reads its input") from exc
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None and not self._eof
+
+    def exit_status(self, wait_s: float = 2.0) -> int | None:
+        try:
+            return self.process.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def describe_exit(self) -> str:
+        status = self.exit_status()
+        if status is None:
+            return "still running"
+        if status < 0:
+            return f"killed by signal {-status}"
+        return f"exited with status {status}"
+
+    def stop(self) -> None:
+        """Close stdin, then SIGTERM the process group, SIGKILL it after a grace (bounded);
+        then close its pipes (once the readers have seen them end)."""
+        self._signal_group()
+        for reader in self._readers:
+            reader.join(1.0)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None and not any(r.is_alive() for r in self._readers):
+                stream.close()
+
+    def _signal_group(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        self._kill_group(signal.SIGTERM)
+        self.exit_status(TERM_GRACE_S)
+        self._kill_group(signal.SIGKILL)  # the leader may be gone while its group lingers
+        self.exit_status(TERM_GRACE_S)
+
+    def _kill_group(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)

@@ -1,0 +1,212 @@
+"""The acp worker: any Agent Client Protocol agent (`gemini --acp`, `goose acp`, …).
+
+Speaks the protocol directly (JSON-RPC 2.0 over the agent's stdio; stdlib only, so the
+worker starts fast): `initialize`, then `session/new`, or `session/load` when the
+activation carries `conversationId` and the agent advertises `loadSession`; per prompt
+`session/prompt` (its answer's `stopReason` ends the turn) with `session/update`
+notifications as items; `session/cancel` on interrupt; `session/request_permission` as an
+approval request. The agent's file-system and terminal requests are refused: Maia offers
+neither capability. An id the agent cannot load starts a new session, said so by an error
+item and the `conversation` event.
+
+Initialize options: `argv` (JSON array, required: the agent's command line),
+`startTimeoutMs` (60 s), `idleTimeoutMs` (600 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from worker_bridge._sdk import WorkerContext, run_worker
+from worker_bridge._turn import Turn
+
+from ._acp_turn import AcpTurnMapper
+from ._harness import HarnessGone
+from ._items import Items
+from ._jsonrpc import RpcClosed, RpcError, RpcPeer
+from ._slot import HarnessSlot, TurnFailure, option_seconds
+
+# typing costs a worker ~20 ms of start-up: import it for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+VERSION = "1.0.0"
+HARNESS = "acp"
+PROTOCOL_VERSION = 1
+INTERRUPT_BOUND_S = 8.0
+
+
+def agent_argv(context: WorkerContext) -> list[str]:
+    """The configured `argv`. Raises `TurnFailure` when it is missing or not a string list."""
+    try:
+        argv = json.loads(context.options.get("argv") or "null")
+    except ValueError:
+        argv = None
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise TurnFailure("acp: the executor needs `argv` (the agent's command line)")
+    return argv
+
+
+class AcpClient:
+    """The worker's agent process and session."""
+
+    def __init__(self, context: WorkerContext) -> None:
+        self.context = context
+        self.slot = HarnessSlot(context, HARNESS)
+        self.rpc: RpcPeer | None = None
+        self.session_id: str | None = None
+        self.start_s = option_seconds(context, "startTimeoutMs", 60_000)
+        self.idle_s = option_seconds(context, "idleTimeoutMs", 600_000)
+
+    def _ensure(self, turn: Turn, items: Items) -> RpcPeer:
+        if self.slot.alive and self.rpc is not None:
+            return self.rpc
+        rpc = RpcPeer(self.slot.start(agent_argv(self.context)), tag=True)
+        self.rpc = rpc
+        ignore = lambda _message: None  # noqa: E731 - e.g. the history a load replays
+        capabilities = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
+        resume = self.session_id or self.context.activation.get("conversationId") or None
+        data: dict[str, Any] = {"harness": HARNESS, "resumed": False}
+        params = {"cwd": os.getcwd(), "mcpServers": []}
+        try:
+            hello = rpc.call(
+                "initialize",
+                {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "clientCapabilities": capabilities,
+                    "clientInfo": {"name": "maia", "version": VERSION},
+                },
+                self.start_s,
+                ignore,
+            )
+            can_load = bool((hello.get("agentCapabilities") or {}).get("loadSession"))
+            session: str | None = None
+            if isinstance(resume, str):
+                why = "the agent cannot load sessions"
+                if can_load:
+                    try:
+                        rpc.call(
+                            "session/load", {**params, "sessionId": resume}, self.start_s, ignore
+                        )
+                        session, data["resumed"] = resume, True
+                    except RpcError as exc:
+                        why = str(exc)
+                if session is None:
+                    reason = (
+                        f"the agent could not resume session {resume} ({why}); a new one started"
+                    )
+                    data.update(replaced=resume, reason=reason[:2000])
+                    items.error(reason, recoverable=True)
+            if session is None:
+                session = str(
+                    rpc.call("session/new", params, self.start_s, ignore).get("sessionId")
+                )
+        except (RpcError, RpcClosed) as exc:
+            raise self.slot.fail(f"did not start: {exc}") from exc
+        self.session_id = session
+        turn.event("conversation", None, {"conversationId": session, **data})
+        return rpc
+
+    def handle(self, context: WorkerContext, turn: Turn) -> None:
+        items = Items(turn)
+        try:
+            rpc = self._ensure(turn, items)
+            self._run(turn, rpc, AcpTurnMapper(items))
+        except TurnFailure as exc:
+            items.error(str(exc))
+            turn.fail(str(exc))
+        except (HarnessGone, RpcClosed) as exc:
+            why = self.slot.why(f"failed during the turn: {exc}")
+            self.slot.drop()
+            items.error(why)
+            turn.fail(why)
+
+    def _run(self, turn: Turn, rpc: RpcPeer, mapper: AcpTurnMapper) -> None:
+        prompt = rpc.request(
+            "session/prompt",
+            {"sessionId": self.session_id, "prompt": [{"type": "text", "text": turn.text}]},
+        )
+        cancelled_at: float | None = None
+        last = time.monotonic()
+        while True:
+            if turn.interrupted.is_set() and cancelled_at is None:
+                cancelled_at = time.monotonic()
+                rpc.notify("session/cancel", {"sessionId": self.session_id})
+            if cancelled_at is not None and time.monotonic() - cancelled_at > INTERRUPT_BOUND_S:
+                self.slot.drop()
+                return
+            message = rpc.next_message(0.1)
+            if message is None:
+                if time.monotonic() - last > self.idle_s:
+                    raise self.slot.fail(f"produced no output for {self.idle_s:g} s")
+                continue
+            last = time.monotonic()
+            if message.get("id") == prompt and "method" not in message:
+                mapper.close()
+                self._end(turn, mapper, message)
+                return
+            self._message(turn, rpc, mapper, message)
+            last = time.monotonic()
+
+    def _message(
+        self, turn: Turn, rpc: RpcPeer, mapper: AcpTurnMapper, message: dict[str, Any]
+    ) -> None:
+        method = message.get("method")
+        params: dict[str, Any] = message.get("params") or {}
+        params = params if isinstance(params, dict) else {}
+        if not isinstance(method, str):
+            return
+        if "id" in message:
+            if method == "session/request_permission":
+                rpc.respond(message["id"], mapper.permission(params))
+            else:
+                rpc.respond_error(message["id"], -32601, f"Maia does not offer {method}")
+        elif method == "session/update":
+            update: dict[str, Any] = params.get("update") or {}
+            update = update if isinstance(update, dict) else {}
+            if not mapper.update(update):
+                turn.diagnostic(
+                    {"harness": HARNESS, "unknownUpdate": str(update.get("sessionUpdate"))[:100]}
+                )
+        else:
+            turn.diagnostic({"harness": HARNESS, "unknownMethod": method[:100]})
+
+    def _end(self, turn: Turn, mapper: AcpTurnMapper, response: dict[str, Any]) -> None:
+        error = response.get("error")
+        if isinstance(error, dict):
+            message = f"{HARNESS}: session/prompt failed: {str(error.get('message', error))[:2000]}"
+            mapper.items.error(message)
+            turn.fail(message)
+            return
+        result: dict[str, Any] = response.get("result") or {}
+        result = result if isinstance(result, dict) else {}
+        usage = mapper.usage(result)
+        stop = result.get("stopReason")
+        if stop == "cancelled" and turn.interrupted.is_set():
+            return  # the SDK reports `interrupted`; the session lives on
+        if stop in ("end_turn", "max_tokens", "max_turn_requests"):
+            turn.complete(
+                data={"usage": usage, "conversationId": self.session_id, "stopReason": stop}
+            )
+            return
+        message = f"{HARNESS}: the agent stopped: {stop}"
+        mapper.items.error(message)
+        turn.fail(message)
+
+
+def main() -> None:
+    adapter: AcpClient | None = None
+
+    def handle(context: WorkerContext, turn: Turn) -> None:
+        nonlocal adapter
+        adapter = adapter or AcpClient(context)
+        adapter.handle(context, turn)
+
+    run_worker(handle, name=HARNESS, version=VERSION, capabilities=["agent", "approvals"])
+
+
+if __name__ == "__main__":
+    main()
