@@ -45,9 +45,9 @@ STDERR_TAIL_CHARS = 2048  # of a worker's stderr, kept with a turn it failed
 def _stderr_tail(handle: WorkerHandle, info: ExitInfo) -> str:
     """The end of what went to stderr: an exec program's lines (relayed as diagnostics),
     then the worker's own, at most `STDERR_TAIL_CHARS`."""
-    program = [str(d.get("line", "")) for d in handle.diagnostics if d.get("stream") == "stderr"][
-        -40:
-    ]
+    diagnostics = getattr(handle, "diagnostics", ())  # a stand-in handle may keep none
+    lines = [str(d.get("line", "")) for d in diagnostics if d.get("stream") == "stderr"]
+    program = lines[-40:]
     text = "\n".join(filter(None, ["\n".join(program), info.stderr_tail.strip()]))
     return text[-STDERR_TAIL_CHARS:]
 
