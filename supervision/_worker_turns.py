@@ -8,6 +8,7 @@ worker can finish it; one closed before its prompt was sent is withdrawn.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncGenerator
 
 import trio
@@ -17,9 +18,12 @@ from worker_bridge import (
     MAX_CONTENT_BYTES,
     MAX_TOOL_RESULT_BYTES,
     MAX_UNACKED_EVENTS,
+    ArtifactError,
     Interrupt,
     Prompt,
     ToolResult,
+    release_artifact,
+    write_artifact,
 )
 
 from ._worker_core import ACK_EVERY
@@ -30,16 +34,20 @@ from ._worker_types import TurnEvent, TurnEvents, WorkerState
 class _HandleTurns(_HandleFrames):
     """The turn API of a `WorkerHandle`."""
 
-    def prompt(self, turn_id: str, text: str, *, tools: bool = False) -> TurnEvents:
+    def prompt(
+        self, turn_id: str, text: str, *, tools: bool = False, artifacts: str | None = None
+    ) -> TurnEvents:
         """Start a turn and iterate its events; the last one has `final` set.
 
         With `tools`, the worker's tool calls come as `tool-call` events for the consumer to
         answer (`tool_result`); without (no tool host), each is refused at once with a
         `tool_unavailable` result, so the worker goes on instead of waiting out its turn.
-        Raises `MaiaError(validation_failed)` for text over 16 KiB and
-        `MaiaError(invalid_state)` if the worker is not ready or busy. Iterate to the end
-        (or close the iterator): until the worker ends the turn the handle stays busy."""
-        if len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
+        Text over 16 KiB travels as an artifact reference written in the home `artifacts`
+        names (removed when the turn ends); without one it raises
+        `MaiaError(validation_failed)`. Raises `MaiaError(invalid_state)` if the worker is
+        not ready or busy. Iterate to the end (or close the iterator): until the worker
+        ends the turn the handle stays busy."""
+        if artifacts is None and len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
             raise MaiaError(
                 "validation_failed",
                 f"text: exceeds {MAX_CONTENT_BYTES} bytes",
@@ -57,7 +65,8 @@ class _HandleTurns(_HandleFrames):
         self._turn_done = trio.Event()
         self.state = WorkerState.BUSY
         self._turns += 1
-        return TurnEvents(self._iterate(turn_id, text, receive), lambda: self._withdraw(turn_id))
+        events = self._iterate(turn_id, text, receive, artifacts)
+        return TurnEvents(events, lambda: self._withdraw(turn_id))
 
     def _withdraw(self, turn_id: str) -> None:
         """End a turn whose prompt was never sent (its events were closed unstarted)."""
@@ -65,12 +74,41 @@ class _HandleTurns(_HandleFrames):
             self._end_turn(TurnEvent(turn_id, "interrupted"))
 
     async def _iterate(
-        self, turn_id: str, text: str, receive: trio.MemoryReceiveChannel[TurnEvent]
+        self,
+        turn_id: str,
+        text: str,
+        receive: trio.MemoryReceiveChannel[TurnEvent],
+        artifacts: str | None,
     ) -> AsyncGenerator[TurnEvent, None]:
-        prompt = Prompt(turn_id=turn_id, text=text, request_id=turn_id)
-        acked = await self._send_whole(self.stream.send_ack)  # leftovers of an abandoned turn
-        if not (acked and await self._send_whole(lambda: self.stream.send(prompt))):
-            self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
+        data = text.encode("utf-8", "surrogatepass")
+        reference = None
+        prompt: Prompt | None = Prompt(turn_id=turn_id, text=text, request_id=turn_id)
+        if len(data) > MAX_CONTENT_BYTES and artifacts is not None:
+            try:
+                reference = await trio.to_thread.run_sync(write_artifact, artifacts, data)
+                prompt = Prompt(turn_id=turn_id, text="", artifact=reference, request_id=turn_id)
+            except (OSError, ArtifactError) as error:
+                prompt = None
+                self._end_turn(TurnEvent(turn_id, "lost", f"prompt artifact: {error}"))
+        del data
+        try:
+            async with contextlib.aclosing(self._run_prompt(turn_id, prompt, receive)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            if reference is not None:
+                release_artifact(reference)
+
+    async def _run_prompt(
+        self,
+        turn_id: str,
+        prompt: Prompt | None,
+        receive: trio.MemoryReceiveChannel[TurnEvent],
+    ) -> AsyncGenerator[TurnEvent, None]:
+        if prompt is not None:  # None: it could not be prepared, the turn is lost already
+            acked = await self._send_whole(self.stream.send_ack)  # an abandoned turn's rest
+            if not (acked and await self._send_whole(lambda: self.stream.send(prompt))):
+                self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
         try:
             through = 0  # the last consumed event's sequence, not yet acked
             since_ack = 0

@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import importlib
 
+from ._artifacts import MAX_ARTIFACT_BYTES as MAX_ARTIFACT_BYTES
+from ._artifacts import ArtifactError as ArtifactError
+from ._artifacts import check_reference as check_reference
+from ._artifacts import read_artifact as read_artifact
+from ._artifacts import release_artifact as release_artifact
+from ._artifacts import write_artifact as write_artifact
 from ._diagnostics import DiagnosticQueue as DiagnosticQueue
 from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import ProtocolError as ProtocolError

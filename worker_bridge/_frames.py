@@ -46,7 +46,8 @@ class Initialized:
 class Prompt:
     type: ClassVar[str] = "prompt"
     turn_id: str
-    text: str
+    text: str  # empty when `artifact` carries the text (over 16 KiB)
+    artifact: dict[str, Any] | None = None
     request_id: str = ""
 
 

@@ -9,6 +9,7 @@ worker SDK works on checked dicts so a worker starts without importing attrs.
 
 from __future__ import annotations
 
+from ._artifacts import check_reference
 from ._json import check_depth
 from ._limits import (
     MAX_BATCH_RECORDS,
@@ -164,7 +165,11 @@ FRAMES: Mapping[str, FrameSpec] = {
         ),
         FrameSpec("initialized", _W, Field("capabilities", "capabilities", _check_names)),
         FrameSpec(
-            "prompt", _N, Field("turnId", "turn_id", _check_id), Field("text", "text", _CONTENT)
+            "prompt",
+            _N,
+            Field("turnId", "turn_id", _check_id),
+            Field("text", "text", _CONTENT),
+            Field("artifact", "artifact", check_reference, required=False),  # a larger text
         ),
         FrameSpec(
             "event",

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 
+from ._artifacts import read_artifact
 from ._diagnostics import DiagnosticQueue
 from ._errors import ProtocolError
 from ._limits import ENV_ATTEMPT, ENV_EPOCH, ENV_HEARTBEAT_MS, HEARTBEAT_INTERVAL_MS
@@ -197,7 +198,9 @@ class WorkerContext:
             self._initialized.set()
             threading.Thread(target=self._tick_loop, daemon=True).start()
         elif kind == "prompt":
-            self._prompts.put(Turn(self, frame["turnId"], frame["text"], frame["requestId"]))
+            turn = Turn(self, frame["turnId"], frame["text"], frame["requestId"])
+            turn.artifact = frame.get("artifact")  # a text over 16 KiB: read before the handler
+            self._prompts.put(turn)
         elif kind == "tool-result":
             waiting = self._pending_calls.get(frame["callId"])
             if waiting is not None:
@@ -246,6 +249,9 @@ class WorkerContext:
             self._current = turn
             turn.event("turn.started")
             try:
+                if turn.artifact is not None:
+                    turn.text = read_artifact(turn.artifact).decode("utf-8", "surrogatepass")
+                    turn.artifact = None
                 handler(self, turn)
             except Exception as exc:
                 if not turn.ended:

@@ -28,8 +28,10 @@ class Turn:
         self.turn_id = turn_id
         self.text = text
         self.request_id = request_id
+        self.artifact: dict[str, Any] | None = None  # the prompt's reference, until read
         self.interrupted = threading.Event()
         self.ended = False
+        self._streamed = 0  # characters sent as message.delta
         self._calls = 0
 
     def event(self, kind: str, text: str | None = None, data: dict[str, Any] | None = None) -> None:
@@ -46,10 +48,18 @@ class Turn:
 
     def delta(self, text: str) -> None:
         """Stream message text; long text goes out in several frames (each within 16 KiB)."""
+        self._streamed += len(text)
         for start in range(0, max(len(text), 1), 4096):  # 4,096 characters ≤ 16 KiB
             self.event("message.delta", text[start : start + 4096])
 
     def complete(self, text: str | None = None, data: dict[str, Any] | None = None) -> None:
+        """End the turn; `text` is the whole reply. A reply over 16 KiB cannot ride in one
+        frame: its part not streamed yet goes out as deltas and the Node keeps the
+        streamed text (so stream a long reply's text in order, as `delta` does)."""
+        if text is not None and len(text) > 4096 and len(text.encode("utf-8")) > 16 * 1024:
+            if len(text) > self._streamed:
+                self.delta(text[self._streamed :])
+            text = None
         self.ended = True
         self.event("turn.completed", text, data)
 

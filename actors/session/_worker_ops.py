@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import sqlite3
 from collections.abc import Awaitable, Callable
 
@@ -245,9 +246,11 @@ class WorkerOps(SendOps):
         """Feed the turn's events to the actor, one message each (immutable once sent): the
         actor takes every queued one at once and applies them together."""
 
+        home = os.path.dirname(os.path.realpath(str(self.ctx.store.path)))
+
         async def pump() -> None:
-            try:
-                async for event in handle.prompt(turn_id, text):
+            try:  # a prompt over 16 KiB travels as an artifact in the home (its turn's)
+                async for event in handle.prompt(turn_id, text, artifacts=home):
                     await self._tell(Progress(handle.attempt_id, (event,)))
             except MaiaError as error:
                 lost = WorkerEvent(turn_id, "lost", error.message)

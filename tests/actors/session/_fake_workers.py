@@ -67,7 +67,9 @@ class FakeHandle:
         await trio.lowlevel.checkpoint()
         self._interrupted.set()
 
-    def prompt(self, turn_id: str, text: str) -> AsyncIterator[TurnEvent]:
+    def prompt(
+        self, turn_id: str, text: str, *, artifacts: str | None = None
+    ) -> AsyncIterator[TurnEvent]:
         self.prompts.append(text)
         self._interrupted = trio.Event()
         return self._turn(turn_id, text)

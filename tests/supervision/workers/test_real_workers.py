@@ -353,6 +353,21 @@ async def test_an_oversized_prompt_is_refused_before_it_is_sent(tmp_path: Path) 
             assert handle.state is WorkerState.READY
 
 
+async def test_a_prompt_over_16_kib_travels_as_an_artifact(tmp_path: Path) -> None:
+    """Given a home for artifacts, a 60,000-character prompt reaches the echo worker whole
+    (its reply streamed back in full) and its artifact file is gone when the turn ends."""
+    text = "ünïcödé " * 7_500
+    with trio.fail_after(30):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            events = [e async for e in handle.prompt("t", text, artifacts=str(tmp_path))]
+            assert events[-1].kind == "completed", events[-1]
+            assert "".join(e.text or "" for e in events if e.kind == "delta") == text
+            assert list((tmp_path / "artifacts" / "sha256").iterdir()) == []
+            assert handle.state is WorkerState.READY
+
+
 async def test_diagnostics_arrive_in_batches_and_drops_are_reported(tmp_path: Path) -> None:
     """5,000 diagnostics overflow the 2,048-record queue: every record is either delivered
     or counted as dropped in a later batch; none vanish silently."""
