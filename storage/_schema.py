@@ -331,8 +331,14 @@ CREATE INDEX routine_fires_newest ON routine_fires (routine_id, scheduled_ms);
 CREATE INDEX routine_fires_launching ON routine_fires (routine_id) WHERE state = 'launching';
 """
 
+# Why a Session's last worker launch failed (cwd gone, executor unknown), or why it failed;
+# NULL once a worker came up again. session.show carries it as failureMessage.
+_SESSION_FAILURE = """
+ALTER TABLE sessions ADD COLUMN failure_message TEXT;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
-    _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES,
+    _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _SESSION_FAILURE,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

@@ -150,7 +150,8 @@ class SessionCore:
         return {key: value for key, value in ids.items() if value is not None}
 
     def gone_rows(self, conn: sqlite3.Connection, draft: Draft, expected: bool,
-                  actions: tuple[q.QueueAction, ...]) -> None:  # fmt: skip
+                  actions: tuple[q.QueueAction, ...], *,
+                  launch_failed: bool = False) -> None:  # fmt: skip
         """The Session's own transition when its worker is gone (before the queue's rows)."""
         state = draft.state
         restarting = any(isinstance(a, q.StartWorker) for a in actions)
@@ -159,7 +160,8 @@ class SessionCore:
         elif expected and state in (SessionState.RUNNING, SessionState.INTERRUPTED):
             session_step(conn, draft, SessionEvent.RELEASE)
         elif not expected and state is SessionState.STARTING:
-            session_step(conn, draft, SessionEvent.START_FAILED)
+            failed = SessionEvent.LAUNCH_FAILED if launch_failed else SessionEvent.START_FAILED
+            session_step(conn, draft, failed)
         elif not expected and state in LIVE:
             session_step(conn, draft, SessionEvent.WORKER_LOST)
         if draft.state is SessionState.RECOVERING and not restarting:

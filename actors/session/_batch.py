@@ -20,6 +20,7 @@ from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mut
 from . import _queue as q
 from ._actor import new_turn_id, saturated
 from ._client_ops import ClientOps, insert_turn
+from ._failures import closed_refusal
 from ._messages import Reclaim, SendTurn
 from ._store import Draft
 from ._views import turn_view
@@ -85,6 +86,8 @@ class SendOps(ClientOps):
         step: dict[str, Any] = {"core": core, "actions": ()}
 
         def apply(c: sqlite3.Connection) -> Applied:
+            if core.closed:  # name the real state and what to do next
+                raise closed_refusal(c, draft)
             # raises the queue's refusals
             after, actions = q.step(core, q.Send(turn_id), now, may_dispatch=may)
             if any(isinstance(a, q.StartWorker) for a in actions) and not slot:

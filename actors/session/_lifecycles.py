@@ -50,6 +50,7 @@ class SessionEvent(enum.Enum):
     START = "session.start"  # a turn waits and no worker runs: launch a new attempt
     WORKER_READY = "worker.initialized"
     START_FAILED = "worker.start_failed"
+    LAUNCH_FAILED = "worker.launch_failed"  # no process started: back to idle, usable
     APPROVAL_REQUESTED = "worker.approval_requested"
     APPROVAL_RESOLVED = "session.approval_resolve"
     INTERRUPTED = "worker.interrupted"
@@ -74,6 +75,7 @@ def _session_rows() -> list[Transition[SessionState, SessionEvent]]:
         row(s.STARTING, e.WORKER_READY, s.RUNNING, WORKER, emits="session.running",
             recovery=s.RECOVERING),
         row(s.STARTING, e.START_FAILED, s.FAILED, NODE, WORKER, emits="session.failed"),
+        row(s.STARTING, e.LAUNCH_FAILED, s.IDLE, NODE, emits="session.idle"),
         row(s.RUNNING, e.APPROVAL_REQUESTED, s.WAITING_APPROVAL, WORKER,
             emits="session.waiting_approval", recovery=s.RECOVERING),
         row(s.RUNNING, e.INTERRUPTED, s.INTERRUPTED, WORKER, NODE,

@@ -78,9 +78,12 @@ class WorkerReady:
 
 @attrs.frozen
 class WorkerGone:
-    """The worker stopped or died (`expected`: the Node stopped it on purpose)."""
+    """The worker stopped or died (`expected`: the Node stopped it on purpose;
+    `launch_failed`: no worker process was started at all, e.g. its cwd is gone or its
+    executor unknown, so the Session stays open for a send once the cause is fixed)."""
 
     expected: bool = False
+    launch_failed: bool = False
 
 
 @attrs.frozen
@@ -196,7 +199,7 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
             if state.worker is not Worker.STARTING:
                 return state, ()
             return advance(attrs.evolve(state, worker=Worker.READY), now)
-        case WorkerGone(expected):
+        case WorkerGone(expected, launch_failed):
             actions: list[QueueAction] = []
             if state.active is not None:
                 reason = "session_stopped" if state.closed else "worker_failed"
@@ -205,7 +208,8 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
                 # The worker never came up: the waiting turns would only fail the same way.
                 # The Session fails (its table: starting -> failed), so it takes no more.
                 actions += [FailTurn(t, "worker_failed") for t in state.queued]
-                state = attrs.evolve(state, queued=(), closed=True)
+                # A launch that failed before any process leaves it open (back to idle).
+                state = attrs.evolve(state, queued=(), closed=not launch_failed)
             gone = attrs.evolve(
                 state, active=None, worker=Worker.NONE, interrupting=False, idle_since=None
             )

@@ -25,7 +25,8 @@ SESSION_COLUMNS: Final = (
     " s.revision, s.created_ms, s.updated_ms, s.archived, s.archived_ms, s.archive_summary,"
     " s.transcript_path, s.latest_turn_id,"
     " (SELECT t.state FROM turns t WHERE t.turn_id = s.latest_turn_id),"
-    f" (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id AND t.state IN {_PENDING})"
+    f" (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id AND t.state IN {_PENDING}),"
+    " s.failure_message"
 )
 TURN_COLUMNS: Final = (
     "turn_id, session_id, state, revision, created_ms, text, started_ms, finished_ms,"
@@ -51,7 +52,7 @@ def input_preview(text: str) -> str:
 def session_from_row(row: Sequence[Any], now_ms: int) -> Session:
     (session_id, project_id, executor, title, labels, cwd, state, activity, revision,
      created, updated, archived, archived_ms, summary, transcript, latest, latest_state,
-     pending) = row  # fmt: skip
+     pending, failure) = row  # fmt: skip
     resting = pending == 0 and activity == "stopped"
     settled = resting and (state in ("stopped", "failed") or now_ms - updated >= SETTLED_IDLE_MS)
     reason = None
@@ -78,6 +79,7 @@ def session_from_row(row: Sequence[Any], now_ms: int) -> Session:
         archived_at=format_timestamp_ms(archived_ms) if archived_ms is not None else None,
         summary=summary,
         transcript_path=transcript,
+        failure_message=failure,
     )
 
 

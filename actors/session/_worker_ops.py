@@ -27,6 +27,7 @@ from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q
 from ._batch import SendOps
+from ._failures import record_failure
 from ._launch import end_attempt, record_attempt, state_dir, worker_spec
 from ._lifecycles import SessionEvent, TurnEvent
 from ._messages import (
@@ -286,6 +287,7 @@ class WorkerOps(SendOps):
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
             session_step(conn, draft, SessionEvent.WORKER_READY, caller="worker")
+            record_failure(conn, draft, None)  # it came up: the last failure is behind it
             self.apply_rows(conn, draft, after, actions)
 
         await self.commit(body)
@@ -302,11 +304,14 @@ class WorkerOps(SendOps):
                 attempt = message.attempt_id
                 await self.commit(lambda c, d: end_attempt(c, attempt, message.reason, d.now))
             return
-        await self._worker_gone(message.attempt_id, message.reason, message.stderr_tail)
+        await self._worker_gone(message.attempt_id, message.reason, message.stderr_tail,
+                                launch_failed=message.attempt_id is None)  # fmt: skip
 
-    async def _worker_gone(self, attempt_id: str | None, reason: str, stderr: str = "") -> None:
+    async def _worker_gone(self, attempt_id: str | None, reason: str, stderr: str = "", *,
+                           launch_failed: bool = False) -> None:  # fmt: skip
         expected = self.core.worker is q.Worker.STOPPING
-        after, actions = q.step(self.core, q.WorkerGone(expected=expected), self.now())
+        gone = q.WorkerGone(expected=expected, launch_failed=launch_failed)
+        after, actions = q.step(self.core, gone, self.now())
         if self.timed_out is not None:  # it died past its wall time: say so, not "lost"
             actions = tuple(
                 q.FailTurn(a.turn_id, "wall_time_exceeded")
@@ -326,7 +331,9 @@ class WorkerOps(SendOps):
             for error in errors:  # the turn's failureMessage: why the worker went
                 if error.turn_id in draft.turns:
                     flush_item(conn, draft, error)
-            self.gone_rows(conn, draft, expected, actions)
+            self.gone_rows(conn, draft, expected, actions, launch_failed=launch_failed)
+            if launch_failed or draft.state.value == "failed":  # say why on the Session
+                record_failure(conn, draft, reason)
             self.apply_rows(conn, draft, after, actions)
 
         await self.commit(body)

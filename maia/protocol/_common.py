@@ -163,6 +163,12 @@ class Session:
     archived_at: str | None = timestamp_field("When it was archived.", default=None)
     summary: str | None = field(doc="Archive summary.", default=None)
     transcript_path: str | None = path_field("Archived transcript file.", default=None)
+    failure_message: str | None = field(
+        doc="Why its last worker launch failed (it takes turns again once the cause is"
+        " fixed), or why it failed; absent once a worker came up.",
+        default=None,
+        max_length=4096,
+    )
 
 
 @attrs.frozen

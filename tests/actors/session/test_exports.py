@@ -23,6 +23,7 @@ INTERNAL = {
         "session_step", "set_activity",
         "turn_step", "end_turn", "flush_item", "record_attempt", "end_attempt", "open_attempts",
         "Leftover", "session_from_row", "SESSION_COLUMNS",
+        "record_failure", "closed_refusal", "MAX_FAILURE_CHARS",
     },
     "maia.service": {
         "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",

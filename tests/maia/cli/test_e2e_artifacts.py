@@ -48,3 +48,34 @@ def test_a_60000_character_prompt_reaches_the_worker_whole(cli: Cli, tmp_path: P
     folder = cli.home / "artifacts" / "sha256"
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
     assert list(folder.iterdir()) == []  # removed with its turn (turns are never pruned)
+
+
+def test_a_launch_that_fails_fails_its_turn_and_leaves_the_session_usable(cli: Cli) -> None:
+    """A Session whose cwd is gone: the send fails `worker_failed` with the reason, the
+    Session goes back to idle with `failureMessage` naming it; once the folder is back the
+    next send completes and the failure is cleared; a stopped Session's refusal says so."""
+    work = cli.cwd / "work"
+    work.mkdir()
+    made = cli("session", "create", "--title", "moved", "--cwd", str(work), "--json")
+    assert made.returncode == 0, made.stderr
+    session = json.loads(made.stdout)["result"]["session"]["sessionId"]
+    work.rmdir()
+    sent = cli("turn", "send", session, "first", "--wait", "--timeout", "60s", "--json")
+    assert sent.returncode == 5, sent.stderr
+    turn = json.loads(sent.stdout)["result"]["turn"]
+    assert turn["failureReason"] == "worker_failed"
+    assert "start failed" in (turn.get("failureMessage") or ""), turn
+    shown = json.loads(cli("session", "show", session, "--json").stdout)["result"]["session"]
+    assert shown["state"] == "idle"
+    assert "start failed" in shown["failureMessage"]
+    work.mkdir()
+    again = cli.process("turn", "send", session, "second", "--wait", "--timeout", "60s")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "second\n"
+    shown = json.loads(cli("session", "show", session, "--json").stdout)["result"]["session"]
+    assert "failureMessage" not in shown or shown["failureMessage"] is None
+    assert cli("session", "stop", session).returncode == 0
+    refused = cli("turn", "send", session, "third")
+    assert refused.returncode != 0
+    assert "the Session is stopp" in refused.stderr  # stopping, or stopped already
+    assert "create a new Session" in refused.stderr

@@ -1,0 +1,54 @@
+"""Why a Session cannot run: its last launch failure, and a send's refusal that names the
+real state.
+
+A launch that fails before any worker process exists (the Session's cwd is gone, its
+executor unknown or renamed) fails the turns waiting for it and leaves the Session idle:
+the next send tries again once the cause is fixed. The reason is kept on the Session
+(`failureMessage` in session.show) until a worker comes up. A send to a Session that takes
+no more turns is refused with its state (stopping, stopped, failed, archived) and what to
+do next.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from maia.core import MaiaError
+
+from ._store import Draft
+
+MAX_FAILURE_CHARS = 4096
+
+_NEXT = "create a new Session (maia session create) to go on"
+
+
+def record_failure(conn: sqlite3.Connection, draft: Draft, reason: str | None) -> None:
+    """Keep `reason` as the Session's failure (None clears it); no revision: not state."""
+    text = None if reason is None else reason[:MAX_FAILURE_CHARS]
+    conn.execute(
+        "UPDATE sessions SET failure_message = ? WHERE session_id = ? AND failure_message IS NOT ?",
+        (text, draft.session_id, text),
+    )
+    if reason is not None:
+        draft.session_changed = True
+
+
+def closed_refusal(conn: sqlite3.Connection, draft: Draft) -> MaiaError:
+    """The `invalid_state` refusal of a send to a Session that takes no more turns."""
+    row = conn.execute(
+        "SELECT archived, failure_message FROM sessions WHERE session_id = ?",
+        (draft.session_id,),
+    ).fetchone()
+    archived, failure = (bool(row[0]), row[1]) if row is not None else (False, None)
+    state = "archived" if archived else draft.state.value
+    if archived:
+        why = "the Session is archived: it takes no more turns"
+    elif state == "failed":
+        cause = f" ({failure})" if failure else ""
+        why = f"the Session failed{cause}: it takes no more turns"
+    elif state == "stopping":
+        why = "the Session is stopping: it takes no more turns"
+    else:
+        why = f"the Session is {state}: it takes no more turns"
+    details: dict[str, object] = {"resource": "session", "id": draft.session_id, "state": state}
+    return MaiaError("invalid_state", f"{why}; {_NEXT}", details)
