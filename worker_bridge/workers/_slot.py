@@ -6,15 +6,22 @@ whole process group), and word a failure with the exit status and the stderr tai
 
 from __future__ import annotations
 
+from worker_bridge._sdk import run_worker
+
 from ._agent_env import harness_environment
 from ._harness import HarnessMissing, HarnessProcess
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from typing import Protocol
 
     from worker_bridge._sdk import WorkerContext
+    from worker_bridge._turn import Turn
+
+    class Adapter(Protocol):
+        def handle(self, context: WorkerContext, turn: Turn) -> None: ...
 
 
 class TurnFailure(Exception):
@@ -82,3 +89,15 @@ class HarnessSlot:
 
     def _stderr(self, line: str) -> None:
         self.context.diagnostic({"stream": "stderr", "harness": self.harness, "line": line})
+
+
+def serve_adapter(make: Callable[[WorkerContext], Adapter], harness: str, version: str) -> None:
+    """Run an adapter worker: one adapter, made at the first turn, answers every turn."""
+    adapter: Adapter | None = None
+
+    def handle(context: WorkerContext, turn: Turn) -> None:
+        nonlocal adapter
+        adapter = adapter or make(context)
+        adapter.handle(context, turn)
+
+    run_worker(handle, name=harness, version=version, capabilities=["agent", "approvals"])

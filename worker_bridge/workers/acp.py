@@ -19,14 +19,14 @@ import json
 import os
 import time
 
-from worker_bridge._sdk import WorkerContext, run_worker
+from worker_bridge._sdk import WorkerContext
 from worker_bridge._turn import Turn
 
 from ._acp_turn import AcpTurnMapper
 from ._harness import HarnessGone
 from ._items import Items
 from ._jsonrpc import RpcClosed, RpcError, RpcPeer
-from ._slot import HarnessSlot, TurnFailure, option_seconds
+from ._slot import HarnessSlot, TurnFailure, option_seconds, serve_adapter
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
@@ -116,13 +116,9 @@ class AcpClient:
             rpc = self._ensure(turn, items)
             self._run(turn, rpc, AcpTurnMapper(items))
         except TurnFailure as exc:
-            items.error(str(exc))
-            turn.fail(str(exc))
+            items.fail(str(exc))
         except (HarnessGone, RpcClosed) as exc:
-            why = self.slot.why(f"failed during the turn: {exc}")
-            self.slot.drop()
-            items.error(why)
-            turn.fail(why)
+            items.fail(str(self.slot.fail(f"failed during the turn: {exc}")))
 
     def _run(self, turn: Turn, rpc: RpcPeer, mapper: AcpTurnMapper) -> None:
         prompt = rpc.request(
@@ -178,8 +174,7 @@ class AcpClient:
         error = response.get("error")
         if isinstance(error, dict):
             message = f"{HARNESS}: session/prompt failed: {str(error.get('message', error))[:2000]}"
-            mapper.items.error(message)
-            turn.fail(message)
+            mapper.items.fail(message)
             return
         result: dict[str, Any] = response.get("result") or {}
         result = result if isinstance(result, dict) else {}
@@ -193,19 +188,11 @@ class AcpClient:
             )
             return
         message = f"{HARNESS}: the agent stopped: {stop}"
-        mapper.items.error(message)
-        turn.fail(message)
+        mapper.items.fail(message)
 
 
 def main() -> None:
-    adapter: AcpClient | None = None
-
-    def handle(context: WorkerContext, turn: Turn) -> None:
-        nonlocal adapter
-        adapter = adapter or AcpClient(context)
-        adapter.handle(context, turn)
-
-    run_worker(handle, name=HARNESS, version=VERSION, capabilities=["agent", "approvals"])
+    serve_adapter(AcpClient, HARNESS, VERSION)
 
 
 if __name__ == "__main__":

@@ -20,14 +20,14 @@ from __future__ import annotations
 import time
 import uuid
 
-from worker_bridge._sdk import WorkerContext, run_worker
+from worker_bridge._sdk import WorkerContext
 from worker_bridge._turn import Turn
 
 from ._agent_env import bundled_claude, resolve_command
 from ._claude_turn import IGNORED, ClaudeTurnMapper
 from ._harness import HarnessGone, HarnessProcess
 from ._items import Items
-from ._slot import HarnessSlot, TurnFailure, option_seconds
+from ._slot import HarnessSlot, TurnFailure, option_seconds, serve_adapter
 from ._usage import RunningTotals
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -153,13 +153,9 @@ class ClaudeCode:
             )
             self._run(turn, items, process)
         except TurnFailure as exc:
-            items.error(str(exc))
-            turn.fail(str(exc))
+            items.fail(str(exc))
         except HarnessGone:
-            why = self.slot.why("stopped reading its input")
-            self.slot.drop()
-            items.error(why)
-            turn.fail(why)
+            items.fail(str(self.slot.fail("stopped reading its input")))
 
     def _run(self, turn: Turn, items: Items, process: HarnessProcess) -> None:
         mapper = ClaudeTurnMapper(items, self.totals)
@@ -238,8 +234,7 @@ class ClaudeCode:
             status = result.get("api_error_status")
             where = f" (API status {status})" if status else ""
             message = f"{HARNESS}: {ended or 'error'}{where}: {reason}"[:3000]
-            mapper.items.error(message)
-            turn.fail(message)
+            mapper.items.fail(message)
             return
         turn.complete(
             data={
@@ -251,14 +246,7 @@ class ClaudeCode:
 
 
 def main() -> None:
-    adapter: ClaudeCode | None = None
-
-    def handle(context: WorkerContext, turn: Turn) -> None:
-        nonlocal adapter
-        adapter = adapter or ClaudeCode(context)
-        adapter.handle(context, turn)
-
-    run_worker(handle, name=HARNESS, version=VERSION, capabilities=["agent", "approvals"])
+    serve_adapter(ClaudeCode, HARNESS, VERSION)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import time
 
-from worker_bridge._sdk import WorkerContext, run_worker
+from worker_bridge._sdk import WorkerContext
 from worker_bridge._turn import Turn
 
 from ._agent_env import bundled_codex, resolve_command
@@ -28,7 +28,7 @@ from ._codex_turn import APPROVALS, CodexTurnMapper
 from ._harness import HarnessGone
 from ._items import Items
 from ._jsonrpc import RpcClosed, RpcError, RpcPeer
-from ._slot import HarnessSlot, TurnFailure, option_seconds
+from ._slot import HarnessSlot, TurnFailure, option_seconds, serve_adapter
 from ._usage import RunningTotals
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -153,13 +153,9 @@ class Codex:
             mapper = CodexTurnMapper(items, self.totals, self.model)
             self._run(turn, rpc, mapper)
         except TurnFailure as exc:
-            items.error(str(exc))
-            turn.fail(str(exc))
+            items.fail(str(exc))
         except (HarnessGone, RpcClosed) as exc:
-            why = self.slot.why(f"failed during the turn: {exc}")
-            self.slot.drop()
-            items.error(why)
-            turn.fail(why)
+            items.fail(str(self.slot.fail(f"failed during the turn: {exc}")))
 
     def _run(self, turn: Turn, rpc: RpcPeer, mapper: CodexTurnMapper) -> None:
         state: dict[str, Any] = {"turnId": None, "ended": None}
@@ -230,19 +226,11 @@ class Codex:
         error = ended.get("error") or {}
         reason = error.get("message") if isinstance(error, dict) else None
         message = f"{HARNESS}: turn {status}: {reason or 'no reason given'}"[:3000]
-        mapper.items.error(message)
-        turn.fail(message)
+        mapper.items.fail(message)
 
 
 def main() -> None:
-    adapter: Codex | None = None
-
-    def handle(context: WorkerContext, turn: Turn) -> None:
-        nonlocal adapter
-        adapter = adapter or Codex(context)
-        adapter.handle(context, turn)
-
-    run_worker(handle, name=HARNESS, version=VERSION, capabilities=["agent", "approvals"])
+    serve_adapter(Codex, HARNESS, VERSION)
 
 
 if __name__ == "__main__":
