@@ -38,11 +38,33 @@ if TYPE_CHECKING:
 VERSION = "1.0.0"
 HARNESS = "claude-code"
 INTERRUPT_BOUND_S = 8.0  # within the Node's 10 s interrupt grace
+# The CLI as a long-lived stream-json peer, approvals asked over stdio (also the bench's).
+STREAM_FLAGS = (
+    "-p",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--permission-prompt-tool",
+    "stdio",
+    "--include-partial-messages",
+)
 UNKNOWN_CONVERSATION = "No conversation found"
 
 
 class UnknownConversation(Exception):
     pass
+
+
+def user_line(text: str) -> dict[str, Any]:
+    """The stream-json line that sends one prompt (also the bench's)."""
+    return {
+        "type": "user",
+        "session_id": "",
+        "parent_tool_use_id": None,
+        "message": {"role": "user", "content": text},
+    }
 
 
 class ClaudeCode:
@@ -62,18 +84,7 @@ class ClaudeCode:
     def argv(self, resume: str | None, fresh: str) -> list[str]:
         options = self.context.options
         command = resolve_command(options.get("command", ""), bundled_claude(), "claude")
-        argv = [
-            command,
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--permission-prompt-tool",
-            "stdio",
-            "--include-partial-messages",
-        ]
+        argv = [command, *STREAM_FLAGS]
         if options.get("permissionMode"):
             argv += ["--permission-mode", options["permissionMode"]]
         if options.get("model"):
@@ -143,14 +154,7 @@ class ClaudeCode:
             self._ensure(turn, items)
             process = self.slot.process
             assert process is not None
-            process.send(
-                {
-                    "type": "user",
-                    "session_id": "",
-                    "parent_tool_use_id": None,
-                    "message": {"role": "user", "content": turn.text},
-                }
-            )
+            process.send(user_line(turn.text))
             self._run(turn, items, process)
         except TurnFailure as exc:
             items.fail(str(exc))
