@@ -47,7 +47,7 @@ from storage import (
 
 from ._config_status import _candidate, _config_show, _document, _scope
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
-from ._relocate import _project_relocate_confirm, _project_relocate_preview, confirmed_mutation
+from ._relocate import _confirmed_mutation, _project_relocate_confirm, _project_relocate_preview
 
 _CONFIRM = "config.admit.confirm"
 
@@ -194,7 +194,7 @@ async def _config_admit_confirm(
             project_id=params.project_id,
         )
 
-    result = await confirmed_mutation(ctx, _CONFIRM, params, digest, now, apply)
+    result = await _confirmed_mutation(ctx, _CONFIRM, params, digest, now, apply)
     ctx.admitted.admitted()  # new work runs under it from now on, without a restart
     return mutation_output(ConfigAdmitConfirmOutput, result)
 

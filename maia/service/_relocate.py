@@ -206,13 +206,13 @@ async def _project_relocate_confirm(
             project_id=params.project_id,
         )
 
-    result = await confirmed_mutation(ctx, _CONFIRM, params, digest, now, apply)
+    result = await _confirmed_mutation(ctx, _CONFIRM, params, digest, now, apply)
     if result.delivery == "new":
         await mirror_projects(ctx)
     return mutation_output(ProjectRelocateConfirmOutput, result)
 
 
-class ConfirmParams(Protocol):
+class _ConfirmParams(Protocol):
     """What a confirm's input carries for its mutation: the command and the preview."""
 
     @property
@@ -223,10 +223,10 @@ class ConfirmParams(Protocol):
     def proof(self) -> str | None: ...
 
 
-async def confirmed_mutation(
+async def _confirmed_mutation(
     ctx: ServiceContext,
     operation_id: str,
-    params: ConfirmParams,
+    params: _ConfirmParams,
     digest: str,
     now: int,
     apply: Callable[[sqlite3.Connection], Applied],
