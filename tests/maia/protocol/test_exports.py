@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import attrs
@@ -11,17 +10,9 @@ import maia.protocol
 from maia.core._shapes import ListOf, MapOf, Nullable, Obj, Shape, Tagged, class_plan
 from maia.protocol import REGISTRY
 
+from ..._exports import assert_once_and_resolving, bound_names
+
 INIT = Path(maia.protocol.__file__)
-
-
-def _exported() -> list[str]:
-    tree = ast.parse(INIT.read_text("utf-8"))
-    return [
-        alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    ]
 
 
 def _classes(shape: Shape) -> list[type]:
@@ -38,15 +29,12 @@ def _classes(shape: Shape) -> list[type]:
 
 def test_each_public_name_once() -> None:
     """No name is re-exported twice, and each resolves on the package."""
-    names = _exported()
-    assert len(names) == len(set(names))
-    for name in names:
-        assert hasattr(maia.protocol, name)
+    assert_once_and_resolving("maia.protocol", bound_names(INIT))
 
 
 def test_every_schema_class_is_public() -> None:
     """Each class reachable from an op's input or output is a public name of the package."""
-    names = set(_exported())
+    names = set(bound_names(INIT))
     todo = [cls for op in REGISTRY for cls in (op.input_type, op.output_type) if cls is not None]
     seen: set[type] = set()
     while todo:
