@@ -27,7 +27,7 @@ from ._agent_env import bundled_claude, resolve_command
 from ._claude_turn import IGNORED, ClaudeTurnMapper
 from ._harness import HarnessGone, HarnessProcess
 from ._items import Items
-from ._slot import HarnessSlot, TurnFailure, option_seconds, serve_adapter
+from ._slot import HarnessSlot, TurnFailure, TurnWatch, option_seconds, serve_adapter
 from ._usage import RunningTotals
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 VERSION = "1.0.0"
 HARNESS = "claude-code"
-INTERRUPT_BOUND_S = 8.0  # within the Node's 10 s interrupt grace
 # The CLI as a long-lived stream-json peer, approvals asked over stdio (also the bench's).
 STREAM_FLAGS = (
     "-p",
@@ -163,28 +162,24 @@ class ClaudeCode:
 
     def _run(self, turn: Turn, items: Items, process: HarnessProcess) -> None:
         mapper = ClaudeTurnMapper(items, self.totals)
-        interrupted_at: float | None = None
-        last_output = time.monotonic()
+        watch = TurnWatch(self.slot, turn, self.idle_s)
         while True:
-            if turn.interrupted.is_set() and interrupted_at is None:
-                interrupted_at = time.monotonic()
+            if watch.interrupt_now():
                 self._control({"subtype": "interrupt"})
-            if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_BOUND_S:
-                self.slot.drop()  # it would not stop the turn: the next turn resumes afresh
+            if watch.gave_up():  # it would not stop the turn: the next turn resumes afresh
                 return
             line = process.next_line(0.1)
             if line is None:
-                if time.monotonic() - last_output > self.idle_s:
-                    raise self.slot.fail(f"produced no output for {self.idle_s:g} s")
+                watch.quiet()
                 continue
-            last_output = time.monotonic()
+            watch.heard()
             if line.kind == "eof":
                 raise self.slot.fail("exited during the turn")
             if line.kind == "garbage":
                 raise self.slot.fail(f"printed a line that is not JSON: {line.value!r}")
             if self._line(turn, mapper, line.value):
                 return
-            last_output = time.monotonic()  # an approval may have waited for a person
+            watch.heard()  # an approval may have waited for a person
 
     def _line(self, turn: Turn, mapper: ClaudeTurnMapper, message: dict[str, Any]) -> bool:
         """Apply one line; True once the turn has ended."""

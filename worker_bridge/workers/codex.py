@@ -18,7 +18,6 @@ not know to be safe), `sandbox` (default `workspace-write`), `startTimeoutMs` (6
 from __future__ import annotations
 
 import os
-import time
 
 from worker_bridge._sdk import WorkerContext
 from worker_bridge._turn import Turn
@@ -28,7 +27,7 @@ from ._codex_turn import APPROVALS, CodexTurnMapper
 from ._harness import HarnessGone
 from ._items import Items
 from ._jsonrpc import RpcClosed, RpcError, RpcPeer
-from ._slot import HarnessSlot, TurnFailure, option_seconds, serve_adapter
+from ._slot import HarnessSlot, TurnFailure, TurnWatch, option_seconds, serve_adapter
 from ._usage import RunningTotals
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 
 VERSION = "1.0.0"
 HARNESS = "codex"
-INTERRUPT_BOUND_S = 8.0
 # No update checks, analytics or feedback uploads: Maia pins the binary.
 QUIET_CONFIG = (
     "check_for_update_on_startup=false",
@@ -166,24 +164,20 @@ class Codex:
         except RpcError as exc:
             raise TurnFailure(f"{HARNESS}: {exc}") from exc
         state["turnId"] = (started.get("turn") or {}).get("id")
-        interrupted_at: float | None = None
-        last = time.monotonic()
+        watch = TurnWatch(self.slot, turn, self.idle_s)
         while state["ended"] is None:
-            if turn.interrupted.is_set() and interrupted_at is None:
-                interrupted_at = time.monotonic()
+            if watch.interrupt_now():
                 rpc.request(
                     "turn/interrupt", {"threadId": self.thread_id, "turnId": state["turnId"]}
                 )
-            if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_BOUND_S:
-                self.slot.drop()
+            if watch.gave_up():
                 return
             message = rpc.next_message(0.1)
             if message is None:
-                if time.monotonic() - last > self.idle_s:
-                    raise self.slot.fail(f"produced no output for {self.idle_s:g} s")
+                watch.quiet()
                 continue
             self._message(turn, rpc, mapper, message, state)
-            last = time.monotonic()
+            watch.heard()
         self._end(turn, mapper, state["ended"])
 
     def _message(
