@@ -1,8 +1,10 @@
 """`maia contract generate|check`: write or verify the registry's generated projections.
 
-The projections are the op reference between markers in `docs/protocol.md` and the lock
-`docs/registry.lock.json`. Both commands refuse an op removed or altered against the committed
-lock without a `REGISTRY_VERSION` bump.
+The projections are the op reference between markers in `docs/protocol.md`, the lock
+`docs/registry.lock.json` and the registry digest constant `maia/protocol/_digest.py` (the
+digest every hello sends, pinned so no process rebuilds every schema to learn it). Both
+commands refuse an op removed or altered against the committed lock without a
+`REGISTRY_VERSION` bump.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import click
 
 PROTOCOL_DOC = Path("docs/protocol.md")
 LOCK_FILE = Path("docs/registry.lock.json")
+DIGEST_MODULE = Path("maia/protocol/_digest.py")
 
 
 def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
-    """What the two files should hold, and the compatibility problems against the old lock.
+    """What the three files should hold, and the compatibility problems against the old lock.
 
     Raises ClickException when protocol.md is missing or lacks its markers.
     """
@@ -27,6 +30,7 @@ def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
         REGISTRY_VERSION,
         compatibility_problems,
         lock_document,
+        render_digest_module,
         render_lock,
         render_reference,
         splice_reference,
@@ -46,7 +50,12 @@ def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
         doc = splice_reference(doc_path.read_text("utf-8"), render_reference(REGISTRY))
     except (OSError, ValueError) as error:
         raise click.ClickException(str(error)) from None
-    return {doc_path: doc, lock_path: render_lock(lock)}, problems
+    files = {
+        doc_path: doc,
+        lock_path: render_lock(lock),
+        root / DIGEST_MODULE: render_digest_module(REGISTRY),
+    }
+    return files, problems
 
 
 def _stale(files: dict[Path, str]) -> list[Path]:
@@ -61,13 +70,14 @@ def contract() -> None:
 @contract.command()
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
 def generate(root: Path) -> None:
-    """Rewrite the op reference of docs/protocol.md and docs/registry.lock.json."""
+    """Rewrite the op reference of docs/protocol.md, docs/registry.lock.json and the digest."""
     files, problems = expected_files(root)
     if problems:
         for problem in problems:
             click.echo(f"maia contract generate: {problem}", err=True)
         raise SystemExit(1)
     for path in _stale(files):
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(files[path], "utf-8")
         click.echo(f"wrote {path}", err=True)
 

@@ -57,9 +57,11 @@ from ._contract import BEGIN_MARKER as BEGIN_MARKER
 from ._contract import END_MARKER as END_MARKER
 from ._contract import compatibility_problems as compatibility_problems
 from ._contract import lock_document as lock_document
+from ._contract import render_digest_module as render_digest_module
 from ._contract import render_lock as render_lock
 from ._contract import render_reference as render_reference
 from ._contract import splice_reference as splice_reference
+from ._digest import REGISTRY_DIGEST as REGISTRY_DIGEST
 from ._documents import decode_input as decode_input
 from ._documents import encode_output as encode_output
 from ._documents import error_document as error_document

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from ._digest import REGISTRY_DIGEST
 from ._ops_config import CONFIG_OPERATIONS
 from ._ops_node import NODE_OPERATIONS
 from ._ops_records import RECORD_OPERATIONS
@@ -18,4 +19,6 @@ REGISTRY_VERSION: Final = "0.3.0"
 ALL_OPERATIONS: Final = (
     NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS + CONFIG_OPERATIONS
 ) + WEBHOOK_OPERATIONS
-REGISTRY: Final[Registry] = build_registry(ALL_OPERATIONS)
+# The digest is pinned to the generated constant (`_digest.py`, checked by `maia contract
+# check` and a test), so no process rebuilds every schema to learn it.
+REGISTRY: Final[Registry] = build_registry(ALL_OPERATIONS, digest=REGISTRY_DIGEST)

@@ -181,17 +181,28 @@ def _refusals(op: OperationDescriptor) -> Iterator[str]:
 class Registry:
     """The built, checked, immutable set of operations (iterate it for descriptors)."""
 
-    def __init__(self, operations: tuple[OperationDescriptor, ...]) -> None:
+    def __init__(
+        self, operations: tuple[OperationDescriptor, ...], digest: str | None = None
+    ) -> None:
         self._operations = operations
         self._by_id = {op.operation_id: op for op in operations}
-        self._digest: str | None = None
+        self._pinned = digest
+        self._computed: str | None = None
 
     @property
     def digest(self) -> str:
+        """The registry digest: the pinned (generated) one if given, else `computed_digest`.
+
+        Maia's own registry pins the constant `maia contract generate` writes, so a hello
+        never pays for building every schema; `maia contract check` refuses a stale one."""
+        return self._pinned if self._pinned is not None else self.computed_digest
+
+    @property
+    def computed_digest(self) -> str:
         """sha256 over the canonical projection (computed on first use: it builds every schema)."""
-        if self._digest is None:
-            self._digest = digest_json(registry_projection(self._operations))
-        return self._digest
+        if self._computed is None:
+            self._computed = digest_json(registry_projection(self._operations))
+        return self._computed
 
     def get(self, operation_id: str) -> OperationDescriptor | None:
         return self._by_id.get(operation_id)
@@ -226,8 +237,10 @@ def registry_projection(operations: Iterable[OperationDescriptor]) -> dict[str, 
     }
 
 
-def build_registry(operations: Iterable[OperationDescriptor]) -> Registry:
-    """Check every op and build the registry.
+def build_registry(
+    operations: Iterable[OperationDescriptor], *, digest: str | None = None
+) -> Registry:
+    """Check every op and build the registry (`digest`: a generated digest to pin).
 
     Raises RegistryError listing every refusal: duplicate IDs, missing or unusable schemas,
     a mutation without a receipt, a consequential op without required idempotency and
@@ -243,4 +256,4 @@ def build_registry(operations: Iterable[OperationDescriptor]) -> Registry:
         problems.extend(_refusals(op))
     if problems:
         raise RegistryError("; ".join(problems))
-    return Registry(ops)
+    return Registry(ops, digest)

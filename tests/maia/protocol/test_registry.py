@@ -13,6 +13,7 @@ from maia.protocol import (
     NODE_CAPABILITIES,
     PROTOCOL_VERSION,
     REGISTRY,
+    REGISTRY_DIGEST,
     ExposurePolicy,
     MaiaError,
     OperationDescriptor,
@@ -201,3 +202,12 @@ def test_digest_is_stable_and_covers_schemas() -> None:
         command_id: str = field(max_length=5)
 
     assert build_registry([_op()]).digest != build_registry([_op(input_type=In)]).digest
+
+
+def test_pinned_digest_is_the_computed_one() -> None:
+    """The generated REGISTRY_DIGEST, which every hello sends, is the digest of today's ops
+    (run `maia contract generate` when this fails); a pinned digest is only ever that."""
+    assert REGISTRY.computed_digest == REGISTRY_DIGEST
+    assert REGISTRY.digest == REGISTRY_DIGEST
+    stale = build_registry([_op()], digest=REGISTRY_DIGEST)
+    assert stale.digest == REGISTRY_DIGEST != stale.computed_digest
