@@ -1,10 +1,9 @@
 """`maia contract generate|check`: write or verify the registry's generated projections.
 
 The projections are the op reference between markers in `docs/protocol.md`, the lock
-`docs/registry.lock.json` and the registry digest constant `maia/protocol/_digest.py` (the
-digest every hello sends, pinned so no process rebuilds every schema to learn it). Both
-commands refuse an op removed or altered against the committed lock without a
-`REGISTRY_VERSION` bump.
+`docs/registry.lock.json` and `maia/protocol/_generated.py` (the digest every hello sends and
+the op index, so no process rebuilds the registry to learn them). Both commands refuse an op
+removed or altered against the committed lock without a `REGISTRY_VERSION` bump.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import click
 
 PROTOCOL_DOC = Path("docs/protocol.md")
 LOCK_FILE = Path("docs/registry.lock.json")
-DIGEST_MODULE = Path("maia/protocol/_digest.py")
+GENERATED_MODULE = Path("maia/protocol/_generated.py")
 
 
 def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
@@ -26,11 +25,12 @@ def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
     Raises ClickException when protocol.md is missing or lacks its markers.
     """
     from maia.protocol import (
+        OPERATION_GROUPS,
         REGISTRY,
         REGISTRY_VERSION,
         compatibility_problems,
         lock_document,
-        render_digest_module,
+        render_generated_module,
         render_lock,
         render_reference,
         splice_reference,
@@ -53,7 +53,7 @@ def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
     files = {
         doc_path: doc,
         lock_path: render_lock(lock),
-        root / DIGEST_MODULE: render_digest_module(REGISTRY),
+        root / GENERATED_MODULE: render_generated_module(REGISTRY, OPERATION_GROUPS),
     }
     return files, problems
 
@@ -70,7 +70,7 @@ def contract() -> None:
 @contract.command()
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
 def generate(root: Path) -> None:
-    """Rewrite the op reference of docs/protocol.md, docs/registry.lock.json and the digest."""
+    """Rewrite the op reference of docs/protocol.md, docs/registry.lock.json and _generated.py."""
     files, problems = expected_files(root)
     if problems:
         for problem in problems:

@@ -290,16 +290,25 @@ def _child(parent: click.Group, name: str) -> click.Group:
     return found
 
 
-def command_tree() -> click.Group:
-    """The whole grammar as click objects (for parsing, help and shell completion).
+def command_tree(prefix: tuple[str, ...] = ()) -> click.Group:
+    """The grammar as click objects (for parsing, help and shell completion): the whole of
+    it, or only the commands whose path starts with `prefix` (all a line starting with those
+    words can reach: the registry then imports only those ops).
 
     Each op command's callback raises an internal signal carrying its Invocation; use
     `parse_invocation` rather than invoking the tree.
     """
     from maia.protocol import REGISTRY
 
+    def wanted(path: Sequence[str]) -> bool:
+        return tuple(path[: len(prefix)]) == prefix
+
     root = _group("maia", "Maia: a local Node that runs AI-agent Sessions in supervised workers.")
-    for op in REGISTRY:
+    for operation_id in REGISTRY.ids():
+        if not wanted(operation_id.split(".")):
+            continue
+        op = REGISTRY.get(operation_id)
+        assert op is not None
         *nouns, verb = op.operation_id.split(".")
         group = root
         for noun in nouns:
@@ -320,11 +329,15 @@ def command_tree() -> click.Group:
     from ._shortcuts import SHORTCUTS
 
     for shortcut in SHORTCUTS():
+        if not wanted(shortcut.path):
+            continue
         group = root
         for noun in shortcut.path[:-1]:
             group = _child(group, noun)
         group.add_command(_shortcut_command(shortcut))
     for path, help_text in LOCAL_COMMANDS.items():
+        if not wanted(path):
+            continue
         group = root
         for noun in path[:-1]:
             group = _child(group, noun)
@@ -343,19 +356,38 @@ def command_tree() -> click.Group:
     return root
 
 
-_TREE: click.Group | None = None
+_TREES: dict[tuple[str, ...], click.Group] = {}  # bounded: one per command path at most
 
 
-def _tree() -> click.Group:
-    global _TREE
-    if _TREE is None:
-        _TREE = command_tree()
-    return _TREE
+def _branch(argv: Sequence[str]) -> tuple[str, ...]:
+    """The longest start of `argv` that begins some command's path (op IDs from the
+    registry's index, shortcuts, local commands): only that branch needs building."""
+    from maia.protocol import REGISTRY
+
+    from ._shortcuts import SHORTCUTS
+
+    paths = [tuple(i.split(".")) for i in REGISTRY.ids()]
+    paths += [s.path for s in SHORTCUTS()] + list(LOCAL_COMMANDS)
+    branch: tuple[str, ...] = ()
+    for token in argv:
+        longer = (*branch, token)
+        if not any(path[: len(longer)] == longer for path in paths):
+            break
+        branch = longer
+    return branch
+
+
+def _tree(argv: Sequence[str] = ()) -> click.Group:
+    branch = _branch(argv)
+    tree = _TREES.get(branch)
+    if tree is None:
+        tree = _TREES[branch] = command_tree(branch)
+    return tree
 
 
 def command_path(argv: Sequence[str]) -> tuple[tuple[str, ...], click.Command | None]:
     """The longest prefix of `argv` naming commands, and the command it ends on (None: root)."""
-    node: click.Command = _tree()
+    node: click.Command = _tree(argv)
     path: list[str] = []
     for token in argv:
         if not isinstance(node, click.Group) or token not in node.commands:
@@ -385,7 +417,7 @@ def parse_invocation(argv: Sequence[str]) -> Invocation:
     if command is not None and path in LOCAL_COMMANDS:
         return Invocation(None, local=path, args=tuple(rest))
     try:
-        _tree().main(args, prog_name="maia", standalone_mode=False)
+        _tree(args).main(args, prog_name="maia", standalone_mode=False)
     except _Done as done:
         return done.invocation
     raise click.UsageError("no command given")  # pragma: no cover - every callback raises

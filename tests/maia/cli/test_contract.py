@@ -106,14 +106,14 @@ def test_removal_is_refused_and_addition_is_allowed(
 def test_a_stale_digest_constant_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """check names a maia/protocol/_digest.py that no longer matches; generate rewrites it."""
+    """check names a maia/protocol/_generated.py that no longer matches; generate rewrites it."""
     root = _copy_docs(tmp_path)
-    digest_file = root / "maia" / "protocol" / "_digest.py"
+    digest_file = root / "maia" / "protocol" / "_generated.py"
     digest_file.parent.mkdir(parents=True)
-    committed = (REPO / "maia" / "protocol" / "_digest.py").read_text("utf-8")
+    committed = (REPO / "maia" / "protocol" / "_generated.py").read_text("utf-8")
     digest_file.write_text(committed.replace("sha256:", "sha256:0"), "utf-8")
     assert main(["contract", "check", "--root", str(root)]) == 1
-    assert "maia/protocol/_digest.py is stale" in capsys.readouterr().err
+    assert "maia/protocol/_generated.py is stale" in capsys.readouterr().err
     assert main(["contract", "generate", "--root", str(root)]) == 0
     assert REGISTRY.computed_digest in digest_file.read_text("utf-8")
     assert main(["contract", "check", "--root", str(root)]) == 0
