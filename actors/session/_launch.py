@@ -28,13 +28,20 @@ EXEC_MODULE = "worker_bridge.workers.exec"
 START_TIME_SLACK_MS = 10_000
 
 
-def worker_spec(executor: ExecutorConfig, cwd: str, environ: Mapping[str, str]) -> WorkerSpec:
-    """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables."""
+def worker_spec(
+    executor: ExecutorConfig, cwd: str, environ: Mapping[str, str], *, max_output_bytes: int
+) -> WorkerSpec:
+    """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables.
+    `max_output_bytes` (maxOutputBytesPerTool) bounds the output an exec command's run
+    keeps: past it the program is stopped and the turn fails."""
     env = {name: environ[name] for name in executor.env if name in environ}
     if executor.kind == "echo":
         return WorkerSpec.python_module(ECHO_MODULE, cwd=cwd, env=env)
     # The exec worker's options: the argv, and which of its variables the program gets.
-    options = {"argv": orjson.dumps(list(executor.argv)).decode()}
+    options = {
+        "argv": orjson.dumps(list(executor.argv)).decode(),
+        "maxOutputBytes": str(max_output_bytes),
+    }
     if executor.env:
         options["passEnv"] = ",".join(executor.env)
     return WorkerSpec.python_module(EXEC_MODULE, cwd=cwd, env=env, options=options)

@@ -24,6 +24,7 @@ from . import _queue as q
 from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
     PROGRESS_BATCH_MAX,
+    ActivationFree,
     ArchiveSession,
     CancelTurn,
     Flush,
@@ -77,6 +78,7 @@ class SessionActor(TurnProgress):
             run = envelopes[i:j]
             i = j
             try:
+                await self.refresh_config()
                 await self._before(first)
                 if isinstance(first, SendTurn):
                     sends = [e.message for e in run if isinstance(e.message, SendTurn)]
@@ -149,6 +151,8 @@ class SessionActor(TurnProgress):
                 await self.wall_time(message)
             case Reclaim():
                 await self.reclaim()
+            case ActivationFree():
+                await self.activation_free()
 
     async def resume(self) -> None:
         """Fail turns lost with an earlier runtime; start a worker for the queued ones."""

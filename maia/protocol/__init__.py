@@ -128,6 +128,27 @@ if TYPE_CHECKING:
     from ._ops_relocate import ProjectRelocatePreviewInput as ProjectRelocatePreviewInput
     from ._ops_relocate import ProjectRelocatePreviewOutput as ProjectRelocatePreviewOutput
     from ._ops_relocate import ProjectRepository as ProjectRepository
+    from ._ops_routine import MAX_ROUTINE_NAME_LENGTH as MAX_ROUTINE_NAME_LENGTH
+    from ._ops_routine import ROUTINE_OPERATIONS as ROUTINE_OPERATIONS
+    from ._ops_routine import ROUTINE_STATES as ROUTINE_STATES
+    from ._ops_routine import FireFailure as FireFailure
+    from ._ops_routine import NextFire as NextFire
+    from ._ops_routine import Routine as Routine
+    from ._ops_routine import RoutineChangeInput as RoutineChangeInput
+    from ._ops_routine import RoutineConfirmInput as RoutineConfirmInput
+    from ._ops_routine import RoutineCreateConfirmInput as RoutineCreateConfirmInput
+    from ._ops_routine import RoutineCreatePreviewInput as RoutineCreatePreviewInput
+    from ._ops_routine import RoutineCreatePreviewOutput as RoutineCreatePreviewOutput
+    from ._ops_routine import RoutineFire as RoutineFire
+    from ._ops_routine import RoutineListInput as RoutineListInput
+    from ._ops_routine import RoutineListOutput as RoutineListOutput
+    from ._ops_routine import RoutinePreviewOutput as RoutinePreviewOutput
+    from ._ops_routine import RoutineRef as RoutineRef
+    from ._ops_routine import RoutineResult as RoutineResult
+    from ._ops_routine import RoutineRunResult as RoutineRunResult
+    from ._ops_routine import RoutineSchedule as RoutineSchedule
+    from ._ops_routine import RoutineShowOutput as RoutineShowOutput
+    from ._ops_routine import RoutineTemplate as RoutineTemplate
     from ._ops_session import ProjectAddInput as ProjectAddInput
     from ._ops_session import ProjectListInput as ProjectListInput
     from ._ops_session import ProjectListOutput as ProjectListOutput
@@ -149,6 +170,7 @@ if TYPE_CHECKING:
     from ._ops_session import SessionWaitInput as SessionWaitInput
     from ._ops_session import SessionWaitOutput as SessionWaitOutput
     from ._ops_turn import QueueEntry as QueueEntry
+    from ._ops_turn import QueueWait as QueueWait
     from ._ops_turn import SessionRefInput as SessionRefInput
     from ._ops_turn import TurnCancelInput as TurnCancelInput
     from ._ops_turn import TurnInterruptInput as TurnInterruptInput
@@ -180,7 +202,7 @@ if TYPE_CHECKING:
     from ._ops_webhook import WebhookSpec as WebhookSpec
     from ._ops_webhook import WebhookTestChange as WebhookTestChange
 
-# The op modules' classes load on first use: importing them all builds ~180 attrs classes,
+# The op modules' classes load on first use: importing them all builds ~200 attrs classes,
 # most of a short command's start-up (the registry imports a group only when it is used).
 _LAZY: Final = {
     "ConfigAdmitConfirmInput": "_ops_config",
@@ -225,6 +247,27 @@ _LAZY: Final = {
     "ProjectRelocatePreviewInput": "_ops_relocate",
     "ProjectRelocatePreviewOutput": "_ops_relocate",
     "ProjectRepository": "_ops_relocate",
+    "MAX_ROUTINE_NAME_LENGTH": "_ops_routine",
+    "ROUTINE_OPERATIONS": "_ops_routine",
+    "ROUTINE_STATES": "_ops_routine",
+    "FireFailure": "_ops_routine",
+    "NextFire": "_ops_routine",
+    "Routine": "_ops_routine",
+    "RoutineChangeInput": "_ops_routine",
+    "RoutineConfirmInput": "_ops_routine",
+    "RoutineCreateConfirmInput": "_ops_routine",
+    "RoutineCreatePreviewInput": "_ops_routine",
+    "RoutineCreatePreviewOutput": "_ops_routine",
+    "RoutineFire": "_ops_routine",
+    "RoutineListInput": "_ops_routine",
+    "RoutineListOutput": "_ops_routine",
+    "RoutinePreviewOutput": "_ops_routine",
+    "RoutineRef": "_ops_routine",
+    "RoutineResult": "_ops_routine",
+    "RoutineRunResult": "_ops_routine",
+    "RoutineSchedule": "_ops_routine",
+    "RoutineShowOutput": "_ops_routine",
+    "RoutineTemplate": "_ops_routine",
     "ProjectAddInput": "_ops_session",
     "ProjectListInput": "_ops_session",
     "ProjectListOutput": "_ops_session",
@@ -246,6 +289,7 @@ _LAZY: Final = {
     "SessionWaitInput": "_ops_session",
     "SessionWaitOutput": "_ops_session",
     "QueueEntry": "_ops_turn",
+    "QueueWait": "_ops_turn",
     "SessionRefInput": "_ops_turn",
     "TurnCancelInput": "_ops_turn",
     "TurnInterruptInput": "_ops_turn",

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:a02185f7d013412d7090a33c6ead2d8e8e3c81b118895b69525aa3140d4d61c0"
+REGISTRY_DIGEST: Final = "sha256:1e6dfc01f84720457efdc76195cdd01ea5a515d3292b1e0dc1c915172c91b8d0"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "config.admit.confirm": "maia.protocol._ops_config:CONFIG_OPERATIONS",
@@ -21,6 +21,16 @@ OPERATION_INDEX: Final[dict[str, str]] = {
     "receipt.get": "maia.protocol._ops_records:RECORD_OPERATIONS",
     "receipt.list": "maia.protocol._ops_records:RECORD_OPERATIONS",
     "reference.resolve": "maia.protocol._ops_session:SESSION_OPERATIONS",
+    "routine.create.confirm": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "routine.create.preview": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "routine.disable.confirm": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "routine.disable.preview": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "routine.list": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "routine.pause": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "routine.resume": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "routine.run.confirm": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "routine.run.preview": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "routine.show": "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
     "session.archive": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "session.attach": "maia.protocol._ops_records:RECORD_OPERATIONS",
     "session.create": "maia.protocol._ops_session:SESSION_OPERATIONS",

@@ -15,7 +15,7 @@ from ._generated import OPERATION_INDEX, REGISTRY_DIGEST
 from ._registry import Registry, lazy_registry
 
 # Bump when an op is removed or altered (the contract check refuses it otherwise).
-REGISTRY_VERSION: Final = "0.3.0"
+REGISTRY_VERSION: Final = "0.4.0"
 
 # Where the ops live, "module:TUPLE". Add a group here; then run `maia contract generate`.
 OPERATION_GROUPS: Final = (
@@ -25,5 +25,6 @@ OPERATION_GROUPS: Final = (
     "maia.protocol._ops_records:RECORD_OPERATIONS",
     "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "maia.protocol._ops_webhook:WEBHOOK_OPERATIONS",
+    "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
 )
 REGISTRY: Final[Registry] = lazy_registry(OPERATION_GROUPS, OPERATION_INDEX, digest=REGISTRY_DIGEST)
