@@ -296,20 +296,25 @@ def _child(parent: click.Group, name: str) -> click.Group:
     return found
 
 
-def command_tree(prefix: tuple[str, ...] = ()) -> click.Group:
+def command_tree(prefix: tuple[str, ...] = (), shallow: bool = False) -> click.Group:
     """The grammar as click objects (for parsing, help and shell completion): the whole of
     it, or only the commands whose path starts with `prefix` (all a line starting with those
-    words can reach: the registry then imports only those ops).
+    words can reach: the registry then imports only those ops). `shallow`: only the root's
+    own children, each noun an empty group (all a line naming no command can reach: `maia`,
+    `maia --help`, an unknown command), so no op is loaded at all.
 
     Each op command's callback raises an internal signal carrying its Invocation; use
     `parse_invocation` rather than invoking the tree.
     """
     from maia.protocol import REGISTRY
 
-    def wanted(path: Sequence[str]) -> bool:
-        return tuple(path[: len(prefix)]) == prefix
-
     root = _group("maia", "Maia: a local Node that runs AI-agent Sessions in supervised workers.")
+
+    def wanted(path: Sequence[str]) -> bool:
+        if shallow and len(path) > 1:
+            _child(root, path[0])  # the noun's group, as the whole tree has it
+            return False
+        return tuple(path[: len(prefix)]) == prefix
     for operation_id in REGISTRY.ids():
         if not wanted(operation_id.split(".")):
             continue
@@ -409,7 +414,7 @@ def _tree(argv: Sequence[str] = ()) -> click.Group:
     branch = _branch(argv)
     tree = _TREES.get(branch)
     if tree is None:
-        tree = _TREES[branch] = command_tree(branch)
+        tree = _TREES[branch] = command_tree(branch, shallow=not branch)
     return tree
 
 
