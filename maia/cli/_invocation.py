@@ -316,6 +316,7 @@ def command_tree(prefix: tuple[str, ...] = (), shallow: bool = False) -> click.G
             _child(root, path[0])  # the noun's group, as the whole tree has it
             return False
         return tuple(path[: len(prefix)]) == prefix
+
     for operation_id in REGISTRY.ids():
         if not wanted(operation_id.split(".")):
             continue
