@@ -175,6 +175,8 @@ if TYPE_CHECKING:
     from ._ops_turn import TurnCancelInput as TurnCancelInput
     from ._ops_turn import TurnInterruptInput as TurnInterruptInput
     from ._ops_turn import TurnItem as TurnItem
+    from ._ops_turn import TurnListInput as TurnListInput
+    from ._ops_turn import TurnListOutput as TurnListOutput
     from ._ops_turn import TurnQueueListOutput as TurnQueueListOutput
     from ._ops_turn import TurnRef as TurnRef
     from ._ops_turn import TurnResult as TurnResult
@@ -294,6 +296,8 @@ _LAZY: Final = {
     "TurnCancelInput": "_ops_turn",
     "TurnInterruptInput": "_ops_turn",
     "TurnItem": "_ops_turn",
+    "TurnListInput": "_ops_turn",
+    "TurnListOutput": "_ops_turn",
     "TurnQueueListOutput": "_ops_turn",
     "TurnRef": "_ops_turn",
     "TurnResult": "_ops_turn",

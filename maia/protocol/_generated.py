@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:1e6dfc01f84720457efdc76195cdd01ea5a515d3292b1e0dc1c915172c91b8d0"
+REGISTRY_DIGEST: Final = "sha256:b116a6c48cd7602f0ab6f1f62243e7f826ba31d7ce8ece7a8e722aa7d3f2f5d8"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "config.admit.confirm": "maia.protocol._ops_config:CONFIG_OPERATIONS",
@@ -41,6 +41,7 @@ OPERATION_INDEX: Final[dict[str, str]] = {
     "session.wait": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "turn.cancel": "maia.protocol._ops_turn:TURN_OPERATIONS",
     "turn.interrupt": "maia.protocol._ops_turn:TURN_OPERATIONS",
+    "turn.list": "maia.protocol._ops_turn:TURN_OPERATIONS",
     "turn.queue.list": "maia.protocol._ops_turn:TURN_OPERATIONS",
     "turn.send": "maia.protocol._ops_turn:TURN_OPERATIONS",
     "turn.show": "maia.protocol._ops_turn:TURN_OPERATIONS",

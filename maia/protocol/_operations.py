@@ -15,7 +15,7 @@ from ._generated import OPERATION_INDEX, REGISTRY_DIGEST
 from ._registry import Registry, lazy_registry
 
 # Bump when an op is removed or altered (the contract check refuses it otherwise).
-REGISTRY_VERSION: Final = "0.4.0"
+REGISTRY_VERSION: Final = "0.5.0"  # 0.5.0: turn.list; turn.show carries the whole prompt
 
 # Where the ops live, "module:TUPLE". Add a group here; then run `maia contract generate`.
 OPERATION_GROUPS: Final = (

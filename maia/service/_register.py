@@ -42,6 +42,7 @@ from ._sessions import (
 from ._turns import (
     turn_cancel,
     turn_interrupt,
+    turn_list,
     turn_queue_list,
     turn_send,
     turn_show,
@@ -69,6 +70,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "turn.send": turn_send,
     "turn.wait": turn_wait,
     "turn.show": turn_show,
+    "turn.list": turn_list,
     "turn.queue.list": turn_queue_list,
     "turn.cancel": turn_cancel,
     "turn.interrupt": turn_interrupt,
