@@ -1,6 +1,6 @@
 """What a short command loads: `maia session list --json` and `maia node status`, run as real
 processes against a real Node, never import trio (the CLI runs the SDK on anyio's asyncio
-backend, which imports in a fraction of trio's time)."""
+backend, which imports in a fraction of trio's time); lines that name no op load no op."""
 
 from __future__ import annotations
 
@@ -49,3 +49,19 @@ def test_op_commands_never_import_trio(cli: Cli, args: list[str]) -> None:
         assert json.loads(stdout)["ok"] is True
     else:
         assert "epoch" in stdout
+
+
+@pytest.mark.parametrize("args", [["--help"], ["sesion", "list"], ["session", "list", "--schema"]])
+def test_lines_loading_no_other_ops(args: list[str]) -> None:
+    """`maia --help` and an unknown command load no op module; a `--schema` line only its own."""
+    code = (
+        "import sys, io, contextlib; from maia.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):\n"
+        f"    main({args!r})\n"
+        "print(sorted(m for m in sys.modules if m.startswith('maia.protocol._ops_')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=TIMEOUT_S, check=True)  # fmt: skip
+    loaded = json.loads(done.stdout.replace("'", '"'))
+    assert loaded == ([] if args[0] != "session" else ["maia.protocol._ops_session"])
