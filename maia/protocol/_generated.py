@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:b116a6c48cd7602f0ab6f1f62243e7f826ba31d7ce8ece7a8e722aa7d3f2f5d8"
+REGISTRY_DIGEST: Final = "sha256:196b4a5dcb492746f069dd61417c585edf8bff984d46b92049d648c424072714"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "config.admit.confirm": "maia.protocol._ops_config:CONFIG_OPERATIONS",
