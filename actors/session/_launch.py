@@ -41,8 +41,9 @@ def worker_spec(
 ) -> WorkerSpec:  # fmt: skip
     """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables;
     the activation names the Session and its state directory. `max_output_bytes`
-    (maxOutputBytesPerTool) bounds the output an exec command's run keeps: past it the
-    program is stopped and the turn fails."""
+    (maxOutputBytesPerTool) bounds the output an exec command's run keeps, or the
+    executor's own `maxOutputBytes` when smaller: past it the program is stopped and the
+    turn fails."""
     env = {name: environ[name] for name in executor.env if name in environ}
     activation = {k: v for k, v in (("sessionId", session_id), ("stateDir", state)) if v}
     if executor.kind == "echo":
@@ -50,7 +51,7 @@ def worker_spec(
     # The exec worker's options: the argv, and which of its variables the program gets.
     options = {
         "argv": orjson.dumps(list(executor.argv)).decode(),
-        "maxOutputBytes": str(max_output_bytes),
+        "maxOutputBytes": str(min(max_output_bytes, executor.max_output_bytes or max_output_bytes)),
     }
     if executor.env:
         options["passEnv"] = ",".join(executor.env)

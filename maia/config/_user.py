@@ -53,6 +53,9 @@ class ExecutorConfig:
     prompt_newline: bool = True  # exec: end the prompt on stdin with a newline
     # agent kinds: the worker's initialize options by their config names (command, model, …)
     options: Mapping[str, str] = attrs.field(factory=dict)
+    # exec: the output one run keeps (stdout and stderr bytes); the smaller of this and the
+    # Project's limits.maxOutputBytesPerTool applies. None: the limit alone.
+    max_output_bytes: int | None = None
 
 
 BUILTIN_EXECUTORS: Final = {"echo": ExecutorConfig("echo", "echo")}
@@ -130,12 +133,13 @@ def read_executor(
         checker.report(at, f"an executor name must match {EXECUTOR_NAME_PATTERN}")
         return None
     body = checker.obj(
-        value, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline", *ALL_AGENT_KEYS}
-    )
+        value, at,
+        {"kind", "argv", "env", "wallTimeMs", "promptNewline", "maxOutputBytes", *ALL_AGENT_KEYS},
+    )  # fmt: skip
     kind = body.get("kind")
     env = checker.strings(body.get("env", []), (*at, "env"), MAX_ENV_NAMES, _ENV_RE)
     if kind == "echo":  # the reference worker; `env` passes variables through (MAIA_ECHO_LOG)
-        for key in ("argv", "wallTimeMs", "promptNewline"):
+        for key in ("argv", "wallTimeMs", "promptNewline", "maxOutputBytes"):
             if key in body:
                 checker.report((*at, key), "is not an option of an echo executor")
         return ExecutorConfig(name, "echo", env=env)
@@ -144,7 +148,7 @@ def read_executor(
     if kind != "exec":
         checker.report((*at, "kind"), 'must be "echo", "exec", "claude-code", "codex" or "acp"')
         return None
-    checker.obj(body, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline"})
+    checker.obj(body, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline", "maxOutputBytes"})
     if "argv" not in body:
         checker.report((*at, "argv"), "is required for an exec executor")
     argv = checker.strings(body.get("argv", ["-"]), (*at, "argv"), MAX_ARGV, non_empty=True)
@@ -153,7 +157,10 @@ def read_executor(
         wall_default,
     )  # fmt: skip
     newline = checker.boolean(body.get("promptNewline", True), (*at, "promptNewline"), True)
-    return ExecutorConfig(name, "exec", argv, env, wall, newline)
+    most = None
+    if "maxOutputBytes" in body:
+        most = checker.integer(body["maxOutputBytes"], (*at, "maxOutputBytes"), 1, 1 << 30, 1)
+    return ExecutorConfig(name, "exec", argv, env, wall, newline, max_output_bytes=most)
 
 
 def _agent_executor(

@@ -238,6 +238,30 @@ async def test_project_executor_output_is_bounded_by_max_output_bytes(client: An
     assert all("userSnapshotId" not in d for d in dispatched)  # the user scope never admitted
 
 
+async def test_an_executors_own_max_output_bytes_applies_when_smaller(client: Any) -> None:
+    """An exec executor's `maxOutputBytes` 500 bounds a run under a Project limit of 100000
+    (600 bytes fail naming 500); the smaller of the two wins, so 400 bytes complete."""
+    project = await add_project(client, "app")
+    program = [sys.executable, "-c", "import sys; sys.stdout.write('x' * int(input()))"]
+    write_project(
+        client,
+        "app",
+        {
+            "defaults": {"executorRef": "project:self/count"},
+            "executors": {"count": {"kind": "exec", "argv": program, "maxOutputBytes": 500}},
+            "limits": {"maxOutputBytesPerTool": 100_000},
+        },
+    )
+    await admit(client, project)
+    session = await new_session(client, project, "s")
+    small = await send(client, session, "400", "t0")
+    assert (await wait_turn(client, small, "completed", "failed")).state == "completed"
+    large = await send(client, session, "600", "t1")
+    assert (await wait_turn(client, large, "completed", "failed")).state == "failed"
+    items = (await client.call("turn.show", turn_id=large)).items
+    assert any("output exceeds 500 bytes" in (item.text or "") for item in items)
+
+
 async def test_allowed_executors_refuse_session_create(client: Any) -> None:
     """session.create with an executor the Project's allowedExecutors does not list is
     refused configuration_invalid, naming it and the allowed ones; nothing is created."""
