@@ -331,10 +331,13 @@ CREATE INDEX routine_fires_newest ON routine_fires (routine_id, scheduled_ms);
 CREATE INDEX routine_fires_launching ON routine_fires (routine_id) WHERE state = 'launching';
 """
 
-# Why a Session's last worker launch failed (cwd gone, executor unknown), or why it failed;
-# NULL once a worker came up again. session.show carries it as failureMessage.
+# Issue 18: why a Session's last worker launch failed (cwd gone, executor unknown), or why
+# it failed, NULL once a worker came up again (session.show: failureMessage); an item whose
+# text passed the 262,144-character bound keeps the rest in an artifact file.
 _SESSION_FAILURE = """
 ALTER TABLE sessions ADD COLUMN failure_message TEXT;
+ALTER TABLE turn_items ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turn_items ADD COLUMN artifact TEXT;
 """
 
 MIGRATIONS: Final[tuple[str, ...]] = (

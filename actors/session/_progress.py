@@ -17,6 +17,7 @@ from supervision.workers import TurnEvent as WorkerEvent
 from . import _queue as q
 from ._lifecycles import SessionEvent
 from ._messages import Flush, Progress, WallTime
+from ._spill import bound_text
 from ._store import Draft, OpenItem, end_turn, flush_item, session_step
 from ._worker_ops import _FINAL, WorkerOps, _worker_call
 
@@ -47,11 +48,11 @@ class TurnProgress(WorkerOps):
                 self.started = event.turn_id
             case "delta":
                 item = self._item(event.turn_id)
-                item.text += event.text or ""
+                bound_text(item, event.text or "", self.ctx.store.path)  # past 262,144: a file
                 self._live("item.delta", item, event.text or "")
             case "message":
                 item = self._item(event.turn_id)
-                if event.text is not None:
+                if event.text is not None and item.spill is None:
                     item.text = event.text
                 item.completed = True
             case "lost":
@@ -92,7 +93,8 @@ class TurnProgress(WorkerOps):
         self.timed_out = None
         if outcome == "completed" and event.text is not None:
             item = self._item(turn_id)
-            item.text = event.text
+            if item.spill is None:  # a spilled item keeps its streamed text
+                item.text = event.text
             item.completed = True
         elif self.item is not None:
             self.item.completed = True

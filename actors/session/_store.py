@@ -238,6 +238,10 @@ class OpenItem:
     completed: bool = False
     stored: bool = False
     stored_text_len: int = 0
+    spill: Any = None  # a `_spill.Spill`: the text past the item bound, on disk
+
+
+EVENT_TEXT_CHARS = 16_384  # of an item's text in its item.completed event
 
 
 def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
@@ -258,7 +262,11 @@ def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
             (item.text, state, draft.now, item.item_id),
         )
     item.stored_text_len = len(item.text)
+    if item.completed and item.spill is not None:  # the rest of its text, in an artifact
+        conn.execute("UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_id = ?",
+                     (item.spill.finish(), item.item_id))  # fmt: skip
     if item.completed:
+        # The text lives in turn_items; the event carries at most its start (stored once).
         emit(conn, draft, "item.completed",
              {"turnId": item.turn_id, "itemId": item.item_id, "kind": item.kind,
-              "text": item.text})  # fmt: skip
+              "text": item.text[:EVENT_TEXT_CHARS]})  # fmt: skip

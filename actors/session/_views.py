@@ -99,13 +99,31 @@ def session_view(conn: sqlite3.Connection, session_id: str, now_ms: int) -> Sess
     return session_from_row(row, now_ms)
 
 
+OUTPUT_TEXT_CHARS: Final = 262_144  # of outputText, which every turn view carries
+OUTPUT_TEXT_BYTES: Final = 256 * 1024  # so a view of 4-byte characters stays small too
+
+
 def output_text(conn: sqlite3.Connection, turn_id: str) -> str | None:
-    """The turn's message items' text, in order (None before any message)."""
+    """The turn's message items' text, in order (None before any message), at most
+    `OUTPUT_TEXT_CHARS` characters and `OUTPUT_TEXT_BYTES` bytes (see `output_cut`)."""
+    return _output(conn, turn_id)[0]
+
+
+def _output(conn: sqlite3.Connection, turn_id: str) -> tuple[str | None, bool]:
     rows = conn.execute(
-        "SELECT text FROM turn_items WHERE turn_id = ? AND kind = 'message' ORDER BY seq",
-        (turn_id,),
+        "SELECT substr(text, 1, ?), length(text) > ? OR truncated FROM turn_items"
+        " WHERE turn_id = ? AND kind = 'message' ORDER BY seq",
+        (OUTPUT_TEXT_CHARS + 1, OUTPUT_TEXT_CHARS, turn_id),
     ).fetchall()
-    return "".join(r[0] for r in rows) if rows else None
+    if not rows:
+        return None, False
+    text = "".join(r[0] for r in rows)
+    cut = any(r[1] for r in rows) or len(text) > OUTPUT_TEXT_CHARS
+    text = text[:OUTPUT_TEXT_CHARS]
+    if len(text) * 4 > OUTPUT_TEXT_BYTES and len(text.encode("utf-8")) > OUTPUT_TEXT_BYTES:
+        text = text.encode("utf-8")[:OUTPUT_TEXT_BYTES].decode("utf-8", "ignore")
+        cut = True
+    return text, cut
 
 
 @functools.lru_cache(maxsize=1024)
@@ -120,7 +138,8 @@ def _timestamp(epoch_ms: int) -> str:
     return f"{_second_text(seconds)}.{millis:03d}Z"
 
 
-def turn_from_row(row: Sequence[Any], text: str | None, failure: str | None = None) -> Turn:
+def turn_from_row(row: Sequence[Any], text: str | None, failure: str | None = None,
+                  cut: bool = False) -> Turn:  # fmt: skip
     turn_id, session_id, state, revision, created, prompt, started, finished, reason = row
     return Turn(
         turn_id=turn_id,
@@ -134,6 +153,7 @@ def turn_from_row(row: Sequence[Any], text: str | None, failure: str | None = No
         failure_reason=reason,
         failure_message=failure,
         output_text=text,
+        output_truncated=True if cut else None,
     )
 
 
@@ -150,5 +170,5 @@ def turn_view(conn: sqlite3.Connection, turn_id: str) -> Turn:
         ).fetchone()
         failure = found[0][:4096] if found is not None else None
     # A queued turn has no items yet (only a dispatched turn's worker makes them).
-    text = None if row[2] == "queued" else output_text(conn, turn_id)
-    return turn_from_row(row, text, failure)
+    text, cut = (None, False) if row[2] == "queued" else _output(conn, turn_id)
+    return turn_from_row(row, text, failure, cut)

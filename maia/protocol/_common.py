@@ -193,6 +193,11 @@ class Turn:
     )
     failure_message: str | None = field(doc="Human detail.", default=None, max_length=4096)
     output_text: str | None = field(doc="Assembled reply text.", default=None)
+    output_truncated: bool | None = field(
+        doc="True when outputText is only the reply's first 262,144 characters (or 256 KiB):"
+        " turn.show's items, and `maia turn show --full`, have the rest.",
+        default=None,
+    )
 
 
 def mutation(**kwargs: Any) -> OperationDescriptor:

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:196b4a5dcb492746f069dd61417c585edf8bff984d46b92049d648c424072714"
+REGISTRY_DIGEST: Final = "sha256:6e82549f736b4f033cf0096f82ee49dd9a698a8fdcb3116d91b312724b902bc2"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "config.admit.confirm": "maia.protocol._ops_config:CONFIG_OPERATIONS",

@@ -15,7 +15,8 @@ from ._generated import OPERATION_INDEX, REGISTRY_DIGEST
 from ._registry import Registry, lazy_registry
 
 # Bump when an op is removed or altered (the contract check refuses it otherwise).
-REGISTRY_VERSION: Final = "0.6.0"  # 0.6.0: a Session's failureMessage; 0.5.0: turn.list
+# 0.7.0: truncated items and outputTruncated; 0.6.0: Session.failureMessage; 0.5.0: turn.list
+REGISTRY_VERSION: Final = "0.7.0"
 
 # Where the ops live, "module:TUPLE". Add a group here; then run `maia contract generate`.
 OPERATION_GROUPS: Final = (

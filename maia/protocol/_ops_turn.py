@@ -111,6 +111,17 @@ class TurnItem:
     data: object = field(
         doc="Kind-specific extension (namespaced keys).", default=None, opaque="item extension"
     )
+    truncated: bool = field(
+        doc="True when `text` is only the item's start: it passed the 262,144-character item"
+        " bound (the rest is in `artifactPath`), or was cut to keep the response under 1 MiB.",
+        default=False,
+    )
+    artifact_path: str | None = field(
+        doc="The artifact file (in the Node's home, content-addressed) holding the text past"
+        " the item bound.",
+        default=None,
+        max_length=4096,
+    )
 
 
 @attrs.frozen

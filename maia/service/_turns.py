@@ -8,9 +8,11 @@ actor's commit, and never waits more than 4 s in one call.
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 import attrs
 import trio
+from orjson import dumps as encode
 
 from actors.session import (
     TURN_COLUMNS,
@@ -22,6 +24,7 @@ from actors.session import (
     turn_from_row,
     turn_view,
 )
+from maia.core._limits import MAX_ITEM_TEXT_LENGTH
 from maia.protocol import (
     MAX_SESSION_PENDING_TURNS,
     MaiaError,
@@ -58,6 +61,24 @@ TERMINAL = ("completed", "failed", "interrupted")
 DISPATCH_WAIT_S = 3.0
 REREAD_S = 0.2
 MAX_ITEMS = 1024
+_ITEMS_JSON_BYTES = 384 * 1024  # the items' text in one turn.show: it stays under 1 MiB
+
+
+class _ItemBudget:
+    """Shares `_ITEMS_JSON_BYTES` of encoded text among a turn's items, in order; an item
+    past it is cut (marked `truncated`), so turn.show answers whatever the output."""
+
+    def __init__(self) -> None:
+        self.left = _ITEMS_JSON_BYTES
+
+    def take(self, text: str, truncated: bool, artifact: str | None) -> dict[str, Any]:
+        size = len(text) + 2 if text.isascii() and text.isprintable() else len(encode(text))
+        if size > self.left:
+            text = text[: max(0, self.left // 6)]  # at most 6 JSON bytes per character
+            truncated = True
+            size = len(encode(text))
+        self.left -= size
+        return {"text": text, "truncated": truncated, "artifact_path": artifact}
 
 
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
@@ -92,12 +113,19 @@ async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutpu
 def _show(conn: sqlite3.Connection, turn_id: str) -> TurnShowOutput:
     turn = turn_view(conn, turn_id)
     rows = conn.execute(
-        "SELECT item_id, kind, state, seq, text FROM turn_items WHERE turn_id = ?"
-        " ORDER BY seq LIMIT ?",
-        (turn_id, MAX_ITEMS + 1),
+        "SELECT item_id, kind, state, seq, substr(text, 1, ?), length(text) > ? OR truncated,"
+        " artifact FROM turn_items WHERE turn_id = ? ORDER BY seq LIMIT ?",
+        (MAX_ITEM_TEXT_LENGTH, MAX_ITEM_TEXT_LENGTH, turn_id, MAX_ITEMS + 1),
     ).fetchall()
+    budget = _ItemBudget()
     items = tuple(
-        TurnItem(item_id=r[0], kind=r[1], state=r[2], sequence=r[3], text=r[4])
+        TurnItem(
+            item_id=r[0],
+            kind=r[1],
+            state=r[2],
+            sequence=r[3],
+            **budget.take(r[4], bool(r[5]), r[6]),
+        )
         for r in rows[:MAX_ITEMS]
     )
     prompt = conn.execute("SELECT text FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()[0]

@@ -1,7 +1,7 @@
 """The echo worker: answers each prompt with its own text, streamed as deltas then completed.
 
 Test directives at the start of a prompt (see docs/workers.md):
-`/sleep MS rest`, `/crash`, `/silent`, `/ignore-term`, `/grandchild`, `/flood N`,
+`/sleep MS rest`, `/crash`, `/silent`, `/ignore-term`, `/grandchild`, `/flood N`, `/spew N`,
 `/tool NAME rest`, `/diagnostics N`, `/oversize`, `/garbage`, `/stale-epoch`. If `MAIA_ECHO_LOG`
 (environment) or the `echoLog` initialize option names a file, one line
 `turnId attemptId pid` is appended per prompt started, so tests can prove a prompt never
@@ -66,6 +66,14 @@ def handle(context: WorkerContext, turn: Turn) -> None:
         for index in range(int(rest or "1000")):
             turn.delta(str(index))
         turn.complete("flooded")
+    elif word == "/spew":  # N characters of output in 4,096-character deltas, then done
+        size, line = int(rest or "1000"), ("0123456789" * 410)[:4095] + "\n"
+        for _ in range(size // 4096):
+            if turn.interrupted.is_set():
+                return
+            turn.delta(line)
+        turn.delta("x" * (size % 4096))
+        turn.complete()
     elif word == "/tool":
         name, _, rest = rest.partition(" ")
         ok, content = turn.call_tool(name, {"text": rest})

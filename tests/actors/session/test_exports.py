@@ -23,7 +23,8 @@ INTERNAL = {
         "session_step", "set_activity",
         "turn_step", "end_turn", "flush_item", "record_attempt", "end_attempt", "open_attempts",
         "Leftover", "session_from_row", "SESSION_COLUMNS",
-        "record_failure", "closed_refusal", "MAX_FAILURE_CHARS",
+        "record_failure", "closed_refusal", "MAX_FAILURE_CHARS", "Spill", "bound_text",
+        "EVENT_TEXT_CHARS", "OUTPUT_TEXT_CHARS", "OUTPUT_TEXT_BYTES",
     },
     "maia.service": {
         "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",

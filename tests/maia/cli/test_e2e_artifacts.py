@@ -79,3 +79,57 @@ def test_a_launch_that_fails_fails_its_turn_and_leaves_the_session_usable(cli: C
     assert refused.returncode != 0
     assert "the Session is stopp" in refused.stderr  # stopping, or stopped already
     assert "create a new Session" in refused.stderr
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def _node_pid(cli: Cli) -> int:
+    return int(json.loads((cli.home / "node.json").read_text())["pid"])
+
+
+def test_a_700_kb_output_completes_and_turn_show_keeps_answering(cli: Cli) -> None:
+    """A 700,000-character reply: the item keeps the first 262,144 characters and is marked
+    truncated with the artifact holding the rest (together: the whole reply, once), and
+    `turn show` answers (under the 1 MiB frame) with outputTruncated."""
+    session = _session(cli, "big-output")
+    sent = cli("turn", "send", session, "/spew 700000", "--wait", "--timeout", "120s", "--json")
+    assert sent.returncode == 0, sent.stderr
+    turn_id = json.loads(sent.stdout)["result"]["turn"]["turnId"]
+    shown = cli("turn", "show", turn_id, "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert len(shown.stdout.encode()) < 1024 * 1024
+    result = json.loads(shown.stdout)["result"]
+    assert result["turn"]["state"] == "completed"
+    assert result["turn"]["outputTruncated"] is True
+    (item,) = [i for i in result["items"] if i["kind"] == "message"]
+    assert item["truncated"] is True
+    assert len(item["text"]) <= 262_144
+    rest = Path(item["artifactPath"]).read_text(encoding="utf-8")
+    assert stat.S_IMODE(os.stat(item["artifactPath"]).st_mode) == 0o600
+    assert len(rest) == 700_000 - 262_144
+    whole = ("0123456789" * 410)[:4095] + "\n"
+    expected = whole * (700_000 // 4096) + "x" * (700_000 % 4096)
+    assert result["turn"]["outputText"] == expected[: len(result["turn"]["outputText"])]
+    assert rest == expected[262_144:]
+
+
+def test_a_50_mb_output_ends_the_wait_cleanly_without_the_node_holding_it(cli: Cli) -> None:
+    """A 50,000,000-character reply ends `turn send --wait` with exit 0, and the Node's RSS
+    grows by far less than the text (the item bound holds; the rest streams to a file)."""
+    session = _session(cli, "flood")
+    warm = cli("turn", "send", session, "/spew 300000", "--wait", "--timeout", "120s")
+    assert warm.returncode == 0, warm.stderr
+    before = _rss_kib(_node_pid(cli))
+    sent = cli("turn", "send", session, "/spew 50000000", "--wait", "--timeout", "600s",
+               "--json")  # fmt: skip
+    assert sent.returncode == 0, sent.stderr
+    assert json.loads(sent.stdout)["result"]["turn"]["state"] == "completed"
+    grew_kib = _rss_kib(_node_pid(cli)) - before
+    assert grew_kib < 20 * 1024, grew_kib  # 50 MB of text held would be ~50,000 KiB or more
+    shown = cli("turn", "show", json.loads(sent.stdout)["result"]["turn"]["turnId"], "--json")
+    assert shown.returncode == 0, shown.stderr
