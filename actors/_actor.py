@@ -35,7 +35,7 @@ import attrs
 import outcome
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._errors import ActorClosed, ActorOverloaded, ActorStopped, AskTimedOut
 

@@ -22,7 +22,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 from ._actor import Envelope
 from ._effects import EffectScope

@@ -15,19 +15,49 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ._graph import runtime_edges
 from ._table import TransitionTable
 
 PACKAGE = Path(__file__).resolve().parent
 DOC_PATH = PACKAGE.parent / "docs" / "lifecycles.md"
 
 
-def kind_tables() -> Iterator[TransitionTable[Any, Any]]:
-    """Every kind's tables: each package under `actors/` declares its kind as `KIND`
-    (imported by name here, so the runtime never imports a kind)."""
+def kinds() -> Iterator[Any]:
+    """Every kind: each package under `actors/` declares its kind as `KIND` (imported by
+    name here, so the runtime never imports a kind)."""
     for folder in sorted(p for p in PACKAGE.iterdir() if (p / "__init__.py").exists()):
         kind = getattr(importlib.import_module(f"actors.{folder.name}"), "KIND", None)
         if kind is not None:
-            yield from kind.tables
+            yield kind
+
+
+def kind_tables() -> Iterator[TransitionTable[Any, Any]]:
+    for kind in kinds():
+        yield from kind.tables
+
+
+def _node(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def render_graph() -> str:
+    """The actor graph (Mermaid flowchart) and its edges as a table, from the kinds'
+    declared `edges` and the runtime's own."""
+    found = list(kinds())
+    edges = [e for k in found for e in getattr(k, "edges", ())]
+    edges += runtime_edges(tuple(k.name for k in found if k.tables))
+    lines = ["flowchart LR"]
+    for name in dict.fromkeys(n for e in edges for n in (e.source, e.target)):
+        lines.append(f'    {_node(name)}["{name}"]')
+    for e in edges:
+        arrow = "-.->" if e.via_effect else "-->"
+        lines.append(f'    {_node(e.source)} {arrow}|"{e.verb}"| {_node(e.target)}')
+    table = ["| from | to | how | messages | bounded by |", "|---|---|---|---|---|"]
+    for e in edges:
+        how = e.verb + (" (from an effect)" if e.via_effect else "")
+        table.append(f"| {e.source} | {e.target} | {how} | {', '.join(e.messages)} "
+                     f"| {e.bound} |")  # fmt: skip
+    return "```mermaid\n" + "\n".join(lines) + "\n```\n\n" + "\n".join(table) + "\n"
 
 
 _INTRO = """\
@@ -74,7 +104,10 @@ everything as it was.
   (`deadline_exceeded`), and when an actor stops every waiting request fails `unavailable`.
 - **Passivation.** An actor idle for 5 minutes, or the least recently used one when 100,000
   are live, is stopped after finishing what it holds; the next request for it reloads it
-  from storage. A crashed actor is dropped the same way and reloaded on the next request.
+  from storage. An actor holding a live effect (a Session with a worker) is never
+  passivated. A crashed actor (a bug in its handler or one of its effects) is logged with
+  its traceback and restarted from storage at once, at most 3 times within 5 s; beyond
+  that it stays down until its next request. See docs/actors.md.
 - **Supervisors.** The Node's services run under supervisor trees (Erlang/OTP's rules):
   children are permanent (always restarted), transient (restarted after a failure) or
   temporary (never); strategies are one_for_one, one_for_all, rest_for_one and dynamic.
@@ -82,6 +115,20 @@ everything as it was.
   over after a child ran 60 s; more than 3 restarts within 5 s and the supervisor stops its
   children, last started first, and fails to its own supervisor. Stopping gives each child
   its shutdown time, then cancels it.
+"""
+
+
+_GRAPH_INTRO = """\
+## The actor graph
+
+Who tells or asks whom, drawn from each kind's declared edges (`KIND.edges`) and the
+runtime's own. A dotted arrow is sent from an effect of the actor (its effect scope), not
+from its message handler. Inside a handler an actor asks only the storage actor (which asks
+no one back) and otherwise tells (a bounded wait for mailbox space, never for an answer);
+whatever must wait for another actor's answer runs as an effect that reports back with a
+tell. That reply channel is what breaks cycles such as
+routine → Session → routine: no actor's message loop ever waits on another's.
+
 """
 
 
@@ -129,6 +176,7 @@ def render_rows(table: TransitionTable[Any, Any]) -> str:
 def render_document() -> str:
     """The whole of docs/lifecycles.md."""
     parts = [_INTRO]
+    parts.append(_GRAPH_INTRO + render_graph())
     for table in kind_tables():
         terminal = ", ".join(s.value for s in table.states if s in table.terminal)
         restart = ""

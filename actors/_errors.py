@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 
 class ActorError(Exception):

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from actors._errors import ActorError
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 log = logging.getLogger("maia.actors")
 

@@ -33,7 +33,7 @@ from typing import Generic, Protocol, TypeVar
 import attrs
 import trio
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from supervision import RestartPolicy
 
 from ._actor import DEFAULT_ASK_TIMEOUT_S, Actor, ActorState, Envelope

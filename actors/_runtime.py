@@ -28,7 +28,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import attrs
 import trio
 
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 from supervision import RestartPolicy
 
 from ._aggregate import AggregateActor, Core

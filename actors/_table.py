@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 
 S = TypeVar("S", bound=enum.Enum)
 E = TypeVar("E", bound=enum.Enum)

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 import trio
 
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 
 log = logging.getLogger("maia.actors")
 RETRY_MS = 1_000  # a timer whose actor could not take it (overloaded) is retried this late

@@ -6,6 +6,11 @@ stop), epochs from the storage counter (never reused across Node restarts; the s
 issues them one launch at a time), and the live-worker limit (`WorkerSlots`). The `WORKERS`
 kind opens it before the kinds that use it (`runtime.extension(WorkerPool)`), and on the
 way out stops every worker, bounded, before their kinds' actors stop.
+
+The seam: `options={"worker_supervisor": fake}` runs the pool on an in-process stand-in
+with the supervisor's interface (`start_worker`, `live`, `stop_all`, handles with
+`prompt`/`interrupt`/`stop`/`wait_initialized`/`wait_stopped`), so kind-level tests run on
+`MockClock` without subprocesses, beside the real-process tests.
 """
 
 from __future__ import annotations
@@ -105,9 +110,15 @@ class Workers:
 
     @asynccontextmanager
     async def open(self, runtime: ActorRuntime) -> AsyncIterator[WorkerPool]:
+        limit = runtime.config.capacity.max_live_sessions
+        fake = runtime.options.get("worker_supervisor")
+        if fake is not None:  # the seam: kind-level tests on MockClock, no subprocesses
+            pool = WorkerPool(fake, WorkerSlots(limit))
+            runtime.provide(pool)
+            yield pool
+            return
         timings = runtime.options.get("worker_timings")
         assert timings is None or isinstance(timings, WorkerTimings)
-        limit = runtime.config.capacity.max_live_sessions
         async with open_worker_supervisor(StorageEpochSource(runtime.store), timings) as sup:
             pool = WorkerPool(sup, WorkerSlots(limit))
             runtime.provide(pool)

@@ -33,7 +33,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, append_event, run_mutation
 
 from ._table import NODE, Transition, TransitionTable
@@ -123,6 +123,7 @@ class Change(Generic[A]):
     payload: Mapping[str, Any] = attrs.field(factory=dict)
     receipt: bool | None = None  # a receipt target: None = as the table rows say
     actor_id: str | None = None  # whose timers it arms, when not the write path's actor
+    event_actor: str | None = None  # the `actorId` its lifecycle events record (a client)
 
 
 @attrs.frozen
@@ -312,7 +313,8 @@ def _execute(conn: sqlite3.Connection, step: _Step, now: int, event_ids: list[st
         receipt = receipt or row.receipt
         if row.emits is not None:
             body = {**rows.payload(row, after), **change.payload}
-            event_ids.append(_append(conn, owner, row.emits, body, now, revision, None))
+            event_ids.append(_append(conn, owner, row.emits, body, now, revision,
+                                     change.event_actor))  # fmt: skip
     if change.receipt if change.receipt is not None else receipt:
         prior = None if change.before is None else change.before.revision
         what = "created" if change.before is None else "updated"

@@ -4,6 +4,8 @@
 `_recovery` brings Sessions back after a Node restart.
 """
 
+from ._create import CreateSession as CreateSession
+from ._create import UnbornSession as UnbornSession
 from ._launch import kill_leftovers as kill_leftovers
 from ._launch import worker_spec as worker_spec
 from ._lifecycles import SESSION_TABLE as SESSION_TABLE
@@ -59,6 +61,9 @@ from ._runtime import SessionKind as SessionKind
 from ._runtime import SessionRuntime as SessionRuntime
 from ._session import SessionActor as SessionActor
 from ._session import rehydrate as rehydrate
+from ._sql import SESSION_ROWS as SESSION_ROWS
+from ._sql import SessionRecord as SessionRecord
+from ._sql import SessionRows as SessionRows
 from ._store import LIVE_SESSION_STATES as LIVE_SESSION_STATES
 from ._store import PENDING_TURN_STATES as PENDING_TURN_STATES
 from ._views import SESSION_COLUMNS as SESSION_COLUMNS

@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 
 from actors._effects import EffectScope
 from actors._errors import ActorError
-from maia.protocol import MaiaError, Turn, new_id, to_json
+from maia.core import MaiaError, new_id, to_json
+from maia.protocol import Turn
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
 
 from . import _queue as q

@@ -14,7 +14,7 @@ from typing import Any
 
 import outcome
 
-from maia.protocol import MaiaError, to_json
+from maia.core import MaiaError, to_json
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
 
 from . import _queue as q

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from maia.protocol import MaiaError, to_json
+from maia.core import MaiaError, to_json
 from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q

@@ -17,7 +17,7 @@ from actors._flush import FlushTimer
 from actors._notify import Notifier
 from actors._workers import WorkerSlots
 from maia.config import UserConfig
-from maia.protocol import Clock
+from maia.core import Clock
 from storage import Storage
 from supervision.workers import TurnEvent, WorkerHandle, WorkerSupervisor
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from maia.protocol import new_id
+from maia.core import new_id
 from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q

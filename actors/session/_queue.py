@@ -18,7 +18,7 @@ import enum
 
 import attrs
 
-from maia.protocol import MAX_SESSION_PENDING_TURNS, MaiaError
+from maia.core import MAX_SESSION_PENDING_TURNS, MaiaError
 
 
 class Worker(enum.Enum):

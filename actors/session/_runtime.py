@@ -11,23 +11,25 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import trio
 
 from actors._errors import ActorError
 from actors._flush import FlushTimer
+from actors._graph import Edge
 from actors._notify import Notifier
 from actors._registry import ActorRegistry
 from actors._runtime import ActorRuntime
 from actors._table import TransitionTable
 from actors._workers import WorkerPool, WorkerSlots
 from maia.config import UserConfig
-from maia.protocol import Clock, MaiaError
+from maia.core import Clock, MaiaError
 from storage import MutationResult, Storage
 from supervision.workers import WorkerSupervisor
 
+from ._create import CreateSession, UnbornSession
 from ._lifecycles import SESSION_TABLE, TURN_TABLE
 from ._messages import Message, Resume, SendTurn, SessionContext
 from ._recovery import RecoveryReport, recover_sessions
@@ -45,10 +47,11 @@ class SessionRuntime:
     store: Storage
     clock: Clock
     config: UserConfig
-    registry: ActorRegistry[Message, Any]
+    registry: ActorRegistry[Message | CreateSession, Any]
     notifier: Notifier
     pool: WorkerPool
     recovery: RecoveryReport | None = None
+    creating: set[str] = attrs.field(factory=set)  # IDs whose creation is under way
 
     @property
     def workers(self) -> WorkerSupervisor:
@@ -57,6 +60,17 @@ class SessionRuntime:
     @property
     def slots(self) -> WorkerSlots:
         return self.pool.slots
+
+    async def create(self, session_id: str, message: CreateSession) -> MutationResult:
+        """Create the Session `session_id` through its own actor (the table's creation
+        row). Raises `idempotency_conflict` and what the write raises."""
+        self.creating.add(session_id)
+        try:
+            result: MutationResult = await self.registry.ask(session_id, message,
+                                                             within=ASK_TIMEOUT_S)  # fmt: skip
+        finally:
+            self.creating.discard(session_id)
+        return result
 
     async def ask(self, session_id: str, message: Message) -> Any:
         """Deliver a client message to the Session's actor and return its answer.
@@ -76,12 +90,30 @@ class SessionRuntime:
         return self.pool.live_workers()
 
 
+EDGES: Final = (
+    Edge("api", "session", "ask", ("CreateSession", "SendTurn", "CancelTurn", "InterruptTurn",
+         "StopSession", "RenameSession", "ArchiveSession"), "mailbox 64, deadline 4.5 s"),
+    Edge("session", "storage", "ask", ("write", "read"), "mailbox 4096, admission 5 s"),
+    Edge("session", "worker", "ask", ("prompt", "interrupt", "stop"), "bounded stop 30 s",
+         via_effect=True),
+    Edge("worker", "session", "tell", ("Progress", "WorkerSpawned", "WorkerInitialized",
+         "WorkerExited"), "mailbox 64", via_effect=True),
+    Edge("session", "session", "tell", ("Flush", "IdleTick", "WallTime", "Resume"),
+         "mailbox 64", via_effect=True),
+    Edge("session", "other sessions", "tell", ("Reclaim", "Resume"), "mailbox 64",
+         via_effect=True),
+    Edge("session", "notifier", "tell", ("notify", "publish"), "never blocks"),
+    Edge("session", "observation hub", "tell", ("live item records",), "never blocks"),
+)  # fmt: skip
+
+
 @attrs.frozen
 class SessionKind:
     """The Session kind (`runtime[SESSIONS]` is its `SessionRuntime`)."""
 
     name: str = "session"
     tables: Sequence[TransitionTable[Any, Any]] = (SESSION_TABLE, TURN_TABLE)
+    edges: Sequence[Edge] = EDGES
 
     @asynccontextmanager
     async def open(self, runtime: ActorRuntime) -> AsyncIterator[SessionRuntime]:
@@ -93,11 +125,18 @@ class SessionKind:
         holder: dict[str, SessionContext] = {}
 
         async def spawn(session_id: str) -> Any:
-            return await rehydrate(holder["ctx"], session_id)
+            ctx = holder["ctx"]
+            try:
+                return await rehydrate(ctx, session_id)
+            except MaiaError as error:
+                if error.code != "resource_not_found" or session_id not in facade.creating:
+                    raise
+            path = runtime.write_path(self.name, session_id)
+            return UnbornSession(ctx, session_id, path, lambda: rehydrate(ctx, session_id))
 
         async with trio.open_nursery() as nursery:
-            registry: ActorRegistry[Message, Any] = await runtime.start_registry(
-                self.name, spawn, nursery=nursery, capacity=64,
+            registry: ActorRegistry[Message | CreateSession, Any] = await runtime.start_registry(
+                self.name, spawn, nursery=nursery, capacity=64, restart_message=Resume,
                 idle_s=runtime.options.get("passivate_after_s", 300.0),
             )  # fmt: skip
             flush_timer = FlushTimer(FLUSH_MS / 1000)
@@ -124,7 +163,7 @@ SESSIONS = SessionKind()
 KIND = SESSIONS  # what `python -m actors._diagrams` collects
 
 
-async def _resume(registry: ActorRegistry[Message, Any], session_id: str) -> None:
+async def _resume(registry: ActorRegistry[Message | CreateSession, Any], session_id: str) -> None:
     try:
         await registry.tell(session_id, Resume())
     except (MaiaError, ActorError) as error:  # it resumes on its next message instead

@@ -17,7 +17,7 @@ import outcome
 import trio
 
 from actors._actor import Envelope
-from maia.protocol import MaiaError
+from maia.core import MaiaError
 from storage import MutationResult
 
 from . import _queue as q

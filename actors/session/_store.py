@@ -18,7 +18,8 @@ from typing import Any, Final
 
 import attrs
 
-from maia.protocol import MaiaError, Turn
+from maia.core import MaiaError
+from maia.protocol import Turn
 from storage import ReceiptTarget, append_event
 
 from ._lifecycles import (

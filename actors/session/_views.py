@@ -14,7 +14,8 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from maia.protocol import INPUT_PREVIEW_MAX_BYTES, MaiaError, Session, Turn, format_timestamp_ms
+from maia.core import INPUT_PREVIEW_MAX_BYTES, MaiaError, format_timestamp_ms
+from maia.protocol import Session, Turn
 
 SETTLED_IDLE_MS: Final = 300_000
 _PENDING: Final = "('queued', 'dispatching', 'running')"

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from actors._errors import ActorError
-from maia.protocol import MaiaError, new_id
+from maia.core import MaiaError, new_id
 from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerFailed, WorkerHandle
 

@@ -1,15 +1,14 @@
 """session.create, list, show, wait, stop, archive, rename.
 
-`session.create` writes metadata only (no actor, no worker): the Session's actor is spawned
-by its first turn. Changes of an existing Session go through its actor, which holds the
-Session's revision; reads go straight to storage. `session.wait` re-reads when the actor
-says the Session changed, and at least every 200 ms (the spec's reread).
+`session.create` is the creation transition of the new Session's own actor (no worker
+yet: its first turn starts one). Changes of an existing Session go through its actor,
+which holds the Session's revision; reads go straight to storage. `session.wait` re-reads
+when the actor says the Session changed, and at least every 200 ms (the spec's reread).
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 from typing import Any
 
 import orjson
@@ -18,9 +17,9 @@ import trio
 from actors.session import (
     SESSION_COLUMNS,
     ArchiveSession,
+    CreateSession,
     RenameSession,
     StopSession,
-    mutation_session,
     session_from_row,
     session_view,
 )
@@ -40,7 +39,6 @@ from maia.protocol import (
     new_id,
     to_json,
 )
-from storage import Applied, MutationKey, ReceiptTarget, append_event, run_mutation
 
 from ._context import ServiceContext, command_of, mutation_output, not_found
 from ._paging import issue, open_cursor
@@ -68,7 +66,6 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
     `validation_failed` (cwd), `idempotency_conflict`."""
     ctx.config.executor(params.executor)
     command = command_of(params)
-    now = ctx.now()
     root = await ctx.read(
         lambda c: c.execute(
             "SELECT root FROM projects WHERE project_id = ?", (params.project_id,)
@@ -77,36 +74,10 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
     if root is None:
         raise not_found("project", params.project_id)
     cwd = await trio.to_thread.run_sync(_start_dir, root[0], params.cwd)
-
-    def apply(conn: sqlite3.Connection) -> Applied:
-        session_id = new_id("session")
-        labels = orjson.dumps(dict.fromkeys(sorted(set(params.labels)), "")).decode()
-        conn.execute(
-            "INSERT INTO sessions (session_id, project_id, executor, title, labels, cwd, state,"
-            " activity, revision, created_ms, updated_ms)"
-            " VALUES (?, ?, ?, ?, ?, ?, 'idle', 'stopped', 1, ?, ?)",
-            (session_id, params.project_id, params.executor, params.title, labels, cwd, now,
-             now),
-        )  # fmt: skip
-        event = append_event(
-            conn, owner_id=session_id, event_type="session.created", now_ms=now,
-            payload={"executor": params.executor, "title": params.title, "cwd": cwd},
-            aggregate_revision=1, project_id=params.project_id, session_id=session_id,
-            actor_id=command.actor_id,
-        )  # fmt: skip
-        return Applied(
-            {"session": to_json(mutation_session(session_view(conn, session_id, now)))},
-            targets=(ReceiptTarget("session", session_id, "created", None, 1),),
-            event_ids=(event.event_id,),
-            project_id=params.project_id,
-        )
-
-    key = MutationKey(command.actor_id, "session.create", command.command_id)
-    result = await ctx.store.write(
-        lambda conn: run_mutation(
-            conn, key=key, input_digest=command.digest, now_ms=now, apply=apply
-        )
-    )
+    labels = orjson.dumps(dict.fromkeys(sorted(set(params.labels)), "")).decode()
+    message = CreateSession(command, params.project_id, params.executor, cwd, params.title,
+                            labels)  # fmt: skip
+    result = await ctx.sessions.create(new_id("session"), message)
     return mutation_output(SessionResult, result)
 
 

@@ -18,6 +18,7 @@ OWNED = {
         "_effects",
         "_errors",
         "_flush",
+        "_graph",
         "_notify",
         "_registry",
         "_runtime",
@@ -35,6 +36,9 @@ NOT_EXPORTED = {
     "render_rows",
     "DOC_PATH",
     "kind_tables",
+    "kinds",
+    "render_graph",
+    "runtime_edges",
     # internals of the write path and the timers, used by the runtime's own modules
     "plan_change",
     "state_timer_name",

@@ -1,0 +1,123 @@
+"""An in-process stand-in for the worker supervisor (the runtime's worker seam), so Session
+actor tests run on `MockClock` without subprocesses. It behaves like the echo worker for
+the directives these tests use: a prompt is echoed back in deltas then `completed`;
+`/sleep MS rest` waits MS (trio time) first; `/fail` fails the turn; `/crash` loses the
+worker mid-turn; the prompt named by `explode_on` makes the event stream raise (a bug).
+Interrupts and stops end the running turn `interrupted`. The real echo worker and
+supervisor are tested beside it (tests/actors/session/test_actor.py)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import trio
+
+from supervision.workers import ExitInfo, TurnEvent, WorkerFailed, WorkerSpec, WorkerState
+
+CHUNK = 4
+_pids = itertools.count(40_000)
+
+
+class FakeHandle:
+    def __init__(self, epoch: int, *, init_delay_s: float, explode_on: str | None) -> None:
+        self._explode_on = explode_on
+        self.epoch = epoch
+        self.attempt_id = f"attempt_fake{epoch}"
+        self.pid = next(_pids)
+        self.state = WorkerState.STARTING
+        self._init_delay_s = init_delay_s
+        self._initialized = trio.Event()
+        self._stopped = trio.Event()
+        self._interrupted = trio.Event()
+        self._exit: ExitInfo | None = None
+        self.prompts: list[str] = []
+
+    async def run(self) -> None:
+        await trio.sleep(self._init_delay_s)
+        if self.state is WorkerState.STARTING:
+            self.state = WorkerState.READY
+            self._initialized.set()
+
+    async def wait_initialized(self) -> None:
+        await self._initialized.wait()
+        if self.state is WorkerState.EXITED:
+            raise WorkerFailed(f"worker {self.attempt_id} exited before it initialized")
+
+    async def wait_stopped(self) -> ExitInfo:
+        await self._stopped.wait()
+        assert self._exit is not None
+        return self._exit
+
+    def _end(self, returncode: int | None, why: str | None = None) -> ExitInfo:
+        if self._exit is None:
+            self.state = WorkerState.EXITED
+            self._exit = ExitInfo(returncode, None, why, "exited", (), "")
+            self._interrupted.set()
+            self._initialized.set()
+            self._stopped.set()
+        return self._exit
+
+    async def stop(self, reason: str = "stop") -> ExitInfo:
+        await trio.lowlevel.checkpoint()
+        return self._end(0)
+
+    async def interrupt(self, turn_id: str) -> None:
+        await trio.lowlevel.checkpoint()
+        self._interrupted.set()
+
+    def prompt(self, turn_id: str, text: str) -> AsyncIterator[TurnEvent]:
+        self.prompts.append(text)
+        self._interrupted = trio.Event()
+        return self._turn(turn_id, text)
+
+    async def _turn(self, turn_id: str, text: str) -> AsyncIterator[TurnEvent]:
+        yield TurnEvent(turn_id, "started")
+        if text == self._explode_on:
+            raise RuntimeError("the worker's stream broke")  # a bug, not a worker failure
+        word, _, rest = text.partition(" ")
+        if word == "/sleep":
+            ms, _, text = rest.partition(" ")
+            with trio.move_on_after(int(ms) / 1000):
+                await self._interrupted.wait()
+            if self._interrupted.is_set():
+                yield TurnEvent(turn_id, "interrupted")
+                return
+        elif word == "/fail":
+            yield TurnEvent(turn_id, "failed", "it failed on purpose")
+            return
+        elif word == "/crash":
+            yield TurnEvent(turn_id, "delta", "crashing")
+            self._end(3)
+            yield TurnEvent(turn_id, "lost", "the worker exited")
+            return
+        for start in range(0, len(text), CHUNK):
+            yield TurnEvent(turn_id, "delta", text[start : start + CHUNK])
+        yield TurnEvent(turn_id, "completed", text)
+
+
+class FakeWorkers:
+    """The supervisor's interface, in process. `spawned` lists every handle started."""
+
+    def __init__(self, nursery: trio.Nursery, *, init_delay_s: float = 0.05) -> None:
+        self._nursery = nursery
+        self._epochs = itertools.count(1)
+        self._init_delay_s = init_delay_s
+        self.spawned: list[FakeHandle] = []
+        self.explode_on: str | None = None  # a prompt whose stream raises (a bug)
+
+    async def start_worker(self, spec: WorkerSpec) -> Any:
+        await trio.lowlevel.checkpoint()
+        handle = FakeHandle(next(self._epochs), init_delay_s=self._init_delay_s,
+                            explode_on=self.explode_on)  # fmt: skip
+        self.spawned.append(handle)
+        self._nursery.start_soon(handle.run)
+        return handle
+
+    def live(self) -> list[Any]:
+        return [h for h in self.spawned if h.state is not WorkerState.EXITED]
+
+    async def stop_all(self, reason: str = "supervisor stopping") -> None:
+        for handle in self.live():
+            await handle.stop(reason)

@@ -1,0 +1,183 @@
+"""The Session actor on `MockClock` through the worker seam (an in-process stand-in for the
+worker supervisor, tests/actors/session/_fake_workers.py): real storage, no subprocesses,
+minutes of idle time in milliseconds. The real-process tests are in test_actor.py."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from actors import TrioClock
+from actors.session import Command, SendTurn, SessionRuntime, turn_view
+from maia.config import UserConfig
+from maia.protocol import Turn, new_id
+from storage import Storage, open_storage
+from supervision.workers import WorkerState
+
+from ._fake_workers import FakeWorkers
+from ._open import open_session_runtime
+
+CLOCK = TrioClock()
+IDLE_MS = UserConfig().sessions.worker_idle_ms
+
+
+@pytest.fixture
+def jump_clock() -> trio.testing.MockClock:
+    # Jumps only after 50 ms of real idleness: a storage write (real time, in its thread)
+    # never lets a deadline pass while it runs.
+    return trio.testing.MockClock(autojump_threshold=0.05)
+
+
+class Harness:
+    def __init__(self, store: Storage, runtime: SessionRuntime, workers: FakeWorkers,
+                 root: Path) -> None:  # fmt: skip
+        self.store, self.runtime, self.workers, self.root = store, runtime, workers, root
+
+    async def session(self) -> str:
+        session_id = new_id("session")
+
+        def seed(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR IGNORE INTO projects (project_id, project_key, root, revision,"
+                " created_ms, updated_ms) VALUES ('project_f', 'fake', ?, 1, 0, 0)",
+                (str(self.root),),
+            )
+            conn.execute(
+                "INSERT INTO sessions (session_id, project_id, executor, cwd, state, created_ms,"
+                " updated_ms) VALUES (?, 'project_f', 'builtin:echo', ?, 'idle', 0, 0)",
+                (session_id, str(self.root)),
+            )
+
+        await self.store.write(seed)
+        return session_id
+
+    async def send(self, session_id: str, text: str) -> str:
+        command = Command(new_id("command"), "local-user", f"sha256:{text}")
+        result = await self.runtime.send(session_id, SendTurn(command, text))
+        return str(result.result["turn"]["turnId"])
+
+    async def wait_turn(self, turn_id: str, *states: str) -> Turn:
+        with trio.fail_after(120):
+            while True:
+                turn = await self.store.read(lambda c: turn_view(c, turn_id))
+                if turn.state in states:
+                    return turn
+                await self.runtime.notifier.wait(turn_id, 5)  # woken by each commit
+
+    async def session_row(self, session_id: str) -> tuple[Any, ...]:
+        return tuple(
+            await self.store.read(
+                lambda c: c.execute(
+                    "SELECT state, activity FROM sessions WHERE session_id = ?", (session_id,)
+                ).fetchone()
+            )
+        )
+
+
+@asynccontextmanager
+async def _open(tmp_path: Path, **options: Any) -> AsyncIterator[Harness]:
+    async with (
+        trio.open_nursery() as nursery,
+        open_storage(tmp_path / "maia.db", clock=CLOCK, synchronous="NORMAL") as store,
+    ):
+        workers = FakeWorkers(nursery)
+        opened = open_session_runtime(
+            store, clock=CLOCK, config=UserConfig(), worker_supervisor=workers, **options
+        )
+        async with opened as runtime:
+            yield Harness(store, runtime, workers, tmp_path)
+        nursery.cancel_scope.cancel()
+
+
+async def test_turns_run_in_order_and_an_idle_worker_is_released(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """Three turns run on one worker in send order; a minute of idleness later the worker
+    is released (the Session is running until then, idle after), all in mock time."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        turns = [await h.send(session_id, f"hello {n}") for n in range(3)]
+        done = [await h.wait_turn(t, "completed", "failed") for t in turns]
+        assert [t.output_text for t in done] == ["hello 0", "hello 1", "hello 2"]
+        assert len(h.workers.spawned) == 1
+        assert h.workers.spawned[0].prompts == ["hello 0", "hello 1", "hello 2"]
+        assert await h.session_row(session_id) == ("running", "idle")
+        await trio.sleep(IDLE_MS / 1000 + 5)
+        assert h.workers.spawned[0].state is WorkerState.EXITED
+        assert await h.session_row(session_id) == ("idle", "stopped")
+
+
+async def test_a_lost_worker_fails_its_turn_and_the_next_turn_gets_a_new_one(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """A worker lost mid-turn fails that turn (never re-run); the next send starts a new
+    attempt, which completes."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        crashed = await h.wait_turn(await h.send(session_id, "/crash"), "failed", "completed")
+        assert crashed.state == "failed"
+        after = await h.wait_turn(await h.send(session_id, "again"), "completed", "failed")
+        assert after.output_text == "again"
+        assert len(h.workers.spawned) == 2
+
+
+async def test_a_sleeping_turn_waits_in_mock_time_and_the_queue_keeps_its_order(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """A sleeping turn waits in mock time; the next queued turn runs after it, in order."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        slow = await h.send(session_id, "/sleep 30000 slow")
+        fast = await h.send(session_id, "fast")
+        first = await h.wait_turn(slow, "completed", "failed")
+        second = await h.wait_turn(fast, "completed", "failed")
+        assert (first.output_text, second.output_text) == ("slow", "fast")
+        assert (first.completed_at or "") <= (second.started_at or "")
+
+
+async def test_a_session_holding_a_worker_is_not_passivated(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """Its worker's launch effect vetoes passivation (no keep-alive messages); once the
+    worker is released the idle Session actor is passivated."""
+    async with _open(tmp_path, passivate_after_s=10.0) as h:
+        session_id = await h.session()
+        await h.wait_turn(await h.send(session_id, "hi"), "completed")
+        await trio.sleep(40)  # idle, but its worker is still held (released after a minute)
+        assert h.runtime.registry.is_live(session_id)
+        await trio.sleep(IDLE_MS / 1000 + 40)
+        assert not h.runtime.registry.is_live(session_id)
+        assert h.runtime.registry.statistics().passivated_idle == 1
+
+
+async def test_an_effect_that_raises_crashes_the_actor_which_restarts_logged(
+    tmp_path: Path, jump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in an effect (the worker's stream raises) crashes only that Session's actor:
+    the traceback is logged, the actor restarts from storage, the turn it ran fails
+    runtime_lost and the next turn runs on a new worker. Nothing is swallowed."""
+    caplog.set_level(logging.WARNING)
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        other = await h.session()
+        h.workers.explode_on = "explode"
+        lost = await h.send(session_id, "explode")
+        failed = await h.wait_turn(lost, "failed", "completed")
+        assert failed.failure_reason == "runtime_lost"
+        after = await h.wait_turn(await h.send(session_id, "after"), "completed", "failed")
+        assert after.output_text == "after"
+        fine = await h.wait_turn(await h.send(other, "unharmed"), "completed", "failed")
+        assert fine.output_text == "unharmed"
+        assert h.runtime.registry.statistics().crashed == 1
+    crash = [r for r in caplog.records if r.getMessage().startswith("actor session/")]
+    assert len(crash) == 1
+    assert crash[0].exc_info is not None
+    assert "the worker's stream broke" in caplog.text
