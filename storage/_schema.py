@@ -289,7 +289,42 @@ CREATE TABLE processor_checkpoints (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS)
+# Issue 17, the Session side of the agent executors: the harness's conversation id and
+# usage totals on the Session, per-turn usage, an item's structured fields, and approvals.
+_AGENT_SESSIONS = """
+ALTER TABLE sessions ADD COLUMN conversation_id TEXT;   -- the harness's own, to resume it
+ALTER TABLE sessions ADD COLUMN usage TEXT;             -- JSON totals over its turns
+ALTER TABLE turns ADD COLUMN usage TEXT;                -- JSON per-turn figures
+ALTER TABLE turn_items ADD COLUMN data TEXT;            -- JSON fields of a structured item
+
+CREATE TABLE approvals (
+    approval_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
+    call_id TEXT NOT NULL,                      -- the worker's maia.approval tool call
+    kind TEXT NOT NULL,
+    summary TEXT NOT NULL,                      -- at most 8 KiB
+    options TEXT NOT NULL,                      -- JSON list, at most 8
+    can_remember INTEGER NOT NULL,
+    state TEXT NOT NULL,                        -- pending, allowed, denied, withdrawn, expired
+    remember INTEGER,
+    message TEXT,
+    revision INTEGER NOT NULL,
+    created_ms INTEGER NOT NULL,
+    expires_ms INTEGER,
+    resolved_ms INTEGER
+);
+CREATE INDEX approvals_by_session ON approvals (session_id, state, created_ms);
+CREATE INDEX approvals_by_state ON approvals (state, created_ms);
+"""
+
+MIGRATIONS: Final[tuple[str, ...]] = (
+    _V1,
+    _V2_ACTOR_TIMERS,
+    _CONFIG_ADMISSION,
+    _WEBHOOKS,
+    _AGENT_SESSIONS,
+)
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

@@ -49,6 +49,7 @@ class SessionCore:
         self.core = core
         self.holds_slot = False
         self.effects: EffectScope | None = None
+        self.approvals: dict[str, tuple[str, str]] = {}  # pending: approval -> (turn, call)
 
     @property
     def session_id(self) -> str:

@@ -22,17 +22,28 @@ import psutil
 
 from maia.config import ExecutorConfig
 from supervision.workers import WorkerSpec
+from worker_bridge.workers.agents import MODULES, worker_launch
 
 ECHO_MODULE = "worker_bridge.workers.echo"
 EXEC_MODULE = "worker_bridge.workers.exec"
 START_TIME_SLACK_MS = 10_000
+AGENT_KINDS = frozenset(MODULES)  # prompted with tools=True: they ask maia.approval
 
 
-def worker_spec(executor: ExecutorConfig, cwd: str, environ: Mapping[str, str]) -> WorkerSpec:
-    """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables."""
+def worker_spec(executor: ExecutorConfig, cwd: str, environ: Mapping[str, str],
+                conversation_id: str | None = None) -> WorkerSpec:  # fmt: skip
+    """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables.
+
+    An agent kind (claude-code, codex, acp) gets the harness conversation stored with the
+    Session as `activation.conversationId`, so a restarted worker resumes it."""
     env = {name: environ[name] for name in executor.env if name in environ}
     if executor.kind == "echo":
         return WorkerSpec.python_module(ECHO_MODULE, cwd=cwd, env=env)
+    if executor.kind in AGENT_KINDS:
+        module, options = worker_launch(executor.kind, executor.options, executor.argv)
+        activation = {"conversationId": conversation_id} if conversation_id else {}
+        return WorkerSpec.python_module(module, cwd=cwd, env=env, options=options,
+                                        activation=activation)  # fmt: skip
     # The exec worker's options: the argv, and which of its variables the program gets.
     options = {"argv": orjson.dumps(list(executor.argv)).decode()}
     if executor.env:

@@ -73,6 +73,15 @@ class ArchiveSession:
 
 
 @attrs.frozen
+class RespondApproval:
+    command: Command
+    approval_id: str
+    decision: str  # allow | deny
+    remember: bool = False
+    message: str | None = None
+
+
+@attrs.frozen
 class Resume:
     """Start a worker for turns left queued (after a restart or a refused start)."""
 
@@ -129,8 +138,8 @@ class WallTime:
 
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
-    | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | IdleTick
-    | WallTime | Reclaim
+    | RespondApproval | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress
+    | Flush | IdleTick | WallTime | Reclaim
 )  # fmt: skip
 
 

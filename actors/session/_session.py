@@ -21,6 +21,7 @@ from maia.core import MaiaError
 from storage import MutationResult
 
 from . import _queue as q
+from ._approvals import withdraw_pending
 from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
     PROGRESS_BATCH_MAX,
@@ -33,6 +34,7 @@ from ._messages import (
     Progress,
     Reclaim,
     RenameSession,
+    RespondApproval,
     Resume,
     SendTurn,
     SessionContext,
@@ -47,7 +49,8 @@ from ._store import PENDING_TURN_STATES, Draft, TurnMemo, session_step
 
 MAX_SENDS_TOGETHER = 256  # sends one transaction applies at most
 RESUME_RETRY_S = 5.0  # a fallback: a freed slot is handed on at once
-_CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession)
+_CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession,
+           RespondApproval)  # fmt: skip
 log = logging.getLogger("maia.session")
 _CLOSED = (SessionState.STOPPING, SessionState.STOPPED, SessionState.FAILED)
 _HAD_WORKER = (
@@ -127,6 +130,8 @@ class SessionActor(TurnProgress):
                 return await self.rename_session(message)
             case ArchiveSession():
                 return await self.archive_session(message)
+            case RespondApproval():
+                return await self.respond_approval(message)
         return None
 
     async def _internal(self, message: Message) -> None:
@@ -181,6 +186,8 @@ class SessionActor(TurnProgress):
             return  # nothing to record: the turns wait for a slot
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
+            # A worker of an earlier incarnation is gone: its approvals can never be answered.
+            withdraw_pending(conn, draft, "the worker is gone: the Node or its actor restarted")
             if draft.state in _HAD_WORKER:
                 session_step(conn, draft, SessionEvent.NODE_RESTARTED)
             self.apply_rows(conn, draft, after, actions)

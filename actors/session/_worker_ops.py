@@ -25,8 +25,9 @@ from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerFailed, WorkerHandle
 
 from . import _queue as q
+from ._approvals import withdraw_pending
 from ._batch import SendOps
-from ._launch import end_attempt, record_attempt, worker_spec
+from ._launch import AGENT_KINDS, end_attempt, record_attempt, worker_spec
 from ._lifecycles import SessionEvent, TurnEvent
 from ._messages import (
     IdleTick,
@@ -67,6 +68,7 @@ class WorkerOps(SendOps):
     item_seq: int = 0
     wall_time_ms: int | None = None  # the executor's per-turn limit (exec)
     timed_out: str | None = None  # the turn interrupted for passing it
+    tools: bool = False  # an agent worker: it asks approvals as `maia.approval` tool calls
 
     def started_unflushed(self, turn_id: str) -> bool:
         return self.started == turn_id
@@ -132,13 +134,15 @@ class WorkerOps(SendOps):
     async def _launch(self) -> None:
         row = await self.ctx.store.read(
             lambda conn: conn.execute(
-                "SELECT executor, cwd FROM sessions WHERE session_id = ?", (self.session_id,)
+                "SELECT executor, cwd, conversation_id FROM sessions WHERE session_id = ?",
+                (self.session_id,),
             ).fetchone()
         )
         try:
             executor = self.ctx.config.executor(row[0])
             self.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None
-            spec = worker_spec(executor, row[1], self.ctx.environ)
+            self.tools = executor.kind in AGENT_KINDS
+            spec = worker_spec(executor, row[1], self.ctx.environ, row[2])
             handle = await self.ctx.workers.start_worker(spec)
         except MaiaError as error:
             await self._tell(WorkerExited(None, f"start failed: {error.message}"))
@@ -184,7 +188,7 @@ class WorkerOps(SendOps):
 
         async def pump() -> None:
             try:
-                async for event in handle.prompt(turn_id, text):
+                async for event in handle.prompt(turn_id, text, tools=self.tools):
                     await self._tell(Progress(handle.attempt_id, (event,)))
             except MaiaError as error:
                 lost = WorkerEvent(turn_id, "lost", error.message)
@@ -254,11 +258,13 @@ class WorkerOps(SendOps):
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
             if attempt_id is not None:
                 end_attempt(conn, attempt_id, reason, draft.now)
+            withdraw_pending(conn, draft, f"the worker is gone: {reason}")
             self._flush_rows(conn, draft)
             self.gone_rows(conn, draft, expected, actions)
             self.apply_rows(conn, draft, after, actions)
 
         await self.commit(body)
+        self.approvals.clear()
         self.worker, self.item, self.started = None, None, None
         self.core = after
         self.after_commit(actions)

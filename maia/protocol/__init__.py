@@ -44,6 +44,9 @@ from maia.core import parse_timestamp as parse_timestamp
 from maia.core import spec as spec
 from maia.core import to_json as to_json
 
+from ._agent_shapes import SessionPrompt as SessionPrompt
+from ._agent_shapes import SessionStatus as SessionStatus
+from ._agent_shapes import Usage as Usage
 from ._capabilities import CAPABILITY_NAMES as CAPABILITY_NAMES
 from ._capabilities import NODE_CAPABILITIES as NODE_CAPABILITIES
 from ._common import ACTIVITIES as ACTIVITIES

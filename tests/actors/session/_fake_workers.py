@@ -67,7 +67,7 @@ class FakeHandle:
         await trio.lowlevel.checkpoint()
         self._interrupted.set()
 
-    def prompt(self, turn_id: str, text: str) -> AsyncIterator[TurnEvent]:
+    def prompt(self, turn_id: str, text: str, *, tools: bool = False) -> AsyncIterator[TurnEvent]:
         self.prompts.append(text)
         self._interrupted = trio.Event()
         return self._turn(turn_id, text)

@@ -1,0 +1,188 @@
+"""The agent workers' own events on a running turn: the harness conversation, structured
+items, per-turn usage, and approvals asked as `maia.approval` tool calls.
+
+- `conversation`: the harness's conversation id is stored with the Session (the next launch
+  passes it back as `activation.conversationId`); a `replaced` one is recorded as the event
+  `session.conversation.replaced`.
+- `item.started` / `item.delta`: published live (never stored per delta).
+- `item.completed`: stored with the turn (kind, a text, the item's fields as `data`); a
+  `usage` item also sets the turn's usage and adds it to the Session's totals.
+- `tool-call` of `maia.approval`: a durable approval record, and the Session reads
+  `waiting-approval`; any other tool is refused at once (`tool_unavailable`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any, Final
+
+import orjson
+
+from maia.core import new_id
+from storage import MutationResult, ReceiptTarget
+from supervision.workers import TurnEvent as WorkerEvent
+from supervision.workers import WorkerHandle
+
+from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
+from ._lifecycles import CLIENT, WORKER, SessionEvent, SessionState
+from ._messages import RespondApproval
+from ._store import Draft, emit, session_step
+from ._usage import add_usage
+from ._worker_ops import WorkerOps, _worker_call
+
+MAX_DATA_BYTES: Final = 65_536
+TEXT_FIELDS: Final = ("text", "message", "command", "summary", "name")
+
+
+def _item_text(item: dict[str, Any]) -> str:
+    """The human line of a structured item: its text, message, command, summary or name."""
+    for key in TEXT_FIELDS:
+        value = item.get(key)
+        if isinstance(value, str) and value:
+            return value[:8192]
+    return ""
+
+
+def _item_data(item: dict[str, Any]) -> str:
+    data = orjson.dumps({k: v for k, v in item.items() if k not in ("id", "type")})
+    if len(data) > MAX_DATA_BYTES:
+        return orjson.dumps({"truncated": True, "bytes": len(data)}).decode()
+    return data.decode()
+
+
+def _refusal(name: object) -> str:
+    return json.dumps({"code": "tool_unavailable",
+                       "message": f"the Node hosts no tool {str(name)[:128]!r}"})  # fmt: skip
+
+
+class AgentEvents(WorkerOps):
+    async def agent_event(self, handle: WorkerHandle, event: WorkerEvent) -> None:
+        data = event.data or {}
+        match event.kind:
+            case "conversation":
+                await self._conversation(data)
+            case "item.started" | "item.delta":
+                self._live_structured(event, data)
+            case "item.completed":
+                await self._item_completed(event.turn_id, data.get("item"))
+            case "tool-call":
+                await self._tool_call(handle, event.turn_id, data)
+
+    def _live_structured(self, event: WorkerEvent, data: dict[str, Any]) -> None:
+        if self.ctx.live is None:
+            return
+        found = data.get("item")
+        item: dict[str, Any] = found if isinstance(found, dict) else {}
+        item_id = str(item.get("id") or data.get("itemId") or "")
+        kind = str(item.get("type") or "")
+        text = event.text or (_item_text(item) if item else "")
+        self.ctx.live(event.kind, self.session_id, event.turn_id, item_id, kind, text)
+
+    async def _conversation(self, data: dict[str, Any]) -> None:
+        conversation_id = data.get("conversationId")
+        if not isinstance(conversation_id, str) or not conversation_id:
+            return
+        keys = ("conversationId", "harness", "resumed", "replaced", "reason")
+        body: dict[str, Any] = {k: data[k] for k in keys if k in data}
+
+        def write(conn: sqlite3.Connection, draft: Draft) -> None:
+            changed = conn.execute(
+                "UPDATE sessions SET conversation_id = ? WHERE session_id = ?"
+                " AND conversation_id IS NOT ?",
+                (conversation_id[:200], draft.session_id, conversation_id[:200]),
+            ).rowcount
+            if changed:
+                emit(conn, draft, "session.conversation", body)
+            if data.get("replaced"):
+                emit(conn, draft, "session.conversation.replaced", body)
+
+        await self.commit(write)
+
+    async def _item_completed(self, turn_id: str, item: Any) -> None:
+        if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+            return
+        kind = item["type"][:32]
+        self.item_seq += 1
+        seq, item_id = self.item_seq, new_id("item")
+
+        def write(conn: sqlite3.Connection, draft: Draft) -> None:
+            self._flush_rows(conn, draft)  # what streamed before it keeps its place
+            conn.execute(
+                "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
+                " updated_ms, data) VALUES (?, ?, ?, ?, ?, 'completed', ?, ?, ?)",
+                (item_id, turn_id, seq, kind, _item_text(item), draft.now, draft.now,
+                 _item_data(item)),
+            )  # fmt: skip
+            draft.views.pop(turn_id, None)
+            if kind == "usage":
+                add_usage(conn, draft, turn_id, item)
+            emit(conn, draft, "item.completed",
+                 {"turnId": turn_id, "itemId": item_id, "kind": kind})  # fmt: skip
+
+        await self.commit(write)
+        self._live_structured(WorkerEvent(turn_id, "item.completed"), {"item": item})
+        self.notify(turn_id)
+
+    async def _tool_call(self, handle: WorkerHandle, turn_id: str, data: dict[str, Any]) -> None:
+        call_id, name, arguments = data.get("callId"), data.get("name"), data.get("arguments")
+        if not isinstance(call_id, str):
+            return
+        if name != APPROVAL_TOOL or not isinstance(arguments, dict):
+            answer = _refusal(name)
+
+            async def refuse() -> None:
+                await handle.tool_result(turn_id, call_id, False, answer)
+
+            self.effect("tool-refusal", _worker_call("tool_result", refuse))
+            return
+        approval_id = new_id("approval")
+
+        def write(conn: sqlite3.Connection, draft: Draft) -> None:
+            self._flush_rows(conn, draft)
+            insert_approval(conn, draft, approval_id=approval_id, turn_id=turn_id,
+                            call_id=call_id, arguments=arguments, expires_ms=None)  # fmt: skip
+            if draft.state is SessionState.RUNNING:
+                session_step(conn, draft, SessionEvent.APPROVAL_REQUESTED, caller=WORKER,
+                             payload={"approvalId": approval_id})  # fmt: skip
+
+        await self.commit(write)
+        self.approvals[approval_id] = (turn_id, call_id)
+        self.notify(turn_id)
+
+    async def respond_approval(self, message: RespondApproval) -> MutationResult:
+        """Answer a pending approval (idempotent by commandId, with a receipt) and pass the
+        decision to the worker's waiting tool call. Raises `approval_not_pending`."""
+        approval_id = message.approval_id
+        state = "allowed" if message.decision == "allow" else "denied"
+
+        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
+            resolve(conn, draft, approval_id, state, remember=message.remember,
+                    message=message.message)  # fmt: skip
+            draft.targets.append(ReceiptTarget("approval", approval_id, "updated", 1, 2))
+            waiting = draft.state is SessionState.WAITING_APPROVAL
+            if waiting and pending_count(conn, draft.session_id) == 0:
+                prior = draft.revision
+                session_step(conn, draft, SessionEvent.APPROVAL_RESOLVED, caller=CLIENT,
+                             payload={"approvalId": approval_id})  # fmt: skip
+                self.session_target(draft, prior)
+            return {"approval": read_approval(conn, approval_id)}
+
+        result = await self.mutate("approval.respond", message.command, apply)
+        call = self.approvals.pop(approval_id, None)
+        handle = self.worker
+        if result.delivery == "new" and call is not None and handle is not None:
+            turn_id, call_id = call
+            answer: dict[str, Any] = {"decision": message.decision}
+            if message.remember:
+                answer["remember"] = True
+            if message.message:
+                answer["message"] = message.message
+            content = json.dumps(answer)
+
+            async def answer_call() -> None:
+                await handle.tool_result(turn_id, call_id, True, content)
+
+            self.effect("approval-answer", _worker_call("tool_result", answer_call))
+        self.notify(*(call[:1] if call else ()))
+        return result
