@@ -70,6 +70,14 @@ from ._documents import operation_schema as operation_schema
 from ._documents import schema_document as schema_document
 from ._operations import REGISTRY as REGISTRY
 from ._operations import REGISTRY_VERSION as REGISTRY_VERSION
+from ._ops_approval import APPROVAL_OPERATIONS as APPROVAL_OPERATIONS
+from ._ops_approval import Approval as Approval
+from ._ops_approval import ApprovalListInput as ApprovalListInput
+from ._ops_approval import ApprovalListOutput as ApprovalListOutput
+from ._ops_approval import ApprovalRef as ApprovalRef
+from ._ops_approval import ApprovalRespondInput as ApprovalRespondInput
+from ._ops_approval import ApprovalRespondOutput as ApprovalRespondOutput
+from ._ops_approval import ApprovalShowOutput as ApprovalShowOutput
 from ._ops_config import ConfigAdmitConfirmInput as ConfigAdmitConfirmInput
 from ._ops_config import ConfigAdmitConfirmOutput as ConfigAdmitConfirmOutput
 from ._ops_config import ConfigAdmitPreviewOutput as ConfigAdmitPreviewOutput

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from ._ops_approval import APPROVAL_OPERATIONS
 from ._ops_config import CONFIG_OPERATIONS
 from ._ops_node import NODE_OPERATIONS
 from ._ops_records import RECORD_OPERATIONS
@@ -13,9 +14,11 @@ from ._ops_webhook import WEBHOOK_OPERATIONS
 from ._registry import Registry, build_registry
 
 # Bump when an op is removed or altered (the contract check refuses it otherwise).
-REGISTRY_VERSION: Final = "0.3.0"
+REGISTRY_VERSION: Final = "0.5.0"
 
 ALL_OPERATIONS: Final = (
-    NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS + CONFIG_OPERATIONS
-) + WEBHOOK_OPERATIONS
+    (NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS + CONFIG_OPERATIONS)
+    + WEBHOOK_OPERATIONS
+    + APPROVAL_OPERATIONS
+)
 REGISTRY: Final[Registry] = build_registry(ALL_OPERATIONS)

@@ -21,6 +21,7 @@ from maia.protocol import Clock
 from storage import Storage
 from supervision.workers import WorkerTimings
 
+from ._approvals import APPROVAL_HANDLERS
 from ._config import CONFIG_HANDLERS
 from ._context import ServiceContext
 from ._projects import project_add, project_list, project_show
@@ -73,6 +74,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "events.read": events_read,
     **CONFIG_HANDLERS,
     **WEBHOOK_HANDLERS,
+    **APPROVAL_HANDLERS,
 }
 
 

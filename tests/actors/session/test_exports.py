@@ -46,7 +46,16 @@ def _exports(folder: Path) -> list[str]:
 def _handlers(name: str) -> bool:
     """The op handlers are reached through `HANDLERS`, by operation ID."""
     parts = name.split("_")
-    return parts[0] in {"project", "session", "turn", "reference", "receipt", "events", "webhooks"}
+    return parts[0] in {
+        "project",
+        "session",
+        "turn",
+        "reference",
+        "receipt",
+        "events",
+        "webhooks",
+        "approval",
+    }
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))
