@@ -7,6 +7,9 @@ row and its recovery column), its SQL (`Rows`), its pure core (`Core.decide` ret
 timers (`Wake`, `Fired`), effect scopes, batch handling and typed errors.
 """
 
+from ._activations import ActivationSlots as ActivationSlots
+from ._activations import Held as Held
+from ._activations import Wanted as Wanted
 from ._actor import Actor as Actor
 from ._actor import ActorState as ActorState
 from ._actor import ActorStatistics as ActorStatistics

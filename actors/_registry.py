@@ -25,6 +25,7 @@ stays down until its next message rehydrates it, and the give-up is logged too.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -59,11 +60,24 @@ Spawn = Callable[[str], Awaitable[Callable[[M], Awaitable[R]] | Behaviour[M]]]
 class _Spawn:
     """One rehydration in progress: its end, and its error."""
 
-    __slots__ = ("done", "error")
+    __slots__ = ("_done", "_event", "error")
 
     def __init__(self) -> None:
-        self.done = trio.Event()
+        self._event: trio.Event | None = None  # made only when someone waits
+        self._done = False
         self.error: BaseException | None = None
+
+    async def wait(self) -> None:
+        if self._done:
+            return
+        if self._event is None:
+            self._event = trio.Event()
+        await self._event.wait()
+
+    def finish(self) -> None:
+        self._done = True
+        if self._event is not None:
+            self._event.set()
 
 
 @attrs.frozen
@@ -165,30 +179,32 @@ class ActorRegistry(Generic[M, R]):
         """The live actor for `aggregate_id`, rehydrated. Raises what `spawn` raises,
         `AskTimedOut` when spawning takes longer than `spawn_timeout_s`, `NotServing` when
         the registry is not serving."""
-        actor = await self._obtain(aggregate_id)
-        await self._spawned_or_raise(actor)
+        actor, mine = await self._obtain(aggregate_id)
+        if mine:
+            await self._complete(aggregate_id, actor)
+        else:
+            await self._spawned_or_raise(actor)
         return actor
 
-    async def _obtain(self, aggregate_id: str) -> Actor[M, R]:
-        """The actor for `aggregate_id`, live or being rehydrated: the first caller for an
-        ID registers it before any await and starts its rehydration, so every caller's
-        message queues in arrival order and no twin is ever spawned."""
+    async def _obtain(self, aggregate_id: str) -> tuple[Actor[M, R], bool]:
+        """The actor for `aggregate_id`, live or being rehydrated, and whether this caller
+        must rehydrate it (`_complete`). The first caller for an ID registers it before any
+        await, so every caller's message queues in arrival order and no twin is spawned."""
         while True:
             actor = self._live.get(aggregate_id)
             if actor is not None and actor.state is not ActorState.STOPPED:
                 del self._live[aggregate_id]  # touch: move to the recent end
                 self._live[aggregate_id] = actor
                 actor.last_active = trio.current_time()
-                return actor
+                return actor, False
             stopping = self._stopping.get(aggregate_id)
             if stopping is None:
-                return self._spawn_one(aggregate_id)
+                return self._register(aggregate_id), True
             await stopping.wait_stopped()
             self._stopping.pop(aggregate_id, None)
 
-    def _spawn_one(self, aggregate_id: str) -> Actor[M, R]:
-        nursery = self._nursery
-        if nursery is None:
+    def _register(self, aggregate_id: str) -> Actor[M, R]:
+        if self._nursery is None:
             raise NotServing(self.name)
         while len(self._live) >= self._max_live:
             victim = next((i for i, a in self._live.items()
@@ -201,18 +217,18 @@ class ActorRegistry(Generic[M, R]):
         actor.last_active = trio.current_time()
         self._live[aggregate_id] = actor
         self._spawning[actor] = _Spawn()
-        nursery.start_soon(self._rehydrate, aggregate_id, actor)
         return actor
 
     async def _spawned_or_raise(self, actor: Actor[M, R]) -> None:
         spawn = self._spawning.get(actor)
         if spawn is not None:
-            await spawn.done.wait()
+            await spawn.wait()
             if spawn.error is not None:
                 raise spawn.error
 
-    async def _rehydrate(self, aggregate_id: str, actor: Actor[M, R]) -> None:
-        """Spawn the actor's behaviour from storage, then serve it (in the nursery)."""
+    async def _complete(self, aggregate_id: str, actor: Actor[M, R]) -> None:
+        """Rehydrate a registered actor (in the caller's task) and start serving it.
+        Raises what the spawn raised; its queued asks fail with the same error."""
         spawn = self._spawning[actor]
         name = actor.name
         try:
@@ -220,29 +236,37 @@ class ActorRegistry(Generic[M, R]):
                 made = await self._spawn(aggregate_id)
             if scope.cancelled_caught:
                 raise AskTimedOut(name, round(self._spawn_timeout_s * 1000), "spawn")
-        except Exception as error:
+        except BaseException as error:
             if self._live.get(aggregate_id) is actor:
                 del self._live[aggregate_id]
             refusal = error if isinstance(error, MaiaError | ActorError) else ActorStopped(name)
             spawn.error = refusal
             actor.abandon(refusal)
-            if not isinstance(error, MaiaError | ActorError):
+            if isinstance(error, Exception) and not isinstance(error, MaiaError | ActorError):
                 log.exception("spawning %s failed", name)
-            return
+            raise
         finally:
             del self._spawning[actor]
-            spawn.done.set()
+            spawn.finish()
+        nursery = self._nursery
+        if nursery is None:
+            actor.abandon(NotServing(self.name))
+            raise NotServing(self.name)
         if callable(made):
             actor.bind(made)
         else:
             actor.bind(batch=made.handle_batch)
-            assert self._nursery is not None
-            effects = self._scopes[actor] = EffectScope(actor, self._nursery)
+            effects = self._scopes[actor] = EffectScope(actor, nursery)
             made.attach(effects)
         self._spawned += 1
-        await self._run(aggregate_id, actor)
+        nursery.start_soon(self._serve, aggregate_id, actor)
 
-    async def _run(self, aggregate_id: str, actor: Actor[M, R]) -> None:
+    async def _complete_quietly(self, aggregate_id: str, actor: Actor[M, R]) -> None:
+        """`_complete` for an asker (which learns the error from its refused ask)."""
+        with contextlib.suppress(Exception):  # handed to the queued asks, and logged if a bug
+            await self._complete(aggregate_id, actor)
+
+    async def _serve(self, aggregate_id: str, actor: Actor[M, R]) -> None:
         crashed = False
         try:
             await actor.serve()
@@ -292,12 +316,15 @@ class ActorRegistry(Generic[M, R]):
         Raises `ActorOverloaded` when its mailbox stays full, and what `get` raises.
         """
         for _ in range(3):
-            actor = await self._obtain(aggregate_id)
+            actor, mine = await self._obtain(aggregate_id)
             try:
                 await actor.tell(message)
             except ActorClosed:
                 continue  # refused while passivating: not delivered, so the next incarnation
-            await self._spawned_or_raise(actor)  # a teller learns that it does not exist
+            if mine:  # rehydrate it here; a teller learns that it does not exist
+                await self._complete(aggregate_id, actor)
+            else:
+                await self._spawned_or_raise(actor)
             return
         raise ActorStopped(f"{self.name}/{aggregate_id}", "kept stopping")
 
@@ -306,7 +333,10 @@ class ActorRegistry(Generic[M, R]):
     ) -> R:
         """Ask the aggregate's actor, spawning it if needed. Raises what `Actor.ask` raises."""
         for _ in range(3):
-            actor = await self._obtain(aggregate_id)
+            actor, mine = await self._obtain(aggregate_id)
+            if mine:  # queue first (arrival order), rehydrate beside the wait for the answer
+                assert self._nursery is not None
+                self._nursery.start_soon(self._complete_quietly, aggregate_id, actor)
             try:
                 return await actor.ask(message, within=within)  # a failed spawn refuses it
             except ActorClosed:

@@ -42,16 +42,21 @@ class StorageEpochSource:
 
 
 class WorkerSlots:
-    """The live-worker limit: one slot per aggregate whose worker runs (or is starting)."""
+    """The live-worker limit (maxLiveSessions): one slot per aggregate whose worker runs (or
+    is starting), counted on the Node and per Project. The limits come with each
+    acquisition (the admitted configuration of that moment), `limit` at start."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
+        self.by_project: dict[str, int] = {}
         self.idle: dict[str, None] = {}  # aggregates whose worker waits for work, oldest first
-        self.waiting: dict[str, None] = {}  # aggregates whose work waits for a slot
+        # aggregates whose work waits for a slot, with the scope of the full limit
+        self.waiting: dict[str, tuple[str, int]] = {}
+        self.refused: tuple[str, int] = ("node", limit)  # the last refusal's scope and limit
 
     def wait_for_slot(self, owner: str) -> None:
-        self.waiting[owner] = None
+        self.waiting[owner] = self.refused
 
     def next_waiting(self) -> str | None:
         """The owner that has waited longest for a slot (taken off the list)."""
@@ -74,14 +79,34 @@ class WorkerSlots:
                 return owner
         return None
 
-    def try_acquire(self) -> bool:
+    def try_acquire(
+        self,
+        project_id: str | None = None,
+        limit: int | None = None,
+        project_limit: int | None = None,
+    ) -> bool:
+        """Take a slot unless the Node (`limit`, else the starting one) or the Project
+        (`project_limit`) is full."""
+        if limit is not None:
+            self.limit = limit
         if self.used >= self.limit:
+            self.refused = ("node", self.limit)
+            return False
+        in_project = self.by_project.get(project_id, 0) if project_id is not None else 0
+        if project_id is not None and project_limit is not None and in_project >= project_limit:
+            self.refused = ("project", project_limit)
             return False
         self.used += 1
+        if project_id is not None:
+            self.by_project[project_id] = in_project + 1
         return True
 
-    def release(self) -> None:
+    def release(self, project_id: str | None = None) -> None:
         self.used = max(0, self.used - 1)
+        if project_id is not None and project_id in self.by_project:
+            self.by_project[project_id] -= 1
+            if not self.by_project[project_id]:
+                del self.by_project[project_id]
 
 
 @attrs.define(eq=False)

@@ -289,6 +289,48 @@ CREATE TABLE processor_checkpoints (
 ) WITHOUT ROWID;
 """
 
+# Routines (actors/routine): the routine rows and one row per fire (spec: Scheduled Session
+# operations). `nextFireAt` is present exactly while a routine is active; a cron slot has at
+# most one row (the claim and the advance of next_fire_ms commit together).
+_ROUTINES: Final = """
+CREATE TABLE routines (
+    routine_id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL REFERENCES projects (project_id),
+    name TEXT NOT NULL,
+    cron TEXT NOT NULL,
+    timezone TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    executor TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'disabled')),
+    revision INTEGER NOT NULL,
+    next_fire_ms INTEGER,
+    actor_id TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    CHECK ((state = 'active') = (next_fire_ms IS NOT NULL))
+);
+CREATE INDEX routines_by_project ON routines (project_id, state);
+CREATE INDEX routines_due ON routines (next_fire_ms) WHERE state = 'active';
+
+CREATE TABLE routine_fires (
+    fire_id TEXT PRIMARY KEY,
+    routine_id TEXT NOT NULL REFERENCES routines (routine_id),
+    trigger_kind TEXT NOT NULL CHECK (trigger_kind IN ('cron', 'manual')),
+    scheduled_ms INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('launching', 'started', 'failed', 'skipped')),
+    reason TEXT,
+    claimed_ms INTEGER,                         -- NULL: a manual fire no tick has claimed
+    session_id TEXT,
+    turn_id TEXT,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX routine_fires_one_per_slot ON routine_fires (routine_id, scheduled_ms)
+    WHERE trigger_kind = 'cron';
+CREATE INDEX routine_fires_newest ON routine_fires (routine_id, scheduled_ms);
+CREATE INDEX routine_fires_launching ON routine_fires (routine_id) WHERE state = 'launching';
+"""
+
 # Issue 17, the Session side of the agent executors: the harness's conversation id and
 # usage totals on the Session, per-turn usage, an item's structured fields, and approvals.
 _AGENT_SESSIONS = """
@@ -319,12 +361,8 @@ CREATE INDEX approvals_by_state ON approvals (state, created_ms);
 """
 
 MIGRATIONS: Final[tuple[str, ...]] = (
-    _V1,
-    _V2_ACTOR_TIMERS,
-    _CONFIG_ADMISSION,
-    _WEBHOOKS,
-    _AGENT_SESSIONS,
-)
+    _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
+)  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 

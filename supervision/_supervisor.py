@@ -104,7 +104,11 @@ class Supervisor:
                 for spec in self._initial:
                     self._apply(ChildAdded(spec.name, spec.restart))
                     if not await self._start(spec):
-                        raise ChildStartFailed(f"{self.name}/{spec.name} failed to start")
+                        child = self._live.get(spec.name)
+                        cause = child.error if child is not None else None
+                        raise ChildStartFailed(  # the cause, for the message a person reads
+                            f"{self.name}/{spec.name} failed to start: {_reason(cause)}"
+                        ) from cause
                 self._phase = "running"
                 task_status.started()
                 await self._supervise()
@@ -262,3 +266,9 @@ class Supervisor:
             killed=self._killed,
             children=children,
         )
+
+
+def _reason(error: BaseException | None) -> str:
+    if error is None:
+        return "it exited before it was ready"
+    return getattr(error, "message", None) or str(error) or type(error).__name__

@@ -28,6 +28,7 @@ from ._lifecycles import SessionEvent as SessionEvent
 from ._lifecycles import SessionState as SessionState
 from ._lifecycles import TurnEvent as TurnEvent
 from ._lifecycles import TurnState as TurnState
+from ._messages import ActivationFree as ActivationFree
 from ._messages import ArchiveSession as ArchiveSession
 from ._messages import CancelTurn as CancelTurn
 from ._messages import Command as Command
@@ -62,6 +63,7 @@ from ._queue import StartWorker as StartWorker
 from ._queue import StopWorker as StopWorker
 from ._queue import Tick as Tick
 from ._queue import TurnEnded as TurnEnded
+from ._queue import Wake as Wake
 from ._queue import Worker as Worker
 from ._queue import WorkerGone as WorkerGone
 from ._queue import WorkerReady as WorkerReady

@@ -15,15 +15,19 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import attrs
+
+from actors._activations import Wanted
 from actors._effects import EffectScope
 from actors._errors import ActorError
+from maia.config import EffectiveConfig
 from maia.core import MaiaError, new_id, to_json
 from maia.protocol import Turn
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
 
 from . import _queue as q
 from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
-from ._messages import Command, Resume, SessionContext
+from ._messages import ActivationFree, Command, Resume, SessionContext
 from ._store import Draft, end_turn, session_step, set_activity, turn_step
 from ._views import mutation_session, session_view, turn_view
 
@@ -50,6 +54,18 @@ class SessionCore:
         self.holds_slot = False
         self.effects: EffectScope | None = None
         self.approvals: dict[str, tuple[str, str]] = {}  # pending: approval -> (turn, call)
+        self.config = EffectiveConfig(ctx.config, None, memory.project_id)
+
+    async def refresh_config(self) -> None:
+        """Take the admitted configuration of now (new work runs under it): the queue's
+        limit follows maxQueuedMessages; the slots read the rest as they are asked."""
+        try:
+            self.config = await self.ctx.config_of(self.memory.project_id)
+        except MaiaError as error:  # an unreadable snapshot: keep the last good one
+            log.error("session %s: configuration not read: %r", self.session_id, error)
+        limit = self.config.limits.max_queued_messages
+        if limit != self.core.limit:
+            self.core = attrs.evolve(self.core, limit=limit)
 
     @property
     def session_id(self) -> str:
@@ -115,7 +131,8 @@ class SessionCore:
                 case q.Dispatch(turn_id):
                     if draft.state is SessionState.INTERRUPTED:
                         session_step(conn, draft, SessionEvent.RESUME)
-                    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH)
+                    # the activation records the admitted configuration it runs under
+                    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH, payload=self._snapshots())
                 case q.StartWorker():
                     session_step(conn, draft, SessionEvent.START)
                 case q.FailTurn(turn_id, reason):
@@ -127,6 +144,11 @@ class SessionCore:
                     else:
                         end_turn(conn, draft, turn_id, "lost", reason)
         set_activity(conn, draft, activity_of(after))
+
+    def _snapshots(self) -> dict[str, str]:
+        ids = {"userSnapshotId": self.config.user_snapshot_id,
+               "projectSnapshotId": self.config.project_snapshot_id}  # fmt: skip
+        return {key: value for key, value in ids.items() if value is not None}
 
     def gone_rows(self, conn: sqlite3.Connection, draft: Draft, expected: bool,
                   actions: tuple[q.QueueAction, ...]) -> None:  # fmt: skip
@@ -145,22 +167,94 @@ class SessionCore:
             session_step(conn, draft, SessionEvent.RECOVERED)
 
     def need_slot(self, actions: tuple[q.QueueAction, ...]) -> bool:
-        """Take a live-Session slot if `actions` start a worker; False if none is free."""
+        """Take a live-Session slot if `actions` start a worker; False if none is free
+        (maxLiveSessions: the user's on the Node, the Project's in its Project)."""
         if self.holds_slot or not any(isinstance(a, q.StartWorker) for a in actions):
             return True
-        if not self.ctx.slots.try_acquire():
+        node = self.config.user.capacity.max_live_sessions
+        mine = self.config.limits.max_live_sessions
+        if not self.ctx.slots.try_acquire(self.memory.project_id, node, mine):
             return False
         self.holds_slot = True
         return True
 
+    def release_slot(self) -> None:
+        """Give the live-Session slot back (the caller hands it on when it should)."""
+        if self.holds_slot:
+            self.holds_slot = False
+            self.ctx.slots.release(self.memory.project_id)
+
     def settle_slot(self) -> None:
         """Give the slot back once no worker runs or is wanted."""
         if self.holds_slot and self.core.worker is q.Worker.NONE:
-            self.ctx.slots.release()
-            self.holds_slot = False
+            self.release_slot()
             waiting = self.ctx.slots.next_waiting()
             if waiting is not None:  # hand the slot on: that Session's turns wait for it
                 self.tell_other(waiting, Resume())
+
+    # -- activations (maxConcurrentActivations) -----------------------------------------------
+
+    def step(self, event: q.QueueEvent, now: int) -> q.Step:
+        """`q.step` under the activation limit: a turn dispatches only with an activation,
+        else it stays queued, in line, and `ActivationFree` dispatches it later. A Session
+        whose turn ends while others wait goes to the back of the line (fair order)."""
+        slots = self.ctx.activations
+        ending = isinstance(event, q.TurnEnded) and slots.holds(self.session_id)
+        if ending and slots.others_waiting(self.session_id):
+            self.release_activation()
+        after, actions = q.step(self.core, event, now)
+        if not any(isinstance(a, q.Dispatch) for a in actions) or self.take_activation():
+            return after, actions
+        return q.step(self.core, event, now, may_dispatch=False)
+
+    def may_dispatch(self) -> bool:
+        """For a step run elsewhere (the send batch's writer thread): whether a turn may
+        dispatch now, taking an activation when one could (released after the commit when
+        nothing dispatched)."""
+        core = self.core
+        if core.active is not None or core.closed or core.worker is not q.Worker.READY:
+            return True  # nothing dispatches from here without a new step of ours
+        return self.take_activation()
+
+    def take_activation(self) -> bool:
+        """Hold an activation (or wait in line for one). Sessions granted meanwhile are told."""
+        wanted = Wanted(
+            self.memory.project_id,
+            self.config.user.capacity.max_concurrent_activations,
+            self.config.limits.max_concurrent_activations,
+        )
+        mine, others = self.ctx.activations.request(self.session_id, wanted)
+        self._tell_granted(others)
+        return mine
+
+    def release_activation(self) -> None:
+        self._tell_granted(self.ctx.activations.release(self.session_id))
+
+    def settle_activation(self) -> None:
+        """After each change: hold the activation only while a turn runs; wait in line only
+        while a turn could dispatch."""
+        core = self.core
+        if core.active is not None:
+            return
+        slots = self.ctx.activations
+        wants = bool(core.queued) and core.worker is q.Worker.READY and not core.closed
+        if slots.holds(self.session_id):
+            if wants:  # granted and not used yet: use it now
+                self.effect("activation", self._tell_activation_free)
+            else:
+                self.release_activation()
+        elif not wants:
+            slots.forget(self.session_id)
+
+    async def _tell_activation_free(self) -> None:
+        try:
+            await self.ctx.tell(self.session_id, ActivationFree())
+        except (MaiaError, ActorError) as error:
+            log.warning("session %s: ActivationFree not delivered: %r", self.session_id, error)
+
+    def _tell_granted(self, owners: list[str]) -> None:
+        for owner in owners:
+            self.tell_other(owner, ActivationFree())
 
     def attach(self, scope: EffectScope) -> None:
         self.effects = scope
@@ -190,11 +284,15 @@ class SessionCore:
             self.ctx.notifier.notify(turn_id)
 
 
-def saturated(limit: int) -> MaiaError:
+def saturated(refused: tuple[str, int]) -> MaiaError:
+    """No live-Session slot (maxLiveSessions): the Node's (`node`) or the Project's."""
+    scope, limit = refused
+    where = "the Node is" if scope == "node" else "this Project is"
     return MaiaError(
         "saturated",
-        f"the Node is at capacity: {limit} Sessions have a running worker; retry shortly",
-        {"detail": "live Session limit", "limit": limit},
+        f"{where} at capacity: {limit} Sessions have a running worker (maxLiveSessions);"
+        " retry shortly",
+        {"detail": "live Session limit", "limit": limit, "scope": scope},
     )
 
 

@@ -33,6 +33,7 @@ class SendOps(ClientOps):
         start = self.core.worker is q.Worker.NONE and not self.core.closed
         took = start and not self.holds_slot and self.need_slot((q.StartWorker(),))
         slot = self.holds_slot
+        may = self.may_dispatch()  # an activation for a send that dispatches at once
         answers: list[outcome.Outcome[MutationResult]] = []
         final = {"core": self.core, "actions": ()}
 
@@ -43,7 +44,7 @@ class SendOps(ClientOps):
                 saved = draft.snapshot()
                 conn.execute("SAVEPOINT send")
                 try:
-                    result, core, more = self._one(conn, draft, item, core, now, slot)
+                    result, core, more = self._one(conn, draft, item, core, now, slot, may)
                 except MaiaError as error:
                     conn.execute("ROLLBACK TO send")
                     conn.execute("RELEASE send")
@@ -59,14 +60,13 @@ class SendOps(ClientOps):
             await self.commit(body)
         except BaseException:
             if took:
-                self.holds_slot = False
-                self.ctx.slots.release()
+                self.release_slot()
+            self.settle_activation()
             raise
         self.core = final["core"]  # type: ignore[assignment]
         actions: tuple[q.QueueAction, ...] = final["actions"]  # type: ignore[assignment]
         if took and not any(isinstance(a, q.StartWorker) for a in actions):
-            self.holds_slot = False
-            self.ctx.slots.release()
+            self.release_slot()
         self.after_commit(actions)
         self.notify(*(a.value.result["turn"]["turnId"] for a in answers
                       if isinstance(a, outcome.Value)))  # fmt: skip
@@ -78,16 +78,17 @@ class SendOps(ClientOps):
         return answers
 
     def _one(self, conn: sqlite3.Connection, draft: Draft, message: SendTurn,
-             core: q.QueueState, now: int, slot: bool) -> Any:  # fmt: skip
+             core: q.QueueState, now: int, slot: bool, may: bool) -> Any:  # fmt: skip
         """One send inside the batch's transaction: (result, core after, actions)."""
         turn_id = new_turn_id()
         command = message.command
         step: dict[str, Any] = {"core": core, "actions": ()}
 
         def apply(c: sqlite3.Connection) -> Applied:
-            after, actions = q.step(core, q.Send(turn_id), now)  # raises the queue's refusals
+            # raises the queue's refusals
+            after, actions = q.step(core, q.Send(turn_id), now, may_dispatch=may)
             if any(isinstance(a, q.StartWorker) for a in actions) and not slot:
-                raise saturated(self.ctx.slots.limit)  # (this runs in the writer thread)
+                raise saturated(self.ctx.slots.refused)  # (this runs in the writer thread)
             first_event, first_target = len(draft.event_ids), len(draft.targets)
             insert_turn(c, draft, turn_id, message.text)
             draft.targets.append(ReceiptTarget("turn", turn_id, "created", None, 1))

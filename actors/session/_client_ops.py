@@ -68,13 +68,13 @@ class ClientOps(SessionCore):
         after: q.QueueState = self.core
         actions: tuple[q.QueueAction, ...] = ()
         try:
-            after, actions = q.step(self.core, q.Send(turn_id), now)
+            after, actions = self.step(q.Send(turn_id), now)
         except MaiaError as error:
             refusal = error
             refusal.details.setdefault("sessionId", self.session_id)
         took = not self.holds_slot
         if refusal is None and not self.need_slot(actions):
-            refusal = saturated(self.ctx.slots.limit)
+            refusal = saturated(self.ctx.slots.refused)
             victim = self.ctx.slots.victim(self.session_id)
             if victim is not None:  # free a slot for the retry: the longest idle worker goes
                 self.tell_other(victim, Reclaim())
@@ -92,16 +92,17 @@ class ClientOps(SessionCore):
             result = await self.mutate("turn.send", message.command, apply)
         except BaseException:
             if took:
-                self.holds_slot = False
-                self.ctx.slots.release()
+                self.release_slot()
+            self.settle_activation()
             raise
         if result.delivery == "new":
             self.core = after
             self.after_commit(actions)
             self.notify(turn_id)
-        elif took:
-            self.holds_slot = False
-            self.ctx.slots.release()
+        else:
+            if took:
+                self.release_slot()
+            self.settle_activation()
         return result
 
     async def cancel_turn(self, message: CancelTurn) -> MutationResult:

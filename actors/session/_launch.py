@@ -30,12 +30,19 @@ START_TIME_SLACK_MS = 10_000
 AGENT_KINDS = frozenset(MODULES)  # prompted with tools=True: they ask maia.approval
 
 
-def worker_spec(executor: ExecutorConfig, cwd: str, environ: Mapping[str, str],
-                conversation_id: str | None = None) -> WorkerSpec:  # fmt: skip
+def worker_spec(
+    executor: ExecutorConfig,
+    cwd: str,
+    environ: Mapping[str, str],
+    *,
+    max_output_bytes: int,
+    conversation_id: str | None = None,
+) -> WorkerSpec:
     """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables.
-
-    An agent kind (claude-code, codex, acp) gets the harness conversation stored with the
-    Session as `activation.conversationId`, so a restarted worker resumes it."""
+    `max_output_bytes` (maxOutputBytesPerTool) bounds the output an exec command's run
+    keeps: past it the program is stopped and the turn fails. An agent kind (claude-code,
+    codex, acp) gets the harness conversation stored with the Session as
+    `activation.conversationId`, so a restarted worker resumes it."""
     env = {name: environ[name] for name in executor.env if name in environ}
     if executor.kind == "echo":
         return WorkerSpec.python_module(ECHO_MODULE, cwd=cwd, env=env)
@@ -45,7 +52,10 @@ def worker_spec(executor: ExecutorConfig, cwd: str, environ: Mapping[str, str],
         return WorkerSpec.python_module(module, cwd=cwd, env=env, options=options,
                                         activation=activation)  # fmt: skip
     # The exec worker's options: the argv, and which of its variables the program gets.
-    options = {"argv": orjson.dumps(list(executor.argv)).decode()}
+    options = {
+        "argv": orjson.dumps(list(executor.argv)).decode(),
+        "maxOutputBytes": str(max_output_bytes),
+    }
     if executor.env:
         options["passEnv"] = ",".join(executor.env)
     return WorkerSpec.python_module(EXEC_MODULE, cwd=cwd, env=env, options=options)

@@ -13,10 +13,11 @@ from typing import Any
 
 import attrs
 
+from actors._activations import ActivationSlots
 from actors._flush import FlushTimer
 from actors._notify import Notifier
 from actors._workers import WorkerSlots
-from maia.config import UserConfig
+from maia.config import EffectiveConfig, UserConfig
 from maia.core import Clock
 from storage import Storage
 from supervision.workers import TurnEvent, WorkerHandle, WorkerSupervisor
@@ -131,15 +132,21 @@ class Reclaim:
 
 @attrs.frozen
 class WallTime:
-    """An exec turn's wall-time limit passed: interrupt it; it fails wall_time_exceeded."""
+    """A turn's wall-time limit passed (the executor's or maxWallTimeMsPerActivation,
+    the smaller): interrupt it; it fails wall_time_exceeded."""
 
     turn_id: str
+
+
+@attrs.frozen
+class ActivationFree:
+    """An activation slot was granted to this Session, or may be free: dispatch."""
 
 
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
     | RespondApproval | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress
-    | Flush | IdleTick | WallTime | Reclaim
+    | Flush | IdleTick | WallTime | Reclaim | ActivationFree
 )  # fmt: skip
 
 
@@ -156,6 +163,10 @@ class SessionContext:
     tell: Callable[[str, Any], Awaitable[None]]  # to a Session's live actor (spawning it)
     environ: Mapping[str, str]
     flush_timer: FlushTimer  # delays every Session's flush of buffered turn rows
+    activations: ActivationSlots  # maxConcurrentActivations, on the Node and per Project
+    # The admitted configuration of a Project's work (limits, executors): read before each
+    # message, so an admitted change applies to new work without a restart.
+    config_of: Callable[[str | None], Awaitable[EffectiveConfig]]
     # Live item records for attach subscribers (record, Session, turn, item, kind, text):
     # every delta as it arrives, while storage may coalesce them. Never blocks.
     live: Callable[[str, str, str, str, str, str], None] | None = None

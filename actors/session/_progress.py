@@ -108,7 +108,7 @@ class TurnProgress(AgentEvents):
             error = OpenItem(new_id("item"), turn_id, self.item_seq, "error", event.text, True)
         else:
             error = None
-        after, actions = q.step(self.core, q.TurnEnded(turn_id), self.now())
+        after, actions = self.step(q.TurnEnded(turn_id), self.now())
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
             self._flush_rows(conn, draft)

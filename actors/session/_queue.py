@@ -15,6 +15,7 @@ A refusal raises `MaiaError` and leaves the state as it was.
 from __future__ import annotations
 
 import enum
+import functools
 
 import attrs
 
@@ -97,7 +98,12 @@ class Close:
     """The Session stops: queued turns are rejected, the worker is stopped."""
 
 
-QueueEvent = Send | Cancel | Interrupt | WorkerReady | WorkerGone | TurnEnded | Tick | Close
+@attrs.frozen
+class Wake:
+    """An activation slot may be free now: dispatch the next turn if one waits."""
+
+
+QueueEvent = Send | Cancel | Interrupt | WorkerReady | WorkerGone | TurnEnded | Tick | Close | Wake
 
 # -- actions ------------------------------------------------------------------------------
 
@@ -154,9 +160,12 @@ def _refuse(code: str, message: str, **details: object) -> MaiaError:
     return MaiaError(code, message, details)
 
 
-def step(state: QueueState, event: QueueEvent, now: int) -> Step:
+def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool = True) -> Step:
     """The next state and what to do. Raises `MaiaError` (state unchanged) for a refusal:
-    `turn_queue_full`, `turn_not_queued`, `invalid_state`."""
+    `turn_queue_full`, `turn_not_queued`, `invalid_state`. With `may_dispatch` False (no
+    activation slot: maxConcurrentActivations), a turn that would dispatch stays queued
+    first, and `Wake` dispatches it later."""
+    advance = functools.partial(_advance, may_dispatch=may_dispatch)
     match event:
         case Send(turn_id):
             if state.closed:
@@ -168,7 +177,7 @@ def step(state: QueueState, event: QueueEvent, now: int) -> Step:
                     f"the Session has {state.limit} pending turns",
                     limit=state.limit,
                 )
-            return _advance(attrs.evolve(state, queued=(*state.queued, turn_id)), now)
+            return advance(attrs.evolve(state, queued=(*state.queued, turn_id)), now)
         case Cancel(turn_id) | Interrupt(turn_id) if turn_id in state.queued:
             rest = tuple(t for t in state.queued if t != turn_id)
             return attrs.evolve(state, queued=rest), (FailTurn(turn_id, "turn_rejected"),)
@@ -186,7 +195,7 @@ def step(state: QueueState, event: QueueEvent, now: int) -> Step:
         case WorkerReady():
             if state.worker is not Worker.STARTING:
                 return state, ()
-            return _advance(attrs.evolve(state, worker=Worker.READY), now)
+            return advance(attrs.evolve(state, worker=Worker.READY), now)
         case WorkerGone(expected):
             actions: list[QueueAction] = []
             if state.active is not None:
@@ -200,12 +209,12 @@ def step(state: QueueState, event: QueueEvent, now: int) -> Step:
             gone = attrs.evolve(
                 state, active=None, worker=Worker.NONE, interrupting=False, idle_since=None
             )
-            gone, more = _advance(gone, now)
+            gone, more = advance(gone, now)
             return gone, (*actions, *more)
         case TurnEnded(turn_id):
             if state.active != turn_id:
                 return state, ()
-            return _advance(attrs.evolve(state, active=None, interrupting=False), now)
+            return advance(attrs.evolve(state, active=None, interrupting=False), now)
         case Tick():
             idle = state.idle_since
             if state.worker is Worker.READY and idle is not None and now >= idle + state.idle_ms:
@@ -222,14 +231,18 @@ def step(state: QueueState, event: QueueEvent, now: int) -> Step:
                 closed = attrs.evolve(closed, worker=Worker.STOPPING)
                 actions.append(StopWorker("stop"))
             return closed, tuple(actions)
+        case Wake():
+            return advance(state, now)
     raise TypeError(f"not a queue event: {event!r}")  # our bug
 
 
-def _advance(state: QueueState, now: int) -> Step:
+def _advance(state: QueueState, now: int, *, may_dispatch: bool = True) -> Step:
     """Dispatch the next turn, start a worker for it, or note that the worker is idle."""
     if state.closed or state.active is not None:
         return attrs.evolve(state, idle_since=None), ()
     if state.queued:
+        if state.worker is Worker.READY and not may_dispatch:
+            return attrs.evolve(state, idle_since=None), ()  # it waits for an activation
         if state.worker is Worker.READY:
             head, *rest = state.queued
             moved = attrs.evolve(state, queued=tuple(rest), active=head, idle_since=None)

@@ -9,13 +9,14 @@ still record their last events, before the runtime stops the actors.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import attrs
 import trio
 
+from actors._activations import ActivationSlots, Held
 from actors._errors import ActorError
 from actors._flush import FlushTimer
 from actors._graph import Edge
@@ -24,7 +25,7 @@ from actors._registry import ActorRegistry
 from actors._runtime import ActorRuntime
 from actors._table import TransitionTable
 from actors._workers import WorkerPool, WorkerSlots
-from maia.config import UserConfig
+from maia.config import EffectiveConfig, UserConfig
 from maia.core import Clock, MaiaError
 from storage import MutationResult, Storage
 from supervision.workers import WorkerSupervisor
@@ -50,6 +51,7 @@ class SessionRuntime:
     registry: ActorRegistry[Message | CreateSession, Any]
     notifier: Notifier
     pool: WorkerPool
+    activations: ActivationSlots
     recovery: RecoveryReport | None = None
     creating: set[str] = attrs.field(factory=set)  # IDs whose creation is under way
 
@@ -89,6 +91,17 @@ class SessionRuntime:
     def live_workers(self) -> int:
         return self.pool.live_workers()
 
+    def waiting_for(self, session_id: str) -> tuple[str, Held] | None:
+        """The capacity limit the Session's next turn waits for, if any: (the limit's
+        name, its scope and value)."""
+        held = self.activations.held_by(session_id)
+        if held is not None:
+            return "maxConcurrentActivations", held
+        slot = self.pool.slots.waiting.get(session_id)
+        if slot is not None:
+            return "maxLiveSessions", Held("node" if slot[0] == "node" else "project", slot[1])
+        return None
+
 
 EDGES: Final = (
     Edge("api", "session", "ask", ("CreateSession", "SendTurn", "CancelTurn", "InterruptTurn",
@@ -123,6 +136,8 @@ class SessionKind:
         recovery = await recover_sessions(store, clock.wall_ms())
         notifier = Notifier()
         holder: dict[str, SessionContext] = {}
+        activations = ActivationSlots()
+        config_of = runtime.options.get("config_of") or _started_with(config)
 
         async def spawn(session_id: str) -> Any:
             ctx = holder["ctx"]
@@ -145,8 +160,10 @@ class SessionKind:
                 store=store, clock=clock, config=config, workers=pool.supervisor,
                 notifier=notifier, slots=pool.slots, tell=registry.tell,
                 environ=runtime.environ, live=live, flush_timer=flush_timer,
+                activations=activations, config_of=config_of,
             )  # fmt: skip
-            facade = SessionRuntime(store, clock, config, registry, notifier, pool, recovery)
+            facade = SessionRuntime(store, clock, config, registry, notifier, pool, activations,
+                                    recovery)  # fmt: skip
             for session_id in recovery.resumable:
                 nursery.start_soon(_resume, registry, session_id)
             try:
@@ -161,6 +178,15 @@ class SessionKind:
 
 SESSIONS = SessionKind()
 KIND = SESSIONS  # what `python -m actors._diagrams` collects
+
+
+def _started_with(config: UserConfig) -> Callable[[str | None], Awaitable[EffectiveConfig]]:
+    """Without the service layer's admitted configuration (kind tests): the start's."""
+
+    async def of(project_id: str | None) -> EffectiveConfig:
+        return EffectiveConfig(config, None, project_id)
+
+    return of
 
 
 async def _resume(registry: ActorRegistry[Message | CreateSession, Any], session_id: str) -> None:

@@ -25,6 +25,7 @@ from ._approvals import withdraw_pending
 from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
     PROGRESS_BATCH_MAX,
+    ActivationFree,
     ArchiveSession,
     CancelTurn,
     Flush,
@@ -80,6 +81,7 @@ class SessionActor(TurnProgress):
             run = envelopes[i:j]
             i = j
             try:
+                await self.refresh_config()
                 await self._before(first)
                 if isinstance(first, SendTurn):
                     sends = [e.message for e in run if isinstance(e.message, SendTurn)]
@@ -154,6 +156,8 @@ class SessionActor(TurnProgress):
                 await self.wall_time(message)
             case Reclaim():
                 await self.reclaim()
+            case ActivationFree():
+                await self.activation_free()
 
     async def resume(self) -> None:
         """Fail turns lost with an earlier runtime; start a worker for the queued ones."""

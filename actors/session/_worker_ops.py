@@ -30,6 +30,7 @@ from ._batch import SendOps
 from ._launch import AGENT_KINDS, end_attempt, record_attempt, worker_spec
 from ._lifecycles import SessionEvent, TurnEvent
 from ._messages import (
+    ActivationFree,
     IdleTick,
     Progress,
     WallTime,
@@ -66,9 +67,10 @@ class WorkerOps(SendOps):
     failure: str | None = None
     flush_at: float | None = None
     item_seq: int = 0
-    wall_time_ms: int | None = None  # the executor's per-turn limit (exec)
+    wall_time_ms: int | None = None  # the executor's own per-turn limit (exec)
     timed_out: str | None = None  # the turn interrupted for passing it
     tools: bool = False  # an agent worker: it asks approvals as `maia.approval` tool calls
+    deadline: trio.CancelScope | None = None  # the running turn's wall-time watch
 
     def started_unflushed(self, turn_id: str) -> bool:
         return self.started == turn_id
@@ -90,8 +92,8 @@ class WorkerOps(SendOps):
                     if handle is not None and memo is not None:
                         self.item, self.started, self.failure, self.item_seq = None, None, None, 0
                         self.effect("pump", self._pumping(handle, turn_id, memo.text))
-                        if self.wall_time_ms is not None:
-                            self.effect("wall-time", self._deadline(turn_id, self.wall_time_ms))
+                        self._end_deadline()  # the previous turn's, if still set
+                        self.effect("wall-time", self._deadline(turn_id, self._wall_time_ms()))
                 case q.SendInterrupt(turn_id) if self.worker is not None:
                     interrupt = functools.partial(self.worker.interrupt, turn_id)
                     self.effect("interrupt", _worker_call("interrupt", interrupt))
@@ -103,6 +105,38 @@ class WorkerOps(SendOps):
                     self.effect("idle-release", self._tick_after(delay))
         idle = self.core.worker is q.Worker.READY and self.core.idle_since is not None
         self.ctx.slots.mark_idle(self.session_id, idle)
+        if self.core.active is None:
+            self._end_deadline()
+        self.settle_activation()
+
+    def _end_deadline(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _wall_time_ms(self) -> int:
+        """A turn's wall-time limit: maxWallTimeMsPerActivation, or the executor's own
+        when it is smaller (exec)."""
+        limit = self.config.limits.max_wall_time_ms_per_activation
+        return limit if self.wall_time_ms is None else min(limit, self.wall_time_ms)
+
+    async def activation_free(self) -> None:
+        """An activation may be ours now: dispatch the next turn if one waits."""
+        after, actions = self.step(q.Wake(), self.now())
+        if after == self.core and not actions:
+            self.settle_activation()
+            return
+        await self.commit(lambda conn, draft: self.apply_rows(conn, draft, after, actions))
+        self.core = after
+        self.after_commit(actions)
+        self.notify(*(a.turn_id for a in actions if isinstance(a, q.Dispatch)))
+
+    async def _tell_to(self, session_id: str, message: object) -> None:
+        try:
+            await self.ctx.tell(session_id, message)
+        except (MaiaError, ActorError) as error:
+            log.warning("session %s: %s to %s not delivered: %r", self.session_id,
+                        type(message).__name__, session_id, error)  # fmt: skip
 
     async def _tell(self, message: object) -> None:
         try:
@@ -118,9 +152,16 @@ class WorkerOps(SendOps):
             await self.tick(now=since + self.core.idle_ms)
 
     def _deadline(self, turn_id: str, wall_time_ms: int) -> Callable[[], Awaitable[None]]:
+        """The running turn's wall-time watch; it ends with the turn (`after_commit`), so a
+        finished turn's watch never holds the actor in memory for the rest of the hour."""
+
         async def deadline() -> None:
-            await trio.sleep(wall_time_ms / 1000)
-            await self._tell(WallTime(turn_id))
+            if self.core.active != turn_id:
+                return  # it ended before this watch started
+            with trio.CancelScope() as scope:
+                self.deadline = scope
+                await trio.sleep(wall_time_ms / 1000)
+                await self._tell(WallTime(turn_id))
 
         return deadline
 
@@ -139,10 +180,12 @@ class WorkerOps(SendOps):
             ).fetchone()
         )
         try:
-            executor = self.ctx.config.executor(row[0])
+            executor = self.config.executor(row[0])  # builtin:, user: or this Project's own
             self.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None
             self.tools = executor.kind in AGENT_KINDS
-            spec = worker_spec(executor, row[1], self.ctx.environ, row[2])
+            output = self.config.limits.max_output_bytes_per_tool
+            spec = worker_spec(executor, row[1], self.ctx.environ, max_output_bytes=output,
+                               conversation_id=row[2])  # fmt: skip
             handle = await self.ctx.workers.start_worker(spec)
         except MaiaError as error:
             await self._tell(WorkerExited(None, f"start failed: {error.message}"))
@@ -177,9 +220,13 @@ class WorkerOps(SendOps):
             except _WORKER_GONE as error:
                 log.warning("session %s: orphaned worker stop: %r", self.session_id, error)
         if self.holds_slot:
-            self.holds_slot = False
-            self.ctx.slots.release()
+            self.release_slot()
             self.ctx.slots.mark_idle(self.session_id, False)
+        self.ctx.slots.waiting.pop(self.session_id, None)
+        for owner in self.ctx.activations.release(self.session_id):  # hand it on
+            with trio.move_on_after(STOP_BOUND_S) as told:
+                told.shield = True
+                await self._tell_to(owner, ActivationFree())
 
     def _pumping(self, handle: WorkerHandle, turn_id: str,
                  text: str) -> Callable[[], Awaitable[None]]:  # fmt: skip
@@ -218,7 +265,7 @@ class WorkerOps(SendOps):
     async def worker_initialized(self, message: WorkerInitialized) -> None:
         if self.worker is None or self.worker.attempt_id != message.attempt_id:
             return
-        after, actions = q.step(self.core, q.WorkerReady(), self.now())
+        after, actions = self.step(q.WorkerReady(), self.now())
         if after == self.core:
             return
 

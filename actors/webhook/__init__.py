@@ -69,6 +69,7 @@ from ._outbox import PROCESSOR_ID as PROCESSOR_ID
 from ._outbox import Checkpoint as Checkpoint
 from ._outbox import ProcessedBatch as ProcessedBatch
 from ._outbox import event_body as event_body
+from ._outbox import outbox_watermark as outbox_watermark
 from ._outbox import process_batch as process_batch
 from ._outbox import read_checkpoint as read_checkpoint
 from ._schedule import MAX_ATTEMPTS as MAX_ATTEMPTS

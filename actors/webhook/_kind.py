@@ -40,6 +40,7 @@ log = logging.getLogger("maia.webhooks")
 TELL_BOUND_S: Final = 1.0
 PROCESSOR_BACKOFF_S: Final = (0.1, 1.0, 5.0, 30.0)
 ASK_TIMEOUT_S: Final = 4.5
+IDLE_S: Final = 300.0  # an idle webhook actor is passivated (its timers wake it again)
 
 
 @attrs.define(eq=False)
@@ -133,8 +134,9 @@ class WebhookKind:
 
         async with trio.open_nursery() as nursery:  # the kind's lifetime
             registry: ActorRegistry[WebhookMessage, Any] = await runtime.start_registry(
-                self.name, spawn, nursery=nursery, restart_message=Restarted
-            )
+                self.name, spawn, nursery=nursery, restart_message=Restarted,
+                idle_s=options.get("webhook.idle_s", IDLE_S),
+            )  # fmt: skip
             holder["registry"] = registry
             service = WebhookService(registry)
             await nursery.start(serve_outbox, runtime, service)

@@ -69,6 +69,12 @@ def read_checkpoint(conn: sqlite3.Connection) -> Checkpoint:
     return Checkpoint(0, 0) if row is None else Checkpoint(int(row[0]), int(row[1]))
 
 
+def outbox_watermark(conn: sqlite3.Connection) -> int:
+    """The last journal position the outbox has processed: journal retention must not prune
+    past it (spec: the outbox catches up before retention advances its watermark)."""
+    return read_checkpoint(conn).acknowledged_sequence
+
+
 def _advance(conn: sqlite3.Connection, old: Checkpoint, position: int, now_ms: int) -> None:
     conn.execute(
         "INSERT INTO processor_checkpoints (processor_id, partition_id, processor_version,"

@@ -31,6 +31,11 @@ def _wires(cls: type | None) -> set[str]:
     return {p.wire for p in class_plan(cls)} if cls is not None and attrs.has(cls) else set()
 
 
+def previews_first(op: OperationDescriptor, params: dict[str, Any]) -> bool:
+    """Whether this call previews before it confirms (it carries no digest and proof yet)."""
+    return op.confirmation == "required" and not all(params.get(k) for k in PROOF_FIELDS)
+
+
 def preview_of(op: OperationDescriptor, registry: Registry) -> OperationDescriptor | None:
     """The preview op of a consequential op (`X.preview` beside `X.confirm`), if any."""
     stem, _, last = op.operation_id.rpartition(".")
@@ -78,6 +83,9 @@ async def confirmed(
     preview_wires = _wires(preview.input_type)
     preview_params = {k: v for k, v in params.items() if k in preview_wires}
     answer = await call(client, preview.operation_id, preview_params, out)
+    if invocation.dry_run:  # the preview alone, as the result; nothing is confirmed
+        out.result(preview.operation_id, answer)
+        return _exit.OK
     out.stderr.write(f"{op.operation_id} will do this:\n")
     out.stderr.write(human(preview.operation_id, answer, out.now_ms))
     if not invocation.yes:

@@ -138,7 +138,7 @@ async def execute(
             params[FROM_FILE[op.operation_id]] = text
         if invocation.operation_id == "session.create" and "projectId" not in params:
             params["projectId"] = await _waits.current_project(client, out)
-        if op.input_type is not None:
+        if op.input_type is not None and not _confirm.previews_first(op, params):
             check(op.input_type, params)  # refuse locally what the Node would refuse
         if op.confirmation == "required":
             return await _confirm.confirmed(client, op, params, invocation, out, interactive,

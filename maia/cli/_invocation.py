@@ -33,6 +33,7 @@ import attrs
 import click
 
 from ._flags import FROM_FILE, op_params, reference_fields, takes_command_id, wire_params
+from ._pairs import pair_params, pairs
 from ._schema_mode import parse_schema_tokens, wants_schema
 
 Output = Literal["human", "json", "jsonl"]
@@ -80,6 +81,7 @@ class Invocation:
     home: str | None = None
     command_id_generated: bool = False
     text_file: str | None = None
+    dry_run: bool = False  # a consequential pair at its stem: print only the preview
     local: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     text: str = ""
@@ -155,20 +157,23 @@ def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
     return options
 
 
-def _op_callback(operation_id: str) -> Callable[..., None]:
+def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
     from maia.protocol import REGISTRY
+
+    from ._pairs import pair_wire
 
     op = REGISTRY.get(operation_id)
     assert op is not None
 
     def run(**values: Any) -> None:
+        dry_run = bool(values.pop("dry_run", False))
         as_json, as_jsonl = values.pop("as_json", False), values.pop("as_jsonl", False)
         if as_json and as_jsonl:
             raise click.UsageError("--json and --jsonl exclude each other")
         output: Output = "json" if as_json else "jsonl" if as_jsonl else "human"
         timeout = values.get("timeout")
         after = values.get("after")
-        params = wire_params(op, values)
+        params = pair_wire(op, values) if pair else wire_params(op, values)
         if after is not None:
             params["position"] = {"kind": "cursor", "cursor": after}
         elif operation_id == "events.read" and "position" not in params:
@@ -196,6 +201,7 @@ def _op_callback(operation_id: str) -> Callable[..., None]:
                 home=values.get("home"),
                 command_id_generated=generated,
                 text_file=text_file,
+                dry_run=dry_run,
             )
         )
 
@@ -317,6 +323,8 @@ def command_tree() -> click.Group:
                 add_help_option=False,
             )
         )
+    for stem, op in pairs(REGISTRY):
+        _attach_pair(root, stem, op)
     from ._shortcuts import SHORTCUTS
 
     for shortcut in SHORTCUTS():
@@ -341,6 +349,25 @@ def command_tree() -> click.Group:
             )
         )
     return root
+
+
+def _attach_pair(root: click.Group, stem: tuple[str, ...], op: Any) -> None:
+    """Make the stem group of a consequential pair run it (see `_pairs`)."""
+    parent = root
+    for noun in stem[:-1]:
+        parent = _child(parent, noun)
+    group = _child(parent, stem[-1])
+    confirm_run = _op_callback(op.operation_id, pair=True)
+
+    @click.pass_context
+    def run(ctx: click.Context, /, **values: Any) -> None:
+        if ctx.invoked_subcommand is None:
+            confirm_run(**values)
+
+    group.callback = run
+    group.help = f"{op.summary} Previews, asks, confirms.\n\nOperations {op.operation_id} " \
+        f"and its preview."  # fmt: skip
+    group.params = [_help_option(), *pair_params(op), *_runtime_options(op.operation_id, True)]
 
 
 _TREE: click.Group | None = None

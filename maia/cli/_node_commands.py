@@ -24,7 +24,7 @@ import trio
 
 from maia.client import open_client
 from maia.core import MaiaError, find_live_node, process_start_time, read_discovery
-from maia.node import NodeConfig, NodeHome, NodeRunning, NodeStartError, run_node
+from maia.node import NodeConfig, NodeHome, NodeRunning, NodeStartError, open_private, run_node
 
 READY_TIMEOUT_S = 60.0
 STOP_WAIT_S = 60.0
@@ -59,7 +59,12 @@ def start_command(detach: bool, port: int, home: Path | None) -> None:
     try:
         trio.run(lambda: run_node(NodeConfig(node_home, port), on_ready=ready))
     except NodeStartError as error:
-        click.echo(f"maia node: {error}", err=True)
+        click.echo(f"maia node: {error}", err=True)  # on stderr: node.log when detached
+        sys.exit(1)
+    except OSError as error:  # a full disk, a read-only home: name the file and the cause
+        where = f" {error.filename}" if error.filename else ""
+        click.echo(f"maia node: the Node failed to start: cannot write{where}: "
+                   f"{error.strerror or error}", err=True)  # fmt: skip
         sys.exit(1)
     click.echo("Maia Node stopped")
 
@@ -81,11 +86,18 @@ def _start_detached(home: NodeHome, port: int) -> int:
             err=True,
         )
         return 1
-    command = [sys.executable, "-m", "maia.node", "start", "--home", str(home.root)]
+    # -P: the caller's folder is never on sys.path, so its own `storage/` or `maia/`
+    # package cannot shadow Maia's.
+    command = [sys.executable, "-P", "-m", "maia.node", "start", "--home", str(home.root)]
     command += ["--port", str(port)]
-    log_fd = os.open(home.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     try:
-        os.fchmod(log_fd, 0o600)
+        log_fd = open_private(home.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    except (MaiaError, OSError) as error:
+        message = error.message if isinstance(error, MaiaError) else str(error)
+        click.echo(f"maia node: {message}", err=True)
+        return 1
+    this_run = os.fstat(log_fd).st_size  # where this run's lines begin in node.log
+    try:
         child = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -100,7 +112,7 @@ def _start_detached(home: NodeHome, port: int) -> int:
     while time.monotonic() < deadline:
         if child.poll() is not None:
             click.echo(f"maia node: the Node exited with status {child.returncode}", err=True)
-            click.echo(_log_tail(home.log_path), err=True)
+            click.echo(_log_tail(home.log_path, since=this_run), err=True)
             return 1
         record = read_discovery(home.discovery_path)
         if record is not None and record.pid == child.pid and record.is_live():
@@ -112,10 +124,11 @@ def _start_detached(home: NodeHome, port: int) -> int:
     return 1
 
 
-def _log_tail(path: Path, lines: int = 10) -> str:
+def _log_tail(path: Path, *, since: int, lines: int = 10) -> str:
+    """The last lines the log got after offset `since` (never an earlier run's)."""
     try:
         with path.open("rb") as file:
-            file.seek(max(0, path.stat().st_size - 8192))
+            file.seek(max(since, path.stat().st_size - 8192))
             text = file.read().decode("utf-8", "replace")
     except OSError:
         return ""

@@ -37,6 +37,16 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     ),
     "candidates": (("ID", "id"), ("LABEL", "label")),
     "items": (("SEQ", "sequence"), ("KIND", "kind"), ("STATE", "state"), ("TEXT", "text")),
+    "routines": (
+        ("ID", "routineId"), ("NAME", "name"), ("STATE", "state"), ("REV", "revision"),
+        ("NEXT FIRE", "nextFireAt"),
+    ),
+    "fires": (
+        ("SLOT", "scheduledAt"), ("TRIGGER", "triggerKind"), ("STATE", "state"),
+        ("REASON", "reason"), ("TURN", "turnState"), ("FAILURE", "failureReason"),
+        ("SESSION", "sessionId"),
+    ),
+    "nextFires": (("AT", "at"), ("LOCAL TIME", "local")),
     "changes": (("KEY", "path"), ("CHANGE", "change"), ("ADMITTED", "before"), ("FILE", "after")),
     "webhooks": (("ID", "webhookId"), ("STATE", "state"), ("URL", "url"), ("EVENTS", "eventTypes"),
                  ("REV", "revision")),
@@ -59,6 +69,11 @@ OBJECTS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "project": ("projectId", "projectKey", "rootPath", "workspaceKind", "revision", "createdAt"),
     "receipt": ("receiptId", "operationId", "outcome", "commandId", "targets", "createdAt"),
+    "routine": (
+        "routineId", "name", "state", "revision", "schedule", "template", "nextFireAt",
+        "createdAt", "updatedAt",
+    ),
+    "fire": ("fireId", "routineId", "triggerKind", "state", "reason", "scheduledAt"),
     "webhook": ("webhookId", "url", "eventTypes", "state", "stateReason", "secretEnv",
                 "projectId", "sessionId", "revision", "createdAt"),
 }  # fmt: skip

@@ -5,6 +5,11 @@ Every registered op becomes a method under its dotted ID: `client.node.status()`
 either an instance of the op's input class, or keyword arguments that build one (Python
 names), checks it locally, sends its JSON form, and decodes the answer into the op's output
 class. `client.call(op_id, ...)` is the same by name.
+
+A mutation whose `commandId` is its idempotency key gets a fresh one when the caller gives
+none, as the CLI does; to retry a call safely, pass the `command_id` of the first attempt
+(its receipt names it) explicitly. Where `commandId` is a look-up key (`receipt.get`), none
+is ever invented.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 import attrs
 
 from maia import __version__
+from maia.core import new_id
 from maia.protocol import PROTOCOL_VERSION, REGISTRY, MaiaError, OperationDescriptor, check, to_json
 
 
@@ -51,7 +57,10 @@ def encode_params(
             "params: pass an input object or keyword fields, not both",
             {"path": "params"},
         )
+    generate = _generates_command_id(descriptor)
     if params is None:
+        if generate and "command_id" not in fields:
+            fields = {**fields, "command_id": new_id("command")}
         if input_type is None or not attrs.has(input_type):
             return dict(fields)
         try:
@@ -60,6 +69,8 @@ def encode_params(
             raise MaiaError("validation_failed", f"params: {error}", {"path": "params"}) from error
     if isinstance(params, Mapping):
         wire = dict(params)
+        if generate and "commandId" not in wire:
+            wire["commandId"] = new_id("command")
     elif input_type is not None and isinstance(params, input_type):
         wire = to_json(params)
     else:
@@ -71,6 +82,16 @@ def encode_params(
     if input_type is not None and attrs.has(input_type):
         check(input_type, wire)  # refuse locally what the Node would refuse
     return wire
+
+
+def _generates_command_id(descriptor: OperationDescriptor) -> bool:
+    input_type = descriptor.input_type
+    return (
+        descriptor.idempotency == "required"
+        and input_type is not None
+        and attrs.has(input_type)
+        and any(field.name == "command_id" for field in attrs.fields(input_type))
+    )
 
 
 def decode_result(descriptor: OperationDescriptor, result: Any) -> Any:

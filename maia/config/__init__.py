@@ -3,6 +3,11 @@ documents (UserConfigV1 with Maia's executors, ProjectConfigV1, the Project inve
 mirror), descriptor-first reading, admission candidates and their diff, and the effective
 configuration (limits narrowed, executors resolved) the Node applies."""
 
+from ._agent_executors import AGENT_KEYS as AGENT_KEYS
+from ._agent_executors import AGENT_KINDS as AGENT_KINDS
+from ._agent_executors import ALL_AGENT_KEYS as ALL_AGENT_KEYS
+from ._agent_executors import PERMISSION_MODES as PERMISSION_MODES
+from ._agent_executors import read_agent_options as read_agent_options
 from ._check import CheckReport as CheckReport
 from ._check import check_configuration as check_configuration
 from ._effective import DEFAULT_EXECUTOR_REF as DEFAULT_EXECUTOR_REF

@@ -11,6 +11,7 @@ the console exits 6 (the CLI's "Node unreachable").
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -54,6 +55,8 @@ def run_console(
     *, home: str | Path | None = None, url: str | None = None, token: str | None = None
 ) -> int:
     """Run the interactive console until Ctrl-D or `exit`; returns the exit code."""
+    # console_history holds every prompt typed: whatever it creates is owner-only.
+    os.umask(0o077)
     options = ConsoleOptions(home=Path(home) if home is not None else None, url=url, token=token)
     return asyncio.run(console_main(options))
 

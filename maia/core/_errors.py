@@ -54,6 +54,7 @@ class Code(enum.StrEnum):
     ROUTINE_LIMIT_REACHED = "routine_limit_reached"
     ROUTINE_NOT_ACTIVE = "routine_not_active"
     ROUTINE_BUSY = "routine_busy"
+    CONNECTION_DISABLED = "connection_disabled"
     WEBHOOK_DESTINATION_REFUSED = "webhook_destination_refused"
     WEBHOOK_LIMIT_REACHED = "webhook_limit_reached"
 
@@ -112,6 +113,7 @@ _CODES: tuple[ErrorCode, ...] = (
     ErrorCode("routine_limit_reached", 409, False, "the Project has {limit} routines"),
     ErrorCode("routine_not_active", 409, False, "routine {routineId} is not active"),
     ErrorCode("routine_busy", 409, True, "routine {routineId} is busy"),
+    ErrorCode("connection_disabled", 409, False, "connection {connectionId} is disabled"),
     # Webhooks.
     ErrorCode("webhook_destination_refused", 400, False, "the webhook URL is refused: {reason}"),
     ErrorCode("webhook_limit_reached", 409, False, "the Node has {limit} webhooks"),

@@ -13,8 +13,12 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Literal
 
+import attrs
+
 from maia import __version__
 from maia.core import MaiaError
+from maia.protocol import ConfigScopeStatus
+from maia.service import ServiceContext, config_files_status
 
 from ._dispatch import HANDLERS, Call
 from ._ops import (
@@ -33,6 +37,8 @@ if TYPE_CHECKING:
     from ._services import NodeServices
 
 MAX_MAILBOXES = 64
+MAX_CONFIG_FILES = 64
+MAX_FILE_PROBLEMS = 5  # node.status names the file; `maia config check` lists every problem
 
 
 @HANDLERS.handler("node.hello")
@@ -97,4 +103,21 @@ async def node_status(call: Call, params: Empty) -> NodeStatusOutput:
         queued_turns=queued,
         mailboxes=tuple(mailboxes[:MAX_MAILBOXES]),
         capabilities=NODE_CAPABILITY_NAMES,
+        config_files=await _config_files(services),
+    )
+
+
+async def _config_files(services: NodeServices) -> tuple[ConfigScopeStatus, ...]:
+    """The configuration files that are not what is admitted (none while the Session
+    services are stopped or storage fails: status never fails for them)."""
+    ctx: ServiceContext | None = services.sessions
+    if ctx is None:
+        return ()
+    try:
+        found = await ctx.admitted.files(ctx.home, lambda: config_files_status(ctx))
+    except (MaiaError, sqlite3.Error, OSError):
+        return ()
+    return tuple(
+        attrs.evolve(status, problems=status.problems[:MAX_FILE_PROBLEMS])
+        for status in found[:MAX_CONFIG_FILES]
     )

@@ -3,7 +3,9 @@
 The home is `$MAIA_HOME` or `~/.maia`, a folder only its owner may enter (0700). Files that
 carry a credential or say where the credential lives (the token, the discovery file) are
 written 0600 whatever the umask: they are opened with an explicit mode and `fchmod`ed before
-a byte is written, then renamed into place so a reader never sees half a file.
+a byte is written, then renamed into place so a reader never sees half a file. Every other
+file of the home is opened through `_files` (0600, no symlinks, regular files only) and
+checked at start.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pathlib import Path
 import attrs
 
 from maia.core import MaiaError
+
+from ._files import cannot_write, open_private, secure_home_files
 
 HOME_ENV = "MAIA_HOME"
 TOKEN_BYTES = 32  # 256 bits of entropy, hex encoded
@@ -57,9 +61,11 @@ class NodeHome:
         return self.root / "node.log"
 
     def ensure(self) -> None:
-        """Create the home folder 0700 (and tighten an existing one we own).
+        """Create the home folder 0700 (and tighten an existing one we own), refuse planted
+        symlinks among its files and tighten them to 0600 (`_files.secure_home_files`).
 
-        Raises `MaiaError(configuration_invalid)` when the path is not a usable folder.
+        Raises `MaiaError(configuration_invalid)` when the path is not a usable folder or
+        one of its files is a symlink or not a regular file.
         """
         try:
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -72,6 +78,7 @@ class NodeHome:
             # mkdir's mode is filtered by the umask, and an older home may be wider: fix both.
             if self.root.stat().st_mode & 0o777 != 0o700:
                 os.chmod(self.root, 0o700)
+            secure_home_files(self.root)
         except OSError as error:
             raise MaiaError(
                 "configuration_invalid",
@@ -87,9 +94,8 @@ def write_private_file(path: Path, data: bytes) -> None:
     Raises `OSError` when the folder is not writable.
     """
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    fd = open_private(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
-        os.fchmod(fd, 0o600)  # the umask may have removed bits, never added: make it exact
         view = memoryview(data)
         while view:
             written = os.write(fd, view)
@@ -109,7 +115,13 @@ def new_token() -> str:
 
 
 def write_token(home: NodeHome) -> str:
-    """Write a new token file for this Node run and return the token."""
+    """Write a new token file for this Node run and return the token.
+
+    Raises `MaiaError(unavailable)` naming the file and the cause (a full disk).
+    """
     token = new_token()
-    write_private_file(home.token_path, token.encode("ascii") + b"\n")
+    try:
+        write_private_file(home.token_path, token.encode("ascii") + b"\n")
+    except OSError as error:
+        raise cannot_write(home.token_path, error) from error
     return token

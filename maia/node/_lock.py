@@ -13,6 +13,7 @@ from types import TracebackType
 
 from maia.core import MaiaError, read_discovery
 
+from ._files import cannot_write, open_private
 from ._home import NodeHome
 
 
@@ -26,12 +27,16 @@ class NodeLock:
     def acquire(self) -> None:
         """Take the lock without waiting.
 
-        Raises `MaiaError(unavailable)` naming the holding Node when another process has it.
+        Raises `MaiaError(unavailable)` naming the holding Node when another process has it,
+        or naming the lock file and the cause when it cannot be written (a full disk);
+        `MaiaError(configuration_invalid)` when it is a symlink or not a regular file.
         """
         path = self._home.lock_path
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            os.fchmod(fd, 0o600)
+            fd = open_private(path, os.O_RDWR | os.O_CREAT)  # no symlink, 0600
+        except OSError as error:
+            raise cannot_write(path, error) from error
+        try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = _read_pid(fd)
@@ -40,8 +45,12 @@ class NodeLock:
         except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError as error:  # a full disk: say which file and why
+            os.close(fd)
+            raise cannot_write(path, error) from error
         self._fd = fd
 
     def release(self) -> None:

@@ -1,9 +1,9 @@
 """The API server: trio-websocket on 127.0.0.1, one task per connection, requests in parallel.
 
 At most `MAX_CONNECTIONS` connections are open at once, counted from TCP accept (beyond:
-HTTP 503, `overloaded`, instead of the upgrade; see `_websocket`). Each connection must open with `node.hello`; until the hello
-succeeds, frames are handled one at a time, so a pipelined request after the hello sees
-it done. After it, each request
+HTTP 503, `overloaded`, instead of the upgrade; see `_websocket`). Each connection must open
+with `node.hello`; until the hello succeeds, frames are handled one at a time, so a
+pipelined request after the hello sees it done. After it, each request
 runs in its own task (at most `MAX_IN_FLIGHT` per connection; beyond that `overloaded`),
 and answers go out as they finish, matched by `id`.
 

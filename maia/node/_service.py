@@ -74,7 +74,10 @@ async def serve_node(config: NodeConfig, *, task_status: Any = trio.TASK_STATUS_
         if stale is not None:
             log.warning("replacing a stale discovery file left by pid %d", stale.pid)
             home.discovery_path.unlink(missing_ok=True)
-        state = TreeState(token=write_token(home))
+        try:
+            state = TreeState(token=write_token(home))
+        except MaiaError as error:  # a full disk: the message names the file
+            raise NodeStartError(error.message) from error
         try:
             await _serve_tree(config, state, task_status)
         finally:

@@ -8,6 +8,7 @@ from ._ops_approval import APPROVAL_OPERATIONS
 from ._ops_config import CONFIG_OPERATIONS
 from ._ops_node import NODE_OPERATIONS
 from ._ops_records import RECORD_OPERATIONS
+from ._ops_routine import ROUTINE_OPERATIONS
 from ._ops_session import SESSION_OPERATIONS
 from ._ops_turn import TURN_OPERATIONS
 from ._ops_webhook import WEBHOOK_OPERATIONS
@@ -17,8 +18,7 @@ from ._registry import Registry, build_registry
 REGISTRY_VERSION: Final = "0.5.0"
 
 ALL_OPERATIONS: Final = (
-    (NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS + CONFIG_OPERATIONS)
-    + WEBHOOK_OPERATIONS
-    + APPROVAL_OPERATIONS
-)
+    NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS
+    + CONFIG_OPERATIONS + WEBHOOK_OPERATIONS + ROUTINE_OPERATIONS + APPROVAL_OPERATIONS
+)  # fmt: skip
 REGISTRY: Final[Registry] = build_registry(ALL_OPERATIONS)

@@ -11,6 +11,7 @@ import attrs
 from maia.core._fields import field, spec
 
 from ._common import Empty, count_field, digest_field, id_field, operation, timestamp_field
+from ._ops_config import ConfigScopeStatus
 
 VERSION_TEXT = spec(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/+-]*$")
 
@@ -100,6 +101,13 @@ class NodeStatusOutput:
     )
     capabilities: tuple[str, ...] = field(
         doc="Capability names.", max_items=64, items=spec(min_length=1, max_length=64)
+    )
+    config_files: tuple[ConfigScopeStatus, ...] = field(
+        doc="Configuration files that are not what is admitted (differs: edited since, "
+        "invalid, or never-admitted): none of them is in effect until it is admitted. "
+        "The user file first, then Projects; at most 64, each with its first problems.",
+        factory=tuple,
+        max_items=64,
     )
 
 

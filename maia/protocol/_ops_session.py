@@ -74,7 +74,12 @@ class SessionCreateInput:
 
     command_id: str = command_id_field()
     project_id: str = id_field("The Project the Session works in.")
-    executor: str = executor_field("Executor reference.", default="builtin:echo")
+    executor: str | None = executor_field(
+        "Executor reference (absent: the Project's defaults.executorRef, else builtin:echo; "
+        "refused with configuration_invalid when the Project's allowedExecutors does not "
+        "list it).",
+        default=None,
+    )
     title: str | None = title_field("Human title.", default=None)
     labels: tuple[str, ...] = labels_field("Labels (at most 16).")
     cwd: str | None = path_field(

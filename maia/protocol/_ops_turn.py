@@ -140,6 +140,20 @@ class QueueEntry:
     created_at: str = timestamp_field("When it was sent.")
 
 
+QueueWaitLimit = Literal["maxConcurrentActivations", "maxLiveSessions"]
+
+
+@attrs.frozen
+class QueueWait:
+    """Why the queue's first turn does not dispatch yet: a capacity limit is reached."""
+
+    limit: QueueWaitLimit = field(doc="The CapacityLimitsV1 limit that holds it.")
+    scope: Literal["node", "project"] = field(
+        doc="node (the user's limit, over every Project) or project (the Project's own)."
+    )
+    value: int = field(doc="The limit's value now.", minimum=1)
+
+
 @attrs.frozen
 class TurnQueueListOutput:
     """The dispatching or running turn, then the queue in dispatch order."""
@@ -150,6 +164,11 @@ class TurnQueueListOutput:
         doc="Queued turns in dispatch order.", max_items=MAX_SESSION_PENDING_TURNS
     )
     limit: int = field(doc="Pending turns a Session may hold, the running one included.", minimum=1)
+    waiting: QueueWait | None = field(
+        doc="Why the first queued turn waits (absent: it is not held by a limit); it "
+        "dispatches, in fair order across Sessions, when capacity frees.",
+        default=None,
+    )
 
 
 @attrs.frozen

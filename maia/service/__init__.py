@@ -5,11 +5,22 @@ installs them into the Node's dispatcher. Each handler is also a plain function
 `(ServiceContext, params) -> output` for direct use.
 """
 
+from ._admitted import AdmittedConfigs as AdmittedConfigs
+from ._admitted import files_fingerprint as files_fingerprint
+from ._admitted import project_of as project_of
+from ._admitted import read_effective as read_effective
+from ._admitted import user_of as user_of
 from ._config_status import admitted_user_config as admitted_user_config
 from ._config_status import config_files_status as config_files_status
 from ._config_status import effective_config as effective_config
 from ._context import ServiceContext as ServiceContext
+from ._context import project_of_session as project_of_session
 from ._register import HANDLERS as HANDLERS
 from ._register import KINDS as KINDS
 from ._register import open_services as open_services
 from ._register import register as register
+from ._routine_gate import SchedulerGate as SchedulerGate
+from ._routine_gate import authorize as authorize
+from ._routines import ROUTINE_HANDLERS as ROUTINE_HANDLERS
+from ._routines import install_launcher as install_launcher
+from ._sessions import session_executor as session_executor

@@ -210,6 +210,7 @@ async def _config_admit_confirm(
             node_epoch=ctx.store.node_epoch,
         )
     )
+    ctx.admitted.admitted()  # new work runs under it from now on, without a restart
     return mutation_output(ConfigAdmitConfirmOutput, result)
 
 

@@ -16,10 +16,7 @@ import trio
 from maia.config import (
     Candidate,
     EffectiveConfig,
-    ProjectConfig,
     UserConfig,
-    parse_project_config,
-    parse_user_config,
     project_candidate,
     user_candidate,
 )
@@ -32,6 +29,7 @@ from maia.protocol import (
 )
 from storage import USER_SCOPE, ConfigSnapshot, Storage, admitted_snapshot, scope_revision
 
+from ._admitted import user_of
 from ._context import ServiceContext, not_found
 
 MAX_STATUS_PROJECTS = 256
@@ -64,19 +62,6 @@ def _document(snapshot: ConfigSnapshot | None) -> Any:
     return None if snapshot is None else snapshot.manifest.get("document")
 
 
-def _user_of(snapshot: ConfigSnapshot | None, started_with: UserConfig) -> UserConfig:
-    if snapshot is None:
-        return started_with  # nothing admitted yet: what the Node read when it started
-    return parse_user_config(snapshot.manifest["document"], "admitted user configuration")
-
-
-def _project_of(snapshot: ConfigSnapshot | None, project_id: str) -> ProjectConfig | None:
-    document = _document(snapshot)
-    if document is None:
-        return None
-    return parse_project_config(document, "admitted Project configuration", project_id=project_id)
-
-
 async def admitted_user_config(store: Storage) -> UserConfig | None:
     """The admitted user configuration, or None when the user scope was never admitted.
 
@@ -85,30 +70,16 @@ async def admitted_user_config(store: Storage) -> UserConfig | None:
     file. Raises `configuration_invalid` only for a snapshot this Maia cannot read back.
     """
     snapshot = await store.read(lambda conn: admitted_snapshot(conn, USER_SCOPE))
-    return None if snapshot is None else _user_of(snapshot, UserConfig())
+    return None if snapshot is None else user_of(snapshot, UserConfig())
 
 
 async def effective_config(ctx: ServiceContext, project_id: str | None) -> EffectiveConfig:
     """The admitted configuration work in `project_id` (None: outside a Project) runs on:
     limits narrowed, executors resolvable. Raises `resource_not_found` for an unknown
-    Project. Reads storage only, never a file."""
+    Project. Reads storage only, never a file (`AdmittedConfigs`: in memory between
+    admissions)."""
 
-    def read(conn: sqlite3.Connection) -> tuple[ConfigSnapshot | None, ConfigSnapshot | None]:
-        project = None
-        if project_id is not None:
-            scope_revision(conn, project_id)  # raises resource_not_found for an unknown one
-            project = admitted_snapshot(conn, project_id)
-        return admitted_snapshot(conn, USER_SCOPE), project
-
-    user, project = await ctx.read(read)
-    project_config = _project_of(project, project_id) if project_id is not None else None
-    return EffectiveConfig(
-        _user_of(user, ctx.config),
-        project_config,
-        project_id,
-        user_snapshot_id=user.snapshot_id if user is not None else None,
-        project_snapshot_id=project.snapshot_id if project is not None else None,
-    )
+    return await ctx.admitted.of(project_id)
 
 
 async def _status(ctx: ServiceContext, project_id: str | None) -> tuple[ConfigScopeStatus, bool]:

@@ -19,6 +19,8 @@ from maia.config import UserConfig
 from maia.protocol import Clock, MaiaError, check, digest_json, to_json
 from storage import MutationResult, Storage
 
+from ._admitted import AdmittedConfigs
+
 T = TypeVar("T")
 LOCAL_ACTOR = "local-user"
 
@@ -32,6 +34,8 @@ class ServiceContext:
     config: UserConfig
     runtime: ActorRuntime  # every kind's actors: `runtime[KIND]`
     home: Path  # where projects.jsonc is mirrored
+    admitted: AdmittedConfigs  # the admitted configuration work runs under (limits, executors)
+    actor_id: str = LOCAL_ACTOR  # whom receipts name: the local user, or the Node's automation
 
     @property
     def sessions(self) -> SessionRuntime:
@@ -41,6 +45,10 @@ class ServiceContext:
     @property
     def projects_file(self) -> Path:
         return self.home / "projects.jsonc"
+
+    def as_actor(self, actor_id: str) -> ServiceContext:
+        """The same services acting as another actor (the routine scheduler)."""
+        return attrs.evolve(self, actor_id=actor_id)
 
     def now(self) -> int:
         return self.clock.wall_ms()
@@ -84,3 +92,13 @@ def require_session(conn: sqlite3.Connection, session_id: str) -> None:
         is None
     ):
         raise not_found("session", session_id)
+
+
+def project_of_session(conn: sqlite3.Connection, session_id: str) -> str:
+    """The Project a Session works in. Raises `resource_not_found`."""
+    row = conn.execute(
+        "SELECT project_id FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        raise not_found("session", session_id)
+    return str(row[0])

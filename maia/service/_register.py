@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from actors import WORKERS, ActorError, Kind, open_actor_runtime
+from actors.routine import ROUTINES
 from actors.session import SESSIONS
 from actors.webhook import WEBHOOKS
 from maia.config import UserConfig, load_user_config
@@ -21,12 +22,15 @@ from maia.protocol import Clock
 from storage import Storage
 from supervision.workers import WorkerTimings
 
+from ._admitted import AdmittedConfigs
 from ._approvals import APPROVAL_HANDLERS
 from ._config import CONFIG_HANDLERS
+from ._config_status import admitted_user_config
 from ._context import ServiceContext
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
 from ._reference import reference_resolve
+from ._routines import ROUTINE_HANDLERS, install_launcher
 from ._sessions import (
     session_archive,
     session_create,
@@ -49,7 +53,7 @@ from ._webhooks import WEBHOOK_HANDLERS
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
 # The kinds of aggregate the Node runs, in start order (a kind may use what an earlier one
 # provides: the Session kind runs on the worker pool). Adding a kind is one line here.
-KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS, WEBHOOKS)
+KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS, WEBHOOKS, ROUTINES)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
@@ -72,6 +76,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "receipt.get": receipt_get,
     "receipt.list": receipt_list,
     "events.read": events_read,
+    **ROUTINE_HANDLERS,
     **CONFIG_HANDLERS,
     **WEBHOOK_HANDLERS,
     **APPROVAL_HANDLERS,
@@ -115,14 +120,21 @@ async def open_services(
     live: Callable[[str, str, str, str, str, str], None] | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[ServiceContext]:
-    """Load `home/config.jsonc` (unless `config` is given), recover and run the actor
-    runtime with every kind, and yield the handlers' context; `live` gets the Sessions' live
-    item records (the observation hub); `options` are more kinds' settings (tests: a webhook
-    client). Raises `configuration_invalid`."""
-    settings = config if config is not None else load_user_config(home / "config.jsonc")
-    settings_of_kinds = {"worker_timings": timings, "live": live, **(options or {})}
+    """Run on the admitted user configuration (else `config` when given, else
+    `home/config.jsonc` for a home never admitted), recover and run the actor runtime with
+    every kind, and yield the handlers' context; `live` gets the Sessions' live item records
+    (the observation hub); `options` are more kinds' settings (tests: a webhook client).
+    Raises `configuration_invalid`."""
+    settings = await admitted_user_config(store)
+    if settings is None:
+        settings = config if config is not None else load_user_config(home / "config.jsonc")
+    admitted = AdmittedConfigs(store, settings)
+    settings_of_kinds = {"worker_timings": timings, "live": live, "config_of": admitted.of,
+                         **(options or {})}  # fmt: skip
     async with open_actor_runtime(
         store, clock=clock, config=settings, kinds=KINDS, environ=environ,
         options=settings_of_kinds,
     ) as runtime:  # fmt: skip
-        yield ServiceContext(store, clock, settings, runtime, home)
+        context = ServiceContext(store, clock, settings, runtime, home, admitted)
+        install_launcher(context)
+        yield context

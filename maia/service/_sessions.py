@@ -62,11 +62,21 @@ def _start_dir(root: str, cwd: str | None) -> str:
     return path
 
 
+async def session_executor(ctx: ServiceContext, project_id: str, requested: str | None) -> str:
+    """The executor reference a new Session in `project_id` runs: `requested`, else the
+    Project's admitted `defaults.executorRef`, else builtin:echo. Raises
+    `configuration_invalid` (nothing defines it, or `allowedExecutors` does not list it,
+    naming the executor and the allowed ones), `resource_not_found` (Project)."""
+    ref, _ = (await ctx.admitted.of(project_id)).session_executor(requested)
+    return ref
+
+
 async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> SessionResult:
-    """Raises `resource_not_found` (Project), `configuration_invalid` (executor),
-    `validation_failed` (cwd), `idempotency_conflict`."""
-    ctx.config.executor(params.executor)
-    command = command_of(params)
+    """Raises `resource_not_found` (Project), `configuration_invalid` (executor: not defined
+    or not in the Project's allowedExecutors), `validation_failed` (cwd),
+    `idempotency_conflict`."""
+    executor = await session_executor(ctx, params.project_id, params.executor)
+    command = command_of(params, ctx.actor_id)
     root = await ctx.read(
         lambda c: c.execute(
             "SELECT root FROM projects WHERE project_id = ?", (params.project_id,)
@@ -76,7 +86,7 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
         raise not_found("project", params.project_id)
     cwd = await trio.to_thread.run_sync(_start_dir, root[0], params.cwd)
     labels = orjson.dumps(dict.fromkeys(sorted(set(params.labels)), "")).decode()
-    message = CreateSession(command, params.project_id, params.executor, cwd, params.title,
+    message = CreateSession(command, params.project_id, executor, cwd, params.title,
                             labels)  # fmt: skip
     result = await ctx.sessions.create(new_id("session"), message)
     return mutation_output(SessionResult, result)
@@ -171,7 +181,7 @@ async def _exists(ctx: ServiceContext, session_id: str) -> None:
 async def session_stop(ctx: ServiceContext, params: SessionStopInput) -> SessionResult:
     """Raises `resource_not_found`, `revision_conflict`, `invalid_state` (already stopped)."""
     await _exists(ctx, params.session_id)
-    message = StopSession(command_of(params), params.expected_revision)
+    message = StopSession(command_of(params, ctx.actor_id), params.expected_revision)
     return mutation_output(SessionResult, await ctx.sessions.ask(params.session_id, message))
 
 

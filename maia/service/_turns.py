@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import attrs
 import trio
 
 from actors.session import (
@@ -24,6 +25,7 @@ from maia.protocol import (
     MAX_SESSION_PENDING_TURNS,
     MaiaError,
     QueueEntry,
+    QueueWait,
     SessionRefInput,
     TurnCancelInput,
     TurnInterruptInput,
@@ -43,6 +45,7 @@ from ._context import (
     ServiceContext,
     command_of,
     mutation_output,
+    project_of_session,
     require_session,
     session_of_turn,
 )
@@ -56,7 +59,7 @@ MAX_ITEMS = 1024
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
     """Raises `resource_not_found`, `invalid_state` (stopped), `turn_queue_full`,
     `saturated` (no worker slot: retry), `idempotency_conflict`."""
-    message = SendTurn(command_of(params), params.text)
+    message = SendTurn(command_of(params, ctx.actor_id), params.text)
     return mutation_output(TurnSendOutput, await ctx.sessions.send(params.session_id, message))
 
 
@@ -130,15 +133,23 @@ def _queue(conn: sqlite3.Connection, session_id: str, limit: int) -> TurnQueueLi
 
 
 async def turn_queue_list(ctx: ServiceContext, params: SessionRefInput) -> TurnQueueListOutput:
-    """Raises `resource_not_found`."""
-    limit = min(ctx.config.capacity.max_queued_messages, MAX_SESSION_PENDING_TURNS)
-    return await ctx.read(lambda c: _queue(c, params.session_id, limit))
+    """The queue, its limit (maxQueuedMessages as admitted now) and, when its first turn
+    waits for a capacity limit, which. Raises `resource_not_found`."""
+    project = await ctx.read(lambda c: project_of_session(c, params.session_id))
+    limits = (await ctx.admitted.of(project)).limits
+    limit = min(limits.max_queued_messages, MAX_SESSION_PENDING_TURNS)
+    out = await ctx.read(lambda c: _queue(c, params.session_id, limit))
+    held = ctx.sessions.waiting_for(params.session_id) if out.queue else None
+    if held is None:
+        return out
+    name, why = held
+    return attrs.evolve(out, waiting=QueueWait(limit=name, scope=why.scope, value=why.limit))  # type: ignore[arg-type]
 
 
 async def turn_cancel(ctx: ServiceContext, params: TurnCancelInput) -> TurnResult:
     """Raises `resource_not_found`, `turn_not_queued`, `revision_conflict`."""
     session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
-    message = CancelTurn(command_of(params), params.turn_id, params.expected_revision)
+    message = CancelTurn(command_of(params, ctx.actor_id), params.turn_id, params.expected_revision)
     return mutation_output(TurnResult, await ctx.sessions.ask(session_id, message))
 
 

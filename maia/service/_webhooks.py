@@ -20,6 +20,7 @@ import attrs
 from actors import Command
 from actors.webhook import (
     DELIVERY_TABLE,
+    MAX_WEBHOOKS,
     WEBHOOK_TABLE,
     WEBHOOKS,
     ConfirmChange,
@@ -33,6 +34,7 @@ from actors.webhook import (
     WebhookSpec,
     WebhookState,
     check_url,
+    count_live_webhooks,
     delivery_wire,
     get_delivery,
     get_webhook,
@@ -126,6 +128,9 @@ async def webhooks_change_preview(
         wire: dict[str, Any] = {"action": change.kind}
         if isinstance(change, WebhookAddChange):
             webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
+            if get_webhook(conn, webhook_id) is None and count_live_webhooks(conn) >= MAX_WEBHOOKS:
+                raise MaiaError("webhook_limit_reached", f"the Node has {MAX_WEBHOOKS} webhooks;"
+                                " remove one first", {"limit": MAX_WEBHOOKS})  # fmt: skip
             wire |= {"webhookId": webhook_id, "url": url}
             target = ExpectedTarget("webhook", webhook_id, None)
         else:

@@ -28,6 +28,7 @@ MAX_LINE_BYTES = 32 * 1024 * 1024  # Claude's initialize answer alone is ~100 Ki
 STDERR_TAIL_BYTES = 64 * 1024
 QUEUE_LINES = 1024
 TERM_GRACE_S = 2.0
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 
 
 class HarnessMissing(Exception):
@@ -59,6 +60,7 @@ class HarnessProcess:
         env: Mapping[str, str],
         cwd: str | None = None,
         on_stderr: Callable[[str], None] | None = None,
+        transcript: str | None = None,
     ) -> None:
         self.argv = list(argv)
         try:
@@ -74,6 +76,9 @@ class HarnessProcess:
         except OSError as exc:
             raise HarnessMissing(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
         self.pid = self.process.pid
+        # A debugging aid (and the golden-transcript tests): every stdout line, as received.
+        self._transcript = open(transcript, "ab") if transcript else None  # noqa: SIM115
+        self._transcript_left = MAX_TRANSCRIPT_BYTES
         self._lines: queue.Queue[Line] = queue.Queue(QUEUE_LINES)
         self._stderr = bytearray()
         self._stderr_lock = threading.Lock()
@@ -96,8 +101,14 @@ class HarnessProcess:
         while True:
             raw = stream.readline(MAX_LINE_BYTES + 1)
             if not raw:
+                if self._transcript is not None:
+                    self._transcript.close()
                 self._lines.put(Line("eof", None))
                 return
+            if self._transcript is not None and self._transcript_left > 0:
+                self._transcript.write(raw[: self._transcript_left])
+                self._transcript.flush()
+                self._transcript_left -= len(raw)
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the line
                     raw = stream.readline(MAX_LINE_BYTES)

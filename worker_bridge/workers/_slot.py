@@ -46,7 +46,10 @@ class HarnessSlot:
         self.drop()
         try:
             process = HarnessProcess(
-                argv, env=harness_environment(extra_env), on_stderr=self._stderr
+                argv,
+                env=harness_environment(extra_env),
+                on_stderr=self._stderr,
+                transcript=self.context.options.get("transcriptPath") or None,
             )
         except HarnessMissing as exc:
             raise TurnFailure(f"{self.harness}: {exc}") from exc

@@ -47,15 +47,9 @@ def _handlers(name: str) -> bool:
     """The op handlers are reached through `HANDLERS`, by operation ID."""
     parts = name.split("_")
     return parts[0] in {
-        "project",
-        "session",
-        "turn",
-        "reference",
-        "receipt",
-        "events",
-        "webhooks",
+        "project", "session", "turn", "reference", "receipt", "events", "webhooks", "routine",
         "approval",
-    }
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))

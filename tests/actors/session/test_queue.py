@@ -22,6 +22,7 @@ from actors.session import (
     StopWorker,
     Tick,
     TurnEnded,
+    Wake,
     Worker,
     WorkerGone,
     WorkerReady,
@@ -94,8 +95,20 @@ def test_a_worker_that_never_starts_fails_the_waiting_turns() -> None:
         step(state, Send("t2"), 0)
 
 
+def test_without_an_activation_the_turn_waits_until_wake() -> None:
+    """With no activation (may_dispatch False) a ready worker's turn stays queued; Wake with
+    one dispatches it, and Wake without one does nothing."""
+    state, _ = step(QueueState(), Send("t1"), 0)
+    state, actions = step(state, WorkerReady(), 1, may_dispatch=False)
+    assert (actions, state.queued, state.active) == ((), ("t1",), None)
+    assert step(state, Wake(), 2, may_dispatch=False) == (state, ())
+    state, actions = step(state, Wake(), 3)
+    assert (actions, state.active) == ((Dispatch("t1"),), "t1")
+
+
 class QueueMachine(RuleBasedStateMachine):
-    """Random interleavings of sends, cancels, worker life and turn ends."""
+    """Random interleavings of sends, cancels, worker life, turn ends and the activation
+    gate (maxConcurrentActivations) opening and closing."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -106,11 +119,17 @@ class QueueMachine(RuleBasedStateMachine):
         self.dispatched: list[str] = []
         self.failed: dict[str, str] = {}
         self.ended: set[str] = set()
+        self.open = True  # an activation is available
 
     def apply(self, event: object) -> None:
         before = self.state
         try:
-            self.state, actions = step(self.state, event, self.now)  # type: ignore[arg-type]
+            self.state, actions = step(
+                self.state,
+                event,  # type: ignore[arg-type]
+                self.now,
+                may_dispatch=self.open,
+            )
         except MaiaError:
             assert self.state == before
             return
@@ -119,6 +138,7 @@ class QueueMachine(RuleBasedStateMachine):
     def record(self, actions: tuple[QueueAction, ...]) -> None:
         for action in actions:
             if isinstance(action, Dispatch):
+                assert self.open, "dispatched without an activation"
                 assert action.turn_id not in self.dispatched, "dispatched twice"
                 assert action.turn_id not in self.failed
                 self.dispatched.append(action.turn_id)
@@ -136,7 +156,7 @@ class QueueMachine(RuleBasedStateMachine):
                 step(self.state, Send(turn), self.now)
             assert caught.value.code == code
             return
-        self.state, actions = step(self.state, Send(turn), self.now)
+        self.state, actions = step(self.state, Send(turn), self.now, may_dispatch=self.open)
         self.sent.append(turn)
         self.record(actions)
 
@@ -184,6 +204,13 @@ class QueueMachine(RuleBasedStateMachine):
     def close(self) -> None:
         self.apply(Close())
 
+    @rule(available=st.booleans())
+    def activation(self, available: bool) -> None:
+        """The activation gate changes; a Session given one is woken (as the actor is)."""
+        self.open = available
+        if available:
+            self.apply(Wake())
+
     @invariant()
     def bounded(self) -> None:
         assert self.state.pending <= self.state.limit
@@ -206,7 +233,7 @@ class QueueMachine(RuleBasedStateMachine):
     @invariant()
     def no_idle_worker_with_work(self) -> None:
         s = self.state
-        if not s.closed and s.worker is Worker.READY and s.active is None:
+        if not s.closed and s.worker is Worker.READY and s.active is None and self.open:
             assert not s.queued
         if not s.closed and s.queued and s.active is None:
             assert s.worker is not Worker.NONE  # a worker was asked for

@@ -24,6 +24,7 @@ from maia.service._webhooks import (
 )
 from storage import append_event, open_storage
 
+from ...maia.service._helpers import params
 from ._receiver import LoopbackOnlyConnector, Receiver, static_resolver
 
 SECRET = "whsec_" + base64.b64encode(b"s" * 32).decode()
@@ -39,8 +40,6 @@ class World:
 
     async def change(self, change: dict[str, Any]) -> Any:
         """Preview then confirm one change (as the CLI does)."""
-        from tests.maia.service._helpers import params
-
         self.commands += 1
         body: dict[str, Any] = {"commandId": f"c{self.commands}", "change": change}
         preview = await webhooks_change_preview(self.ctx, params("webhooks.change.preview", body))
@@ -63,8 +62,6 @@ class World:
             now_ms=self.ctx.now(), session_id="session_1"))  # fmt: skip
 
     async def show(self, hook: str) -> Any:
-        from tests.maia.service._helpers import params
-
         return await webhooks_show(self.ctx, params("webhooks.show", {"webhookId": hook}))
 
     async def wait_attempts(self, hook: str, count: int) -> Any:

@@ -113,3 +113,19 @@ def test_retry_after_forms() -> None:
     assert parse_retry_after("soon", now) is None
     assert classify(503, "7", now).retry_after_ms == 7000
     assert classify(500, "7", now).retry_after_ms is None  # only 429 and 503 carry it
+
+
+async def test_proxy_variables_are_ignored(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP_PROXY and friends cannot carry a delivery elsewhere: it goes to the checked
+    address, and the would-be proxy (also on loopback) sees nothing."""
+    receiver, proxy = Receiver(script=[204]), Receiver(script=[200])
+    await nursery.start(receiver.serve)
+    await nursery.start(proxy.serve)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
+        monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.port}")
+    result, connector = await _post(receiver)
+    assert result.kind is SendKind.SUCCEEDED
+    assert connector.attempts == [("127.0.0.1", receiver.port)]
+    assert proxy.received == []

@@ -10,6 +10,7 @@ import orjson
 from actors.webhook import (
     delivery_body_of,
     delivery_ids,
+    outbox_watermark,
     process_batch,
     read_checkpoint,
     recent_deliveries,
@@ -97,13 +98,15 @@ def test_project_filter(tmp_path: Path) -> None:
 
 def test_no_webhooks_skips_to_the_head(tmp_path: Path) -> None:
     """With no webhook the checkpoint jumps to the journal's head, so a new webhook never
-    makes the processor scan old history."""
+    makes the processor scan old history; the watermark for retention follows it."""
     with open_db(tmp_path) as conn:
         for _ in range(3):
             event(conn, "turn.completed")
+        assert outbox_watermark(conn) == 0
         _batch(conn)
         head = conn.execute("SELECT max(position) FROM events").fetchone()[0]
         assert read_checkpoint(conn).acknowledged_sequence == head
+        assert outbox_watermark(conn) == head
 
 
 def test_the_migration_adds_the_webhook_tables(tmp_path: Path) -> None:

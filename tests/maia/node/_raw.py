@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import struct
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,33 +19,81 @@ def port_of(url: str) -> int:
     return port
 
 
+def upgrade_request(
+    port: int, headers: dict[str, str], path: str = "/api/v1", *, version: str = "HTTP/1.1"
+) -> bytes:
+    """A hand-written upgrade request (`headers` may override the key, or drop it as None)."""
+    fields: dict[str, str | None] = {
+        "Upgrade": "websocket",
+        "Connection": "Upgrade",
+        "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(),
+        "Sec-WebSocket-Version": "13",
+        **headers,
+    }
+    lines = [f"GET {path} {version}"]
+    lines += [f"{name}: {value}" for name, value in fields.items() if value is not None]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+async def read_response(stream: trio.SocketStream) -> bytes:
+    """An HTTP response head (and its JSON body, if any) from `stream`."""
+    response = b""
+    with trio.fail_after(10):
+        while b"\r\n\r\n" not in response or (
+            b"content-length" in response.lower() and not response.endswith(b"}")
+        ):
+            chunk = await stream.receive_some(65536)
+            if not chunk:
+                break
+            response += chunk
+    return response
+
+
 async def raw_upgrade(
-    port: int, headers: dict[str, str], path: str = "/api/v1"
+    port: int, headers: dict[str, str], path: str = "/api/v1", *, version: str = "HTTP/1.1"
 ) -> tuple[int, bytes]:
     """Send a hand-written upgrade request; return (HTTP status, whole response)."""
-    key = base64.b64encode(os.urandom(16)).decode()
-    lines = [
-        f"GET {path} HTTP/1.1",
-        "Upgrade: websocket",
-        "Connection: Upgrade",
-        f"Sec-WebSocket-Key: {key}",
-        "Sec-WebSocket-Version: 13",
-        *(f"{name}: {value}" for name, value in headers.items()),
-    ]
     stream = await trio.open_tcp_stream("127.0.0.1", port)
     async with stream:
-        await stream.send_all(("\r\n".join(lines) + "\r\n\r\n").encode())
-        response = b""
-        with trio.fail_after(10):
-            while b"\r\n\r\n" not in response or (
-                b"content-length" in response.lower() and not response.endswith(b"}")
-            ):
-                chunk = await stream.receive_some(65536)
-                if not chunk:
-                    break
-                response += chunk
+        await stream.send_all(upgrade_request(port, headers, path, version=version))
+        response = await read_response(stream)
     status = int(response.split(b" ", 2)[1])
     return status, response
+
+
+def client_frame(opcode: int, payload: bytes, *, announce: int | None = None) -> bytes:
+    """One masked client frame; `announce` puts another length in its header."""
+    mask = os.urandom(4)
+    length = len(payload) if announce is None else announce
+    if length < 126:
+        head = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
+    elif length < 65536:
+        head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, length)
+    else:
+        head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
+    return head + mask + bytes(byte ^ mask[index % 4] for index, byte in enumerate(payload))
+
+
+async def read_close_code(stream: trio.SocketStream) -> int | None:
+    """The code of the Close frame the server sends next (None: TCP closed without one)."""
+    data = b""
+    with trio.fail_after(10):
+        while True:
+            while len(data) >= 2:
+                opcode, length, start = data[0] & 0x0F, data[1] & 0x7F, 2
+                if length == 126:
+                    length, start = int.from_bytes(data[2:4]), 4
+                elif length == 127:
+                    length, start = int.from_bytes(data[2:10]), 10
+                if len(data) < start + length:
+                    break
+                if opcode == 0x8:
+                    return int.from_bytes(data[start : start + 2])
+                data = data[start + length :]
+            chunk = await stream.receive_some(65536)
+            if not chunk:
+                return None
+            data += chunk
 
 
 async def request(ws: WebSocketConnection, frame: str | bytes) -> dict[str, Any]:
@@ -63,4 +112,14 @@ async def hello(ws: WebSocketConnection) -> dict[str, Any]:
     )
 
 
-__all__ = ["hello", "open_websocket_url", "port_of", "raw_upgrade", "request"]
+__all__ = [
+    "client_frame",
+    "hello",
+    "open_websocket_url",
+    "port_of",
+    "raw_upgrade",
+    "read_close_code",
+    "read_response",
+    "request",
+    "upgrade_request",
+]

@@ -79,7 +79,8 @@ def node_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProce
             if record is not None and record.pid == process.pid:
                 break
             time.sleep(0.05)
-        assert record is not None and record.pid == process.pid, "the Node did not start"
+        assert record is not None, "the Node did not start"
+        assert record.pid == process.pid
         yield NodeProcess(process, home, read_token(home.token_path), port_of(record.url))
     finally:
         process.terminate()

@@ -40,7 +40,8 @@ def test_home_and_private_files_are_owner_only_under_umask_000(tmp_path: Path) -
     assert _mode(home.token_path) == 0o600
     write_private_file(home.discovery_path, b"{}")
     assert _mode(home.discovery_path) == 0o600
-    assert sorted(p.name for p in home.root.iterdir()) == ["node.json", "node.token"]
+    assert _mode(home.database_path) == 0o600  # created before SQLite, which copies its mode
+    assert sorted(p.name for p in home.root.iterdir()) == ["maia.db", "node.json", "node.token"]
 
 
 def test_wide_existing_home_is_tightened(tmp_path: Path) -> None:
@@ -148,7 +149,8 @@ async def test_node_that_cannot_open_storage_fails_clearly(tmp_path: Path) -> No
     """Storage that cannot be opened stops the start with a message naming the database."""
     home = NodeHome(tmp_path / "home")
     home.ensure()
+    home.database_path.unlink()
     home.database_path.mkdir()  # a folder where the database file should be
-    with pytest.raises(NodeStartError, match=r"cannot open storage at .*maia\.db"):
+    with pytest.raises(NodeStartError, match=r"maia\.db is not a regular file"):
         await serve_node(NodeConfig(home))
     assert not home.discovery_path.exists()

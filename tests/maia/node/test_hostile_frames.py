@@ -102,9 +102,10 @@ async def _attack(node: NodeProcess, before: list[str], after: list[str], subscr
             assert status["ok"], status
         # Our own TCP stream: trio-websocket's client never closes its socket when the
         # server closes first, which the observation socket does after an error.
-        async with trio.open_nursery() as nursery, await trio.open_tcp_stream(
-            "127.0.0.1", node.port
-        ) as tcp:
+        async with (
+            trio.open_nursery() as nursery,
+            await trio.open_tcp_stream("127.0.0.1", node.port) as tcp,
+        ):
             stream = await wrap_client_stream(
                 nursery, tcp, f"127.0.0.1:{node.port}", "/api/v1/observations",
                 subprotocols=[SUBPROTOCOL], extra_headers=node.auth,

@@ -111,7 +111,7 @@ def test_unusable_storage_exits_non_zero_with_a_message(tmp_path: Path) -> None:
     """A Node whose database cannot be opened exits 1 and says which file."""
     home = NodeHome(tmp_path / "home")
     home.ensure()
-    home.database_path.mkdir()
+    home.database_path.write_bytes(b"this is not an SQLite database, whatever it says" * 40)
     failed = _node(home.root, "start")
     assert failed.returncode == 1
     assert "cannot open storage at" in failed.stderr

@@ -132,6 +132,9 @@ def test_mutation_flags_are_consistent() -> None:
         "turn.cancel", "turn.interrupt", "project.add", "config.admit.confirm",
         "project.relocate.confirm",
         "webhooks.change.confirm",
+    } | {
+        "routine.create.confirm", "routine.pause", "routine.resume", "routine.disable.confirm",
+        "routine.run.confirm",
     }  # fmt: skip
     for op in REGISTRY:
         assert op.output_type is not None
@@ -141,7 +144,12 @@ def test_mutation_flags_are_consistent() -> None:
             assert op.receipt
             assert op.idempotency == "required"
             assert {"delivery", "receipt_id"} <= outputs
-            assert "idempotency_conflict" in op.errors
+            if op.operation_id.startswith("routine.") and op.confirmation == "required":
+                # spec (Scheduled Session operations): a replay with other values of a
+                # routine confirm fails with storage_conflict
+                assert "storage_conflict" in op.errors
+            else:
+                assert "idempotency_conflict" in op.errors
         else:
             assert not op.receipt
             assert op.idempotency == "none"

@@ -159,3 +159,17 @@ async def test_revision_bound_by_the_preview(ctx: ServiceContext) -> None:
     assert refused.value.code == "revision_conflict"
     shown = await webhooks_show(ctx, params("webhooks.show", {"webhookId": hook}))
     assert (shown.webhook.state, shown.webhook.revision) == ("active", 2)
+
+
+async def test_the_limit_is_refused_at_preview(ctx: ServiceContext) -> None:
+    """Past 64 live webhooks an add is refused at its preview; a removal makes room."""
+    from actors.webhook import MAX_WEBHOOKS
+
+    hooks = [(await _change(ctx, f"a{i}", {"kind": "add", "spec": SPEC})).webhook.webhook_id
+             for i in range(MAX_WEBHOOKS)]  # fmt: skip
+    body: dict[str, Any] = {"commandId": "over", "change": {"kind": "add", "spec": SPEC}}
+    with pytest.raises(MaiaError) as refused:
+        await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
+    assert refused.value.code == "webhook_limit_reached"
+    await _change(ctx, "r0", {"kind": "remove", "webhookId": hooks[0]})
+    assert (await _change(ctx, "over", {"kind": "add", "spec": SPEC})).delivery == "new"

@@ -295,3 +295,21 @@ async def test_remembered_approval_is_not_asked_again(
     assert [i for i in items(second) if i["type"] == "approval_request"] == []
     (command,) = [i for i in items(second) if i["type"] == "command"]
     assert command["exitCode"] == 0
+
+
+async def test_bypass_mode_runs_without_asking_as_root(
+    claude: str, tmp_path: Path, server: SseServer, script: mock.AnthropicScript
+) -> None:
+    """`permissionMode: bypassPermissions` (with IS_SANDBOX=1, which root needs) runs the
+    command with no approval request."""
+    script.add(
+        mock.tool_use("Bash", TOUCH, {"input": 10, "output": 2}),
+        mock.text("Done.", {"input": 11, "output": 2}),
+    )
+    options = {"permissionMode": "bypassPermissions"}
+    with trio.fail_after(120):
+        async with claude_worker(tmp_path, server, options=options) as handle:
+            events = await run_turn(handle, "turn-1", "make approved.txt", deny("asked"))
+    assert final(events).kind == "completed", final(events)
+    assert [i for i in items(events) if i["type"] == "approval_request"] == []
+    assert (tmp_path / "work" / "approved.txt").exists()

@@ -1,0 +1,142 @@
+"""The admitted configuration the running Node works under, kept in memory between admissions.
+
+Every turn the Session side dispatches asks which limits apply, so reading and parsing the
+snapshots from storage on each ask would cost a read per turn. The Node is the only writer
+of its configuration snapshots (`config.admit.confirm` runs in this process), so a cache
+that the confirm clears is exact: after an admission commits, the next ask reads the new
+snapshot, and new work runs under it without a restart. Editing a file changes nothing
+here: only an admission does.
+
+`files` is node.status's view of the configuration files (`config_files_status`), kept
+while no file's `stat` changed, so that polling node.status does not re-read and re-parse
+every file each time.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Final
+
+import attrs
+import trio
+
+from maia.config import (
+    EffectiveConfig,
+    ProjectConfig,
+    UserConfig,
+    parse_project_config,
+    parse_user_config,
+)
+from maia.protocol import ConfigScopeStatus
+from storage import USER_SCOPE, ConfigSnapshot, Storage, admitted_snapshot, scope_revision
+
+MAX_CACHED: Final = 1024  # Projects whose effective configuration is kept
+MAX_FINGERPRINTED: Final = 256  # as many Projects as config_files_status reads
+Fingerprint = tuple[tuple[str, int, int, int, int] | None, ...]
+
+
+def _stat(path: str) -> tuple[str, int, int, int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (path, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+async def files_fingerprint(store: Storage, home: Path) -> Fingerprint:
+    """What each configuration file's `lstat` says now (None: absent): the user file,
+    then each Project's, in the order they were added. Blocking calls run in a thread."""
+    rows = await store.read(
+        lambda c: c.execute(
+            "SELECT root FROM projects ORDER BY rowid LIMIT ?", (MAX_FINGERPRINTED,)
+        ).fetchall()
+    )
+    paths = [
+        str(home / "config.jsonc"),
+        *(os.path.join(r[0], ".maia", "config.jsonc") for r in rows),
+    ]
+    return await trio.to_thread.run_sync(lambda: tuple(_stat(p) for p in paths))
+
+
+def user_of(snapshot: ConfigSnapshot | None, started_with: UserConfig) -> UserConfig:
+    if snapshot is None:
+        return started_with  # nothing admitted yet: what the Node read when it started
+    return parse_user_config(snapshot.manifest["document"], "admitted user configuration")
+
+
+def project_of(snapshot: ConfigSnapshot | None, project_id: str) -> ProjectConfig | None:
+    document = None if snapshot is None else snapshot.manifest.get("document")
+    if document is None:
+        return None
+    return parse_project_config(document, "admitted Project configuration", project_id=project_id)
+
+
+def read_effective(
+    conn: sqlite3.Connection, project_id: str | None, started_with: UserConfig
+) -> EffectiveConfig:
+    """The admitted configuration of work in `project_id` (None: outside a Project), read
+    in one transaction. Raises `resource_not_found` for an unknown Project."""
+    project: ConfigSnapshot | None = None
+    if project_id is not None:
+        scope_revision(conn, project_id)  # raises resource_not_found for an unknown one
+        project = admitted_snapshot(conn, project_id)
+    user = admitted_snapshot(conn, USER_SCOPE)
+    return EffectiveConfig(
+        user_of(user, started_with),
+        project_of(project, project_id) if project_id is not None else None,
+        project_id,
+        user_snapshot_id=user.snapshot_id if user is not None else None,
+        project_snapshot_id=project.snapshot_id if project is not None else None,
+    )
+
+
+@attrs.define(eq=False)
+class AdmittedConfigs:
+    """The effective configuration per Project, as admitted (see the module)."""
+
+    store: Storage
+    started_with: UserConfig  # what the Node started on (used while nothing is admitted)
+    _cache: dict[str | None, EffectiveConfig] = attrs.field(factory=dict, init=False)
+    _generation: int = attrs.field(default=0, init=False)
+    _files: tuple[Fingerprint, list[ConfigScopeStatus]] | None = attrs.field(
+        default=None, init=False
+    )
+    _files_lock: trio.Lock = attrs.field(factory=trio.Lock, init=False)
+
+    async def of(self, project_id: str | None) -> EffectiveConfig:
+        """The effective configuration of `project_id`'s work. Raises `resource_not_found`."""
+        found = self._cache.get(project_id)
+        if found is not None:
+            return found
+        generation = self._generation
+        started = self.started_with
+        value = await self.store.read(lambda c: read_effective(c, project_id, started))
+        if generation == self._generation:  # no admission meanwhile: it is still current
+            if len(self._cache) >= MAX_CACHED:
+                self._cache.clear()
+            self._cache[project_id] = value
+        return value
+
+    def admitted(self) -> None:
+        """An admission committed: forget everything read before it."""
+        self._generation += 1
+        self._cache.clear()
+        self._files = None
+
+    async def files(
+        self, home: Path, read: Callable[[], Awaitable[list[ConfigScopeStatus]]]
+    ) -> list[ConfigScopeStatus]:
+        """`read()`'s answer, read again only when a file's `stat` changed, a Project was
+        added or an admission committed since (one read at a time)."""
+        async with self._files_lock:
+            generation = self._generation
+            fingerprint = await files_fingerprint(self.store, home)
+            if self._files is not None and self._files[0] == fingerprint:
+                return self._files[1]
+            value = await read()
+            if generation == self._generation:
+                self._files = (fingerprint, value)
+            return value

@@ -1,0 +1,329 @@
+"""routine.* handlers (spec: Scheduled Session operations).
+
+Every change goes to the routine's actor, which commits it in ONE storage write: the
+preview's proof is spent (and deleted), the routine's core steps, and the rows, their
+events, the receipt and the routine's durable timer commit together, or nothing does. The
+expensive checks (cron parsing, a year of fires for the 15-minute rule) run before, off the
+writer thread. A replay with the
+same commandId returns the stored result; other values, a stale or spent proof and a stale
+revision are `storage_conflict`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import trio
+
+from actors import Command
+from actors.routine import (
+    HELD,
+    MAX_LIVE_ROUTINES_PER_PROJECT,
+    ROUTINES,
+    ChangeRoutine,
+    CreateRoutine,
+    Disable,
+    LauncherSlot,
+    Pause,
+    Resume,
+    RoutineRow,
+    Routines,
+    RoutineState,
+    Run,
+    Schedule,
+    Spend,
+    get_routine,
+    judge_run,
+    list_routines,
+    live_routines_in_project,
+    load_core,
+    manual_fire_id,
+    require_routine,
+    routine_id_for,
+    routine_show,
+    routine_view,
+)
+from maia.core import MaiaError, digest_json, format_timestamp_ms
+from maia.protocol import (
+    NextFire,
+    RoutineChangeInput,
+    RoutineConfirmInput,
+    RoutineCreateConfirmInput,
+    RoutineCreatePreviewInput,
+    RoutineCreatePreviewOutput,
+    RoutineListInput,
+    RoutineListOutput,
+    RoutinePreviewOutput,
+    RoutineRef,
+    RoutineResult,
+    RoutineRunResult,
+    RoutineShowOutput,
+    check,
+    to_json,
+)
+from storage import (
+    ExpectedTarget,
+    MutationResult,
+    issue_preview,
+)
+
+from ._context import ServiceContext, mutation_output, not_found
+from ._paging import issue, open_cursor
+from ._routine_gate import SchedulerGate
+
+PREVIEW_TTL_MS: Final = 120_000
+
+
+def _digest(ctx: ServiceContext, params: Any, **extra: Any) -> str:
+    """The preview's input digest: the actor, the commandId and the bound fields."""
+    body = {k: v for k, v in to_json(params).items() if k not in ("inputDigest", "proof")}
+    return digest_json({"actorId": ctx.actor_id, **body, **extra})
+
+
+async def _checked_schedule(params: RoutineCreatePreviewInput | RoutineCreateConfirmInput,
+                            now: int) -> Schedule:  # fmt: skip
+    schedule = Schedule.parse(params.schedule.cron, params.schedule.timezone)
+    await trio.to_thread.run_sync(schedule.check_interval, now)
+    return schedule
+
+
+def _project_room(conn: sqlite3.Connection, project_id: str) -> None:
+    """Raises `resource_not_found` (Project) and `routine_limit_reached` (20 live)."""
+    if (
+        conn.execute("SELECT 1 FROM projects WHERE project_id = ?", (project_id,)).fetchone()
+        is None
+    ):
+        raise not_found("project", project_id)
+    if live_routines_in_project(conn, project_id) >= MAX_LIVE_ROUTINES_PER_PROJECT:
+        raise MaiaError(
+            "routine_limit_reached",
+            f"Project {project_id} has {MAX_LIVE_ROUTINES_PER_PROJECT} active or paused "
+            "routines; disable one first",
+            {"projectId": project_id, "limit": MAX_LIVE_ROUTINES_PER_PROJECT},
+        )
+
+
+def _issue(ctx: ServiceContext, operation_id: str, digest: str, routine_id: str,
+           revision: int | None) -> Any:  # fmt: skip
+    return lambda conn: issue_preview(
+        conn, actor_id=ctx.actor_id, operation_id=operation_id, input_digest=digest,
+        targets=(ExpectedTarget("routine", routine_id, revision),), clock=ctx.clock,
+        node_epoch=ctx.store.node_epoch, ttl_ms=PREVIEW_TTL_MS,
+    )  # fmt: skip
+
+
+def _routines(ctx: ServiceContext) -> Routines:
+    routines: Routines = ctx.runtime[ROUTINES]
+    return routines
+
+
+async def _ask(ctx: ServiceContext, routine_id: str, message: Any) -> MutationResult:
+    """Deliver a client command to the routine's actor; its stored result. A commandId
+    reused with other values is `storage_conflict` (spec), not idempotency_conflict."""
+    try:
+        committed = await _routines(ctx).ask(routine_id, message)
+    except MaiaError as error:
+        if error.code == "idempotency_conflict":
+            raise MaiaError("storage_conflict", f"command {message.command.command_id} was "
+                            "used with other values", error.details) from None  # fmt: skip
+        raise
+    result: MutationResult = committed.mutation
+    return result
+
+
+def _command(ctx: ServiceContext, operation_id: str, params: Any, digest: str) -> Command:
+    """The idempotency key; a confirm's input is its digest and proof (another proof under
+    the same commandId is another command: storage_conflict)."""
+    proof = getattr(params, "proof", None)
+    replay = digest_json({"inputDigest": digest, "proof": proof})
+    return Command(params.command_id, ctx.actor_id, replay, operation_id)
+
+
+def _same_digest(operation_id: str, params: Any, digest: str) -> Spend:
+    if params.input_digest != digest:
+        raise MaiaError(
+            "storage_conflict",
+            f"{operation_id}: inputDigest does not match these values; preview again",
+            {"path": "inputDigest"},
+        )
+    return Spend(params.proof, digest)
+
+
+async def routine_create_preview(
+    ctx: ServiceContext, params: RoutineCreatePreviewInput
+) -> RoutineCreatePreviewOutput:
+    """Raises `routine_schedule_invalid`, `routine_interval_too_short`,
+    `routine_limit_reached`, `configuration_invalid`, `resource_not_found`,
+    `storage_conflict` (the routine this commandId names exists)."""
+    now = ctx.now()
+    schedule = await _checked_schedule(params, now)
+    ctx.config.executor(params.template.executor)
+    routine_id = routine_id_for(ctx.actor_id, params.command_id)
+
+    def judge(conn: sqlite3.Connection) -> None:
+        if get_routine(conn, routine_id) is not None:
+            raise MaiaError("storage_conflict", f"routine {routine_id} already exists",
+                            {"routineId": routine_id})  # fmt: skip
+        _project_room(conn, params.template.project_id)
+
+    await ctx.read(judge)
+    digest = _digest(ctx, params, routineId=routine_id)
+    preview = await ctx.store.write(_issue(ctx, "routine.create.confirm", digest, routine_id, None))
+    fires = tuple(NextFire(at=format_timestamp_ms(s.at_ms), local=s.local)
+                  for s in schedule.next_fires(now, 3))  # fmt: skip
+    return RoutineCreatePreviewOutput(
+        routine_id=routine_id, next_fires=fires, input_digest=digest, proof=preview.proof,
+        expires_at=format_timestamp_ms(preview.expires_ms),
+    )  # fmt: skip
+
+
+async def routine_create_confirm(
+    ctx: ServiceContext, params: RoutineCreateConfirmInput
+) -> RoutineResult:
+    """Raises what the preview raises, and `storage_conflict` for a missing, spent, expired
+    or other-value preview."""
+    schedule = await _checked_schedule(params, ctx.now())
+    ctx.config.executor(params.template.executor)
+    routine_id = routine_id_for(ctx.actor_id, params.command_id)
+    digest = _digest(ctx, params, routineId=routine_id)
+
+    spend = _same_digest("routine.create.confirm", params, digest)
+    await ctx.read(lambda conn: _project_room(conn, params.template.project_id))
+    now = ctx.now()
+    state = RoutineState.PAUSED if params.paused else RoutineState.ACTIVE
+    row = RoutineRow(routine_id, params.template.project_id, params.name, schedule.cron,
+                     schedule.timezone, params.template.prompt, params.template.executor,
+                     state, 1, None if params.paused else schedule.next_after(now),
+                     ctx.actor_id, now, now)  # fmt: skip
+    command = _command(ctx, "routine.create.confirm", params, digest)
+    result = await _ask(ctx, routine_id, CreateRoutine(command, row, spend))
+    return mutation_output(RoutineResult, result)
+
+
+async def _change(ctx: ServiceContext, operation_id: str, params: RoutineChangeInput,
+                  event: Pause | Resume) -> RoutineResult:  # fmt: skip
+    digest = digest_json({k: v for k, v in to_json(params).items() if k != "commandId"})
+    command = Command(params.command_id, ctx.actor_id, digest, operation_id)
+    await ctx.read(lambda conn: require_routine(conn, params.routine_id))
+    result = await _ask(ctx, params.routine_id, ChangeRoutine(command, event))
+    return mutation_output(RoutineResult, result)
+
+
+async def routine_pause(ctx: ServiceContext, params: RoutineChangeInput) -> RoutineResult:
+    """Raises `resource_not_found`, `storage_conflict` (stale revision, not active),
+    `idempotency_conflict`."""
+    return await _change(ctx, "routine.pause", params, Pause(params.expected_revision))
+
+
+async def routine_resume(ctx: ServiceContext, params: RoutineChangeInput) -> RoutineResult:
+    """Raises `resource_not_found`, `storage_conflict` (stale revision, not paused),
+    `idempotency_conflict`."""
+    return await _change(ctx, "routine.resume", params, Resume(params.expected_revision))
+
+
+async def _preview_change(ctx: ServiceContext, operation_id: str, params: RoutineChangeInput,
+                          run: bool) -> RoutinePreviewOutput:  # fmt: skip
+    def judge(conn: sqlite3.Connection) -> RoutineRow:
+        row, core = load_core(conn, params.routine_id)
+        if run:  # a run judges the routine first: not active is routine_not_active
+            judge_run(core, HELD)
+        if row.state is RoutineState.DISABLED or row.revision != params.expected_revision:
+            raise MaiaError(
+                "storage_conflict",
+                f"routine {row.routine_id} is {row.state.value} at revision {row.revision}",
+                {"routineId": row.routine_id, "actual": row.revision,
+                 "expected": params.expected_revision},
+            )  # fmt: skip
+        return row
+
+    row = await ctx.read(judge)
+    digest = _digest(ctx, params)
+    preview = await ctx.store.write(_issue(ctx, operation_id, digest, row.routine_id, row.revision))
+    return RoutinePreviewOutput(
+        routine_id=row.routine_id, name=row.name, input_digest=digest, proof=preview.proof,
+        expires_at=format_timestamp_ms(preview.expires_ms),
+    )  # fmt: skip
+
+
+async def routine_disable_preview(
+    ctx: ServiceContext, params: RoutineChangeInput
+) -> RoutinePreviewOutput:
+    """Raises `resource_not_found`, `storage_conflict` (disabled, or another revision)."""
+    return await _preview_change(ctx, "routine.disable.confirm", params, run=False)
+
+
+async def routine_disable_confirm(
+    ctx: ServiceContext, params: RoutineConfirmInput
+) -> RoutineResult:
+    """Raises `resource_not_found`, `storage_conflict` (proof, revision, other values)."""
+    digest = _digest(ctx, params)
+    spend = _same_digest("routine.disable.confirm", params, digest)
+    await ctx.read(lambda conn: require_routine(conn, params.routine_id))
+    command = _command(ctx, "routine.disable.confirm", params, digest)
+    event = Disable(params.expected_revision)
+    result = await _ask(ctx, params.routine_id, ChangeRoutine(command, event, spend))
+    return mutation_output(RoutineResult, result)
+
+
+async def routine_run_preview(
+    ctx: ServiceContext, params: RoutineChangeInput
+) -> RoutinePreviewOutput:
+    """Raises `resource_not_found`, `storage_conflict`, `routine_not_active`, `held`,
+    `routine_busy` (retryable: the previous fire's first turn is unsettled)."""
+    return await _preview_change(ctx, "routine.run.confirm", params, run=True)
+
+
+async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) -> RoutineRunResult:
+    """Raises what the preview raises, and `storage_conflict` for the proof or revision."""
+    digest = _digest(ctx, params)
+    spend = _same_digest("routine.run.confirm", params, digest)
+    await ctx.read(lambda conn: require_routine(conn, params.routine_id))
+    command = _command(ctx, "routine.run.confirm", params, digest)
+    fire_id = manual_fire_id(ctx.actor_id, params.command_id)
+    event = Run(fire_id, params.expected_revision, held=HELD)
+    result = await _ask(ctx, params.routine_id, ChangeRoutine(command, event, spend))
+    return mutation_output(RoutineRunResult, result)
+
+
+async def routine_show_handler(ctx: ServiceContext, params: RoutineRef) -> RoutineShowOutput:
+    """Raises `resource_not_found`."""
+    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id))
+    return check(RoutineShowOutput, shown, root="result")
+
+
+async def routine_list(ctx: ServiceContext, params: RoutineListInput) -> RoutineListOutput:
+    """Creation order. Raises `invalid_cursor`."""
+    filters = {k: v for k, v in to_json(params).items() if k not in ("cursor", "limit")}
+    after = None if params.cursor is None else open_cursor(ctx.store, params.cursor,
+                                                           "routine.list", filters)  # fmt: skip
+    rows = await ctx.read(lambda conn: list_routines(
+        conn, project_id=params.project_id, states=params.state, after=after,
+        limit=params.limit + 1,
+    ))  # fmt: skip
+    page = rows[: params.limit]
+    cursor = (
+        issue(ctx.store, page[-1][0], "routine.list", filters) if len(rows) > len(page) else None
+    )
+    return RoutineListOutput(routines=tuple(routine_view(r) for _, r in page), next_cursor=cursor)
+
+
+ROUTINE_HANDLERS: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {
+    "routine.create.preview": routine_create_preview,
+    "routine.create.confirm": routine_create_confirm,
+    "routine.pause": routine_pause,
+    "routine.resume": routine_resume,
+    "routine.disable.preview": routine_disable_preview,
+    "routine.disable.confirm": routine_disable_confirm,
+    "routine.run.preview": routine_run_preview,
+    "routine.run.confirm": routine_run_confirm,
+    "routine.show": routine_show_handler,
+    "routine.list": routine_list,
+}
+
+
+def install_launcher(ctx: ServiceContext) -> None:
+    """Give the routine scheduler its launcher: the gate acting as each routine's scheduler."""
+    if ROUTINES in ctx.runtime:
+        ctx.runtime.extension(LauncherSlot).launcher = SchedulerGate(ctx)
