@@ -85,6 +85,10 @@ from ._store import LIVE_SESSION_STATES as LIVE_SESSION_STATES
 from ._store import PENDING_TURN_STATES as PENDING_TURN_STATES
 from ._usage import add_usage as add_usage
 from ._usage import turn_usage as turn_usage
+from ._usage_limits import check_daily_budget as check_daily_budget
+from ._usage_limits import overrun_message as overrun_message
+from ._usage_limits import spent_today as spent_today
+from ._usage_limits import token_overrun as token_overrun
 from ._views import SESSION_COLUMNS as SESSION_COLUMNS
 from ._views import TURN_COLUMNS as TURN_COLUMNS
 from ._views import input_preview as input_preview

@@ -28,7 +28,8 @@ from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_appr
 from ._lifecycles import CLIENT, WORKER, SessionEvent, SessionState
 from ._messages import RespondApproval
 from ._store import Draft, emit, session_step
-from ._usage import add_usage
+from ._usage import add_usage, turn_usage
+from ._usage_limits import overrun_message, token_overrun
 from ._worker_ops import WorkerOps, _worker_call
 
 MAX_DATA_BYTES: Final = 65_536
@@ -57,6 +58,8 @@ def _refusal(name: object) -> str:
 
 
 class AgentEvents(WorkerOps):
+    over_limit: tuple[str, str, str] | None = None  # (turn, reason, message) past a limit
+
     async def agent_event(self, handle: WorkerHandle, event: WorkerEvent) -> None:
         data = event.data or {}
         match event.kind:
@@ -123,6 +126,18 @@ class AgentEvents(WorkerOps):
         await self.commit(write)
         self._live_structured(WorkerEvent(turn_id, "item.completed"), {"item": item})
         self.notify(turn_id)
+        if kind == "usage":
+            self._enforce_tokens(turn_id, turn_usage(item))
+
+    def _enforce_tokens(self, turn_id: str, usage: dict[str, Any]) -> None:
+        """Interrupt a turn past a per-activation token limit; it ends failed (`_end`)."""
+        reason = token_overrun(usage, self.config.limits)
+        handle = self.worker
+        if reason is None or self.over_limit is not None or self.core.active != turn_id:
+            return
+        self.over_limit = (turn_id, reason, overrun_message(reason, self.config.limits))
+        if handle is not None:
+            self.effect("interrupt", _worker_call("interrupt", lambda: handle.interrupt(turn_id)))
 
     async def _tool_call(self, handle: WorkerHandle, turn_id: str, data: dict[str, Any]) -> None:
         call_id, name, arguments = data.get("callId"), data.get("name"), data.get("arguments")

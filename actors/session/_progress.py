@@ -97,6 +97,10 @@ class TurnProgress(AgentEvents):
         if self.timed_out == turn_id and outcome != "completed":
             outcome, reason = "failed", "wall_time_exceeded"
         self.timed_out = None
+        if self.over_limit is not None and self.over_limit[0] == turn_id:  # past a token limit
+            _, reason, text = self.over_limit
+            outcome, event = "failed", WorkerEvent(turn_id, "failed", text)
+        self.over_limit = None
         if outcome == "completed" and event.text is not None:
             item = self._item(turn_id)
             item.text = event.text
