@@ -3,7 +3,8 @@ against the loopback Anthropic mock: two-turn memory, an approval that waits (th
 reads waiting-approval, status approval, with the prompt) and is allowed with `maia approval
 allow` (the file exists) or denied (no file, the turn goes on), an interrupt while an
 approval waits (withdrawn; the next turn is usable), a worker killed between turns resuming
-the same conversation, and per-turn usage equal to the mock's numbers.
+the same conversation, per-turn usage equal to the mock's numbers, and a turn past
+maxOutputTokensPerActivation failing with its typed reason.
 
 The only network peer is the loopback mock: the Node's environment points the CLI there
 and turns off telemetry, update checks and other non-essential traffic."""
@@ -32,7 +33,12 @@ from tests.worker_bridge.agents._sse_server import SseServer, serve
 
 PASSED = ["HOME", "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "IS_SANDBOX"]
 CONFIG = json.dumps(
-    {"executors": {"claude": {"kind": "claude-code", "permissionMode": "default", "env": PASSED}}}
+    {
+        "swarm": {"capacity": {"maxOutputTokensPerActivation": 100}},
+        "executors": {
+            "claude": {"kind": "claude-code", "permissionMode": "default", "env": PASSED}
+        },
+    }
 )
 TOUCH = {"command": "touch approved.txt", "description": "Create the file"}
 DENIED = {"command": "touch denied.txt", "description": "Create another file"}
@@ -272,3 +278,22 @@ def test_a_worker_killed_between_turns_resumes_the_same_conversation(
     assert (shown["turn"]["usage"]["inputTokens"], shown["turn"]["usage"]["outputTokens"]) == (
         41, 7,
     )  # fmt: skip
+
+
+def test_a_turn_past_the_output_token_limit_fails_and_the_next_one_runs(
+    cli: Cli, script: mock.AnthropicScript
+) -> None:
+    """maxOutputTokensPerActivation 100: a reply the mock reports at 500 output tokens fails
+    the turn `output_token_limit_exceeded` with a message naming the limit; the Session
+    takes the next turn."""
+    script.add(
+        mock.text("A very long answer", {"input": 10, "output": 500}),
+        mock.text("Short again", {"input": 10, "output": 2}),
+    )
+    shown = wait_turn(cli, send(cli, "write an essay"))
+    assert shown["turn"]["state"] == "failed", shown
+    assert shown["turn"]["failureReason"] == "output_token_limit_exceeded"
+    assert "maxOutputTokensPerActivation (100" in shown["turn"]["failureMessage"]
+    assert shown["turn"]["usage"]["outputTokens"] == 500
+    after = wait_turn(cli, send(cli, "something short"))
+    assert after["turn"]["outputText"] == "Short again"
