@@ -33,6 +33,10 @@ from ._usage_limits import overrun_message, token_overrun
 from ._worker_ops import WorkerOps, _worker_call
 
 MAX_DATA_BYTES: Final = 65_536
+ITEM_KINDS: Final = frozenset(
+    ("message", "reasoning", "tool_call", "command", "file_change", "approval_request", "error",
+     "usage")
+)  # fmt: skip
 TEXT_FIELDS: Final = ("text", "message", "command", "summary", "name")
 
 
@@ -106,6 +110,9 @@ class AgentEvents(WorkerOps):
         if not isinstance(item, dict) or not isinstance(item.get("type"), str):
             return
         kind = item["type"][:32]
+        if kind not in ITEM_KINDS:  # a type this Node does not know: kept as a diagnostic
+            item = {"type": "error", "message": f"unknown item type {kind!r}", "item": item}
+            kind = "error"
         self.item_seq += 1
         seq, item_id = self.item_seq, new_id("item")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 import attrs
+import orjson
 import trio
 
 from actors.session import (
@@ -54,6 +55,7 @@ TERMINAL = ("completed", "failed", "interrupted")
 DISPATCH_WAIT_S = 3.0
 REREAD_S = 0.2
 MAX_ITEMS = 1024
+ITEMS_BUDGET_BYTES = 640 * 1024  # of the 1 MiB frame bound: the rest for the turn and escapes
 
 
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
@@ -86,17 +88,27 @@ async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutpu
 
 
 def _show(conn: sqlite3.Connection, turn_id: str) -> TurnShowOutput:
+    """The turn and its items in order, stopping (`itemsTruncated`) at `MAX_ITEMS` or once
+    the items' text and fields pass `ITEMS_BUDGET_BYTES`, so the reply stays under the
+    response bound whatever an agent produced."""
     turn = turn_view(conn, turn_id)
     rows = conn.execute(
-        "SELECT item_id, kind, state, seq, text FROM turn_items WHERE turn_id = ?"
+        "SELECT item_id, kind, state, seq, text, data FROM turn_items WHERE turn_id = ?"
         " ORDER BY seq LIMIT ?",
         (turn_id, MAX_ITEMS + 1),
     ).fetchall()
-    items = tuple(
-        TurnItem(item_id=r[0], kind=r[1], state=r[2], sequence=r[3], text=r[4])
-        for r in rows[:MAX_ITEMS]
-    )
-    return TurnShowOutput(turn=turn, items=items, items_truncated=len(rows) > MAX_ITEMS)
+    items: list[TurnItem] = []
+    spent, truncated = 0, len(rows) > MAX_ITEMS
+    for r in rows[:MAX_ITEMS]:
+        spent += len(r[4].encode("utf-8", "surrogatepass")) + len(r[5] or "")
+        if spent > ITEMS_BUDGET_BYTES and items:
+            truncated = True
+            break
+        data = orjson.loads(r[5]) if r[5] else None
+        items.append(
+            TurnItem(item_id=r[0], kind=r[1], state=r[2], sequence=r[3], text=r[4], data=data)
+        )
+    return TurnShowOutput(turn=turn, items=tuple(items), items_truncated=truncated)
 
 
 async def turn_show(ctx: ServiceContext, params: TurnRef) -> TurnShowOutput:

@@ -201,7 +201,9 @@ def test_an_approval_waits_and_maia_approval_allow_runs_the_command(
     assert shown["turn"]["usage"]["outputTokens"] == 20
     kinds = [i["kind"] for i in shown["items"]]
     assert "approval_request" in kinds
-    assert "command" in kinds
+    (command,) = [i for i in shown["items"] if i["kind"] == "command"]
+    assert command["text"] == "touch approved.txt"
+    assert command["data"]["exitCode"] == 0
     approval = run(cli, "approval", "show", prompt["approvalId"])["approval"]
     assert approval["state"] == "allowed"
     again = cli("approval", "deny", prompt["approvalId"], "--json")
