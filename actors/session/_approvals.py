@@ -59,7 +59,8 @@ def insert_approval(conn: sqlite3.Connection, draft: Draft, *, approval_id: str,
          int(can_remember), draft.now, expires_ms, call_id),
     )  # fmt: skip
     emit(conn, draft, "approval.requested",
-         {"approvalId": approval_id, "turnId": turn_id, "kind": kind})  # fmt: skip
+         {"approvalId": approval_id, "turnId": turn_id, "kind": kind,
+          "summary": summary[:200]})  # fmt: skip
 
 
 def not_pending(approval_id: str, state: str) -> MaiaError:
