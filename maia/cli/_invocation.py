@@ -41,6 +41,7 @@ Output = Literal["human", "json", "jsonl"]
 LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
     ("node", "start"): "Start the local Node (in the foreground unless --detach).",
     ("node", "stop"): "Stop the running Node gracefully.",
+    ("node", "backup"): "Copy the Node's database to a new file (SQLite's backup API).",
     ("completion",): "Print the shell completion script: maia completion bash|zsh|fish.",
     ("console",): "Open the interactive console.",
     ("version",): "Print the version, protocol, registry digest and operations.",

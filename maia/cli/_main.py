@@ -25,6 +25,7 @@ from ._schema_mode import MESSAGE_MAX, Refusal
 SERVED_COMMANDS: dict[tuple[str, ...], str] = {
     ("node", "start"): "maia.cli._node_commands:start_command",
     ("node", "stop"): "maia.cli._node_commands:stop_command",
+    ("node", "backup"): "maia.cli._node_commands:backup_command",
     ("config", "check"): "maia.cli._config_cmd:check_command",
     ("console",): "maia.console._launch:open_console",
     ("home",): "maia.console._launch:home",

@@ -24,7 +24,15 @@ import trio
 
 from maia.client import open_client
 from maia.core import MaiaError, find_live_node, process_start_time, read_discovery
-from maia.node import NodeConfig, NodeHome, NodeRunning, NodeStartError, open_private, run_node
+from maia.node import (
+    NodeConfig,
+    NodeHome,
+    NodeRunning,
+    NodeStartError,
+    backup_database,
+    open_private,
+    run_node,
+)
 
 READY_TIMEOUT_S = 60.0
 STOP_WAIT_S = 60.0
@@ -199,3 +207,17 @@ def stop_command(timeout: float, home: Path | None) -> None:
         time.sleep(0.05)
     click.echo(f"maia node: pid {record.pid} did not stop within {timeout:.0f} s", err=True)
     sys.exit(1)
+
+
+@node_group.command("backup")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@home_option
+def backup_command(path: Path, home: Path | None) -> None:
+    """Copy the Node's database to PATH (a new file), consistently, while it runs or not."""
+    node_home = NodeHome.resolve(home)
+    try:
+        size = backup_database(node_home.database_path, path.absolute())
+    except MaiaError as error:
+        click.echo(f"maia node: {error.message}", err=True)
+        sys.exit(2 if error.code == "invalid_request" else 1)
+    click.echo(f"Backed up {node_home.database_path} to {path} ({size} bytes)")

@@ -11,5 +11,7 @@ from ._cache import SessionCache as SessionCache
 from ._completer import ConsoleCompleter as ConsoleCompleter
 from ._feed import EventFeed as EventFeed
 from ._feed import StreamFeed as StreamFeed
+from ._routines import CachedRoutine as CachedRoutine
+from ._routines import RoutineCache as RoutineCache
 from ._seam import CliSeam as CliSeam
 from ._seam import CommandSeam as CommandSeam

@@ -28,6 +28,7 @@ from maia.core import MaiaError
 from ._cache import SessionCache
 from ._feed import EventFeed, StreamFeed
 from ._repl import Repl
+from ._routines import RoutineCache
 from ._seam import CliSeam, CommandSeam
 from ._status import NodeState, StatusTracker
 
@@ -98,12 +99,30 @@ async def _seed(client: Any, cache: SessionCache) -> None:
         params = {"limit": 100, "cursor": page["nextCursor"]}
 
 
+async def _seed_routines(client: Any, routines: RoutineCache) -> None:
+    """Routine IDs for completion; a Node without routines (an older one) is left out."""
+    params: dict[str, Any] = {"limit": 100}
+    for _ in range(SEED_PAGES):
+        try:
+            page = await client.request("routine.list", params)
+        except MaiaError as error:
+            if error.code in ("unknown_method", "command_not_implemented"):
+                return
+            raise
+        routines.seed(page["routines"])
+        if not page.get("nextCursor"):
+            return
+        params = {"limit": 100, "cursor": page["nextCursor"]}
+
+
 async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:
     cache = SessionCache()
+    routines = RoutineCache()
     feed = StreamFeed(client)
     try:
         await feed.catch_up()
         await _seed(client, cache)
+        await _seed_routines(client, routines)
     except MaiaError as error:
         (options.stderr or sys.stderr).write(f"maia console: {error.message}\n")
         await feed.aclose()
@@ -112,6 +131,7 @@ async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:
         client=client,
         seam=options.seam or CliSeam(),
         cache=cache,
+        routines=routines,
         history_path=home / HISTORY_FILE,
         input=options.input,
         output=options.output,
@@ -151,6 +171,7 @@ async def _pump(feed: EventFeed, repl: Repl, tracker: StatusTracker) -> None:
     while True:
         try:
             async for event in feed.follow():
+                repl.routines.apply(event)
                 watched = event.event_type.startswith(("session.", "turn.", "approval."))
                 if repl.cache.apply(event) or watched:
                     tracker.poke()

@@ -1,8 +1,9 @@
-"""Tab completion of console lines: commands, flags and Session references.
+"""Tab completion of console lines: commands, flags, Session references and routine IDs.
 
 Commands, options and choices come from the CLI's click tree (the same one `maia` runs), so
 every registered op completes without a list of our own. Session IDs and titles come from
-the local `SessionCache`, never from a request per keystroke. The line is split like a
+the local `SessionCache` (routine IDs from the `RoutineCache`), never from a request per
+keystroke. The line is split like a
 shell line (`shlex`); an unclosed quote is read as the word being typed.
 """
 
@@ -18,6 +19,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from ._cache import SessionCache
+from ._routines import RoutineCache
 
 # Console commands that are not CLI commands (they need the console's terminal).
 BUILTINS: dict[str, str] = {
@@ -67,9 +69,12 @@ def quote_word(word: str) -> str:
 class ConsoleCompleter(Completer):
     """Completes console lines from a click tree and a `SessionCache`."""
 
-    def __init__(self, tree: click.Group, cache: SessionCache) -> None:
+    def __init__(
+        self, tree: click.Group, cache: SessionCache, routines: RoutineCache | None = None
+    ) -> None:
         self._tree = tree
         self._cache = cache
+        self._routines = routines if routines is not None else RoutineCache()
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
@@ -93,9 +98,14 @@ class ConsoleCompleter(Completer):
         while isinstance(command, click.Group) and words:
             found = _sub(command, words[0])
             if found is None:
+                if words[0].startswith("-") and _has_options(command):
+                    break  # a preview/confirm pair run at its stem: the group takes options
                 return
             command, path = found, [*path, words.pop(0)]
-        if isinstance(command, click.Group):
+        if isinstance(command, click.Group) and not words:
+            if split.current.startswith("-") and _has_options(command):
+                yield from _option_names(command, split)
+                return
             yield from self._names(command, split, root=not path)
             return
         yield from self._params(tuple(path), command, words, split)
@@ -131,7 +141,9 @@ class ConsoleCompleter(Completer):
             return
         arguments = [p for p in command.params if isinstance(p, click.Argument)]
         argument = _nth_argument(arguments, positional)
-        if argument is not None and _is_session_param(path, argument, positional):
+        if argument is not None and _is_routine_param(argument):
+            yield from self._routine_ids(split)
+        elif argument is not None and _is_session_param(path, argument, positional):
             yield from self._sessions(split)
         elif argument is not None and isinstance(argument.type, click.Choice):
             yield from _choices(argument.type, split)
@@ -143,6 +155,8 @@ class ConsoleCompleter(Completer):
     ) -> Iterator[Completion]:
         if isinstance(option.type, click.Choice):
             yield from _choices(option.type, split)
+        elif _is_routine_param(option):
+            yield from self._routine_ids(split)
         elif _is_session_param(path, option, None):
             yield from self._sessions(split)
 
@@ -150,6 +164,20 @@ class ConsoleCompleter(Completer):
         for text, entry in self._cache.matches(split.current):
             meta = entry.state if text == entry.session_id else f"{entry.session_id} {entry.state}"
             yield Completion(quote_word(text), -split.current_raw_length, display_meta=meta)
+
+    def _routine_ids(self, split: Split) -> Iterator[Completion]:
+        for text, entry in self._routines.matches(split.current):
+            meta = f"{entry.name} {entry.state}"
+            yield Completion(quote_word(text), -split.current_raw_length, display_meta=meta)
+
+
+def _has_options(command: click.Command) -> bool:
+    return any(isinstance(p, click.Option) and not p.hidden and p.name != "help"
+               for p in command.params)  # fmt: skip
+
+
+def _is_routine_param(param: click.Parameter) -> bool:
+    return "routine" in (param.name or "").lower()
 
 
 def _sub(group: click.Group, name: str) -> click.Command | None:

@@ -32,6 +32,7 @@ from ._completer import ConsoleCompleter
 from ._keys import HELP, key_bindings
 from ._output import HOLD_S, OutputGate, page, screen_lines
 from ._render import render_event
+from ._routines import RoutineCache
 from ._seam import CommandSeam
 
 PROMPT = "maia> "
@@ -48,6 +49,7 @@ class Repl:
         client: Any,
         seam: CommandSeam,
         cache: SessionCache,
+        routines: RoutineCache | None = None,
         history_path: Path,
         input: Input | None,
         output: Output | None,
@@ -57,6 +59,7 @@ class Repl:
         self.client = client
         self.seam = seam
         self.cache = cache
+        self.routines = routines if routines is not None else RoutineCache()
         self._stdout = stdout
         self._stderr = stderr
         self._input = input
@@ -72,7 +75,7 @@ class Repl:
             PROMPT,
             history=FileHistory(str(history_path)),
             auto_suggest=AutoSuggestFromHistory(),
-            completer=ConsoleCompleter(seam.command_tree(), cache),
+            completer=ConsoleCompleter(seam.command_tree(), cache, self.routines),
             complete_while_typing=False,
             bottom_toolbar=lambda: self.toolbar(),
             input=input,

@@ -5,6 +5,7 @@ handling of the `maia node start` process; `node_group` is the click group of
 `maia node start|status|stop`. Handlers are registered by operation ID on `HANDLERS`.
 """
 
+from ._backup import backup_database as backup_database
 from ._dispatch import DEFAULT_DEADLINE_S as DEFAULT_DEADLINE_S
 from ._dispatch import HANDLERS as HANDLERS
 from ._dispatch import LOCAL_USER_ROLE as LOCAL_USER_ROLE

@@ -3,6 +3,8 @@ choices complete, Session parameters complete IDs and titles from the cache."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 import pytest
 from hypothesis import given, settings
@@ -11,7 +13,7 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from maia.cli import command_tree
-from maia.console import ConsoleCompleter, SessionCache
+from maia.console import ConsoleCompleter, FeedEvent, RoutineCache, SessionCache
 from maia.console._completer import BUILTINS, MAX_COMPLETIONS, split_line
 from maia.protocol import REGISTRY
 
@@ -133,3 +135,53 @@ def test_split_line() -> None:
 def test_completion_never_raises(line: str) -> None:
     """Any typed line completes to a bounded list, never an exception."""
     assert len(texts(line)) <= MAX_COMPLETIONS
+
+
+ROUTINE = "routine_" + "c" * 32
+ROUTINE_LIST_PAGE: dict[str, Any] = {  # routine.list's wire form, as the console seeds from it
+    "routines": [
+        {"routineId": ROUTINE, "name": "nightly", "state": "active", "revision": 1},
+        {"routineId": "routine_" + "d" * 32, "name": "old", "state": "disabled", "revision": 3},
+    ],
+    "nextCursor": None,
+}
+
+
+def routine_completer() -> ConsoleCompleter:
+    routines = RoutineCache()
+    routines.seed(ROUTINE_LIST_PAGE["routines"])
+    return ConsoleCompleter(TREE, SessionCache(), routines)
+
+
+def test_routine_ids_complete_by_id_prefix_and_by_name() -> None:
+    """`routine show`, `pause` and `--routine-id` complete routine IDs from the cache, found by
+    an ID prefix or by the routine's name; disabled ones last."""
+    source = routine_completer()
+    assert texts("routine show routine_c", source) == [ROUTINE]
+    assert texts("routine pause night", source) == [ROUTINE]
+    assert texts("routine show ", source) == [ROUTINE, "routine_" + "d" * 32]
+    assert texts("routine run --routine-id night", source) == [ROUTINE]
+
+
+def test_the_routine_cache_follows_routine_events() -> None:
+    """A `routine.created` event adds the routine; a later one with its view updates it;
+    an event without a routine view changes nothing."""
+    routines = RoutineCache()
+    view = {"routineId": ROUTINE, "name": "nightly", "state": "active"}
+    assert routines.apply(FeedEvent("routine.created", payload={"routine": view}))
+    assert routines.apply(
+        FeedEvent("routine.paused", payload={"routine": {**view, "state": "paused"}})
+    )
+    assert not routines.apply(FeedEvent("routine.fire_attached", payload={"fireId": "x"}))
+    assert not routines.apply(FeedEvent("session.created", payload={"routine": view}))
+    assert [(t, r.state) for t, r in routines.matches("")] == [(ROUTINE, "paused")]
+
+
+def test_the_routine_cache_is_bounded() -> None:
+    """Past its bound the least recently touched routine is forgotten."""
+    routines = RoutineCache(limit=2)
+    routines.seed(
+        {"routineId": f"routine_{i:032x}", "name": f"r{i}", "state": "active"} for i in range(3)
+    )
+    assert len(routines) == 2
+    assert [t for t, _ in routines.matches("r0")] == []

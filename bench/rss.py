@@ -1,0 +1,109 @@
+"""The Node's resident memory over many echo turns and then at rest (issue 18's must-show).
+
+Starts a real Node process on a fresh home (loopback only), drives `--turns` echo turns
+through the SDK (`--sessions` Sessions, `--lanes` turns in flight per Session), samples the
+Node's RSS every `--sample-every` turns, then waits `--idle-s` seconds and samples again.
+Prints one JSON object: the samples, and the last-quarter slope (KiB per 1,000 turns), which
+is ~0 when memory plateaus. Bounded: a fixed count of turns, each wait with a timeout.
+
+    .venv/bin/python bench/rss.py --turns 16000 --idle-s 70
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import psutil
+import trio
+
+from maia.client import open_client
+from maia.core import read_discovery
+
+
+def _rss_mib(process: psutil.Process) -> float:
+    return round(process.memory_info().rss / 2**20, 1)
+
+
+async def _drive(home: Path, node: psutil.Process, args: argparse.Namespace) -> dict[str, Any]:
+    samples: list[dict[str, float]] = [{"turns": 0, "rssMiB": _rss_mib(node)}]
+    done = 0
+    async with open_client(home=home, timeout_s=60) as client:
+        project = await client.project.add(root_path=str(home))
+        sessions = [
+            (await client.session.create(project_id=project.project.project_id)).session
+            for _ in range(args.sessions)
+        ]
+        samples.append({"turns": 0, "rssMiB": _rss_mib(node)})
+
+        async def lane(session_id: str, count: int) -> None:
+            nonlocal done
+            for _ in range(count):
+                sent = await client.turn.send(session_id=session_id, text="hello")
+                await client.turn.wait(turn_id=sent.turn.turn_id, states=["completed"])
+                done += 1
+                if done % args.sample_every == 0:
+                    samples.append({"turns": done, "rssMiB": _rss_mib(node)})
+
+        per_lane = args.turns // (args.sessions * args.lanes)
+        async with trio.open_nursery() as nursery:
+            for session in sessions:
+                for _ in range(args.lanes):
+                    nursery.start_soon(lane, session.session_id, per_lane)
+    started_idle = time.monotonic()
+    await trio.sleep(args.idle_s)
+    idle = {"idleS": round(time.monotonic() - started_idle), "rssMiB": _rss_mib(node)}
+    tail = samples[-max(2, len(samples) // 4) :]
+    slope = (
+        (tail[-1]["rssMiB"] - tail[0]["rssMiB"])
+        * 1024
+        / max(1, (tail[-1]["turns"] - tail[0]["turns"]) / 1000)
+    )
+    # SQLite's page cache grows with the database (the writer may cache 64 MiB): report it.
+    sizes = {name: round((home / name).stat().st_size / 2**20, 1)
+             for name in ("maia.db", "maia.db-wal") if (home / name).exists()}  # fmt: skip
+    return {"turns": done, "samples": samples, "afterIdle": idle, "fileMiB": sizes,
+            "lastQuarterKiBPer1000Turns": round(slope, 1)}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=16_000)
+    parser.add_argument("--sessions", type=int, default=8)
+    parser.add_argument("--lanes", type=int, default=1)
+    parser.add_argument("--sample-every", type=int, default=1000)
+    parser.add_argument("--idle-s", type=float, default=70.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        home = Path(scratch) / "home"
+        process = subprocess.Popen(
+            [sys.executable, "-P", "-m", "maia.node", "start", "--home", str(home)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                record = read_discovery(home / "node.json")
+                if record is not None and record.pid == process.pid:
+                    break
+                time.sleep(0.05)
+            else:
+                raise SystemExit("the Node did not start within 60 s")
+            result = trio.run(_drive, home, psutil.Process(process.pid), args)
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
