@@ -49,9 +49,10 @@ WAIT_S = 60
 def agent_node(base: Path, server: SseServer) -> Iterator[Cli]:
     """A foreground Node whose environment reaches only the mock; stopped on exit."""
     home, project = base / "home", base / "project"
-    project.mkdir()
-    home.mkdir(mode=0o700)
-    (home / "config.jsonc").write_text(CONFIG, encoding="utf-8")
+    project.mkdir(exist_ok=True)
+    if not home.exists():  # a second start on the same home is a Node restart
+        home.mkdir(mode=0o700)
+        (home / "config.jsonc").write_text(CONFIG, encoding="utf-8")
     env = {
         **os.environ,
         **base_env(base / "agent-home"),
@@ -60,7 +61,7 @@ def agent_node(base: Path, server: SseServer) -> Iterator[Cli]:
         "IS_SANDBOX": "1",
     }
     env.pop("CLAUDECODE", None)
-    log = (base / "node.stderr").open("wb")  # kept for a failing test's reader
+    log = (base / "node.stderr").open("ab")  # kept for a failing test's reader
     process = subprocess.Popen(
         [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
         stdout=subprocess.DEVNULL, stderr=log, env=env,
