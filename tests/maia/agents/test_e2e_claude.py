@@ -14,9 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,11 +22,21 @@ from typing import Any
 
 import pytest
 
-from maia.client import read_discovery
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _anthropic as mock
 from tests.worker_bridge.agents._drive import base_env, need_claude
 from tests.worker_bridge.agents._sse_server import SseServer, serve
+
+from ._node import (
+    WAIT_S,
+    conversation_id,
+    node_with,
+    run,
+    send,
+    wait_turn,
+    waiting_session,
+    worker_pid,
+)
 
 PASSED = ["HOME", "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "IS_SANDBOX"]
 CONFIG = json.dumps(
@@ -42,48 +49,19 @@ CONFIG = json.dumps(
 )
 TOUCH = {"command": "touch approved.txt", "description": "Create the file"}
 DENIED = {"command": "touch denied.txt", "description": "Create another file"}
-WAIT_S = 60
 
 
 @contextmanager
 def agent_node(base: Path, server: SseServer) -> Iterator[Cli]:
-    """A foreground Node whose environment reaches only the mock; stopped on exit."""
-    home, project = base / "home", base / "project"
-    project.mkdir(exist_ok=True)
-    if not home.exists():  # a second start on the same home is a Node restart
-        home.mkdir(mode=0o700)
-        (home / "config.jsonc").write_text(CONFIG, encoding="utf-8")
+    """A foreground Node whose environment reaches only the Anthropic mock."""
     env = {
-        **os.environ,
         **base_env(base / "agent-home"),
         "ANTHROPIC_BASE_URL": server.url,
         "ANTHROPIC_API_KEY": "dummy-key",
         "IS_SANDBOX": "1",
     }
-    env.pop("CLAUDECODE", None)
-    log = (base / "node.stderr").open("ab")  # kept for a failing test's reader
-    process = subprocess.Popen(
-        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
-        stdout=subprocess.DEVNULL, stderr=log, env=env,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            record = read_discovery(home / "node.json")
-            if record is not None and record.pid == process.pid:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the Node did not start")
-        yield Cli(home, project)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+    with node_with(base, CONFIG, env) as cli:
+        yield cli
 
 
 @pytest.fixture(scope="module")
@@ -100,53 +78,8 @@ def cli(tmp_path_factory: pytest.TempPathFactory, script: mock.AnthropicScript) 
         yield node
 
 
-def run(cli: Cli, *args: str, codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
-    done = cli(*args, "--json")
-    assert done.returncode in codes, (args, done.stdout, done.stderr)
-    result: dict[str, Any] = json.loads(done.stdout)["result"]
-    return result
-
-
-def send(cli: Cli, text: str) -> str:
-    return str(run(cli, "turn", "send", "agent", text)["turn"]["turnId"])
-
-
-def wait_turn(cli: Cli, turn_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        result = run(cli, "turn", "wait", turn_id, codes=(0, 5))  # 5: it did not complete
-        if result["satisfied"]:
-            return run(cli, "turn", "show", turn_id)
-    raise AssertionError(f"turn {turn_id} did not end")
-
-
-def waiting_session(cli: Cli) -> dict[str, Any]:
-    """session.show once the Session waits on an approval (bounded)."""
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        session: dict[str, Any] = run(cli, "session", "show", "agent")["session"]
-        if session["state"] == "waiting-approval":
-            return session
-        time.sleep(0.2)
-    raise AssertionError("the Session never waited for an approval")
-
-
 def texts_sent(request: Any) -> str:
     return json.dumps(request.body["messages"])
-
-
-def conversation_id(cli: Cli) -> str:
-    with sqlite3.connect(f"file:{cli.home / 'maia.db'}?mode=ro", uri=True) as conn:
-        row = conn.execute("SELECT conversation_id FROM sessions").fetchone()
-    return str(row[0])
-
-
-def worker_pid(cli: Cli) -> int:
-    with sqlite3.connect(f"file:{cli.home / 'maia.db'}?mode=ro", uri=True) as conn:
-        row = conn.execute(
-            "SELECT pid FROM worker_attempts WHERE ended_ms IS NULL ORDER BY started_ms DESC"
-        ).fetchone()
-    return int(row[0])
 
 
 def test_two_turns_share_one_conversation_with_the_mocks_usage(

@@ -11,16 +11,8 @@ from tests.worker_bridge.agents import _anthropic as mock
 from tests.worker_bridge.agents._drive import need_claude
 from tests.worker_bridge.agents._sse_server import serve
 
-from .test_e2e_claude import (
-    DENIED,
-    agent_node,
-    conversation_id,
-    run,
-    send,
-    texts_sent,
-    wait_turn,
-    waiting_session,
-)
+from ._node import conversation_id, run, send, wait_turn, waiting_session
+from .test_e2e_claude import DENIED, agent_node, texts_sent
 
 
 def test_a_node_restart_withdraws_the_pending_approval_and_resumes_the_conversation(
