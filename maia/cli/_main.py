@@ -27,6 +27,7 @@ SERVED_COMMANDS: dict[tuple[str, ...], str] = {
     ("node", "stop"): "maia.cli._node_commands:stop_command",
     ("node", "backup"): "maia.cli._node_commands:backup_command",
     ("config", "check"): "maia.cli._config_cmd:check_command",
+    ("executor", "check"): "maia.cli._executor_cmd:check_command",
     ("console",): "maia.console._launch:open_console",
     ("home",): "maia.console._launch:home",
 }
