@@ -15,6 +15,7 @@ with the supervisor's interface (`start_worker`, `live`, `stop_all`, handles wit
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -144,7 +145,11 @@ class Workers:
             return
         timings = runtime.options.get("worker_timings")
         assert timings is None or isinstance(timings, WorkerTimings)
-        async with open_worker_supervisor(StorageEpochSource(runtime.store), timings) as sup:
+        # One scope per home (its database): the supervisor sweeps what an earlier Node of
+        # this home left behind, even a worker's setsid grandchild after a kill -9.
+        scope = os.path.realpath(str(runtime.store.path))  # noqa: ASYNC240 - once, at open
+        epochs = StorageEpochSource(runtime.store)
+        async with open_worker_supervisor(epochs, timings, scope=scope) as sup:
             pool = WorkerPool(sup, WorkerSlots(limit))
             runtime.provide(pool)
             yield pool

@@ -22,6 +22,8 @@ from ._worker_types import ExitInfo, TurnEvent, WorkerState
 
 ACK_EVERY = 128  # consumed events between acks while more wait (half the window)
 DIAGNOSTICS_KEPT = 256
+WHY_STDERR_CHARS = 2048  # of stderr, in the message of a turn the worker lost
+EXIT_SETTLE_S = 1.0  # how long a lost turn waits for the worker's exit status
 
 
 class _HandleCore:
@@ -57,6 +59,7 @@ class _HandleCore:
         self._initialized = trio.Event()
         self._settled = trio.Event()  # initialized, or the attempt is ending
         self._exited = trio.Event()
+        self._stderr_done = trio.Event()  # the stderr pipe reached its end
         self._stopped = trio.Event()
         self._stopping = False
         self._turn_id: str | None = None
@@ -69,9 +72,27 @@ class _HandleCore:
         self._nursery: trio.Nursery | None = None
 
     def _why(self, when: str) -> str:
+        """Why the attempt ended, naming the cause: the fence reason, or the exit status or
+        signal once known, and the tail of its stderr (a traceback says the rest)."""
         if self.fence_reason:
-            return f"worker {self.attempt_id} was fenced {when}: {self.fence_reason}"
-        return f"worker {self.attempt_id} exited {when}"
+            why = f"worker {self.attempt_id} was fenced {when}: {self.fence_reason}"
+        else:
+            code = self.process.returncode
+            how = (
+                "" if code is None
+                else f" with status {code}" if code >= 0
+                else f" (killed by signal {-code})"
+            )  # fmt: skip
+            why = f"worker {self.attempt_id} exited {when}{how}"
+        tail = self.stderr.text()[-WHY_STDERR_CHARS:].strip()
+        return f"{why}\nstderr (last lines):\n{tail}" if tail else why
+
+    async def _settle_exit(self) -> None:
+        """Give a dying worker a moment (bounded, shielded) to be reaped and its stderr to
+        drain, so the turn it loses can say why."""
+        with trio.CancelScope(shield=True), trio.move_on_after(EXIT_SETTLE_S):
+            await self._exited.wait()
+            await self._stderr_done.wait()
 
     def _end_turn(self, event: TurnEvent) -> None:
         if self._turn_send is not None and event.turn_id == self._turn_id:

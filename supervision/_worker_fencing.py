@@ -56,6 +56,8 @@ class _HandleLifetime(_HandleCore):
                 self.stderr.append(bytes(data))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
+        finally:
+            self._stderr_done.set()
 
     async def _watch(self) -> None:
         """Fence at the init bound, or after the missed-heartbeat bound."""

@@ -55,7 +55,10 @@ class _HandleFrames(_HandleLifetime):
             return
         finally:
             if self._turn_id is not None and (self._stopping or self.fence_reason):
-                self._end_turn(TurnEvent(self._turn_id, "lost", self._why("during the turn")))
+                if not self.fence_reason:
+                    await self._settle_exit()
+                if self._turn_id is not None:
+                    self._end_turn(TurnEvent(self._turn_id, "lost", self._why("during the turn")))
 
     def _on_event(self, wire: dict[str, Any]) -> None:
         self._events += 1

@@ -20,6 +20,7 @@ from ._approvals import withdraw_pending as withdraw_pending
 from ._create import CreateSession as CreateSession
 from ._create import UnbornSession as UnbornSession
 from ._launch import kill_leftovers as kill_leftovers
+from ._launch import state_dir as state_dir
 from ._launch import worker_spec as worker_spec
 from ._lifecycles import SESSION_TABLE as SESSION_TABLE
 from ._lifecycles import TABLES as TABLES

@@ -30,25 +30,32 @@ START_TIME_SLACK_MS = 10_000
 AGENT_KINDS = frozenset(MODULES)  # prompted with tools=True: they ask maia.approval
 
 
+def state_dir(store_path: str, session_id: str) -> str:
+    """The Session's own directory in the home, for a worker's memory across turns and
+    attempts (`<home>/sessions/<sessionId>/state`; the exec worker creates it 0700)."""
+    home = os.path.dirname(os.path.realpath(store_path))
+    return os.path.join(home, "sessions", session_id, "state")
+
+
 def worker_spec(
-    executor: ExecutorConfig,
-    cwd: str,
-    environ: Mapping[str, str],
-    *,
-    max_output_bytes: int,
+    executor: ExecutorConfig, cwd: str, environ: Mapping[str, str], *, max_output_bytes: int,
+    session_id: str | None = None, state: str | None = None,
     conversation_id: str | None = None,
-) -> WorkerSpec:
-    """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables.
-    `max_output_bytes` (maxOutputBytesPerTool) bounds the output an exec command's run
-    keeps: past it the program is stopped and the turn fails. An agent kind (claude-code,
-    codex, acp) gets the harness conversation stored with the Session as
-    `activation.conversationId`, so a restarted worker resumes it."""
+) -> WorkerSpec:  # fmt: skip
+    """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables;
+    the activation names the Session and its state directory. `max_output_bytes`
+    (maxOutputBytesPerTool) bounds the output an exec command's run keeps: past it the
+    program is stopped and the turn fails. An agent kind (claude-code, codex, acp) also
+    gets the harness conversation stored with the Session as `activation.conversationId`,
+    so a restarted worker resumes it."""
     env = {name: environ[name] for name in executor.env if name in environ}
+    activation = {k: v for k, v in (("sessionId", session_id), ("stateDir", state)) if v}
     if executor.kind == "echo":
-        return WorkerSpec.python_module(ECHO_MODULE, cwd=cwd, env=env)
+        return WorkerSpec.python_module(ECHO_MODULE, cwd=cwd, env=env, activation=activation)
     if executor.kind in AGENT_KINDS:
         module, options = worker_launch(executor.kind, executor.options, executor.argv)
-        activation = {"conversationId": conversation_id} if conversation_id else {}
+        if conversation_id:
+            activation["conversationId"] = conversation_id
         return WorkerSpec.python_module(module, cwd=cwd, env=env, options=options,
                                         activation=activation)  # fmt: skip
     # The exec worker's options: the argv, and which of its variables the program gets.
@@ -58,7 +65,11 @@ def worker_spec(
     }
     if executor.env:
         options["passEnv"] = ",".join(executor.env)
-    return WorkerSpec.python_module(EXEC_MODULE, cwd=cwd, env=env, options=options)
+    if not executor.prompt_newline:
+        options["promptNewline"] = "false"
+    return WorkerSpec.python_module(
+        EXEC_MODULE, cwd=cwd, env=env, options=options, activation=activation
+    )
 
 
 def record_attempt(conn: sqlite3.Connection, *, attempt_id: str, session_id: str, epoch: int,

@@ -100,7 +100,8 @@ class WorkerInitialized:
 @attrs.frozen
 class WorkerExited:
     attempt_id: str | None  # None: the process never started
-    reason: str
+    reason: str  # the cause: the launch error, the exit status or signal, the fence reason
+    stderr_tail: str = ""  # the last lines the worker (or an exec program) wrote to stderr
 
 
 PROGRESS_BATCH_MAX = 256  # worker events the actor applies together at most

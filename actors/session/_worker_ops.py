@@ -21,13 +21,13 @@ import trio
 
 from actors._errors import ActorError
 from maia.core import MaiaError, new_id
+from supervision.workers import ExitInfo, WorkerFailed, WorkerHandle
 from supervision.workers import TurnEvent as WorkerEvent
-from supervision.workers import WorkerFailed, WorkerHandle
 
 from . import _queue as q
 from ._approvals import withdraw_pending
 from ._batch import SendOps
-from ._launch import AGENT_KINDS, end_attempt, record_attempt, worker_spec
+from ._launch import AGENT_KINDS, end_attempt, record_attempt, state_dir, worker_spec
 from ._lifecycles import SessionEvent, TurnEvent
 from ._messages import (
     ActivationFree,
@@ -41,6 +41,19 @@ from ._messages import (
 from ._store import Draft, OpenItem, flush_item, session_step, turn_step
 
 log = logging.getLogger("maia.session")
+STDERR_TAIL_CHARS = 2048  # of a worker's stderr, kept with a turn it failed
+
+
+def _stderr_tail(handle: WorkerHandle, info: ExitInfo) -> str:
+    """The end of what went to stderr: an exec program's lines (relayed as diagnostics),
+    then the worker's own, at most `STDERR_TAIL_CHARS`."""
+    diagnostics = getattr(handle, "diagnostics", ())  # a stand-in handle may keep none
+    lines = [str(d.get("line", "")) for d in diagnostics if d.get("stream") == "stderr"]
+    program = lines[-40:]
+    text = "\n".join(filter(None, ["\n".join(program), info.stderr_tail.strip()]))
+    return text[-STDERR_TAIL_CHARS:]
+
+
 _FINAL = {"completed": "completed", "failed": "failed", "interrupted": "interrupted"}
 
 
@@ -184,7 +197,9 @@ class WorkerOps(SendOps):
             self.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None
             self.tools = executor.kind in AGENT_KINDS
             output = self.config.limits.max_output_bytes_per_tool
+            state = state_dir(str(self.ctx.store.path), self.session_id)
             spec = worker_spec(executor, row[1], self.ctx.environ, max_output_bytes=output,
+                               session_id=self.session_id, state=state,
                                conversation_id=row[2])  # fmt: skip
             handle = await self.ctx.workers.start_worker(spec)
         except MaiaError as error:
@@ -206,9 +221,11 @@ class WorkerOps(SendOps):
             await self._orphaned(handle)
             raise
         why = info.fence_reason or (
-            f"exit {info.returncode}" if info.signal is None else f"signal {info.signal}"
+            f"exited with status {info.returncode}"
+            if info.signal is None
+            else f"killed by signal {info.signal}"
         )
-        await self._tell(WorkerExited(handle.attempt_id, why))
+        await self._tell(WorkerExited(handle.attempt_id, why, _stderr_tail(handle, info)))
 
     async def _orphaned(self, handle: WorkerHandle) -> None:
         """The actor stopped while its worker ran: stop the worker (bounded, shielded) and
@@ -287,9 +304,9 @@ class WorkerOps(SendOps):
                 attempt = message.attempt_id
                 await self.commit(lambda c, d: end_attempt(c, attempt, message.reason, d.now))
             return
-        await self._worker_gone(message.attempt_id, message.reason)
+        await self._worker_gone(message.attempt_id, message.reason, message.stderr_tail)
 
-    async def _worker_gone(self, attempt_id: str | None, reason: str) -> None:
+    async def _worker_gone(self, attempt_id: str | None, reason: str, stderr: str = "") -> None:
         expected = self.core.worker is q.Worker.STOPPING
         after, actions = q.step(self.core, q.WorkerGone(expected=expected), self.now())
         if self.timed_out is not None:  # it died past its wall time: say so, not "lost"
@@ -302,11 +319,16 @@ class WorkerOps(SendOps):
             self.timed_out = None
         self.need_slot(actions)  # the slot of the worker that went is still held
 
+        errors = self._failure_items(actions, reason, stderr)
+
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
             if attempt_id is not None:
                 end_attempt(conn, attempt_id, reason, draft.now)
             withdraw_pending(conn, draft, f"the worker is gone: {reason}")
             self._flush_rows(conn, draft)
+            for error in errors:  # the turn's failureMessage: why the worker went
+                if error.turn_id in draft.turns:
+                    flush_item(conn, draft, error)
             self.gone_rows(conn, draft, expected, actions)
             self.apply_rows(conn, draft, after, actions)
 
@@ -317,6 +339,24 @@ class WorkerOps(SendOps):
         self.after_commit(actions)
         self.settle_slot()
         self.notify(*(a.turn_id for a in actions if isinstance(a, q.FailTurn)))
+
+    def _failure_items(self, actions: tuple[q.QueueAction, ...], reason: str,
+                       stderr: str) -> list[OpenItem]:  # fmt: skip
+        """An `error` item for each turn failed `worker_failed`, naming the cause and
+        keeping the stderr tail (bounded); each also goes to node.log."""
+        items = []
+        text = f"the worker went: {reason}" + (
+            f"\nstderr (last lines):\n{stderr}" if stderr else ""
+        )
+        for action in actions:
+            if isinstance(action, q.FailTurn) and action.reason == "worker_failed":
+                log.warning("session %s: turn %s failed worker_failed: %s", self.session_id,
+                            action.turn_id, text)  # fmt: skip
+                self.item_seq += 1
+                items.append(
+                    OpenItem(new_id("item"), action.turn_id, self.item_seq, "error", text, True)
+                )
+        return items
 
     def _item_clean(self, item: OpenItem) -> bool:
         return item.stored and item.stored_text_len == len(item.text) and not item.completed

@@ -31,6 +31,10 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("POSITION", "journalPosition"), ("TYPE", "eventType"), ("OWNER", "ownerId"),
         ("AT", "occurredAt"),
     ),
+    "turns": (
+        ("ID", "turnId"), ("STATE", "state"), ("SENT", "createdAt"), ("REASON", "failureReason"),
+        ("INPUT", "inputPreview"),
+    ),
     "queue": (
         ("POS", "position"), ("TURN", "turnId"), ("STATE", "state"), ("REV", "revision"),
         ("SENT", "createdAt"), ("INPUT", "inputPreview"),

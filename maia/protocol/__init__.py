@@ -167,6 +167,8 @@ from ._ops_turn import SessionRefInput as SessionRefInput
 from ._ops_turn import TurnCancelInput as TurnCancelInput
 from ._ops_turn import TurnInterruptInput as TurnInterruptInput
 from ._ops_turn import TurnItem as TurnItem
+from ._ops_turn import TurnListInput as TurnListInput
+from ._ops_turn import TurnListOutput as TurnListOutput
 from ._ops_turn import TurnQueueListOutput as TurnQueueListOutput
 from ._ops_turn import TurnRef as TurnRef
 from ._ops_turn import TurnResult as TurnResult

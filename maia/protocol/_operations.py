@@ -15,7 +15,7 @@ from ._ops_webhook import WEBHOOK_OPERATIONS
 from ._registry import Registry, build_registry
 
 # Bump when an op is removed or altered (the contract check refuses it otherwise).
-REGISTRY_VERSION: Final = "0.5.0"
+REGISTRY_VERSION: Final = "0.6.0"  # 0.5.0: turn.list, turn.show's prompt; 0.6.0: approvals, usage
 
 ALL_OPERATIONS: Final = (
     NODE_OPERATIONS + SESSION_OPERATIONS + TURN_OPERATIONS + RECORD_OPERATIONS

@@ -17,6 +17,8 @@ from maia.core._limits import (
     MAX_SESSION_PENDING_TURNS,
     MAX_TURN_ITEMS,
     MAX_TURN_TEXT_LENGTH,
+    PAGE_LIMIT_DEFAULT,
+    PAGE_LIMIT_MAX,
 )
 
 from ._common import (
@@ -27,6 +29,7 @@ from ._common import (
     TurnState,
     command_id_field,
     count_field,
+    cursor_field,
     id_field,
     mutation,
     operation,
@@ -117,6 +120,30 @@ class TurnShowOutput:
     turn: Turn = field(doc="The turn.")
     items: tuple[TurnItem, ...] = field(doc="Its items in order.", max_items=MAX_TURN_ITEMS)
     items_truncated: bool = field(doc="True when more items exist than are listed.", default=False)
+    prompt: str | None = field(
+        doc="The whole prompt (the turn carries only its start).",
+        default=None,
+        max_length=MAX_TURN_TEXT_LENGTH,
+    )
+
+
+@attrs.frozen
+class TurnListInput:
+    """A Session's turns, newest first, a page at a time."""
+
+    session_id: str = id_field("The Session.")
+    limit: int = field(
+        doc="Page size.", default=PAGE_LIMIT_DEFAULT, minimum=1, maximum=PAGE_LIMIT_MAX
+    )
+    cursor: str | None = cursor_field()
+
+
+@attrs.frozen
+class TurnListOutput:
+    """One page of a Session's turns, newest first (without their output: `turn.show`)."""
+
+    turns: tuple[Turn, ...] = field(doc="The page.", max_items=PAGE_LIMIT_MAX)
+    next_cursor: str | None = field(doc="Cursor of the next page; null on the last.")
 
 
 @attrs.frozen
@@ -218,6 +245,13 @@ TURN_OPERATIONS = (
         input_type=TurnRef,
         output_type=TurnShowOutput,
         errors=("resource_not_found",),
+    ),
+    operation(
+        operation_id="turn.list",
+        summary="List a Session's turns, newest first, paged.",
+        input_type=TurnListInput,
+        output_type=TurnListOutput,
+        errors=("resource_not_found", "invalid_cursor"),
     ),
     operation(
         operation_id="turn.queue.list",

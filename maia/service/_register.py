@@ -43,6 +43,7 @@ from ._sessions import (
 from ._turns import (
     turn_cancel,
     turn_interrupt,
+    turn_list,
     turn_queue_list,
     turn_send,
     turn_show,
@@ -70,6 +71,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "turn.send": turn_send,
     "turn.wait": turn_wait,
     "turn.show": turn_show,
+    "turn.list": turn_list,
     "turn.queue.list": turn_queue_list,
     "turn.cancel": turn_cancel,
     "turn.interrupt": turn_interrupt,

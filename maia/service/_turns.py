@@ -1,4 +1,4 @@
-"""turn.send, wait, show, queue.list, cancel, interrupt (spec: Turn queue operations).
+"""turn.send, wait, show, list, queue.list, cancel, interrupt (spec: Turn queue operations).
 
 Sends, cancels and interrupts go to the Session's actor (it owns the queue); the reads go
 to storage. `turn.wait` answers as soon as the turn reaches a wanted state, woken by the
@@ -20,6 +20,7 @@ from actors.session import (
     SendTurn,
     TurnState,
     input_preview,
+    turn_from_row,
     turn_view,
 )
 from maia.protocol import (
@@ -31,6 +32,8 @@ from maia.protocol import (
     TurnCancelInput,
     TurnInterruptInput,
     TurnItem,
+    TurnListInput,
+    TurnListOutput,
     TurnQueueListOutput,
     TurnRef,
     TurnResult,
@@ -50,6 +53,7 @@ from ._context import (
     require_session,
     session_of_turn,
 )
+from ._paging import issue, open_cursor
 
 TERMINAL = ("completed", "failed", "interrupted")
 DISPATCH_WAIT_S = 3.0
@@ -108,7 +112,37 @@ def _show(conn: sqlite3.Connection, turn_id: str) -> TurnShowOutput:
         items.append(
             TurnItem(item_id=r[0], kind=r[1], state=r[2], sequence=r[3], text=r[4], data=data)
         )
-    return TurnShowOutput(turn=turn, items=tuple(items), items_truncated=truncated)
+    prompt = conn.execute("SELECT text FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()[0]
+    return TurnShowOutput(turn=turn, items=tuple(items), items_truncated=truncated, prompt=prompt)
+
+
+def _list(
+    conn: sqlite3.Connection, session_id: str, before: int | None, limit: int
+) -> list[tuple[object, ...]]:
+    require_session(conn, session_id)
+    # The (session_id, seq) unique index serves this page without a sort.
+    rows = conn.execute(
+        f"SELECT seq, {TURN_COLUMNS} FROM turns WHERE session_id = ? AND seq < ?"
+        " ORDER BY seq DESC LIMIT ?",
+        (session_id, before if before is not None else 2**62, limit + 1),
+    ).fetchall()
+    return [tuple(r) for r in rows]
+
+
+async def turn_list(ctx: ServiceContext, params: TurnListInput) -> TurnListOutput:
+    """Newest first, without output text (bounded pages: `turn.show` has the rest).
+    Raises `resource_not_found`, `invalid_cursor`, `cursor_reset_required`."""
+    filters = {"sessionId": params.session_id}
+    before = None
+    if params.cursor is not None:
+        before = open_cursor(ctx.store, params.cursor, "turn.list", filters)
+    rows = await ctx.read(lambda c: _list(c, params.session_id, before, params.limit))
+    page = rows[: params.limit]
+    cursor = None
+    if len(rows) > params.limit:
+        cursor = issue(ctx.store, int(page[-1][0]), "turn.list", filters)  # type: ignore[call-overload]
+    return TurnListOutput(turns=tuple(turn_from_row(r[1:], None) for r in page),
+                          next_cursor=cursor)  # fmt: skip
 
 
 async def turn_show(ctx: ServiceContext, params: TurnRef) -> TurnShowOutput:

@@ -40,6 +40,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 
 from worker_bridge._sdk import WorkerContext, run_worker
 from worker_bridge._turn import Turn
@@ -52,6 +53,8 @@ MARKERS = ("MAIA_WORKER_ATTEMPT", "MAIA_WORKER_SCOPE")
 KILL_AFTER_S = 2.0  # SIGTERM to the group, then SIGKILL
 DRAIN_AFTER_EXIT_S = 2.0  # how long stdout may stay open once the program has exited
 POLL_S = 0.1
+STDERR_TAIL_LINES = 20  # of the program's stderr, in a failed turn's message
+STDERR_TAIL_CHARS = 2048
 
 
 def _setting(context: WorkerContext, option: str, variable: str, default: str = "") -> str:
@@ -110,11 +113,18 @@ def _feed(process: subprocess.Popen[bytes], data: bytes) -> None:
         pass
 
 
-def _drain_stderr(process: subprocess.Popen[bytes], turn: Turn) -> None:
+def _drain_stderr(process: subprocess.Popen[bytes], turn: Turn, tail: deque[str]) -> None:
     assert process.stderr is not None
     for line in process.stderr:
         text = line[:4096].decode("utf-8", errors="replace").rstrip("\n")
         turn.diagnostic({"stream": "stderr", "line": text})
+        tail.append(text)
+
+
+def _with_stderr(message: str, tail: deque[str]) -> str:
+    """A failure message with the program's last stderr lines, which usually say why."""
+    text = "\n".join(tail)[-STDERR_TAIL_CHARS:]
+    return f"{message}\nstderr (last lines):\n{text}" if text.strip() else message
 
 
 def _watch_interrupt(process: subprocess.Popen[bytes], turn: Turn, done: threading.Event) -> None:
@@ -216,10 +226,11 @@ def _supervise(
     context: WorkerContext, turn: Turn, process: subprocess.Popen[bytes], limit: int
 ) -> None:
     done = threading.Event()
+    tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
     prompt = _prompt_bytes(context, turn.text)
     helpers = [
         threading.Thread(target=_feed, args=(process, prompt), daemon=True),
-        threading.Thread(target=_drain_stderr, args=(process, turn), daemon=True),
+        threading.Thread(target=_drain_stderr, args=(process, turn, tail), daemon=True),
         threading.Thread(target=_watch_interrupt, args=(process, turn, done), daemon=True),
     ]
     for helper in helpers:
@@ -235,9 +246,9 @@ def _supervise(
     elif status == 0:
         turn.complete(data={"exitStatus": 0})
     elif status < 0:
-        turn.fail(f"the program was killed by signal {-status}")
+        turn.fail(_with_stderr(f"the program was killed by signal {-status}", tail))
     else:
-        turn.fail(f"the program exited with status {status}")
+        turn.fail(_with_stderr(f"the program exited with status {status}", tail))
 
 
 def main() -> None:

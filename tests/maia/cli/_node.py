@@ -77,6 +77,33 @@ class Cli:
         )  # fmt: skip
 
 
+def start_node(home: Path) -> subprocess.Popen[bytes]:
+    """A foreground Node on `home`, returned once its discovery file names it."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        record = read_discovery(home / "node.json")
+        if record is not None and record.pid == process.pid:
+            return process
+        time.sleep(0.05)
+    stop_node(process)
+    raise AssertionError("the Node did not start")
+
+
+def stop_node(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (a clean stop), SIGKILL if it takes over 30 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextmanager
 def running_node(base: Path, config: str | None = None) -> Iterator[Cli]:
     """A foreground Node on `base/home` (with `config` as its config.jsonc) and a Cli that
@@ -86,25 +113,8 @@ def running_node(base: Path, config: str | None = None) -> Iterator[Cli]:
     if config is not None:
         home.mkdir(mode=0o700)
         (home / "config.jsonc").write_text(config, encoding="utf-8")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_node(home)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            record = read_discovery(home / "node.json")
-            if record is not None and record.pid == process.pid:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the Node did not start")
         yield Cli(home, project)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_node(process)

@@ -12,6 +12,8 @@ import pytest
 
 from ._node import Cli, running_node
 
+# A script with its own memory: it appends to a file in the Session's state directory.
+MEMORY = 'echo "$MAIA_SESSION_ID"; echo seen >> "$MAIA_STATE_DIR/m"; wc -l < "$MAIA_STATE_DIR/m"'
 CONFIG = json.dumps(
     {
         "executors": {
@@ -19,6 +21,9 @@ CONFIG = json.dumps(
                                                'while read -r l; do echo "[$l]"; done']},
             "busy": {"kind": "exec", "wallTimeMs": 1000,
                      "argv": ["/bin/sh", "-c", "sleep 120 & echo worker $PPID; wait"]},
+            "memory": {"kind": "exec", "argv": ["/bin/sh", "-c", MEMORY]},
+            "count": {"kind": "exec", "argv": ["/usr/bin/wc", "-c"]},
+            "exact": {"kind": "exec", "argv": ["/usr/bin/wc", "-c"], "promptNewline": False},
         }
     }
 )  # fmt: skip
@@ -54,3 +59,26 @@ def test_wall_time_stops_a_script_with_a_background_child(cli: Cli) -> None:
     # ended the turn and the worker was never stopped for overrunning the interrupt grace.
     assert first["outputText"].startswith("worker ")
     assert first["outputText"] == second["outputText"]
+
+
+def test_a_script_keeps_its_memory_in_the_sessions_state_directory(cli: Cli) -> None:
+    """The Node gives the exec program MAIA_SESSION_ID and MAIA_STATE_DIR (in the home,
+    0700): what one turn's program writes there, the next turn's program reads."""
+    made = cli("session", "create", "--title", "rememberer", "--executor", "user:memory",
+               "--json")  # fmt: skip
+    session_id = json.loads(made.stdout)["result"]["session"]["sessionId"]
+    first = cli("turn", "send", "rememberer", "one", "--wait", "--timeout", "60s")
+    assert first.stdout.split() == [session_id, "1"], first.stderr
+    second = cli("turn", "send", "rememberer", "two", "--wait", "--timeout", "60s")
+    assert second.stdout.split() == [session_id, "2"], second.stderr
+    state = cli.home / "sessions" / session_id / "state"
+    assert (state / "m").read_text() == "seen\nseen\n"
+    assert state.stat().st_mode & 0o777 == 0o700
+
+
+def test_prompt_newline_false_reaches_the_program(cli: Cli) -> None:
+    """`wc -c` counts the added newline by default, and not with `promptNewline: false`."""
+    for title, executor, count in (("counted", "user:count", "4"), ("exact", "user:exact", "3")):
+        assert cli("session", "create", "--title", title, "--executor", executor).returncode == 0
+        sent = cli("turn", "send", title, "abc", "--wait", "--timeout", "60s")
+        assert sent.stdout.strip() == count, (title, sent.stderr)

@@ -131,3 +131,41 @@ def test_a_tool_call_fails_its_turn_at_once_with_tool_unavailable(cli: Cli) -> N
     assert "tool_unavailable" in asked.stderr
     after = cli("turn", "send", session, "next", "--wait", "--timeout", "30s")
     assert (after.returncode, after.stdout) == (0, "next\n"), after.stderr
+
+
+def test_turn_list_pages_a_sessions_turns_newest_first(cli: Cli) -> None:
+    """`turn list SESSION` lists the Session's turns newest first; `--limit` pages with a
+    cursor that continues where the page ended; `turn show` prints the whole prompt."""
+    session = _session(cli, "listed")
+    long_prompt = "word " * 100  # past the 160-byte preview
+    sent = [cli("turn", "send", session, text, "--wait") for text in ("one", "two", long_prompt)]
+    assert [s.returncode for s in sent] == [0, 0, 0]
+    first = cli("turn", "list", session, "--limit", "2", "--json")
+    assert first.returncode == 0, first.stderr
+    page = json.loads(first.stdout)["result"]
+    rest = cli("turn", "list", session, "--limit", "2", "--cursor", page["nextCursor"], "--json")
+    second = json.loads(rest.stdout)["result"]
+    assert second["nextCursor"] is None
+    turns = page["turns"] + second["turns"]
+    assert [t["inputPreview"][:3] for t in turns] == ["wor", "two", "one"]
+    assert all(t["sessionId"] == session for t in turns)
+    table = cli("turn", "list", session)
+    assert table.stdout.splitlines()[0].split() == ["ID", "STATE", "SENT", "REASON", "INPUT"]
+    shown = cli("turn", "show", turns[0]["turnId"], "--json")
+    assert json.loads(shown.stdout)["result"]["prompt"] == long_prompt
+    missing = cli("turn", "list", "session_00000000000000000000000000000000")
+    assert missing.returncode != 0
+
+
+def test_a_worker_failed_turn_says_why(cli: Cli) -> None:
+    """A worker that crashes mid-turn: the turn fails `worker_failed` with a message naming
+    the exit status, shown by `turn send --wait` and kept with the turn (`turn show`)."""
+    session = _session(cli, "crashing")
+    sent = cli("turn", "send", session, "/crash", "--wait", "--timeout", "60s", "--json")
+    assert sent.returncode == 5, sent.stderr
+    turn = json.loads(sent.stdout)["result"]["turn"]
+    assert turn["failureReason"] == "worker_failed"
+    assert "with status 3" in (turn.get("failureMessage") or ""), turn
+    shown = cli("turn", "show", turn["turnId"], "--json")
+    items = json.loads(shown.stdout)["result"]["items"]
+    assert any(i["kind"] == "error" and "with status 3" in i["text"] for i in items)

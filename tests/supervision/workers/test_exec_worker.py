@@ -176,3 +176,14 @@ async def test_the_session_id_and_its_state_directory_reach_the_program(tmp_path
                 await handle.stop()
     assert [a.split() for a in answers] == [["session_abc", "1"], ["session_abc", "2"]]
     assert state.stat().st_mode & 0o777 == 0o700
+
+
+async def test_a_failed_program_s_message_carries_its_stderr_tail(tmp_path: Path) -> None:
+    """A program that fails after explaining itself on stderr: the turn's message names the
+    exit status and ends with those lines."""
+    script = "echo 'Runtime error: divide by zero' >&2; exit 4"
+    events = await run(tmp_path, ["/bin/sh", "-c", script], "1/0")
+    assert events[-1].kind == "failed"
+    assert events[-1].text == (
+        "the program exited with status 4\nstderr (last lines):\nRuntime error: divide by zero"
+    )

@@ -201,6 +201,24 @@ async def test_crash_mid_turn_loses_the_turn_and_records_the_exit_status(tmp_pat
     assert info.fence_reason is None
 
 
+async def test_a_lost_turn_names_the_exit_status_and_the_stderr_tail(tmp_path: Path) -> None:
+    """The `lost` event of a worker that died mid-turn says why: its exit status and the
+    last lines of its stderr (here a line written just before `/crash`)."""
+    script = (
+        "import sys; sys.stderr.write('about to go: disk on fire\\n'); sys.stderr.flush();"
+        " from worker_bridge.workers.echo import main; main()"
+    )
+    spec = WorkerSpec(argv=(INTERPRETER, "-c", script), cwd=str(tmp_path))
+    with trio.fail_after(20):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(spec)
+            await handle.wait_initialized()
+            events = await turn(handle, "t", "/crash")
+    assert events[-1].kind == "lost"
+    assert "exited during the turn with status 3" in (events[-1].text or "")
+    assert "about to go: disk on fire" in (events[-1].text or "")
+
+
 async def test_interrupt_ends_a_sleeping_turn(tmp_path: Path) -> None:
     """An interrupt during /sleep ends the turn `interrupted` and the worker stays ready."""
     with trio.fail_after(20):
