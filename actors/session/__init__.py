@@ -101,3 +101,4 @@ from ._views import session_view as session_view
 from ._views import turn_from_row as turn_from_row
 from ._views import turn_view as turn_view
 from ._views import usage_from_json as usage_from_json
+from ._messages import ApprovalExpired as ApprovalExpired

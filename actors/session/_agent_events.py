@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import orjson
+import trio
 
 from maia.core import new_id
 from storage import MutationResult, ReceiptTarget
@@ -25,8 +27,8 @@ from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerHandle
 
 from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
-from ._lifecycles import CLIENT, WORKER, SessionEvent, SessionState
-from ._messages import RespondApproval
+from ._lifecycles import CLIENT, NODE, WORKER, SessionEvent, SessionState
+from ._messages import ApprovalExpired, RespondApproval
 from ._store import Draft, emit, session_step
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
@@ -159,11 +161,13 @@ class AgentEvents(WorkerOps):
             self.effect("tool-refusal", _worker_call("tool_result", refuse))
             return
         approval_id = new_id("approval")
+        timeout = self.config.user.sessions.approval_timeout_ms  # None: it never expires
 
         def write(conn: sqlite3.Connection, draft: Draft) -> None:
             self._flush_rows(conn, draft)
+            expires = draft.now + timeout if timeout is not None else None
             insert_approval(conn, draft, approval_id=approval_id, turn_id=turn_id,
-                            call_id=call_id, arguments=arguments, expires_ms=None)  # fmt: skip
+                            call_id=call_id, arguments=arguments, expires_ms=expires)  # fmt: skip
             if draft.state is SessionState.RUNNING:
                 session_step(conn, draft, SessionEvent.APPROVAL_REQUESTED, caller=WORKER,
                              payload={"approvalId": approval_id})  # fmt: skip
@@ -171,6 +175,45 @@ class AgentEvents(WorkerOps):
         await self.commit(write)
         self.approvals[approval_id] = (turn_id, call_id)
         self.notify(turn_id)
+        if timeout is not None:
+            self.effect("approval-expiry", self._expire_after(approval_id, timeout))
+
+    def _expire_after(self, approval_id: str, timeout_ms: int) -> Callable[[], Awaitable[None]]:
+        async def expire() -> None:
+            await trio.sleep(timeout_ms / 1000)
+            await self._tell(ApprovalExpired(approval_id))
+
+        return expire
+
+    async def approval_expired(self, message: ApprovalExpired) -> None:
+        """The configured timeout passed unanswered: the approval reads `expired` and the
+        worker is told `deny` with a message saying so (an explicit, configured outcome)."""
+        call = self.approvals.get(message.approval_id)
+        handle = self.worker
+        if call is None:
+            return  # answered or withdrawn meanwhile
+        timeout = self.config.user.sessions.approval_timeout_ms
+        why = f"the approval expired unanswered after sessions.approvalTimeoutMs ({timeout} ms)"
+
+        def write(conn: sqlite3.Connection, draft: Draft) -> None:
+            resolve(conn, draft, message.approval_id, "expired", message=why)
+            if draft.state is SessionState.WAITING_APPROVAL and not pending_count(
+                conn, draft.session_id
+            ):
+                session_step(conn, draft, SessionEvent.APPROVAL_WITHDRAWN, caller=NODE,
+                             payload={"approvals": [message.approval_id]})  # fmt: skip
+
+        await self.commit(write)
+        del self.approvals[message.approval_id]
+        self.notify(call[0])
+        if handle is not None:
+            content = json.dumps({"decision": "deny", "message": why})
+            turn_id, call_id = call
+
+            async def answer() -> None:
+                await handle.tool_result(turn_id, call_id, True, content)
+
+            self.effect("approval-expired", _worker_call("tool_result", answer))
 
     async def respond_approval(self, message: RespondApproval) -> MutationResult:
         """Answer a pending approval (idempotent by commandId, with a receipt) and pass the

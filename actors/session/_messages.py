@@ -83,6 +83,13 @@ class RespondApproval:
 
 
 @attrs.frozen
+class ApprovalExpired:
+    """A pending approval's `sessions.approvalTimeoutMs` passed."""
+
+    approval_id: str
+
+
+@attrs.frozen
 class Resume:
     """Start a worker for turns left queued (after a restart or a refused start)."""
 
@@ -146,8 +153,8 @@ class ActivationFree:
 
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
-    | RespondApproval | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress
-    | Flush | IdleTick | WallTime | Reclaim | ActivationFree
+    | RespondApproval | ApprovalExpired | Resume | WorkerSpawned | WorkerInitialized
+    | WorkerExited | Progress | Flush | IdleTick | WallTime | Reclaim | ActivationFree
 )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
     PROGRESS_BATCH_MAX,
     ActivationFree,
+    ApprovalExpired,
     ArchiveSession,
     CancelTurn,
     Flush,
@@ -156,6 +157,8 @@ class SessionActor(TurnProgress):
                 await self.wall_time(message)
             case Reclaim():
                 await self.reclaim()
+            case ApprovalExpired():
+                await self.approval_expired(message)
             case ActivationFree():
                 await self.activation_free()
 

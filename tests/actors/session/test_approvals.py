@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
 
 from actors.session import Command, InterruptTurn, RespondApproval, read_approval
+from maia.config import SessionSettings, UserConfig
 from maia.core import MaiaError
 from maia.protocol import new_id
+from storage import open_storage
 
-from .test_fake_worker import Harness, _open
+from ._fake_workers import FakeWorkers
+from ._open import open_session_runtime
+from .test_fake_worker import CLOCK, Harness, _open
 
 
 @pytest.fixture
@@ -108,3 +115,41 @@ async def test_another_tool_is_refused_at_once(
         count = await h.store.read(lambda c: c.execute("SELECT count(*) FROM approvals")
                                    .fetchone()[0])  # fmt: skip
         assert count == 0
+
+
+async def test_a_configured_timeout_expires_the_approval_and_tells_the_worker(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """With sessions.approvalTimeoutMs set, an unanswered approval reads expired at its
+    expiresAt, the worker hears a deny saying so, and a late answer is refused."""
+    config = attrs.evolve(UserConfig(), sessions=SessionSettings(approval_timeout_ms=90_000))
+    async with _open_with(tmp_path, config) as h:
+        session_id = await h.session()
+        turn_id = await h.send(session_id, "/ask maia.approval")
+        approval = await _pending(h, session_id)
+        assert "expiresAt" in approval
+        turn = await h.wait_turn(turn_id, "completed", "failed")
+        answer = json.loads(turn.output_text or "")
+        assert answer["decision"] == "deny"
+        assert "approvalTimeoutMs (90000 ms)" in answer["message"]
+        expired = functools.partial(read_approval, approval_id=approval["approvalId"])
+        after = await h.store.read(expired)
+        assert after["state"] == "expired"
+        with pytest.raises(MaiaError) as refused:
+            await h.runtime.ask(session_id, RespondApproval(
+                _command("late"), approval["approvalId"], "allow"))  # fmt: skip
+        assert refused.value.details["state"] == "expired"
+
+
+@asynccontextmanager
+async def _open_with(tmp_path: Path, config: UserConfig) -> AsyncIterator[Harness]:
+    async with (
+        trio.open_nursery() as nursery,
+        open_storage(tmp_path / "maia.db", clock=CLOCK, synchronous="NORMAL") as store,
+    ):
+        workers = FakeWorkers(nursery)
+        opened = open_session_runtime(store, clock=CLOCK, config=config,
+                                      worker_supervisor=workers)  # fmt: skip
+        async with opened as runtime:
+            yield Harness(store, runtime, workers, tmp_path)
+        nursery.cancel_scope.cancel()
