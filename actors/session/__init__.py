@@ -30,6 +30,7 @@ from ._lifecycles import SessionState as SessionState
 from ._lifecycles import TurnEvent as TurnEvent
 from ._lifecycles import TurnState as TurnState
 from ._messages import ActivationFree as ActivationFree
+from ._messages import ApprovalExpired as ApprovalExpired
 from ._messages import ArchiveSession as ArchiveSession
 from ._messages import CancelTurn as CancelTurn
 from ._messages import Command as Command
@@ -101,4 +102,3 @@ from ._views import session_view as session_view
 from ._views import turn_from_row as turn_from_row
 from ._views import turn_view as turn_view
 from ._views import usage_from_json as usage_from_json
-from ._messages import ApprovalExpired as ApprovalExpired
