@@ -29,7 +29,7 @@ from supervision.workers import WorkerHandle
 from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
 from ._lifecycles import CLIENT, NODE, WORKER, SessionEvent, SessionState
 from ._messages import ApprovalExpired, RespondApproval
-from ._store import Draft, emit, session_step
+from ._store import Draft, emit, session_step, set_activity
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
 from ._worker_ops import WorkerOps, _worker_call
@@ -171,6 +171,7 @@ class AgentEvents(WorkerOps):
             if draft.state is SessionState.RUNNING:
                 session_step(conn, draft, SessionEvent.APPROVAL_REQUESTED, caller=WORKER,
                              payload={"approvalId": approval_id})  # fmt: skip
+            set_activity(conn, draft, "waiting_approval")  # what session.wait's activities see
 
         await self.commit(write)
         self.approvals[approval_id] = (turn_id, call_id)
@@ -202,6 +203,7 @@ class AgentEvents(WorkerOps):
             ):
                 session_step(conn, draft, SessionEvent.APPROVAL_WITHDRAWN, caller=NODE,
                              payload={"approvals": [message.approval_id]})  # fmt: skip
+                set_activity(conn, draft, "working")
 
         await self.commit(write)
         del self.approvals[message.approval_id]
@@ -231,6 +233,7 @@ class AgentEvents(WorkerOps):
                 session_step(conn, draft, SessionEvent.APPROVAL_RESOLVED, caller=CLIENT,
                              payload={"approvalId": approval_id})  # fmt: skip
                 self.session_target(draft, prior)
+                set_activity(conn, draft, "working")
             return {"approval": read_approval(conn, approval_id)}
 
         result = await self.mutate("approval.respond", message.command, apply)

@@ -60,6 +60,7 @@ async def test_an_allowed_approval_reaches_the_worker_once(
         session_id = await h.session()
         turn_id = await h.send(session_id, "/ask maia.approval")
         approval = await _pending(h, session_id)
+        assert await h.session_row(session_id) == ("waiting-approval", "waiting_approval")
         assert (approval["kind"], approval["summary"]) == ("command", "run maia.approval")
         assert approval["canRemember"] is True
         command = _command("allow")
