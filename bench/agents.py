@@ -28,18 +28,7 @@ from supervision.workers import MemoryEpochSource, WorkerSpec, open_worker_super
 from tests.worker_bridge.agents import _anthropic as mock
 from tests.worker_bridge.agents._sse_server import Recorded, Reply, serve
 from worker_bridge.workers._agent_env import QUIET, bundled_claude, harness_environment
-
-CLAUDE_FLAGS = [
-    "-p",
-    "--input-format",
-    "stream-json",
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    "--permission-prompt-tool",
-    "stdio",
-    "--include-partial-messages",
-]
+from worker_bridge.workers.claude_code import STREAM_FLAGS, user_line
 
 
 def always_text(request: Recorded) -> Reply:
@@ -62,7 +51,7 @@ def environment(home: Path, url: str) -> dict[str, str]:
 def direct_turns(claude: str, env: dict[str, str], cwd: str, rounds: int) -> list[float]:
     """The CLI driven directly: one user line out, read until its `result`."""
     full_env = {**harness_environment(), **env}
-    argv = [claude, *CLAUDE_FLAGS, f"--session-id={uuid.uuid4()}"]
+    argv = [claude, *STREAM_FLAGS, f"--session-id={uuid.uuid4()}"]
     process = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -86,14 +75,7 @@ def direct_turns(claude: str, env: dict[str, str], cwd: str, rounds: int) -> lis
         samples = []
         for _ in range(rounds):
             start = time.perf_counter()
-            send(
-                {
-                    "type": "user",
-                    "session_id": "",
-                    "parent_tool_use_id": None,
-                    "message": {"role": "user", "content": "hello"},
-                }
-            )
+            send(user_line("hello"))
             while True:
                 line = process.stdout.readline()
                 if not line:

@@ -1,8 +1,9 @@
 """`maia contract generate|check`: write or verify the registry's generated projections.
 
-The projections are the op reference between markers in `docs/protocol.md` and the lock
-`docs/registry.lock.json`. Both commands refuse an op removed or altered against the committed
-lock without a `REGISTRY_VERSION` bump.
+The projections are the op reference between markers in `docs/protocol.md`, the lock
+`docs/registry.lock.json` and `maia/protocol/_generated.py` (the digest every hello sends and
+the op index, so no process rebuilds the registry to learn them). Both commands refuse an op
+removed or altered against the committed lock without a `REGISTRY_VERSION` bump.
 """
 
 from __future__ import annotations
@@ -15,18 +16,21 @@ import click
 
 PROTOCOL_DOC = Path("docs/protocol.md")
 LOCK_FILE = Path("docs/registry.lock.json")
+GENERATED_MODULE = Path("maia/protocol/_generated.py")
 
 
 def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
-    """What the two files should hold, and the compatibility problems against the old lock.
+    """What the three files should hold, and the compatibility problems against the old lock.
 
     Raises ClickException when protocol.md is missing or lacks its markers.
     """
     from maia.protocol import (
+        OPERATION_GROUPS,
         REGISTRY,
         REGISTRY_VERSION,
         compatibility_problems,
         lock_document,
+        render_generated_module,
         render_lock,
         render_reference,
         splice_reference,
@@ -46,7 +50,12 @@ def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
         doc = splice_reference(doc_path.read_text("utf-8"), render_reference(REGISTRY))
     except (OSError, ValueError) as error:
         raise click.ClickException(str(error)) from None
-    return {doc_path: doc, lock_path: render_lock(lock)}, problems
+    files = {
+        doc_path: doc,
+        lock_path: render_lock(lock),
+        root / GENERATED_MODULE: render_generated_module(REGISTRY, OPERATION_GROUPS),
+    }
+    return files, problems
 
 
 def _stale(files: dict[Path, str]) -> list[Path]:
@@ -61,13 +70,14 @@ def contract() -> None:
 @contract.command()
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
 def generate(root: Path) -> None:
-    """Rewrite the op reference of docs/protocol.md and docs/registry.lock.json."""
+    """Rewrite the op reference of docs/protocol.md, docs/registry.lock.json and _generated.py."""
     files, problems = expected_files(root)
     if problems:
         for problem in problems:
             click.echo(f"maia contract generate: {problem}", err=True)
         raise SystemExit(1)
     for path in _stale(files):
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(files[path], "utf-8")
         click.echo(f"wrote {path}", err=True)
 

@@ -298,8 +298,12 @@ def _child(parent: click.Group, name: str) -> click.Group:
     return found
 
 
-def command_tree() -> click.Group:
-    """The whole grammar as click objects (for parsing, help and shell completion).
+def command_tree(prefix: tuple[str, ...] = (), shallow: bool = False) -> click.Group:
+    """The grammar as click objects (for parsing, help and shell completion): the whole of
+    it, or only the commands whose path starts with `prefix` (all a line starting with those
+    words can reach: the registry then imports only those ops). `shallow`: only the root's
+    own children, each noun an empty group (all a line naming no command can reach: `maia`,
+    `maia --help`, an unknown command), so no op is loaded at all.
 
     Each op command's callback raises an internal signal carrying its Invocation; use
     `parse_invocation` rather than invoking the tree.
@@ -307,7 +311,18 @@ def command_tree() -> click.Group:
     from maia.protocol import REGISTRY
 
     root = _group("maia", "Maia: a local Node that runs AI-agent Sessions in supervised workers.")
-    for op in REGISTRY:
+
+    def wanted(path: Sequence[str]) -> bool:
+        if shallow and len(path) > 1:
+            _child(root, path[0])  # the noun's group, as the whole tree has it
+            return False
+        return tuple(path[: len(prefix)]) == prefix
+
+    for operation_id in REGISTRY.ids():
+        if not wanted(operation_id.split(".")):
+            continue
+        op = REGISTRY.get(operation_id)
+        assert op is not None
         *nouns, verb = op.operation_id.split(".")
         group = root
         for noun in nouns:
@@ -325,16 +340,21 @@ def command_tree() -> click.Group:
                 add_help_option=False,
             )
         )
-    for stem, op in pairs(REGISTRY):
+    # A pair's stem group runs it, so it is wanted on the way to a deeper branch too.
+    for stem, op in pairs(REGISTRY, lambda stem: wanted(stem) or prefix[: len(stem)] == stem):
         _attach_pair(root, stem, op)
     from ._shortcuts import SHORTCUTS
 
     for shortcut in SHORTCUTS():
+        if not wanted(shortcut.path):
+            continue
         group = root
         for noun in shortcut.path[:-1]:
             group = _child(group, noun)
         group.add_command(_shortcut_command(shortcut))
     for path, help_text in LOCAL_COMMANDS.items():
+        if not wanted(path):
+            continue
         group = root
         for noun in path[:-1]:
             group = _child(group, noun)
@@ -372,19 +392,38 @@ def _attach_pair(root: click.Group, stem: tuple[str, ...], op: Any) -> None:
     group.params = [_help_option(), *pair_params(op), *_runtime_options(op.operation_id, True)]
 
 
-_TREE: click.Group | None = None
+_TREES: dict[tuple[str, ...], click.Group] = {}  # bounded: one per command path at most
 
 
-def _tree() -> click.Group:
-    global _TREE
-    if _TREE is None:
-        _TREE = command_tree()
-    return _TREE
+def _branch(argv: Sequence[str]) -> tuple[str, ...]:
+    """The longest start of `argv` that begins some command's path (op IDs from the
+    registry's index, shortcuts, local commands): only that branch needs building."""
+    from maia.protocol import REGISTRY
+
+    from ._shortcuts import SHORTCUTS
+
+    paths = [tuple(i.split(".")) for i in REGISTRY.ids()]
+    paths += [s.path for s in SHORTCUTS()] + list(LOCAL_COMMANDS)
+    branch: tuple[str, ...] = ()
+    for token in argv:
+        longer = (*branch, token)
+        if not any(path[: len(longer)] == longer for path in paths):
+            break
+        branch = longer
+    return branch
+
+
+def _tree(argv: Sequence[str] = ()) -> click.Group:
+    branch = _branch(argv)
+    tree = _TREES.get(branch)
+    if tree is None:
+        tree = _TREES[branch] = command_tree(branch, shallow=not branch)
+    return tree
 
 
 def command_path(argv: Sequence[str]) -> tuple[tuple[str, ...], click.Command | None]:
     """The longest prefix of `argv` naming commands, and the command it ends on (None: root)."""
-    node: click.Command = _tree()
+    node: click.Command = _tree(argv)
     path: list[str] = []
     for token in argv:
         if not isinstance(node, click.Group) or token not in node.commands:
@@ -414,7 +453,7 @@ def parse_invocation(argv: Sequence[str]) -> Invocation:
     if command is not None and path in LOCAL_COMMANDS:
         return Invocation(None, local=path, args=tuple(rest))
     try:
-        _tree().main(args, prog_name="maia", standalone_mode=False)
+        _tree(args).main(args, prog_name="maia", standalone_mode=False)
     except _Done as done:
         return done.invocation
     raise click.UsageError("no command given")  # pragma: no cover - every callback raises

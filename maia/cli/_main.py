@@ -4,7 +4,9 @@ Order matters (spec: Schema-only inspection): `--version` and `--schema` are ans
 the command path alone, before any configuration, credential, transport or Node; then the
 line is parsed (`parse_invocation`, no I/O); local commands (`node start|stop`, `contract`,
 `completion`, `console`, bare `maia`) run here; an op opens the SDK client and runs
-`execute` under trio. Nothing imports trio or the SDK until an op actually runs.
+`execute` under anyio's asyncio backend: the SDK and `execute` are anyio-only, and asyncio
+imports in a fraction of trio's time (a short command is mostly start-up). Nothing imports
+an event loop or the SDK until an op actually runs; an op never imports trio.
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ def _run_local(invocation: Any) -> int:
 
 
 def _run_op(invocation: object) -> int:
-    import trio
+    import anyio
 
     from maia.client import open_client
     from maia.core import MaiaError
@@ -127,7 +129,7 @@ def _run_op(invocation: object) -> int:
             return _exit.exit_code(error)
 
     try:
-        return trio.run(run)
+        return anyio.run(run, backend="asyncio")
     except KeyboardInterrupt:
         sys.stderr.write("maia: interrupted\n")
         return _exit.INTERRUPTED

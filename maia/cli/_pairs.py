@@ -16,7 +16,7 @@ objects share a field name).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 import click
@@ -34,11 +34,19 @@ def _inner(shape: Shape) -> Shape:
     return shape.inner if isinstance(shape, Nullable) else shape
 
 
-def pairs(registry: Registry) -> Iterator[tuple[tuple[str, ...], OperationDescriptor]]:
-    """(stem path, confirm op) of every consequential op that has a preview sibling."""
-    for op in registry:
-        stem, _, last = op.operation_id.rpartition(".")
-        if last == "confirm" and op.confirmation == "required" and f"{stem}.preview" in registry:
+def pairs(
+    registry: Registry, within: Callable[[tuple[str, ...]], bool] = lambda _stem: True
+) -> Iterator[tuple[tuple[str, ...], OperationDescriptor]]:
+    """(stem path, confirm op) of every consequential op that has a preview sibling, among
+    the stems `within` takes (by ID first: the registry loads only the ops it must)."""
+    for operation_id in registry.ids():
+        stem, _, last = operation_id.rpartition(".")
+        if last != "confirm" or f"{stem}.preview" not in registry:
+            continue
+        if not within(tuple(stem.split("."))):
+            continue
+        op = registry.get(operation_id)
+        if op is not None and op.confirmation == "required":
             yield tuple(stem.split(".")), op
 
 

@@ -104,11 +104,11 @@ def decode_result(descriptor: OperationDescriptor, result: Any) -> Any:
 
 def _tree() -> dict[str, Any]:
     root: dict[str, Any] = {}
-    for descriptor in REGISTRY:
+    for operation_id in REGISTRY.ids():  # IDs only: no op module is imported for this
         node = root
-        for part in descriptor.operation_id.split("."):
+        for part in operation_id.split("."):
             node = node.setdefault(part, {})
-        node[""] = descriptor.operation_id
+        node[""] = operation_id
     return root
 
 

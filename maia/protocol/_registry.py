@@ -8,6 +8,7 @@ the model/voice exposure policy. `build_registry` refuses the combinations the s
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Iterator
 from typing import Any, Final, Literal
 
@@ -179,34 +180,108 @@ def _refusals(op: OperationDescriptor) -> Iterator[str]:
 
 
 class Registry:
-    """The built, checked, immutable set of operations (iterate it for descriptors)."""
+    """The built, checked, immutable set of operations (iterate it for descriptors).
 
-    def __init__(self, operations: tuple[OperationDescriptor, ...]) -> None:
+    Built from its operations (`build_registry`), or lazily from groups (`lazy_registry`):
+    then `get` imports only the module of the op asked for, through a generated index, and
+    iterating imports every group, so a short command pays only for the ops it uses."""
+
+    def __init__(
+        self,
+        operations: tuple[OperationDescriptor, ...],
+        digest: str | None = None,
+        groups: _Groups | None = None,
+    ) -> None:
         self._operations = operations
         self._by_id = {op.operation_id: op for op in operations}
-        self._digest: str | None = None
+        self._pinned = digest
+        self._computed: str | None = None
+        self._groups = groups
 
     @property
     def digest(self) -> str:
+        """The registry digest: the pinned (generated) one if given, else `computed_digest`.
+
+        Maia's own registry pins the constant `maia contract generate` writes, so a hello
+        never pays for building every schema; `maia contract check` refuses a stale one."""
+        return self._pinned if self._pinned is not None else self.computed_digest
+
+    @property
+    def computed_digest(self) -> str:
         """sha256 over the canonical projection (computed on first use: it builds every schema)."""
-        if self._digest is None:
-            self._digest = digest_json(registry_projection(self._operations))
-        return self._digest
+        if self._computed is None:
+            self._computed = digest_json(registry_projection(self._all()))
+        return self._computed
+
+    def _all(self) -> tuple[OperationDescriptor, ...]:
+        if self._groups is not None:
+            whole = build_registry(self._groups.load_all())  # checks across groups too
+            self._operations, self._by_id = whole._operations, whole._by_id
+            self._groups = None
+        return self._operations
 
     def get(self, operation_id: str) -> OperationDescriptor | None:
-        return self._by_id.get(operation_id)
+        found = self._by_id.get(operation_id)
+        if found is None and self._groups is not None:
+            found = self._groups.find(operation_id)
+            if found is None:  # not indexed (a stale index): look everywhere
+                self._all()
+                return self._by_id.get(operation_id)
+            self._by_id[operation_id] = found
+        return found
 
     def __iter__(self) -> Iterator[OperationDescriptor]:
-        return iter(self._operations)
+        return iter(self._all())
 
     def __len__(self) -> int:
-        return len(self._operations)
+        return len(self._all())
 
     def __contains__(self, operation_id: object) -> bool:
+        # A lazy registry trusts its index here (a test and `maia contract check` keep it
+        # fresh), so asking about a local command (`node start`) loads nothing.
+        if self._groups is not None:
+            return operation_id in self._groups.index
         return operation_id in self._by_id
 
     def ids(self) -> tuple[str, ...]:
+        """Every op ID, sorted (a lazy registry answers from its index, loading nothing)."""
+        if self._groups is not None:
+            return tuple(sorted(self._groups.index))
         return tuple(op.operation_id for op in self._operations)
+
+
+class _Groups:
+    """Where a lazy registry's ops live: groups `"module:NAME"` (a tuple of descriptors each)
+    and the generated index op ID -> group. A group is checked when it loads."""
+
+    def __init__(self, groups: tuple[str, ...], index: dict[str, str]) -> None:
+        self.groups = groups
+        self.index = {op_id: group for op_id, group in index.items() if group in groups}
+        self._loaded: dict[str, dict[str, OperationDescriptor]] = {}
+
+    def _load(self, group: str) -> dict[str, OperationDescriptor]:
+        ops = self._loaded.get(group)
+        if ops is None:
+            module, _, name = group.partition(":")
+            checked = build_registry(getattr(importlib.import_module(module), name))
+            ops = self._loaded[group] = {op.operation_id: op for op in checked}
+        return ops
+
+    def find(self, operation_id: str) -> OperationDescriptor | None:
+        group = self.index.get(operation_id)
+        return None if group is None else self._load(group).get(operation_id)
+
+    def load_all(self) -> tuple[OperationDescriptor, ...]:
+        return tuple(op for group in self.groups for op in self._load(group).values())
+
+
+def lazy_registry(groups: tuple[str, ...], index: dict[str, str], *, digest: str) -> Registry:
+    """A registry that imports each group of ops on first use (see `Registry`).
+
+    `index` (op ID -> group) only speeds look-ups up: an ID it lacks is looked for in every
+    group, so a stale index costs time, never an op. Iterating builds (and checks) the whole
+    registry as `build_registry` does."""
+    return Registry((), digest, _Groups(groups, index))
 
 
 def registry_projection(operations: Iterable[OperationDescriptor]) -> dict[str, Any]:
@@ -226,8 +301,10 @@ def registry_projection(operations: Iterable[OperationDescriptor]) -> dict[str, 
     }
 
 
-def build_registry(operations: Iterable[OperationDescriptor]) -> Registry:
-    """Check every op and build the registry.
+def build_registry(
+    operations: Iterable[OperationDescriptor], *, digest: str | None = None
+) -> Registry:
+    """Check every op and build the registry (`digest`: a generated digest to pin).
 
     Raises RegistryError listing every refusal: duplicate IDs, missing or unusable schemas,
     a mutation without a receipt, a consequential op without required idempotency and
@@ -243,4 +320,4 @@ def build_registry(operations: Iterable[OperationDescriptor]) -> Registry:
         problems.extend(_refusals(op))
     if problems:
         raise RegistryError("; ".join(problems))
-    return Registry(ops)
+    return Registry(ops, digest)

@@ -37,20 +37,17 @@ from maia.protocol import (
 from storage import (
     USER_SCOPE,
     Applied,
-    Confirmation,
     ExpectedTarget,
-    MutationKey,
     ReceiptTarget,
     admit_snapshot,
     admitted_snapshot,
     issue_preview,
-    run_mutation,
     scope_revision,
 )
 
 from ._config_status import _candidate, _config_show, _document, _scope
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
-from ._relocate import _project_relocate_confirm, _project_relocate_preview
+from ._relocate import _confirmed_mutation, _project_relocate_confirm, _project_relocate_preview
 
 _CONFIRM = "config.admit.confirm"
 
@@ -197,19 +194,7 @@ async def _config_admit_confirm(
             project_id=params.project_id,
         )
 
-    key = MutationKey(LOCAL_ACTOR, _CONFIRM, params.command_id)
-    result = await ctx.store.write(
-        lambda conn: run_mutation(
-            conn,
-            key=key,
-            input_digest=digest,
-            now_ms=now,
-            apply=apply,
-            confirmation=Confirmation(params.preview_id, params.proof),
-            clock=ctx.clock,
-            node_epoch=ctx.store.node_epoch,
-        )
-    )
+    result = await _confirmed_mutation(ctx, _CONFIRM, params, digest, now, apply)
     ctx.admitted.admitted()  # new work runs under it from now on, without a restart
     return mutation_output(ConfigAdmitConfirmOutput, result)
 

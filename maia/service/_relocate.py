@@ -13,7 +13,8 @@ stale preview. The move, its `project.relocated` event and its receipt are one t
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import orjson
 import trio
@@ -35,6 +36,7 @@ from storage import (
     Confirmation,
     ExpectedTarget,
     MutationKey,
+    MutationResult,
     ReceiptTarget,
     append_event,
     compare_and_set,
@@ -204,8 +206,35 @@ async def _project_relocate_confirm(
             project_id=params.project_id,
         )
 
-    key = MutationKey(LOCAL_ACTOR, _CONFIRM, params.command_id)
-    result = await ctx.store.write(
+    result = await _confirmed_mutation(ctx, _CONFIRM, params, digest, now, apply)
+    if result.delivery == "new":
+        await mirror_projects(ctx)
+    return mutation_output(ProjectRelocateConfirmOutput, result)
+
+
+class _ConfirmParams(Protocol):
+    """What a confirm's input carries for its mutation: the command and the preview."""
+
+    @property
+    def command_id(self) -> str: ...
+    @property
+    def preview_id(self) -> str | None: ...
+    @property
+    def proof(self) -> str | None: ...
+
+
+async def _confirmed_mutation(
+    ctx: ServiceContext,
+    operation_id: str,
+    params: _ConfirmParams,
+    digest: str,
+    now: int,
+    apply: Callable[[sqlite3.Connection], Applied],
+) -> MutationResult:
+    """A confirm's write: spend its preview's proof and run `apply` once for the command
+    (a retried command with the same digest replays the stored result)."""
+    key = MutationKey(LOCAL_ACTOR, operation_id, params.command_id)
+    return await ctx.store.write(
         lambda conn: run_mutation(
             conn,
             key=key,
@@ -217,6 +246,3 @@ async def _project_relocate_confirm(
             node_epoch=ctx.store.node_epoch,
         )
     )
-    if result.delivery == "new":
-        await mirror_projects(ctx)
-    return mutation_output(ProjectRelocateConfirmOutput, result)

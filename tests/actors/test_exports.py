@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
-import importlib
 from pathlib import Path
 
 import pytest
+
+from .._exports import assert_once_and_resolving, own_exports, public_definitions
 
 ROOT = Path(__file__).resolve().parents[2]
 OWNED = {
@@ -53,29 +53,12 @@ NOT_EXPORTED = {
 }
 
 
-def _exports(package: str) -> list[str]:
-    tree = ast.parse((ROOT / package / "__init__.py").read_text(encoding="utf-8"))
-    names = []
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            for alias in node.names:
-                assert alias.asname == alias.name, f"{alias.name} is not re-exported as itself"
-                names.append(alias.name)
-    return names
-
-
 @pytest.mark.parametrize("package", sorted(OWNED))
 def test_public_names_exported_once(package: str) -> None:
     """Each public top-level class or function of an owned module is re-exported exactly once."""
-    exported = _exports(package)
-    assert len(exported) == len(set(exported))
-    module = importlib.import_module(package)
-    for name in exported:
-        assert hasattr(module, name)
-    for private in OWNED[package]:
-        source = (ROOT / package / f"{private}.py").read_text(encoding="utf-8")
-        for node in ast.parse(source).body:
-            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-                name = node.name
-                if not name.startswith("_") and name not in NOT_EXPORTED:
-                    assert name in exported, f"{package}.{private}.{name} is not exported"
+    exported = own_exports(ROOT / package)
+    assert_once_and_resolving(package, exported)
+    modules = [ROOT / package / f"{private}.py" for private in OWNED[package]]
+    for path, name in public_definitions(modules):
+        if name not in NOT_EXPORTED:
+            assert name in exported, f"{package}.{path.stem}.{name} is not exported"

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import storage
 
+from .._exports import bound_names
+
 
 def test_every_public_name_is_exported_once_and_resolves() -> None:
     """Each name re-exported by storage/__init__.py appears once and names a real object."""
-    tree = ast.parse(Path(storage.__file__).read_text())
-    names = [
-        alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    ]
+    names = bound_names(Path(storage.__file__))
     assert len(names) == len(set(names))
     for name in names:
         assert getattr(storage, name) is not None

@@ -122,6 +122,11 @@ class Items:
     def error(self, message: str, **fields: Any) -> str:
         return self.completed("error", message=message, **fields)
 
+    def fail(self, message: str) -> None:
+        """End the turn failed, with an error item carrying the same message."""
+        self.error(message)
+        self.turn.fail(message)
+
     # -- approvals ------------------------------------------------------------------
 
     def approval(

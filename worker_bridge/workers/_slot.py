@@ -1,10 +1,15 @@
 """The one harness process an adapter worker holds, and the failures it reports.
 
 Shared by the adapters: start it (killed with the worker by an exit hook), drop it (its
-whole process group), and word a failure with the exit status and the stderr tail.
+whole process group), word a failure with the exit status and the stderr tail, bound a
+turn (`TurnWatch`: idle timeout, interrupt grace), and run the worker (`serve_adapter`).
 """
 
 from __future__ import annotations
+
+import time
+
+from worker_bridge._sdk import run_worker
 
 from ._agent_env import harness_environment
 from ._harness import HarnessMissing, HarnessProcess
@@ -12,9 +17,17 @@ from ._harness import HarnessMissing, HarnessProcess
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from typing import Protocol
 
     from worker_bridge._sdk import WorkerContext
+    from worker_bridge._turn import Turn
+
+    class Adapter(Protocol):
+        def handle(self, context: WorkerContext, turn: Turn) -> None: ...
+
+
+INTERRUPT_BOUND_S = 8.0  # within the Node's 10 s interrupt grace
 
 
 class TurnFailure(Exception):
@@ -82,3 +95,53 @@ class HarnessSlot:
 
     def _stderr(self, line: str) -> None:
         self.context.diagnostic({"stream": "stderr", "harness": self.harness, "line": line})
+
+
+class TurnWatch:
+    """One turn's two bounds: a harness silent for `idle_s` fails the turn, and one that has
+    not ended an interrupted turn within INTERRUPT_BOUND_S is dropped (the next turn starts
+    it afresh)."""
+
+    def __init__(self, slot: HarnessSlot, turn: Turn, idle_s: float) -> None:
+        self.slot = slot
+        self.turn = turn
+        self.idle_s = idle_s
+        self.interrupted_at: float | None = None
+        self.last_output = time.monotonic()
+
+    def interrupt_now(self) -> bool:
+        """True once, when the turn's interrupt is first seen: tell the harness then."""
+        if self.turn.interrupted.is_set() and self.interrupted_at is None:
+            self.interrupted_at = time.monotonic()
+            return True
+        return False
+
+    def gave_up(self) -> bool:
+        """True (the harness dropped) once an interrupt has gone unhonoured too long."""
+        if self.interrupted_at is None:
+            return False
+        if time.monotonic() - self.interrupted_at <= INTERRUPT_BOUND_S:
+            return False
+        self.slot.drop()
+        return True
+
+    def quiet(self) -> None:
+        """Nothing came this poll. Raises `TurnFailure` once the harness was idle too long."""
+        if time.monotonic() - self.last_output > self.idle_s:
+            raise self.slot.fail(f"produced no output for {self.idle_s:g} s")
+
+    def heard(self) -> None:
+        """Output came (or an approval a person may have taken long over has been answered)."""
+        self.last_output = time.monotonic()
+
+
+def serve_adapter(make: Callable[[WorkerContext], Adapter], harness: str, version: str) -> None:
+    """Run an adapter worker: one adapter, made at the first turn, answers every turn."""
+    adapter: Adapter | None = None
+
+    def handle(context: WorkerContext, turn: Turn) -> None:
+        nonlocal adapter
+        adapter = adapter or make(context)
+        adapter.handle(context, turn)
+
+    run_worker(handle, name=harness, version=version, capabilities=["agent", "approvals"])

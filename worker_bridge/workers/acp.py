@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
-from worker_bridge._sdk import WorkerContext, run_worker
+from worker_bridge._sdk import WorkerContext
 from worker_bridge._turn import Turn
 
 from ._acp_turn import AcpTurnMapper
 from ._harness import HarnessGone
 from ._items import Items
 from ._jsonrpc import RpcClosed, RpcError, RpcPeer
-from ._slot import HarnessSlot, TurnFailure, option_seconds
+from ._slot import HarnessSlot, TurnFailure, TurnWatch, option_seconds, serve_adapter
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
 VERSION = "1.0.0"
 HARNESS = "acp"
 PROTOCOL_VERSION = 1
-INTERRUPT_BOUND_S = 8.0
 
 
 def agent_argv(context: WorkerContext) -> list[str]:
@@ -116,40 +114,32 @@ class AcpClient:
             rpc = self._ensure(turn, items)
             self._run(turn, rpc, AcpTurnMapper(items))
         except TurnFailure as exc:
-            items.error(str(exc))
-            turn.fail(str(exc))
+            items.fail(str(exc))
         except (HarnessGone, RpcClosed) as exc:
-            why = self.slot.why(f"failed during the turn: {exc}")
-            self.slot.drop()
-            items.error(why)
-            turn.fail(why)
+            items.fail(str(self.slot.fail(f"failed during the turn: {exc}")))
 
     def _run(self, turn: Turn, rpc: RpcPeer, mapper: AcpTurnMapper) -> None:
         prompt = rpc.request(
             "session/prompt",
             {"sessionId": self.session_id, "prompt": [{"type": "text", "text": turn.text}]},
         )
-        cancelled_at: float | None = None
-        last = time.monotonic()
+        watch = TurnWatch(self.slot, turn, self.idle_s)
         while True:
-            if turn.interrupted.is_set() and cancelled_at is None:
-                cancelled_at = time.monotonic()
+            if watch.interrupt_now():
                 rpc.notify("session/cancel", {"sessionId": self.session_id})
-            if cancelled_at is not None and time.monotonic() - cancelled_at > INTERRUPT_BOUND_S:
-                self.slot.drop()
+            if watch.gave_up():
                 return
             message = rpc.next_message(0.1)
             if message is None:
-                if time.monotonic() - last > self.idle_s:
-                    raise self.slot.fail(f"produced no output for {self.idle_s:g} s")
+                watch.quiet()
                 continue
-            last = time.monotonic()
+            watch.heard()
             if message.get("id") == prompt and "method" not in message:
                 mapper.close()
                 self._end(turn, mapper, message)
                 return
             self._message(turn, rpc, mapper, message)
-            last = time.monotonic()
+            watch.heard()
 
     def _message(
         self, turn: Turn, rpc: RpcPeer, mapper: AcpTurnMapper, message: dict[str, Any]
@@ -178,8 +168,7 @@ class AcpClient:
         error = response.get("error")
         if isinstance(error, dict):
             message = f"{HARNESS}: session/prompt failed: {str(error.get('message', error))[:2000]}"
-            mapper.items.error(message)
-            turn.fail(message)
+            mapper.items.fail(message)
             return
         result: dict[str, Any] = response.get("result") or {}
         result = result if isinstance(result, dict) else {}
@@ -193,19 +182,11 @@ class AcpClient:
             )
             return
         message = f"{HARNESS}: the agent stopped: {stop}"
-        mapper.items.error(message)
-        turn.fail(message)
+        mapper.items.fail(message)
 
 
 def main() -> None:
-    adapter: AcpClient | None = None
-
-    def handle(context: WorkerContext, turn: Turn) -> None:
-        nonlocal adapter
-        adapter = adapter or AcpClient(context)
-        adapter.handle(context, turn)
-
-    run_worker(handle, name=HARNESS, version=VERSION, capabilities=["agent", "approvals"])
+    serve_adapter(AcpClient, HARNESS, VERSION)
 
 
 if __name__ == "__main__":

@@ -20,14 +20,14 @@ from __future__ import annotations
 import time
 import uuid
 
-from worker_bridge._sdk import WorkerContext, run_worker
+from worker_bridge._sdk import WorkerContext
 from worker_bridge._turn import Turn
 
 from ._agent_env import bundled_claude, resolve_command
 from ._claude_turn import IGNORED, ClaudeTurnMapper
 from ._harness import HarnessGone, HarnessProcess
 from ._items import Items
-from ._slot import HarnessSlot, TurnFailure, option_seconds
+from ._slot import HarnessSlot, TurnFailure, TurnWatch, option_seconds, serve_adapter
 from ._usage import RunningTotals
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -37,12 +37,33 @@ if TYPE_CHECKING:
 
 VERSION = "1.0.0"
 HARNESS = "claude-code"
-INTERRUPT_BOUND_S = 8.0  # within the Node's 10 s interrupt grace
+# The CLI as a long-lived stream-json peer, approvals asked over stdio (also the bench's).
+STREAM_FLAGS = (
+    "-p",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--permission-prompt-tool",
+    "stdio",
+    "--include-partial-messages",
+)
 UNKNOWN_CONVERSATION = "No conversation found"
 
 
 class UnknownConversation(Exception):
     pass
+
+
+def user_line(text: str) -> dict[str, Any]:
+    """The stream-json line that sends one prompt (also the bench's)."""
+    return {
+        "type": "user",
+        "session_id": "",
+        "parent_tool_use_id": None,
+        "message": {"role": "user", "content": text},
+    }
 
 
 class ClaudeCode:
@@ -62,18 +83,7 @@ class ClaudeCode:
     def argv(self, resume: str | None, fresh: str) -> list[str]:
         options = self.context.options
         command = resolve_command(options.get("command", ""), bundled_claude(), "claude")
-        argv = [
-            command,
-            "-p",
-            "--input-format",
-            "stream-json",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--permission-prompt-tool",
-            "stdio",
-            "--include-partial-messages",
-        ]
+        argv = [command, *STREAM_FLAGS]
         if options.get("permissionMode"):
             argv += ["--permission-mode", options["permissionMode"]]
         if options.get("model"):
@@ -143,48 +153,33 @@ class ClaudeCode:
             self._ensure(turn, items)
             process = self.slot.process
             assert process is not None
-            process.send(
-                {
-                    "type": "user",
-                    "session_id": "",
-                    "parent_tool_use_id": None,
-                    "message": {"role": "user", "content": turn.text},
-                }
-            )
+            process.send(user_line(turn.text))
             self._run(turn, items, process)
         except TurnFailure as exc:
-            items.error(str(exc))
-            turn.fail(str(exc))
+            items.fail(str(exc))
         except HarnessGone:
-            why = self.slot.why("stopped reading its input")
-            self.slot.drop()
-            items.error(why)
-            turn.fail(why)
+            items.fail(str(self.slot.fail("stopped reading its input")))
 
     def _run(self, turn: Turn, items: Items, process: HarnessProcess) -> None:
         mapper = ClaudeTurnMapper(items, self.totals)
-        interrupted_at: float | None = None
-        last_output = time.monotonic()
+        watch = TurnWatch(self.slot, turn, self.idle_s)
         while True:
-            if turn.interrupted.is_set() and interrupted_at is None:
-                interrupted_at = time.monotonic()
+            if watch.interrupt_now():
                 self._control({"subtype": "interrupt"})
-            if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_BOUND_S:
-                self.slot.drop()  # it would not stop the turn: the next turn resumes afresh
+            if watch.gave_up():  # it would not stop the turn: the next turn resumes afresh
                 return
             line = process.next_line(0.1)
             if line is None:
-                if time.monotonic() - last_output > self.idle_s:
-                    raise self.slot.fail(f"produced no output for {self.idle_s:g} s")
+                watch.quiet()
                 continue
-            last_output = time.monotonic()
+            watch.heard()
             if line.kind == "eof":
                 raise self.slot.fail("exited during the turn")
             if line.kind == "garbage":
                 raise self.slot.fail(f"printed a line that is not JSON: {line.value!r}")
             if self._line(turn, mapper, line.value):
                 return
-            last_output = time.monotonic()  # an approval may have waited for a person
+            watch.heard()  # an approval may have waited for a person
 
     def _line(self, turn: Turn, mapper: ClaudeTurnMapper, message: dict[str, Any]) -> bool:
         """Apply one line; True once the turn has ended."""
@@ -238,8 +233,7 @@ class ClaudeCode:
             status = result.get("api_error_status")
             where = f" (API status {status})" if status else ""
             message = f"{HARNESS}: {ended or 'error'}{where}: {reason}"[:3000]
-            mapper.items.error(message)
-            turn.fail(message)
+            mapper.items.fail(message)
             return
         turn.complete(
             data={
@@ -251,14 +245,7 @@ class ClaudeCode:
 
 
 def main() -> None:
-    adapter: ClaudeCode | None = None
-
-    def handle(context: WorkerContext, turn: Turn) -> None:
-        nonlocal adapter
-        adapter = adapter or ClaudeCode(context)
-        adapter.handle(context, turn)
-
-    run_worker(handle, name=HARNESS, version=VERSION, capabilities=["agent", "approvals"])
+    serve_adapter(ClaudeCode, HARNESS, VERSION)
 
 
 if __name__ == "__main__":

@@ -18,9 +18,8 @@ not know to be safe), `sandbox` (default `workspace-write`), `startTimeoutMs` (6
 from __future__ import annotations
 
 import os
-import time
 
-from worker_bridge._sdk import WorkerContext, run_worker
+from worker_bridge._sdk import WorkerContext
 from worker_bridge._turn import Turn
 
 from ._agent_env import bundled_codex, resolve_command
@@ -28,7 +27,7 @@ from ._codex_turn import APPROVALS, CodexTurnMapper
 from ._harness import HarnessGone
 from ._items import Items
 from ._jsonrpc import RpcClosed, RpcError, RpcPeer
-from ._slot import HarnessSlot, TurnFailure, option_seconds
+from ._slot import HarnessSlot, TurnFailure, TurnWatch, option_seconds, serve_adapter
 from ._usage import RunningTotals
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 
 VERSION = "1.0.0"
 HARNESS = "codex"
-INTERRUPT_BOUND_S = 8.0
 # No update checks, analytics or feedback uploads: Maia pins the binary.
 QUIET_CONFIG = (
     "check_for_update_on_startup=false",
@@ -153,13 +151,9 @@ class Codex:
             mapper = CodexTurnMapper(items, self.totals, self.model)
             self._run(turn, rpc, mapper)
         except TurnFailure as exc:
-            items.error(str(exc))
-            turn.fail(str(exc))
+            items.fail(str(exc))
         except (HarnessGone, RpcClosed) as exc:
-            why = self.slot.why(f"failed during the turn: {exc}")
-            self.slot.drop()
-            items.error(why)
-            turn.fail(why)
+            items.fail(str(self.slot.fail(f"failed during the turn: {exc}")))
 
     def _run(self, turn: Turn, rpc: RpcPeer, mapper: CodexTurnMapper) -> None:
         state: dict[str, Any] = {"turnId": None, "ended": None}
@@ -170,24 +164,20 @@ class Codex:
         except RpcError as exc:
             raise TurnFailure(f"{HARNESS}: {exc}") from exc
         state["turnId"] = (started.get("turn") or {}).get("id")
-        interrupted_at: float | None = None
-        last = time.monotonic()
+        watch = TurnWatch(self.slot, turn, self.idle_s)
         while state["ended"] is None:
-            if turn.interrupted.is_set() and interrupted_at is None:
-                interrupted_at = time.monotonic()
+            if watch.interrupt_now():
                 rpc.request(
                     "turn/interrupt", {"threadId": self.thread_id, "turnId": state["turnId"]}
                 )
-            if interrupted_at is not None and time.monotonic() - interrupted_at > INTERRUPT_BOUND_S:
-                self.slot.drop()
+            if watch.gave_up():
                 return
             message = rpc.next_message(0.1)
             if message is None:
-                if time.monotonic() - last > self.idle_s:
-                    raise self.slot.fail(f"produced no output for {self.idle_s:g} s")
+                watch.quiet()
                 continue
             self._message(turn, rpc, mapper, message, state)
-            last = time.monotonic()
+            watch.heard()
         self._end(turn, mapper, state["ended"])
 
     def _message(
@@ -230,19 +220,11 @@ class Codex:
         error = ended.get("error") or {}
         reason = error.get("message") if isinstance(error, dict) else None
         message = f"{HARNESS}: turn {status}: {reason or 'no reason given'}"[:3000]
-        mapper.items.error(message)
-        turn.fail(message)
+        mapper.items.fail(message)
 
 
 def main() -> None:
-    adapter: Codex | None = None
-
-    def handle(context: WorkerContext, turn: Turn) -> None:
-        nonlocal adapter
-        adapter = adapter or Codex(context)
-        adapter.handle(context, turn)
-
-    run_worker(handle, name=HARNESS, version=VERSION, capabilities=["agent", "approvals"])
+    serve_adapter(Codex, HARNESS, VERSION)
 
 
 if __name__ == "__main__":

@@ -3,11 +3,11 @@ names left out are the listed internal helpers of the actor's own modules."""
 
 from __future__ import annotations
 
-import ast
-import importlib
 from pathlib import Path
 
 import pytest
+
+from ..._exports import assert_once_and_resolving, own_exports, private_modules, public_definitions
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = {
@@ -32,17 +32,6 @@ INTERNAL = {
 }  # fmt: skip
 
 
-def _exports(folder: Path) -> list[str]:
-    tree = ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))
-    names = []
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            for alias in node.names:
-                assert alias.asname == alias.name, f"{alias.name} is not re-exported as itself"
-                names.append(alias.name)
-    return names
-
-
 def _handlers(name: str) -> bool:
     """The op handlers are reached through `HANDLERS`, by operation ID."""
     parts = name.split("_")
@@ -56,19 +45,11 @@ def _handlers(name: str) -> bool:
 def test_public_names_exported_once(package: str) -> None:
     """Each public top-level name of a private module is exported once, or listed internal."""
     folder = PACKAGES[package]
-    exported = _exports(folder)
-    assert len(exported) == len(set(exported))
-    module = importlib.import_module(package)
-    for name in exported:
-        assert hasattr(module, name)
-    for path in sorted(folder.glob("_*.py")):
-        if path.name == "__init__.py":
+    exported = own_exports(folder)
+    assert_once_and_resolving(package, exported)
+    for path, name in public_definitions(private_modules(folder)):
+        if name in INTERNAL[package] or name in exported:
             continue
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-                name = node.name
-                if name.startswith("_") or name in INTERNAL[package] or name in exported:
-                    continue
-                if package == "maia.service" and _handlers(name):
-                    continue
-                raise AssertionError(f"{package}.{path.stem}.{name} is not exported")
+        if package == "maia.service" and _handlers(name):
+            continue
+        raise AssertionError(f"{package}.{path.stem}.{name} is not exported")

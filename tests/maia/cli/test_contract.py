@@ -103,6 +103,22 @@ def test_removal_is_refused_and_addition_is_allowed(
     assert main(["contract", "check", "--root", str(root)]) == 0
 
 
+def test_a_stale_digest_constant_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check names a maia/protocol/_generated.py that no longer matches; generate rewrites it."""
+    root = _copy_docs(tmp_path)
+    digest_file = root / "maia" / "protocol" / "_generated.py"
+    digest_file.parent.mkdir(parents=True)
+    committed = (REPO / "maia" / "protocol" / "_generated.py").read_text("utf-8")
+    digest_file.write_text(committed.replace("sha256:", "sha256:0"), "utf-8")
+    assert main(["contract", "check", "--root", str(root)]) == 1
+    assert "maia/protocol/_generated.py is stale" in capsys.readouterr().err
+    assert main(["contract", "generate", "--root", str(root)]) == 0
+    assert REGISTRY.computed_digest in digest_file.read_text("utf-8")
+    assert main(["contract", "check", "--root", str(root)]) == 0
+
+
 def test_missing_markers_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A protocol.md without its markers is refused with a message naming them."""
     root = _copy_docs(tmp_path)

@@ -5,37 +5,20 @@ file with an error gives its line and column from admit, and nothing is admitted
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from maia.cli import main
-from maia.client import read_discovery
+from ..cli._node import Cli, running_node
 
 
 def run(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`maia ...` in this process with `home` and `cwd`."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    os.environ.update({"MAIA_HOME": str(home), "NO_COLOR": "1"})
-    os.environ.pop("MAIA_NODE", None)
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            code = main(list(args))
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-    return subprocess.CompletedProcess(list(args), code, stdout.getvalue(), stderr.getvalue())
+    return Cli(home, cwd)(*args)
 
 
 def write(path: Path, text: str) -> None:
@@ -90,29 +73,10 @@ def test_check_of_good_files_exits_0(tmp_path: Path) -> None:
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """A foreground Node on a fresh home, and a private folder for Project roots."""
     base = tmp_path_factory.mktemp("config-cli")
-    home, work = base / "home", base / "work"
+    work = base / "work"
     work.mkdir(mode=0o700)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            record = read_discovery(home / "node.json")
-            if record is not None and record.pid == process.pid:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the Node did not start")
-        yield home, work
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with running_node(base) as cli:
+        yield cli.home, work
 
 
 def test_admit_dry_run_then_yes_then_show(node: tuple[Path, Path]) -> None:

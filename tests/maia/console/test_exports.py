@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import ast
 import inspect
 from pathlib import Path
 
 import maia.console
 
+from ..._exports import bound_names
+
 INIT = Path(maia.console.__file__)
-
-
-def exported() -> list[str]:
-    tree = ast.parse(INIT.read_text("utf-8"))
-    return [
-        alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    ]
 
 
 def test_each_public_name_once() -> None:
     """No name is re-exported twice; each resolves on the package and was defined in one of
     its private modules; `run_console` (what `maia console` calls) takes only keywords."""
-    names = exported()
+    names = bound_names(INIT)
     assert len(names) == len(set(names))
     for name in names:
         value = getattr(maia.console, name)

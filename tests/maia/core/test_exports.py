@@ -3,7 +3,6 @@ itself."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -11,25 +10,14 @@ from pathlib import Path
 import maia.core
 from maia.core import ERROR_CODES, Code, MaiaError
 
+from ..._exports import assert_once_and_resolving, bound_names
+
 INIT = Path(maia.core.__file__)
-
-
-def _exported() -> list[str]:
-    tree = ast.parse(INIT.read_text("utf-8"))
-    return [
-        alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    ]
 
 
 def test_each_public_name_once() -> None:
     """No name is re-exported twice, and each resolves on the package."""
-    names = _exported()
-    assert len(names) == len(set(names))
-    for name in names:
-        assert hasattr(maia.core, name)
+    assert_once_and_resolving("maia.core", bound_names(INIT))
 
 
 def test_every_code_is_described_and_every_description_named() -> None:

@@ -7,16 +7,12 @@ from pathlib import Path
 
 import maia.observe
 
+from ..._exports import bound_names
+
 
 def test_every_public_name_is_exported_once_and_resolves() -> None:
     """Each name re-exported by maia/observe/__init__.py appears once and names a real object."""
-    tree = ast.parse(Path(maia.observe.__file__).read_text())
-    names = [
-        alias.asname or alias.name
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    ]
+    names = bound_names(Path(maia.observe.__file__))
     assert len(names) == len(set(names))
     for name in names:
         assert getattr(maia.observe, name) is not None

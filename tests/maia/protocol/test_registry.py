@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import attrs
@@ -13,6 +14,7 @@ from maia.protocol import (
     NODE_CAPABILITIES,
     PROTOCOL_VERSION,
     REGISTRY,
+    REGISTRY_DIGEST,
     ExposurePolicy,
     MaiaError,
     OperationDescriptor,
@@ -209,3 +211,44 @@ def test_digest_is_stable_and_covers_schemas() -> None:
         command_id: str = field(max_length=5)
 
     assert build_registry([_op()]).digest != build_registry([_op(input_type=In)]).digest
+
+
+def test_pinned_digest_is_the_computed_one() -> None:
+    """The generated REGISTRY_DIGEST, which every hello sends, is the digest of today's ops
+    (run `maia contract generate` when this fails); a pinned digest is only ever that."""
+    assert REGISTRY.computed_digest == REGISTRY_DIGEST
+    assert REGISTRY.digest == REGISTRY_DIGEST
+    stale = build_registry([_op()], digest=REGISTRY_DIGEST)
+    assert stale.digest == REGISTRY_DIGEST != stale.computed_digest
+
+
+def test_lazy_registry_is_the_built_one() -> None:
+    """Maia's lazy registry holds exactly the ops its groups build, in the same order, and
+    its generated index names, for each op, the group that really holds it."""
+    from maia.protocol import OPERATION_GROUPS
+    from maia.protocol._generated import OPERATION_INDEX
+    from maia.protocol._registry import lazy_registry
+
+    def group_ops(group: str) -> tuple[OperationDescriptor, ...]:
+        module, _, name = group.partition(":")
+        return tuple(getattr(importlib.import_module(module), name))
+
+    built = build_registry([op for group in OPERATION_GROUPS for op in group_ops(group)])
+    fresh = lazy_registry(OPERATION_GROUPS, OPERATION_INDEX, digest=REGISTRY_DIGEST)
+    assert fresh.ids() == built.ids() == REGISTRY.ids()
+    assert fresh.get("node.status") is built.get("node.status")
+    assert "node.start" not in fresh  # a local command, not an op: nothing loaded for it
+    assert list(fresh) == list(built)
+    for op_id, group in OPERATION_INDEX.items():
+        assert op_id in {op.operation_id for op in group_ops(group)}
+
+
+def test_a_stale_index_costs_time_never_an_op() -> None:
+    """With an empty index every op is still found (by loading every group)."""
+    from maia.protocol import OPERATION_GROUPS
+    from maia.protocol._registry import lazy_registry
+
+    stale = lazy_registry(OPERATION_GROUPS, {}, digest=REGISTRY_DIGEST)
+    assert stale.get("session.list") is REGISTRY.get("session.list") is not None
+    assert stale.get("no.such.op") is None
+    assert len(stale) == len(REGISTRY)

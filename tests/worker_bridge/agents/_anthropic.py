@@ -8,10 +8,9 @@ figures are fixed per reply so a test can compare them with what the adapter rep
 from __future__ import annotations
 
 import itertools
-import threading
 from typing import Any
 
-from ._sse_server import Recorded, Reply
+from ._sse_server import Recorded, Reply, Script
 
 _ids = itertools.count(1)
 
@@ -144,17 +143,8 @@ def api_error(status: int, message: str) -> Reply:
     return Reply(status=status, body={"type": "error", "error": {"type": kind, "message": message}})
 
 
-class AnthropicScript:
+class AnthropicScript(Script):
     """The route: main-loop requests take the next scripted reply; side calls a short text."""
-
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-        self.main: list[Recorded] = []
-        self.lock = threading.Lock()
-
-    def add(self, *replies: Reply) -> None:
-        with self.lock:
-            self.replies.extend(replies)
 
     def __call__(self, request: Recorded) -> Reply:
         if request.method != "POST" or not request.path.startswith("/v1/messages"):
@@ -170,8 +160,4 @@ class AnthropicScript:
         body = request.body if isinstance(request.body, dict) else {}
         if not body.get("tools"):
             return text("ok", {"input": 1, "output": 1})
-        with self.lock:
-            self.main.append(request)
-            if not self.replies:
-                return api_error(500, "the mock's script is exhausted")
-            return self.replies.pop(0)
+        return self.take(request, api_error(500, "the mock's script is exhausted"))

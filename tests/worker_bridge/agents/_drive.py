@@ -11,14 +11,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
-from supervision.workers import TurnEvent, WorkerHandle, WorkerSpec, WorkerTimings
+from supervision.workers import (
+    MemoryEpochSource,
+    TurnEvent,
+    WorkerHandle,
+    WorkerSpec,
+    WorkerTimings,
+    open_worker_supervisor,
+)
 from worker_bridge.workers._agent_env import QUIET, bundled_claude, bundled_codex
 
 TIMINGS = WorkerTimings(
@@ -63,6 +70,32 @@ def spec(
         options=options or {},
         activation=activation or {},
     )
+
+
+def work_dir(tmp_path: Path) -> Path:
+    """The worker's working directory below the test's tmp_path."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return work
+
+
+@contextlib.asynccontextmanager
+async def started_worker(worker_spec: WorkerSpec) -> AsyncIterator[WorkerHandle]:
+    """One worker under its own supervisor, initialized; stopped with the supervisor."""
+    async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
+        handle = await supervisor.start_worker(worker_spec)
+        await handle.wait_initialized()
+        yield handle
+
+
+def interrupt_on(handle: WorkerHandle, turn_id: str, kind: str) -> Callable[[TurnEvent], Any]:
+    """An `on_event` for `run_turn` that interrupts `turn_id` at each event of `kind`."""
+
+    async def on_event(event: TurnEvent) -> None:
+        if event.kind == kind:
+            await handle.interrupt(turn_id)
+
+    return on_event
 
 
 def allow(remember: bool = False) -> Decide:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from typing import Any
 
-from ._sse_server import Recorded, Reply
+from ._sse_server import Recorded, Reply, Script
 
 _ids = itertools.count(1)
 
@@ -138,23 +137,10 @@ def api_error(status: int, message: str) -> Reply:
     )
 
 
-class OpenAIScript:
+class OpenAIScript(Script):
     """The route: each `POST /v1/responses` takes the next scripted reply."""
-
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-        self.main: list[Recorded] = []
-        self.lock = threading.Lock()
-
-    def add(self, *replies: Reply) -> None:
-        with self.lock:
-            self.replies.extend(replies)
 
     def __call__(self, request: Recorded) -> Reply:
         if request.method != "POST" or not request.path.startswith("/v1/responses"):
             return Reply(status=404, body={"error": {"message": f"no route {request.path}"}})
-        with self.lock:
-            self.main.append(request)
-            if not self.replies:
-                return api_error(400, "the mock's script is exhausted")
-            return self.replies.pop(0)
+        return self.take(request, api_error(400, "the mock's script is exhausted"))

@@ -42,6 +42,30 @@ class Recorded:
 Route = Callable[[Recorded], Reply]
 
 
+class Script:
+    """The scripted replies a mock API's main requests take in order, and those requests.
+
+    A mock's route (a subclass's `__call__`) answers its side requests itself and hands
+    each main request to `take`."""
+
+    def __init__(self, *replies: Reply) -> None:
+        self.replies = list(replies)
+        self.main: list[Recorded] = []
+        self.lock = threading.Lock()
+
+    def add(self, *replies: Reply) -> None:
+        with self.lock:
+            self.replies.extend(replies)
+
+    def take(self, request: Recorded, exhausted: Reply) -> Reply:
+        """Record `request` and pop the next reply (`exhausted` once the script is done)."""
+        with self.lock:
+            self.main.append(request)
+            if not self.replies:
+                return exhausted
+            return self.replies.pop(0)
+
+
 class SseServer:
     """The server; `route(recorded) -> Reply` decides every answer."""
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,17 @@ from ._drive import (
     conversation,
     deny,
     final,
+    interrupt_on,
     item_types,
     items,
     message_text,
     run_turn,
     spec,
+    started_worker,
     usage,
+    work_dir,
 )
+from ._scenarios import interrupted_then_next, killed_then_resumed, stale_conversation
 
 AGENT = Path(__file__).with_name("acp_test_agent.py")
 INTERPRETER = os.path.abspath(sys.executable)
@@ -45,13 +49,9 @@ def _needs_acp() -> None:
 
 @asynccontextmanager
 async def acp_worker(tmp_path: Path, **kwargs: Any) -> AsyncIterator[WorkerHandle]:
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
     env = {**base_env(tmp_path / "home"), "ACP_TEST_STATE": str(tmp_path / "acp-state.json")}
     options = {"argv": json.dumps([INTERPRETER, str(AGENT)])}
-    async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
-        handle = await supervisor.start_worker(spec("acp", work, env, options, **kwargs))
-        await handle.wait_initialized()
+    async with started_worker(spec("acp", work_dir(tmp_path), env, options, **kwargs)) as handle:
         yield handle
 
 
@@ -106,14 +106,7 @@ async def test_cancel_ends_the_turn_interrupted_and_the_session_goes_on(tmp_path
     interrupted, and the next prompt works in the same session."""
     with trio.fail_after(60):
         async with acp_worker(tmp_path) as handle:
-
-            async def on_event(event: Any) -> None:
-                if event.kind == "delta":
-                    await handle.interrupt("turn-1")
-
-            first = await run_turn(handle, "turn-1", "/slow", on_event=on_event)
-            second = await run_turn(handle, "turn-2", "still there?")
-    assert final(first).kind == "interrupted", final(first)
+            second = await interrupted_then_next(handle, "/slow", "still there?")
     assert message_text(second) == "echo #2: still there?"
 
 
@@ -121,12 +114,13 @@ async def test_pending_permission_is_cancelled_by_an_interrupt(tmp_path: Path) -
     """An interrupt while a permission waits answers it `cancelled` (never allowed)."""
     with trio.fail_after(60):
         async with acp_worker(tmp_path) as handle:
-
-            async def on_event(event: Any) -> None:
-                if event.kind == "tool-call":
-                    await handle.interrupt("turn-1")
-
-            events = await run_turn(handle, "turn-1", "/permission", None, on_event=on_event)
+            events = await run_turn(
+                handle,
+                "turn-1",
+                "/permission",
+                None,
+                on_event=interrupt_on(handle, "turn-1", "tool-call"),
+            )
     assert final(events).kind in ("interrupted", "completed"), final(events)
     assert not (tmp_path / "work" / "approved.txt").exists()
     (answered,) = [i for i in items(events) if i["type"] == "approval_request"]
@@ -137,22 +131,11 @@ async def test_killed_worker_loads_the_same_session(tmp_path: Path) -> None:
     """A new worker given the session id loads it (`session/load`) and the agent's
     memory goes on; an id the agent does not know starts a new session and says so."""
     with trio.fail_after(60):
-        async with acp_worker(tmp_path) as handle:
-            first = await run_turn(handle, "turn-1", "one")
-            os.kill(handle.pid, signal.SIGKILL)
-        bound = conversation(first)
-        assert bound is not None
-        async with acp_worker(
-            tmp_path, activation={"conversationId": bound["conversationId"]}
-        ) as handle:
-            second = await run_turn(handle, "turn-2", "two")
-        async with acp_worker(tmp_path, activation={"conversationId": "acp-unknown"}) as handle:
-            third = await run_turn(handle, "turn-3", "three")
+        open_worker = partial(acp_worker, tmp_path)
+        bound, second = await killed_then_resumed(open_worker, "one", "two")
+        _, third = await stale_conversation(open_worker, "acp-unknown", "three")
     assert conversation(second) == {**bound, "resumed": True}
     assert message_text(second) == "echo #2: two"
-    replaced = conversation(third)
-    assert replaced is not None
-    assert replaced["replaced"] == "acp-unknown"
     assert message_text(third) == "echo #1: three"
     assert "error" in item_types(third)
 

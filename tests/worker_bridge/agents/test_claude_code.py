@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
-from supervision.workers import MemoryEpochSource, WorkerHandle, open_worker_supervisor
+from supervision.workers import WorkerHandle
 
 from . import _anthropic as mock
 from ._drive import (
-    TIMINGS,
     allow,
     base_env,
     conversation,
@@ -30,8 +28,11 @@ from ._drive import (
     need_claude,
     run_turn,
     spec,
+    started_worker,
     usage,
+    work_dir,
 )
+from ._scenarios import interrupted_then_next, killed_then_resumed, stale_conversation
 from ._sse_server import SseServer, serve
 
 TOUCH = {"command": "touch approved.txt", "description": "Create the file"}
@@ -66,12 +67,8 @@ def claude_env(tmp_path: Path, server: SseServer) -> dict[str, str]:
 async def claude_worker(
     tmp_path: Path, server: SseServer, **kwargs: Any
 ) -> AsyncIterator[WorkerHandle]:
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
     env = claude_env(tmp_path, server)
-    async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
-        handle = await supervisor.start_worker(spec("claude_code", work, env, **kwargs))
-        await handle.wait_initialized()
+    async with started_worker(spec("claude_code", work_dir(tmp_path), env, **kwargs)) as handle:
         yield handle
 
 
@@ -174,14 +171,7 @@ async def test_interrupt_mid_turn_then_the_conversation_goes_on(
     )
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server) as handle:
-
-            async def on_event(event: Any) -> None:
-                if event.kind == "delta":
-                    await handle.interrupt("turn-1")
-
-            first = await run_turn(handle, "turn-1", "count to a million", on_event=on_event)
-            second = await run_turn(handle, "turn-2", "stop counting")
-    assert final(first).kind == "interrupted", final(first)
+            second = await interrupted_then_next(handle, "count to a million", "stop counting")
     assert final(second).kind == "completed", final(second)
     assert message_text(second) == "Back again"
     assert "count to a million" in texts_sent(script.main[1])
@@ -197,14 +187,10 @@ async def test_killed_worker_resumes_the_same_conversation(
         mock.text("Resumed reply", {"input": 41, "output": 7}),
     )
     with trio.fail_after(120):
-        async with claude_worker(tmp_path, server) as handle:
-            first = await run_turn(handle, "turn-1", "the code word is heron")
-            os.kill(handle.pid, signal.SIGKILL)
-        bound = conversation(first)
-        assert bound is not None
-        activation = {"conversationId": bound["conversationId"]}
-        async with claude_worker(tmp_path, server, activation=activation) as handle:
-            second = await run_turn(handle, "turn-2", "what was the code word?")
+        open_worker = partial(claude_worker, tmp_path, server)
+        bound, second = await killed_then_resumed(
+            open_worker, "the code word is heron", "what was the code word?"
+        )
     assert final(second).kind == "completed", final(second)
     again = conversation(second)
     assert again == {
@@ -226,14 +212,8 @@ async def test_unknown_resume_id_starts_a_fresh_conversation_and_says_so(
     script.add(mock.text("Fresh start", {"input": 5, "output": 2}))
     stale = str(uuid.uuid4())
     with trio.fail_after(120):
-        async with claude_worker(tmp_path, server, activation={"conversationId": stale}) as handle:
-            events = await run_turn(handle, "turn-1", "hello")
-    assert final(events).kind == "completed", final(events)
-    bound = conversation(events)
-    assert bound is not None
-    assert bound["replaced"] == stale
+        bound, events = await stale_conversation(partial(claude_worker, tmp_path, server), stale)
     assert bound["resumed"] is False
-    assert bound["conversationId"] != stale
     (error,) = [i for i in items(events) if i["type"] == "error"]
     assert stale in error["message"]
 
@@ -259,14 +239,10 @@ async def test_api_error_fails_the_turn_with_the_reason(
 
 async def test_missing_binary_fails_each_turn_with_how_to_fix_it(tmp_path: Path) -> None:
     """A `command` that does not exist fails the turn naming it; the worker stays up."""
-    work = tmp_path / "work"
-    work.mkdir()
     env = base_env(tmp_path / "home")
     options = {"command": str(tmp_path / "no-such-claude")}
     with trio.fail_after(60):
-        async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
-            handle = await supervisor.start_worker(spec("claude_code", work, env, options))
-            await handle.wait_initialized()
+        async with started_worker(spec("claude_code", work_dir(tmp_path), env, options)) as handle:
             first = await run_turn(handle, "turn-1", "hello")
             second = await run_turn(handle, "turn-2", "hello")
     for events in (first, second):

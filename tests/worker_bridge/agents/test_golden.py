@@ -4,28 +4,32 @@ its transcript is recorded (`MAIA_RECORD_GOLDEN=1`) and the difference reviewed.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
-from supervision.workers import MemoryEpochSource, TurnEvent, open_worker_supervisor
+from supervision.workers import TurnEvent
 from worker_bridge.workers.agents import probe
 
 from . import _anthropic as claude_mock
 from . import _openai as codex_mock
-from ._drive import TIMINGS, allow, need_claude, need_codex, run_turn, spec
-from ._sse_server import serve
+from ._drive import allow, need_claude, need_codex, run_turn, spec, started_worker, work_dir
+from ._sse_server import Route, SseServer, serve
 from .test_claude_code import claude_env
 from .test_codex import codex_env
 
+EnvFor = Callable[[Path, SseServer], dict[str, str]]
 GOLDEN = Path(__file__).with_name("golden")
 # Lines whose place is concurrent with others (our requests' answers, the end of a model
-# stream against the tool call it started): in the set of shapes seen, not in the order.
-RACY = {"response", "stream_event:message_stop"}
+# stream against the tool call it started, a permission request against the rest of its
+# model message): in the set of shapes seen, not in the order.
+RACY = {"response", "stream_event:message_stop", "control_request:can_use_tool"}
 # Lines whose number depends on timing (progress estimates), left out of the order.
 TIMING = {
     "system:thinking_tokens",
@@ -85,7 +89,36 @@ def check(name: str, found: dict[str, Any]) -> None:
         path.write_text(json.dumps(found, indent=1) + "\n")
     if not path.exists():
         pytest.fail(f"no golden transcript {path.name}: record it with MAIA_RECORD_GOLDEN=1")
-    assert found == json.loads(path.read_text()), f"{path.name} differs: review, then re-record"
+    expected = json.loads(path.read_text())
+    if found != expected:  # a readable diff: the assertion's own is cut inside a task group
+        diff = difflib.unified_diff(
+            json.dumps(expected, indent=1).splitlines(),
+            json.dumps(found, indent=1).splitlines(),
+            "golden",
+            "found",
+            lineterm="",
+        )
+        pytest.fail(f"{path.name} differs: review, then re-record\n" + "\n".join(diff))
+
+
+async def record(
+    tmp_path: Path, module: str, env: EnvFor, script: Route, shape: Callable[[Any], str]
+) -> dict[str, Any]:
+    """A text turn and an approved command turn against `script`: the harness's transcript
+    lines (in order, and the set seen) and Maia's events, as shapes."""
+    transcript = tmp_path / "transcript.jsonl"
+    with serve(script) as server, trio.fail_after(120):
+        options = {"transcriptPath": str(transcript)}
+        worker = spec(module, work_dir(tmp_path), env(tmp_path, server), options)
+        async with started_worker(worker) as handle:
+            first = await run_turn(handle, "turn-1", "hello")
+            second = await run_turn(handle, "turn-2", "make a file", allow())
+    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
+    return {
+        "harness": collapse([shape(line) for line in lines]),
+        "seen": sorted({shape(line) for line in lines}),
+        "maia": [maia_shape(first), maia_shape(second)],
+    }
 
 
 async def test_claude_code_golden_transcript(tmp_path: Path) -> None:
@@ -97,27 +130,8 @@ async def test_claude_code_golden_transcript(tmp_path: Path) -> None:
         claude_mock.tool_use("Bash", {"command": "touch approved.txt"}, {"input": 20, "output": 3}),
         claude_mock.text("Done", {"input": 30, "output": 4}),
     )
-    transcript = tmp_path / "transcript.jsonl"
-    with serve(script) as server, trio.fail_after(120):
-        work = tmp_path / "work"
-        work.mkdir()
-        options = {"transcriptPath": str(transcript)}
-        async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
-            handle = await supervisor.start_worker(
-                spec("claude_code", work, claude_env(tmp_path, server), options)
-            )
-            await handle.wait_initialized()
-            first = await run_turn(handle, "turn-1", "hello")
-            second = await run_turn(handle, "turn-2", "make a file", allow())
-    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
-    check(
-        f"claude-code-{version}",
-        {
-            "harness": collapse([claude_shape(line) for line in lines]),
-            "seen": sorted({claude_shape(line) for line in lines}),
-            "maia": [maia_shape(first), maia_shape(second)],
-        },
-    )
+    found = await record(tmp_path, "claude_code", claude_env, script, claude_shape)
+    check(f"claude-code-{version}", found)
 
 
 async def test_codex_golden_transcript(tmp_path: Path) -> None:
@@ -131,24 +145,5 @@ async def test_codex_golden_transcript(tmp_path: Path) -> None:
         ),
         codex_mock.text("Done", {"input": 30, "output": 4}),
     )
-    transcript = tmp_path / "transcript.jsonl"
-    with serve(script) as server, trio.fail_after(120):
-        work = tmp_path / "work"
-        work.mkdir()
-        options = {"transcriptPath": str(transcript)}
-        async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
-            handle = await supervisor.start_worker(
-                spec("codex", work, codex_env(tmp_path, server), options)
-            )
-            await handle.wait_initialized()
-            first = await run_turn(handle, "turn-1", "hello")
-            second = await run_turn(handle, "turn-2", "make a file", allow())
-    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
-    check(
-        f"codex-{version}",
-        {
-            "harness": collapse([codex_shape(line) for line in lines]),
-            "seen": sorted({codex_shape(line) for line in lines}),
-            "maia": [maia_shape(first), maia_shape(second)],
-        },
-    )
+    found = await record(tmp_path, "codex", codex_env, script, codex_shape)
+    check(f"codex-{version}", found)

@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from supervision.workers import MemoryEpochSource, open_worker_supervisor
-
-from ._drive import TIMINGS, base_env, final, message_text, run_turn, spec
+from ._drive import base_env, final, message_text, run_turn, spec, started_worker, work_dir
 
 FAKE = Path(__file__).with_name("fake_harness.py")
 
@@ -39,15 +37,11 @@ async def test_misbehaving_harness_fails_the_turn_with_its_cause(
 ) -> None:
     """A non-JSON line, an exit or a hang fails the turn with a reason naming it (and the
     stderr tail); the next turn starts the harness again and fails the same way."""
-    work = tmp_path / "work"
-    work.mkdir()
     protocol = "claude" if module == "claude_code" else "codex"
     env = {**base_env(tmp_path / "home"), "FAKE_MODE": mode, "FAKE_PROTOCOL": protocol}
     options = {"command": fake_command(tmp_path), "idleTimeoutMs": "1500"}
     with trio.fail_after(60):
-        async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
-            handle = await supervisor.start_worker(spec(module, work, env, options))
-            await handle.wait_initialized()
+        async with started_worker(spec(module, work_dir(tmp_path), env, options)) as handle:
             first = await run_turn(handle, "turn-1", "hello")
             second = await run_turn(handle, "turn-2", "hello again")
     for events in (first, second):
@@ -60,15 +54,11 @@ async def test_misbehaving_harness_fails_the_turn_with_its_cause(
 @pytest.mark.parametrize("module", ["claude_code", "codex"])
 async def test_unknown_event_is_kept_as_a_diagnostic(tmp_path: Path, module: str) -> None:
     """An event type the adapter does not know becomes a diagnostic; the turn completes."""
-    work = tmp_path / "work"
-    work.mkdir()
     protocol = "claude" if module == "claude_code" else "codex"
     env = {**base_env(tmp_path / "home"), "FAKE_MODE": "unknown", "FAKE_PROTOCOL": protocol}
     options = {"command": fake_command(tmp_path)}
     with trio.fail_after(60):
-        async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
-            handle = await supervisor.start_worker(spec(module, work, env, options))
-            await handle.wait_initialized()
+        async with started_worker(spec(module, work_dir(tmp_path), env, options)) as handle:
             events = await run_turn(handle, "turn-1", "hello")
             with trio.fail_after(10):
                 while not any(  # noqa: ASYNC110 - diagnostics have no event

@@ -11,11 +11,9 @@ import psutil
 import pytest
 import trio
 
-from supervision.workers import MemoryEpochSource, open_worker_supervisor
-
 from . import _anthropic as claude_mock
 from . import _openai as codex_mock
-from ._drive import TIMINGS, final, need_claude, need_codex, run_turn, spec
+from ._drive import final, need_claude, need_codex, run_turn, spec, started_worker, work_dir
 from ._sse_server import SseServer, serve
 from .test_claude_code import claude_env
 from .test_codex import codex_env
@@ -57,12 +55,8 @@ async def test_the_harness_dies_with_its_worker(
     leaves none of the harness's processes running."""
     module, server = harness
     env = claude_env(tmp_path, server) if module == "claude_code" else codex_env(tmp_path, server)
-    work = tmp_path / "work"
-    work.mkdir()
     with trio.fail_after(90):
-        async with open_worker_supervisor(MemoryEpochSource(), TIMINGS) as supervisor:
-            handle = await supervisor.start_worker(spec(module, work, env))
-            await handle.wait_initialized()
+        async with started_worker(spec(module, work_dir(tmp_path), env)) as handle:
             assert final(await run_turn(handle, "turn-1", "hello")).kind == "completed"
             below = await trio.to_thread.run_sync(descendants, handle.pid)
             assert below, "the harness should run below the worker"
