@@ -331,6 +331,35 @@ CREATE INDEX routine_fires_newest ON routine_fires (routine_id, scheduled_ms);
 CREATE INDEX routine_fires_launching ON routine_fires (routine_id) WHERE state = 'launching';
 """
 
+# Issue 17, the Session side of the agent executors: the harness's conversation id and
+# usage totals on the Session, per-turn usage, an item's structured fields, and approvals.
+_AGENT_SESSIONS = """
+ALTER TABLE sessions ADD COLUMN conversation_id TEXT;   -- the harness's own, to resume it
+ALTER TABLE sessions ADD COLUMN usage TEXT;             -- JSON totals over its turns
+ALTER TABLE turns ADD COLUMN usage TEXT;                -- JSON per-turn figures
+ALTER TABLE turn_items ADD COLUMN data TEXT;            -- JSON fields of a structured item
+
+CREATE TABLE approvals (
+    approval_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
+    call_id TEXT NOT NULL,                      -- the worker's maia.approval tool call
+    kind TEXT NOT NULL,
+    summary TEXT NOT NULL,                      -- at most 8 KiB
+    options TEXT NOT NULL,                      -- JSON list, at most 8
+    can_remember INTEGER NOT NULL,
+    state TEXT NOT NULL,                        -- pending, allowed, denied, withdrawn, expired
+    remember INTEGER,
+    message TEXT,
+    revision INTEGER NOT NULL,
+    created_ms INTEGER NOT NULL,
+    expires_ms INTEGER,
+    resolved_ms INTEGER
+);
+CREATE INDEX approvals_by_session ON approvals (session_id, state, created_ms);
+CREATE INDEX approvals_by_state ON approvals (state, created_ms);
+"""
+
 # Issue 18: why a Session's last worker launch failed (cwd gone, executor unknown), or why
 # it failed, NULL once a worker came up again (session.show: failureMessage); an item whose
 # text passed the 262,144-character bound keeps the rest in an artifact file.
@@ -341,7 +370,8 @@ ALTER TABLE turn_items ADD COLUMN artifact TEXT;
 """
 
 MIGRATIONS: Final[tuple[str, ...]] = (
-    _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _SESSION_FAILURE,
+    _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
+    _SESSION_FAILURE,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

@@ -4,6 +4,19 @@
 `_recovery` brings Sessions back after a Node restart.
 """
 
+from ._agent_events import AgentEvents as AgentEvents
+from ._approvals import APPROVAL_TOOL as APPROVAL_TOOL
+from ._approvals import approval_json as approval_json
+from ._approvals import insert_approval as insert_approval
+from ._approvals import list_approvals as list_approvals
+from ._approvals import missing as missing
+from ._approvals import not_pending as not_pending
+from ._approvals import pending_count as pending_count
+from ._approvals import read_approval as read_approval
+from ._approvals import request_fields as request_fields
+from ._approvals import resolve as resolve
+from ._approvals import session_of_approval as session_of_approval
+from ._approvals import withdraw_pending as withdraw_pending
 from ._create import CreateSession as CreateSession
 from ._create import UnbornSession as UnbornSession
 from ._launch import kill_leftovers as kill_leftovers
@@ -17,6 +30,7 @@ from ._lifecycles import SessionState as SessionState
 from ._lifecycles import TurnEvent as TurnEvent
 from ._lifecycles import TurnState as TurnState
 from ._messages import ActivationFree as ActivationFree
+from ._messages import ApprovalExpired as ApprovalExpired
 from ._messages import ArchiveSession as ArchiveSession
 from ._messages import CancelTurn as CancelTurn
 from ._messages import Command as Command
@@ -27,6 +41,7 @@ from ._messages import Message as Message
 from ._messages import Progress as Progress
 from ._messages import Reclaim as Reclaim
 from ._messages import RenameSession as RenameSession
+from ._messages import RespondApproval as RespondApproval
 from ._messages import Resume as Resume
 from ._messages import SendTurn as SendTurn
 from ._messages import SessionContext as SessionContext
@@ -67,14 +82,23 @@ from ._session import rehydrate as rehydrate
 from ._sql import SESSION_ROWS as SESSION_ROWS
 from ._sql import SessionRecord as SessionRecord
 from ._sql import SessionRows as SessionRows
+from ._status import status_of as status_of
 from ._store import LIVE_SESSION_STATES as LIVE_SESSION_STATES
 from ._store import PENDING_TURN_STATES as PENDING_TURN_STATES
+from ._usage import add_usage as add_usage
+from ._usage import turn_usage as turn_usage
+from ._usage_limits import check_daily_budget as check_daily_budget
+from ._usage_limits import overrun_message as overrun_message
+from ._usage_limits import spent_today as spent_today
+from ._usage_limits import token_overrun as token_overrun
 from ._views import SESSION_COLUMNS as SESSION_COLUMNS
 from ._views import TURN_COLUMNS as TURN_COLUMNS
 from ._views import input_preview as input_preview
+from ._views import list_session as list_session
 from ._views import mutation_session as mutation_session
 from ._views import output_text as output_text
 from ._views import session_from_row as session_from_row
 from ._views import session_view as session_view
 from ._views import turn_from_row as turn_from_row
 from ._views import turn_view as turn_view
+from ._views import usage_from_json as usage_from_json

@@ -53,6 +53,7 @@ class SessionCore:
         self.core = core
         self.holds_slot = False
         self.effects: EffectScope | None = None
+        self.approvals: dict[str, tuple[str, str]] = {}  # pending: approval -> (turn, call)
         self.config = EffectiveConfig(ctx.config, None, memory.project_id)
 
     async def refresh_config(self) -> None:

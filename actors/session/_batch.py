@@ -23,6 +23,7 @@ from ._client_ops import ClientOps, insert_turn
 from ._failures import closed_refusal
 from ._messages import Reclaim, SendTurn
 from ._store import Draft
+from ._usage_limits import check_daily_budget
 from ._views import turn_view
 
 
@@ -92,6 +93,7 @@ class SendOps(ClientOps):
             after, actions = q.step(core, q.Send(turn_id), now, may_dispatch=may)
             if any(isinstance(a, q.StartWorker) for a in actions) and not slot:
                 raise saturated(self.ctx.slots.refused)  # (this runs in the writer thread)
+            check_daily_budget(c, self.config.limits, now)  # refused before it is queued
             first_event, first_target = len(draft.event_ids), len(draft.targets)
             insert_turn(c, draft, turn_id, message.text)
             draft.targets.append(ReceiptTarget("turn", turn_id, "created", None, 1))

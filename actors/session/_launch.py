@@ -22,10 +22,12 @@ import psutil
 
 from maia.config import ExecutorConfig
 from supervision.workers import WorkerSpec
+from worker_bridge.workers.agents import MODULES, worker_launch
 
 ECHO_MODULE = "worker_bridge.workers.echo"
 EXEC_MODULE = "worker_bridge.workers.exec"
 START_TIME_SLACK_MS = 10_000
+AGENT_KINDS = frozenset(MODULES)  # prompted with tools=True: they ask maia.approval
 
 
 def state_dir(store_path: str, session_id: str) -> str:
@@ -38,16 +40,25 @@ def state_dir(store_path: str, session_id: str) -> str:
 def worker_spec(
     executor: ExecutorConfig, cwd: str, environ: Mapping[str, str], *, max_output_bytes: int,
     session_id: str | None = None, state: str | None = None,
+    conversation_id: str | None = None,
 ) -> WorkerSpec:  # fmt: skip
     """The launch of `executor` in `cwd`; `environ` supplies the allow-listed variables;
     the activation names the Session and its state directory. `max_output_bytes`
     (maxOutputBytesPerTool) bounds the output an exec command's run keeps, or the
     executor's own `maxOutputBytes` when smaller: past it the program is stopped and the
-    turn fails."""
+    turn fails. An agent kind (claude-code, codex, acp) also gets the harness conversation
+    stored with the Session as `activation.conversationId`, so a restarted worker resumes
+    it."""
     env = {name: environ[name] for name in executor.env if name in environ}
     activation = {k: v for k, v in (("sessionId", session_id), ("stateDir", state)) if v}
     if executor.kind == "echo":
         return WorkerSpec.python_module(ECHO_MODULE, cwd=cwd, env=env, activation=activation)
+    if executor.kind in AGENT_KINDS:
+        module, options = worker_launch(executor.kind, executor.options, executor.argv)
+        if conversation_id:
+            activation["conversationId"] = conversation_id
+        return WorkerSpec.python_module(module, cwd=cwd, env=env, options=options,
+                                        activation=activation)  # fmt: skip
     # The exec worker's options: the argv, and which of its variables the program gets.
     options = {
         "argv": orjson.dumps(list(executor.argv)).decode(),

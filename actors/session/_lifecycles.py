@@ -53,6 +53,7 @@ class SessionEvent(enum.Enum):
     LAUNCH_FAILED = "worker.launch_failed"  # no process started: back to idle, usable
     APPROVAL_REQUESTED = "worker.approval_requested"
     APPROVAL_RESOLVED = "session.approval_resolve"
+    APPROVAL_WITHDRAWN = "session.approval_withdrawn"  # the turn ended without an answer
     INTERRUPTED = "worker.interrupted"
     RESUME = "session.resume"  # the next turn goes to the live worker
     RELEASE = "session.release"  # the worker was let go (queue empty, idle)
@@ -82,7 +83,9 @@ def _session_rows() -> list[Transition[SessionState, SessionEvent]]:
             emits="session.interrupted", recovery=s.RECOVERING),
         row(s.RUNNING, e.RELEASE, s.IDLE, NODE, emits="session.idle"),
         row(s.WAITING_APPROVAL, e.APPROVAL_RESOLVED, s.RUNNING, CLIENT,
-            emits="session.running", receipt=True, expects_revision=True, recovery=s.RECOVERING),
+            emits="session.running", receipt=True, recovery=s.RECOVERING),
+        row(s.WAITING_APPROVAL, e.APPROVAL_WITHDRAWN, s.RUNNING, NODE, WORKER,
+            emits="session.running", recovery=s.RECOVERING),
         row(s.WAITING_APPROVAL, e.INTERRUPTED, s.INTERRUPTED, WORKER, NODE,
             emits="session.interrupted", recovery=s.RECOVERING),
         row(s.INTERRUPTED, e.RESUME, s.RUNNING, NODE, emits="session.running",

@@ -74,6 +74,22 @@ class ArchiveSession:
 
 
 @attrs.frozen
+class RespondApproval:
+    command: Command
+    approval_id: str
+    decision: str  # allow | deny
+    remember: bool = False
+    message: str | None = None
+
+
+@attrs.frozen
+class ApprovalExpired:
+    """A pending approval's `sessions.approvalTimeoutMs` passed."""
+
+    approval_id: str
+
+
+@attrs.frozen
 class Resume:
     """Start a worker for turns left queued (after a restart or a refused start)."""
 
@@ -137,8 +153,8 @@ class ActivationFree:
 
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
-    | Resume | WorkerSpawned | WorkerInitialized | WorkerExited | Progress | Flush | IdleTick
-    | WallTime | Reclaim | ActivationFree
+    | RespondApproval | ApprovalExpired | Resume | WorkerSpawned | WorkerInitialized
+    | WorkerExited | Progress | Flush | IdleTick | WallTime | Reclaim | ActivationFree
 )  # fmt: skip
 
 

@@ -15,14 +15,18 @@ from maia.core import new_id
 from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q
-from ._lifecycles import SessionEvent
+from ._agent_events import AgentEvents
+from ._approvals import withdraw_pending
+from ._lifecycles import SessionEvent, SessionState
 from ._messages import Flush, Progress, WallTime
 from ._spill import bound_text
 from ._store import Draft, OpenItem, end_turn, flush_item, session_step
-from ._worker_ops import _FINAL, WorkerOps, _worker_call
+from ._worker_ops import _FINAL, _worker_call
+
+_AGENT_KINDS = ("conversation", "item.started", "item.delta", "item.completed", "tool-call")
 
 
-class TurnProgress(WorkerOps):
+class TurnProgress(AgentEvents):
     async def wall_time(self, message: WallTime) -> None:
         """Interrupt a turn past its wall time (bounded: the handle escalates to a stop)."""
         worker = self.worker
@@ -55,6 +59,9 @@ class TurnProgress(WorkerOps):
                 if event.text is not None and item.spill is None:
                     item.text = event.text
                 item.completed = True
+            case kind if kind in _AGENT_KINDS:
+                await self.agent_event(handle, event)
+                return
             case "lost":
                 self.worker = None  # unusable: its end arrives later as an old attempt
                 self.effect("stop", _worker_call("stop", lambda: handle.stop("lost")))
@@ -91,6 +98,10 @@ class TurnProgress(WorkerOps):
         if self.timed_out == turn_id and outcome != "completed":
             outcome, reason = "failed", "wall_time_exceeded"
         self.timed_out = None
+        if self.over_limit is not None and self.over_limit[0] == turn_id:  # past a token limit
+            _, reason, text = self.over_limit
+            outcome, event = "failed", WorkerEvent(turn_id, "failed", text)
+        self.over_limit = None
         if outcome == "completed" and event.text is not None:
             item = self._item(turn_id)
             if item.spill is None:  # a spilled item keeps its streamed text
@@ -109,12 +120,18 @@ class TurnProgress(WorkerOps):
             self._flush_rows(conn, draft)
             if error is not None:
                 flush_item(conn, draft, error)
+            withdrawn = withdraw_pending(conn, draft, f"the turn ended {outcome}", turn_id)
             end_turn(conn, draft, turn_id, outcome, reason if outcome == "failed" else None)
-            if outcome == "interrupted" and draft.state.value == "running":
+            waiting = draft.state is SessionState.WAITING_APPROVAL
+            if outcome == "interrupted" and (waiting or draft.state is SessionState.RUNNING):
                 session_step(conn, draft, SessionEvent.INTERRUPTED, caller="worker")
+            elif waiting:  # ended without an answer (the worker gave up on it)
+                session_step(conn, draft, SessionEvent.APPROVAL_WITHDRAWN, caller="worker",
+                             payload={"approvals": withdrawn})  # fmt: skip
             self.apply_rows(conn, draft, after, actions)
 
         await self.commit(body)
+        self.approvals.clear()
         self.item = None
         self.core = after
         self.after_commit(actions)

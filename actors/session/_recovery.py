@@ -22,6 +22,7 @@ import trio
 
 from storage import Storage
 
+from ._approvals import withdraw_pending
 from ._launch import kill_leftovers, open_attempts
 from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from ._store import LIVE_SESSION_STATES, Draft, TurnMemo, session_step, set_activity, turn_step
@@ -67,6 +68,8 @@ def _recover_rows(conn: sqlite3.Connection, now: int) -> tuple[int, int, tuple[s
     for session_id, project_id, state, revision, activity in sessions:
         turns = {m.turn_id: m for m in by_session.get(session_id, [])}
         draft = Draft(session_id, project_id, SessionState(state), revision, activity, turns, now)
+        # Its worker died with the Node: a pending approval can never reach the harness.
+        withdraw_pending(conn, draft, "the worker is gone: the Node restarted")
         if draft.state in (SessionState.STOPPING, *_HAD_WORKER, SessionState.RECOVERING):
             session_step(conn, draft, SessionEvent.NODE_RESTARTED)
         for turn_id in list(turns):

@@ -21,10 +21,12 @@ from maia.core import MaiaError
 from storage import MutationResult
 
 from . import _queue as q
+from ._approvals import withdraw_pending
 from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
     PROGRESS_BATCH_MAX,
     ActivationFree,
+    ApprovalExpired,
     ArchiveSession,
     CancelTurn,
     Flush,
@@ -34,6 +36,7 @@ from ._messages import (
     Progress,
     Reclaim,
     RenameSession,
+    RespondApproval,
     Resume,
     SendTurn,
     SessionContext,
@@ -48,7 +51,8 @@ from ._store import PENDING_TURN_STATES, Draft, TurnMemo, session_step
 
 MAX_SENDS_TOGETHER = 256  # sends one transaction applies at most
 RESUME_RETRY_S = 5.0  # a fallback: a freed slot is handed on at once
-_CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession)
+_CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession,
+           RespondApproval)  # fmt: skip
 log = logging.getLogger("maia.session")
 _CLOSED = (SessionState.STOPPING, SessionState.STOPPED, SessionState.FAILED)
 _HAD_WORKER = (
@@ -129,6 +133,8 @@ class SessionActor(TurnProgress):
                 return await self.rename_session(message)
             case ArchiveSession():
                 return await self.archive_session(message)
+            case RespondApproval():
+                return await self.respond_approval(message)
         return None
 
     async def _internal(self, message: Message) -> None:
@@ -151,6 +157,8 @@ class SessionActor(TurnProgress):
                 await self.wall_time(message)
             case Reclaim():
                 await self.reclaim()
+            case ApprovalExpired():
+                await self.approval_expired(message)
             case ActivationFree():
                 await self.activation_free()
 
@@ -185,6 +193,8 @@ class SessionActor(TurnProgress):
             return  # nothing to record: the turns wait for a slot
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
+            # A worker of an earlier incarnation is gone: its approvals can never be answered.
+            withdraw_pending(conn, draft, "the worker is gone: the Node or its actor restarted")
             if draft.state in _HAD_WORKER:
                 session_step(conn, draft, SessionEvent.NODE_RESTARTED)
             self.apply_rows(conn, draft, after, actions)

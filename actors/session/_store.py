@@ -32,6 +32,7 @@ from ._lifecycles import (
     TurnEvent,
     TurnState,
 )
+from ._status import status_of
 
 PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
 LIVE_SESSION_STATES: Final = (
@@ -124,6 +125,7 @@ def session_step(conn: sqlite3.Connection, draft: Draft, event: SessionEvent,
     """Apply one Session table row. Raises the table's refusal (nothing written)."""
     row = SESSION_TABLE.step(draft.state, event, caller=caller, aggregate_id=draft.session_id)
     prior = draft.revision
+    before = status_of(draft.state.value, draft.activity)
     changed = conn.execute(
         "UPDATE sessions SET state = ?, revision = revision + 1, updated_ms = ?"
         " WHERE session_id = ? AND revision = ?",
@@ -135,6 +137,14 @@ def session_step(conn: sqlite3.Connection, draft: Draft, event: SessionEvent,
     if row.emits is not None:
         body = {"state": row.target.value, "from": row.state.value, **(payload or {})}
         emit(conn, draft, row.emits, body, revision=draft.revision)
+    _announce_status(conn, draft, before)
+
+
+def _announce_status(conn: sqlite3.Connection, draft: Draft, before: str) -> None:
+    """Emit `session.status.changed` when the draft's status is no longer `before`."""
+    after = status_of(draft.state.value, draft.activity)
+    if after != before:
+        emit(conn, draft, "session.status.changed", {"status": after, "from": before})
 
 
 def set_activity(conn: sqlite3.Connection, draft: Draft, activity: str) -> None:
@@ -145,7 +155,9 @@ def set_activity(conn: sqlite3.Connection, draft: Draft, activity: str) -> None:
         "UPDATE sessions SET activity = ? WHERE session_id = ?", (activity, draft.session_id)
     )
     emit(conn, draft, "session.activity.changed", {"activity": activity, "from": draft.activity})
+    before = status_of(draft.state.value, draft.activity)
     draft.activity = activity
+    _announce_status(conn, draft, before)
 
 
 def turn_step(

@@ -15,7 +15,9 @@ import attrs
 import orjson
 
 from maia.core import INPUT_PREVIEW_MAX_BYTES, MaiaError, format_timestamp_ms
-from maia.protocol import Session, Turn
+from maia.protocol import Session, SessionPrompt, Turn, Usage
+
+from ._status import status_of
 
 SETTLED_IDLE_MS: Final = 300_000
 _PENDING: Final = "('queued', 'dispatching', 'running')"
@@ -26,11 +28,15 @@ SESSION_COLUMNS: Final = (
     " s.transcript_path, s.latest_turn_id,"
     " (SELECT t.state FROM turns t WHERE t.turn_id = s.latest_turn_id),"
     f" (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id AND t.state IN {_PENDING}),"
+    " s.usage,"
+    " (SELECT json_object('approvalId', a.approval_id, 'kind', a.kind, 'expiresMs', a.expires_ms,"
+    " 'summary', a.summary, 'options', json(a.options)) FROM approvals a"
+    " WHERE a.session_id = s.session_id AND a.state = 'pending' ORDER BY a.created_ms LIMIT 1),"
     " s.failure_message"
 )
 TURN_COLUMNS: Final = (
     "turn_id, session_id, state, revision, created_ms, text, started_ms, finished_ms,"
-    " failure_reason"
+    " failure_reason, usage"
 )
 
 
@@ -52,7 +58,7 @@ def input_preview(text: str) -> str:
 def session_from_row(row: Sequence[Any], now_ms: int) -> Session:
     (session_id, project_id, executor, title, labels, cwd, state, activity, revision,
      created, updated, archived, archived_ms, summary, transcript, latest, latest_state,
-     pending, failure) = row  # fmt: skip
+     pending, usage, waiting_on, failure) = row  # fmt: skip
     resting = pending == 0 and activity == "stopped"
     settled = resting and (state in ("stopped", "failed") or now_ms - updated >= SETTLED_IDLE_MS)
     reason = None
@@ -80,13 +86,52 @@ def session_from_row(row: Sequence[Any], now_ms: int) -> Session:
         summary=summary,
         transcript_path=transcript,
         failure_message=failure,
+        status=status_of(state, activity),  # type: ignore[arg-type]
+        prompt=_prompt(waiting_on, state),
+        usage=usage_from_json(usage),
     )
 
 
+def usage_from_json(text: str | None) -> Usage | None:
+    if not text:
+        return None
+    found = orjson.loads(text)
+    return Usage(**{_SNAKE.get(k, k): v for k, v in found.items() if _SNAKE.get(k, k) in _USAGE})
+
+
+_SNAKE: Final = {"inputTokens": "input_tokens", "outputTokens": "output_tokens",
+                 "cacheReadTokens": "cache_read_tokens", "cacheWriteTokens": "cache_write_tokens",
+                 "costMicros": "cost_micros"}  # fmt: skip
+_USAGE: Final = frozenset(f.name for f in attrs.fields(Usage))
+
+
+def _prompt(waiting_on: str | None, state: str) -> SessionPrompt | None:
+    """The pending approval the Session waits on (only while it reads waiting-approval)."""
+    if waiting_on is None or state != "waiting-approval":
+        return None
+    found = orjson.loads(waiting_on)
+    expires = found.get("expiresMs")
+    return SessionPrompt(
+        approval_id=found["approvalId"], kind=found["kind"],
+        expires_at=format_timestamp_ms(expires) if expires is not None else None,
+        summary=found["summary"], options=tuple(found["options"]),
+    )  # fmt: skip
+
+
+def list_session(session: Session) -> Session:
+    """A Session as a session.list page shows it: the prompt named by approvalId, kind and
+    expiresAt only (100 Sessions of 8 KiB text would pass the response limit)."""
+    if session.prompt is None:
+        return session
+    return attrs.evolve(session, prompt=attrs.evolve(session.prompt, summary=None, options=None))
+
+
 def mutation_session(session: Session) -> Session:
-    """A Session as a mutation's result shows it: without `activity` and `latestTurnState`,
-    which only session.list, show and wait return (spec: Session wait operation)."""
-    return attrs.evolve(session, activity=None, latest_turn_state=None)
+    """A Session as a mutation's result shows it: without `activity`, `latestTurnState`,
+    `status`, `prompt` and `usage`, which only session.list, show and wait return (spec:
+    Session wait operation)."""
+    return attrs.evolve(session, activity=None, latest_turn_state=None, status=None,
+                        prompt=None, usage=None)  # fmt: skip
 
 
 def session_view(conn: sqlite3.Connection, session_id: str, now_ms: int) -> Session:
@@ -140,7 +185,8 @@ def _timestamp(epoch_ms: int) -> str:
 
 def turn_from_row(row: Sequence[Any], text: str | None, failure: str | None = None,
                   cut: bool = False) -> Turn:  # fmt: skip
-    turn_id, session_id, state, revision, created, prompt, started, finished, reason = row
+    turn_id, session_id, state, revision, created, prompt, started, finished, reason = row[:9]
+    usage = row[9] if len(row) > 9 else None
     return Turn(
         turn_id=turn_id,
         session_id=session_id,
@@ -154,6 +200,7 @@ def turn_from_row(row: Sequence[Any], text: str | None, failure: str | None = No
         failure_message=failure,
         output_text=text,
         output_truncated=True if cut else None,
+        usage=usage_from_json(usage),
     )
 
 

@@ -26,9 +26,10 @@ from supervision.workers import ExitInfo, WorkerFailed, WorkerHandle
 from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q
+from ._approvals import withdraw_pending
 from ._batch import SendOps
 from ._failures import record_failure
-from ._launch import end_attempt, record_attempt, state_dir, worker_spec
+from ._launch import AGENT_KINDS, end_attempt, record_attempt, state_dir, worker_spec
 from ._lifecycles import SessionEvent, TurnEvent
 from ._messages import (
     ActivationFree,
@@ -83,6 +84,7 @@ class WorkerOps(SendOps):
     item_seq: int = 0
     wall_time_ms: int | None = None  # the executor's own per-turn limit (exec)
     timed_out: str | None = None  # the turn interrupted for passing it
+    tools: bool = False  # an agent worker: it asks approvals as `maia.approval` tool calls
     deadline: trio.CancelScope | None = None  # the running turn's wall-time watch
 
     def started_unflushed(self, turn_id: str) -> bool:
@@ -188,16 +190,19 @@ class WorkerOps(SendOps):
     async def _launch(self) -> None:
         row = await self.ctx.store.read(
             lambda conn: conn.execute(
-                "SELECT executor, cwd FROM sessions WHERE session_id = ?", (self.session_id,)
+                "SELECT executor, cwd, conversation_id FROM sessions WHERE session_id = ?",
+                (self.session_id,),
             ).fetchone()
         )
         try:
             executor = self.config.executor(row[0])  # builtin:, user: or this Project's own
             self.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None
+            self.tools = executor.kind in AGENT_KINDS
             output = self.config.limits.max_output_bytes_per_tool
             state = state_dir(str(self.ctx.store.path), self.session_id)
             spec = worker_spec(executor, row[1], self.ctx.environ, max_output_bytes=output,
-                               session_id=self.session_id, state=state)  # fmt: skip
+                               session_id=self.session_id, state=state,
+                               conversation_id=row[2])  # fmt: skip
             handle = await self.ctx.workers.start_worker(spec)
         except MaiaError as error:
             await self._tell(WorkerExited(None, f"start failed: {error.message}"))
@@ -251,7 +256,8 @@ class WorkerOps(SendOps):
 
         async def pump() -> None:
             try:  # a prompt over 16 KiB travels as an artifact in the home (its turn's)
-                async for event in handle.prompt(turn_id, text, artifacts=home):
+                events = handle.prompt(turn_id, text, tools=self.tools, artifacts=home)
+                async for event in events:
                     await self._tell(Progress(handle.attempt_id, (event,)))
             except MaiaError as error:
                 lost = WorkerEvent(turn_id, "lost", error.message)
@@ -327,6 +333,7 @@ class WorkerOps(SendOps):
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
             if attempt_id is not None:
                 end_attempt(conn, attempt_id, reason, draft.now)
+            withdraw_pending(conn, draft, f"the worker is gone: {reason}")
             self._flush_rows(conn, draft)
             for error in errors:  # the turn's failureMessage: why the worker went
                 if error.turn_id in draft.turns:
@@ -337,6 +344,7 @@ class WorkerOps(SendOps):
             self.apply_rows(conn, draft, after, actions)
 
         await self.commit(body)
+        self.approvals.clear()
         self.worker, self.item, self.started = None, None, None
         self.core = after
         self.after_commit(actions)

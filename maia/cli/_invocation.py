@@ -48,6 +48,7 @@ LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
     ("contract", "generate"): "Rewrite the registry's generated projections.",
     ("contract", "check"): "Check the registry's generated projections.",
     ("config", "check"): "Check every configuration file: each problem with its line (no Node).",
+    ("executor", "check"): "Probe an agent executor's binary and version (no Node).",
 }
 # Op commands with runtime flags beyond --json/--jsonl/--node.
 WAITS: Final = frozenset({"turn.send"})

@@ -29,6 +29,7 @@ SERVED_COMMANDS: dict[tuple[str, ...], str] = {
     ("node", "stop"): "maia.cli._node_commands:stop_command",
     ("node", "backup"): "maia.cli._node_commands:backup_command",
     ("config", "check"): "maia.cli._config_cmd:check_command",
+    ("executor", "check"): "maia.cli._executor_cmd:check_command",
     ("console",): "maia.console._launch:open_console",
     ("home",): "maia.console._launch:home",
 }
@@ -183,11 +184,12 @@ def _main(argv: Sequence[str] | None) -> int:
             command_tree().main(args, prog_name="maia", complete_var=COMPLETE_VAR)
         except SystemExit as exit_:  # click exits after completing
             return exit_.code if isinstance(exit_.code, int) else 0
+    from ._approval_cmd import approval_alias
     from ._config_cmd import config_alias
     from ._invocation import parse_invocation
 
     try:
-        invocation = parse_invocation(config_alias(args))
+        invocation = parse_invocation(approval_alias(config_alias(args)))
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:

@@ -63,9 +63,11 @@ BUILTIN_EXECUTORS: Final = {"echo": ExecutorConfig("echo", "echo")}
 
 @attrs.frozen
 class SessionSettings:
-    """Maia's `sessions` block: how long a worker with nothing to do is kept alive."""
+    """Maia's `sessions` block: how long a worker with nothing to do is kept alive, and how
+    long an agent's approval waits before it expires (None, the default: it never does)."""
 
     worker_idle_ms: int = 60_000
+    approval_timeout_ms: int | None = None
 
 
 @attrs.frozen
@@ -227,16 +229,23 @@ def check_user_config(
     observability = None
     if "observability" in body:
         observability = read_observability(checker, body["observability"], ("observability",))
-    sessions_body = checker.obj(body.get("sessions", {}), ("sessions",), {"workerIdleMs"})
+    sessions_body = checker.obj(body.get("sessions", {}), ("sessions",),
+                                {"workerIdleMs", "approvalTimeoutMs"})  # fmt: skip
     idle = checker.integer(sessions_body.get("workerIdleMs", 60_000),
                            ("sessions", "workerIdleMs"), 0, 24 * 3600_000, 60_000)  # fmt: skip
+    approval_timeout = None
+    if "approvalTimeoutMs" in sessions_body:
+        approval_timeout = checker.integer(sessions_body["approvalTimeoutMs"],
+                                           ("sessions", "approvalTimeoutMs"), 1000,
+                                           7 * 24 * 3600_000, 0) or None  # fmt: skip
     executors = read_executors(
         checker, body.get("executors", {}), capacity.max_wall_time_ms_per_activation,
         ("executors",),
     )  # fmt: skip
     webhooks = _webhooks(checker, body.get("webhooks", {}))
     config = UserConfig(
-        capacity, executors, SessionSettings(idle), timezone, admin, connection, model,
+        capacity, executors, SessionSettings(idle, approval_timeout), timezone, admin,
+        connection, model,
         observability, capacity_set, webhooks,
     )  # fmt: skip
     return config, checker.problems

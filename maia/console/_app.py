@@ -172,7 +172,8 @@ async def _pump(feed: EventFeed, repl: Repl, tracker: StatusTracker) -> None:
         try:
             async for event in feed.follow():
                 repl.routines.apply(event)
-                if repl.cache.apply(event) or event.event_type.startswith(("session.", "turn.")):
+                watched = event.event_type.startswith(("session.", "turn.", "approval."))
+                if repl.cache.apply(event) or watched:
                     tracker.poke()
                 repl.show_event(event)
         except MaiaError as error:

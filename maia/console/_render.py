@@ -23,6 +23,8 @@ def render_event(event: FeedEvent, cache: SessionCache) -> str | None:
     kind = event.event_type
     if kind == "console.gap":
         return f"… events were skipped ({event.payload.get('reason')}): the feed caught up"
+    if kind == "approval.requested":
+        return _approval_line(event, cache)
     shown_session = kind.startswith("session.") and kind not in _HIDDEN_SESSION_EVENTS
     if not shown_session and kind not in _SHOWN_TURN_EVENTS:
         return None
@@ -40,3 +42,15 @@ def render_event(event: FeedEvent, cache: SessionCache) -> str | None:
     elif "state" in event.payload and kind != "session.created":
         detail = f" → {event.payload['state']}"
     return f"[{clock}] {kind} {who}{detail}"
+
+
+def _approval_line(event: FeedEvent, cache: SessionCache) -> str:
+    """A pending approval, with what it asks and the two commands that answer it."""
+    clock = event.occurred_at[11:19] if len(event.occurred_at) >= 19 else "--:--:--"
+    sid = event.session_id or "?"
+    cached = cache.get(sid)
+    who = f'{sid} "{_cut(cached.title)}"' if cached and cached.title else sid
+    approval = event.payload.get("approvalId", "?")
+    what = _cut(str(event.payload.get("summary") or event.payload.get("kind") or ""))
+    return (f"[{clock}] approval waiting {who}: {what}\n"
+            f"    maia approval allow {approval}  |  maia approval deny {approval}")  # fmt: skip

@@ -27,10 +27,11 @@ class NodeState:
     queued_turns: int = 0
     live_workers: int = 0
     problem: str = ""
+    pending_approvals: int = 0
 
     @classmethod
-    def from_status(cls, status: Mapping[str, Any]) -> NodeState:
-        """From `node.status` in wire form."""
+    def from_status(cls, status: Mapping[str, Any], pending: int = 0) -> NodeState:
+        """From `node.status` in wire form (and the count of pending approvals)."""
         by_state: Mapping[str, int] = status.get("sessionsByState") or {}
         live = sum(n for state, n in by_state.items() if state not in _ENDED_STATES)
         return cls(
@@ -39,14 +40,16 @@ class NodeState:
             live_sessions=live,
             queued_turns=int(status.get("queuedTurns", 0)),
             live_workers=int(status.get("liveWorkers", 0)),
+            pending_approvals=pending,
         )
 
     def toolbar(self) -> str:
         if not self.reachable:
             return f" node unreachable ({self.problem}) · start it with: maia node start --detach"
+        waiting = f"approvals {self.pending_approvals} pending · " if self.pending_approvals else ""
         return (
-            f" sessions {self.live_sessions} live · turns {self.queued_turns} queued · workers"
-            f" {self.live_workers} live │ {self.node_id[:14]}… │ Tab · Ctrl-R history"
+            f" {waiting}sessions {self.live_sessions} live · turns {self.queued_turns} queued ·"
+            f" workers {self.live_workers} live │ {self.node_id[:14]}… │ Tab · Ctrl-R history"
             " · Ctrl-D quits"
         )
 
@@ -74,7 +77,8 @@ class StatusTracker:
 
     async def refresh(self) -> NodeState:
         try:
-            state = NodeState.from_status(await self._ask())
+            status = await self._ask()
+            state = NodeState.from_status(status, await self._pending())
         except MaiaError as error:
             state = NodeState(reachable=False, problem=error.code)
         if state != self.state:
@@ -92,6 +96,16 @@ class StatusTracker:
         # tracker's pace, so the console's commands find a live client when the Node is back.
         await self._client.reconnect()
         return await self._client.request("node.status")
+
+    async def _pending(self) -> int:
+        """Pending approvals (at most 100 counted); 0 from a Node without approvals."""
+        try:
+            found = await self._client.request("approval.list", {"state": "pending", "limit": 100})
+        except MaiaError as error:
+            if error.code == "unavailable":
+                raise
+            return 0
+        return len(found.get("approvals") or ())
 
     async def serve(self) -> None:
         """Refresh until cancelled."""

@@ -36,6 +36,8 @@ class Code(enum.StrEnum):
     INVALID_STATE = "invalid_state"
     TURN_QUEUE_FULL = "turn_queue_full"
     TURN_NOT_QUEUED = "turn_not_queued"
+    APPROVAL_NOT_PENDING = "approval_not_pending"
+    BUDGET_EXCEEDED = "budget_exceeded"
     HELD = "held"
     CONFIRMATION_REQUIRED = "confirmation_required"
     PREVIEW_EXPIRED = "preview_expired"
@@ -90,6 +92,8 @@ _CODES: tuple[ErrorCode, ...] = (
     ErrorCode("invalid_state", 409, False, "{resource} {id} is {state}"),
     ErrorCode("turn_queue_full", 429, False, "session {sessionId} has {limit} pending turns"),
     ErrorCode("turn_not_queued", 409, False, "turn {turnId} already left the queue"),
+    ErrorCode("approval_not_pending", 409, False, "approval {approvalId} is {state}"),
+    ErrorCode("budget_exceeded", 429, False, "today's turns cost {spent} of {limit}"),
     ErrorCode("held", 409, False, "admission is held: {detail}"),
     # Previews and confirmations.
     ErrorCode("confirmation_required", 428, False, "{method} needs a preview and its proof"),

@@ -27,6 +27,7 @@ ID_PREFIXES: Final = frozenset(
     {
         "project",
         "session",
+        "approval",
         "turn",
         "item",
         "activation",

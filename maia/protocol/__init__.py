@@ -49,6 +49,9 @@ from maia.core import parse_timestamp as parse_timestamp
 from maia.core import spec as spec
 from maia.core import to_json as to_json
 
+from ._agent_shapes import SessionPrompt as SessionPrompt
+from ._agent_shapes import SessionStatus as SessionStatus
+from ._agent_shapes import Usage as Usage
 from ._capabilities import CAPABILITY_NAMES as CAPABILITY_NAMES
 from ._capabilities import NODE_CAPABILITIES as NODE_CAPABILITIES
 from ._common import ACTIVITIES as ACTIVITIES
@@ -86,6 +89,14 @@ from ._registry import StreamDescriptor as StreamDescriptor
 from ._registry import build_registry as build_registry
 
 if TYPE_CHECKING:
+    from ._ops_approval import APPROVAL_OPERATIONS as APPROVAL_OPERATIONS
+    from ._ops_approval import Approval as Approval
+    from ._ops_approval import ApprovalListInput as ApprovalListInput
+    from ._ops_approval import ApprovalListOutput as ApprovalListOutput
+    from ._ops_approval import ApprovalRef as ApprovalRef
+    from ._ops_approval import ApprovalRespondInput as ApprovalRespondInput
+    from ._ops_approval import ApprovalRespondOutput as ApprovalRespondOutput
+    from ._ops_approval import ApprovalShowOutput as ApprovalShowOutput
     from ._ops_config import ConfigAdmitConfirmInput as ConfigAdmitConfirmInput
     from ._ops_config import ConfigAdmitConfirmOutput as ConfigAdmitConfirmOutput
     from ._ops_config import ConfigAdmitPreviewOutput as ConfigAdmitPreviewOutput
@@ -207,6 +218,14 @@ if TYPE_CHECKING:
 # The op modules' classes load on first use: importing them all builds ~200 attrs classes,
 # most of a short command's start-up (the registry imports a group only when it is used).
 _LAZY: Final = {
+    "APPROVAL_OPERATIONS": "_ops_approval",
+    "Approval": "_ops_approval",
+    "ApprovalListInput": "_ops_approval",
+    "ApprovalListOutput": "_ops_approval",
+    "ApprovalRef": "_ops_approval",
+    "ApprovalRespondInput": "_ops_approval",
+    "ApprovalRespondOutput": "_ops_approval",
+    "ApprovalShowOutput": "_ops_approval",
     "ConfigAdmitConfirmInput": "_ops_config",
     "ConfigAdmitConfirmOutput": "_ops_config",
     "ConfigAdmitPreviewOutput": "_ops_config",

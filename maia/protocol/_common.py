@@ -27,6 +27,7 @@ from maia.core._limits import (
 )
 from maia.core._refs import DEFINITION_REF_PATTERN
 
+from ._agent_shapes import SessionPrompt, SessionStatus, Usage
 from ._registry import COMMON_ERRORS, OperationDescriptor
 
 LABEL_PATTERN = r"^[a-z0-9][a-z0-9._:/=-]*$"
@@ -163,6 +164,13 @@ class Session:
     archived_at: str | None = timestamp_field("When it was archived.", default=None)
     summary: str | None = field(doc="Archive summary.", default=None)
     transcript_path: str | None = path_field("Archived transcript file.", default=None)
+    status: SessionStatus | None = field(
+        doc="What a person acts on (derived; the state stays the source of truth).", default=None
+    )
+    prompt: SessionPrompt | None = field(
+        doc="The approval it waits on, while status is approval or question.", default=None
+    )
+    usage: Usage | None = field(doc="Token and cost totals over its turns.", default=None)
     failure_message: str | None = field(
         doc="Why its last worker launch failed (it takes turns again once the cause is"
         " fixed), or why it failed; absent once a worker came up.",
@@ -193,6 +201,7 @@ class Turn:
     )
     failure_message: str | None = field(doc="Human detail.", default=None, max_length=4096)
     output_text: str | None = field(doc="Assembled reply text.", default=None)
+    usage: Usage | None = field(doc="This turn's tokens and cost, when reported.", default=None)
     output_truncated: bool | None = field(
         doc="True when outputText is only the reply's first 262,144 characters (or 256 KiB):"
         " turn.show's items, and `maia turn show --full`, have the rest.",

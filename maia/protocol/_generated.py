@@ -4,9 +4,12 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:6e82549f736b4f033cf0096f82ee49dd9a698a8fdcb3116d91b312724b902bc2"
+REGISTRY_DIGEST: Final = "sha256:cf1608188e611d20a0cfee3b5ff31b189103cdf887fdc4d7b158d2bb9123a940"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
+    "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
+    "approval.respond": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
+    "approval.show": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
     "config.admit.confirm": "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "config.admit.preview": "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "config.show": "maia.protocol._ops_config:CONFIG_OPERATIONS",

@@ -15,7 +15,8 @@ from ._generated import OPERATION_INDEX, REGISTRY_DIGEST
 from ._registry import Registry, lazy_registry
 
 # Bump when an op is removed or altered (the contract check refuses it otherwise).
-# 0.7.0: truncated items and outputTruncated; 0.6.0: Session.failureMessage; 0.5.0: turn.list
+# 0.5.0: turn.list, turn.show's prompt; 0.6.0: approvals, usage; 0.7.0: Session.failureMessage,
+# truncated items (artifactPath) and outputTruncated
 REGISTRY_VERSION: Final = "0.7.0"
 
 # Where the ops live, "module:TUPLE". Add a group here; then run `maia contract generate`.
@@ -27,5 +28,6 @@ OPERATION_GROUPS: Final = (
     "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "maia.protocol._ops_webhook:WEBHOOK_OPERATIONS",
     "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
+    "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
 )
 REGISTRY: Final[Registry] = lazy_registry(OPERATION_GROUPS, OPERATION_INDEX, digest=REGISTRY_DIGEST)

@@ -23,6 +23,7 @@ from storage import Storage
 from supervision.workers import WorkerTimings
 
 from ._admitted import AdmittedConfigs
+from ._approvals import APPROVAL_HANDLERS
 from ._config import CONFIG_HANDLERS
 from ._config_status import admitted_user_config
 from ._context import ServiceContext
@@ -80,6 +81,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     **ROUTINE_HANDLERS,
     **CONFIG_HANDLERS,
     **WEBHOOK_HANDLERS,
+    **APPROVAL_HANDLERS,
 }
 
 

@@ -20,6 +20,7 @@ from actors.session import (
     CreateSession,
     RenameSession,
     StopSession,
+    list_session,
     session_from_row,
     session_view,
 )
@@ -138,7 +139,7 @@ async def session_list(ctx: ServiceContext, params: SessionListInput) -> Session
     cursor = None
     if len(rows) > params.limit:
         cursor = issue(ctx.store, page[-1][0], "session.list", filters)
-    sessions = tuple(session_from_row(r[1:], now) for r in page)
+    sessions = tuple(list_session(session_from_row(r[1:], now)) for r in page)
     return SessionListOutput(sessions=sessions, next_cursor=cursor)
 
 

@@ -8,11 +8,10 @@ actor's commit, and never waits more than 4 s in one call.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 import attrs
+import orjson
 import trio
-from orjson import dumps as encode
 
 from actors.session import (
     TURN_COLUMNS,
@@ -61,24 +60,7 @@ TERMINAL = ("completed", "failed", "interrupted")
 DISPATCH_WAIT_S = 3.0
 REREAD_S = 0.2
 MAX_ITEMS = 1024
-_ITEMS_JSON_BYTES = 384 * 1024  # the items' text in one turn.show: it stays under 1 MiB
-
-
-class _ItemBudget:
-    """Shares `_ITEMS_JSON_BYTES` of encoded text among a turn's items, in order; an item
-    past it is cut (marked `truncated`), so turn.show answers whatever the output."""
-
-    def __init__(self) -> None:
-        self.left = _ITEMS_JSON_BYTES
-
-    def take(self, text: str, truncated: bool, artifact: str | None) -> dict[str, Any]:
-        size = len(text) + 2 if text.isascii() and text.isprintable() else len(encode(text))
-        if size > self.left:
-            text = text[: max(0, self.left // 6)]  # at most 6 JSON bytes per character
-            truncated = True
-            size = len(encode(text))
-        self.left -= size
-        return {"text": text, "truncated": truncated, "artifact_path": artifact}
+ITEMS_BUDGET_BYTES = 640 * 1024  # of the 1 MiB frame bound: the rest for the turn and escapes
 
 
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
@@ -111,27 +93,41 @@ async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutpu
 
 
 def _show(conn: sqlite3.Connection, turn_id: str) -> TurnShowOutput:
+    """The turn and its items in order, stopping (`itemsTruncated`) at `MAX_ITEMS` or once
+    the items' text and fields pass `ITEMS_BUDGET_BYTES`, so the reply stays under the
+    response bound whatever an agent produced."""
     turn = turn_view(conn, turn_id)
     rows = conn.execute(
-        "SELECT item_id, kind, state, seq, substr(text, 1, ?), length(text) > ? OR truncated,"
-        " artifact FROM turn_items WHERE turn_id = ? ORDER BY seq LIMIT ?",
+        "SELECT item_id, kind, state, seq, substr(text, 1, ?), data,"
+        " length(text) > ? OR truncated, artifact FROM turn_items WHERE turn_id = ?"
+        " ORDER BY seq LIMIT ?",
         (MAX_ITEM_TEXT_LENGTH, MAX_ITEM_TEXT_LENGTH, turn_id, MAX_ITEMS + 1),
     ).fetchall()
-    budget = _ItemBudget()
-    items = tuple(
-        TurnItem(
-            item_id=r[0],
-            kind=r[1],
-            state=r[2],
-            sequence=r[3],
-            **budget.take(r[4], bool(r[5]), r[6]),
+    items: list[TurnItem] = []
+    spent, truncated = 0, len(rows) > MAX_ITEMS
+    for r in rows[:MAX_ITEMS]:
+        text, cut = r[4], bool(r[6])
+        spent += len(text.encode("utf-8", "surrogatepass")) + len(r[5] or "")
+        if spent > ITEMS_BUDGET_BYTES and items:
+            truncated = True
+            break
+        if spent > ITEMS_BUDGET_BYTES:  # a first item too large alone: its start, marked
+            text, cut = text[: ITEMS_BUDGET_BYTES // 6], True
+        data = orjson.loads(r[5]) if r[5] else None
+        items.append(
+            TurnItem(
+                item_id=r[0],
+                kind=r[1],
+                state=r[2],
+                sequence=r[3],
+                text=text,
+                data=data,
+                truncated=cut,
+                artifact_path=r[7],
+            )
         )
-        for r in rows[:MAX_ITEMS]
-    )
     prompt = conn.execute("SELECT text FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()[0]
-    return TurnShowOutput(
-        turn=turn, items=items, items_truncated=len(rows) > MAX_ITEMS, prompt=prompt
-    )
+    return TurnShowOutput(turn=turn, items=tuple(items), items_truncated=truncated, prompt=prompt)
 
 
 def _list(

@@ -2,7 +2,9 @@
 actor tests run on `MockClock` without subprocesses. It behaves like the echo worker for
 the directives these tests use: a prompt is echoed back in deltas then `completed`;
 `/sleep MS rest` waits MS (trio time) first; `/fail` fails the turn; `/crash` loses the
-worker mid-turn; the prompt named by `explode_on` makes the event stream raise (a bug).
+worker mid-turn; `/ask TOOL` calls the tool TOOL (a `tool-call` event) and ends with the
+answer's content (or `interrupted`); the prompt named by `explode_on` makes the event
+stream raise (a bug).
 Interrupts and stops end the running turn `interrupted`. The real echo worker and
 supervisor are tested beside it (tests/actors/session/test_actor.py)."""
 
@@ -33,6 +35,13 @@ class FakeHandle:
         self._interrupted = trio.Event()
         self._exit: ExitInfo | None = None
         self.prompts: list[str] = []
+        self.tool_results: list[tuple[str, bool, str]] = []  # (callId, ok, content)
+        self._answered = trio.Event()
+
+    async def tool_result(self, turn_id: str, call_id: str, ok: bool, content: str) -> None:
+        await trio.lowlevel.checkpoint()
+        self.tool_results.append((call_id, ok, content))
+        self._answered.set()
 
     async def run(self) -> None:
         await trio.sleep(self._init_delay_s)
@@ -66,9 +75,10 @@ class FakeHandle:
     async def interrupt(self, turn_id: str) -> None:
         await trio.lowlevel.checkpoint()
         self._interrupted.set()
+        self._answered.set()
 
     def prompt(
-        self, turn_id: str, text: str, *, artifacts: str | None = None
+        self, turn_id: str, text: str, *, tools: bool = False, artifacts: str | None = None
     ) -> AsyncIterator[TurnEvent]:
         self.prompts.append(text)
         self._interrupted = trio.Event()
@@ -86,6 +96,18 @@ class FakeHandle:
             if self._interrupted.is_set():
                 yield TurnEvent(turn_id, "interrupted")
                 return
+        elif word == "/ask":
+            self._answered = trio.Event()
+            arguments = {"kind": "command", "summary": f"run {rest}", "canRemember": True}
+            yield TurnEvent(turn_id, "tool-call", None,
+                            {"callId": "call-1", "name": rest, "arguments": arguments})  # fmt: skip
+            answers = len(self.tool_results)
+            with trio.move_on_after(3600):
+                await self._answered.wait()  # an answer, or an interrupt
+            if len(self.tool_results) == answers:
+                yield TurnEvent(turn_id, "interrupted")
+                return
+            text = self.tool_results[-1][2]
         elif word == "/fail":
             yield TurnEvent(turn_id, "failed", "it failed on purpose")
             return

@@ -4,6 +4,7 @@ its transcript is recorded (`MAIA_RECORD_GOLDEN=1`) and the difference reviewed.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Callable
@@ -26,8 +27,9 @@ from .test_codex import codex_env
 EnvFor = Callable[[Path, SseServer], dict[str, str]]
 GOLDEN = Path(__file__).with_name("golden")
 # Lines whose place is concurrent with others (our requests' answers, the end of a model
-# stream against the tool call it started): in the set of shapes seen, not in the order.
-RACY = {"response", "stream_event:message_stop"}
+# stream against the tool call it started, a permission request against the rest of its
+# model message): in the set of shapes seen, not in the order.
+RACY = {"response", "stream_event:message_stop", "control_request:can_use_tool"}
 # Lines whose number depends on timing (progress estimates), left out of the order.
 TIMING = {
     "system:thinking_tokens",
@@ -87,7 +89,16 @@ def check(name: str, found: dict[str, Any]) -> None:
         path.write_text(json.dumps(found, indent=1) + "\n")
     if not path.exists():
         pytest.fail(f"no golden transcript {path.name}: record it with MAIA_RECORD_GOLDEN=1")
-    assert found == json.loads(path.read_text()), f"{path.name} differs: review, then re-record"
+    expected = json.loads(path.read_text())
+    if found != expected:  # a readable diff: the assertion's own is cut inside a task group
+        diff = difflib.unified_diff(
+            json.dumps(expected, indent=1).splitlines(),
+            json.dumps(found, indent=1).splitlines(),
+            "golden",
+            "found",
+            lineterm="",
+        )
+        pytest.fail(f"{path.name} differs: review, then re-record\n" + "\n".join(diff))
 
 
 async def record(

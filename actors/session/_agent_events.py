@@ -1,0 +1,256 @@
+"""The agent workers' own events on a running turn: the harness conversation, structured
+items, per-turn usage, and approvals asked as `maia.approval` tool calls.
+
+- `conversation`: the harness's conversation id is stored with the Session (the next launch
+  passes it back as `activation.conversationId`); a `replaced` one is recorded as the event
+  `session.conversation.replaced`.
+- `item.started` / `item.delta`: published live (never stored per delta).
+- `item.completed`: stored with the turn (kind, a text, the item's fields as `data`); a
+  `usage` item also sets the turn's usage and adds it to the Session's totals.
+- `tool-call` of `maia.approval`: a durable approval record, and the Session reads
+  `waiting-approval`; any other tool is refused at once (`tool_unavailable`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import orjson
+import trio
+
+from maia.core import new_id
+from storage import MutationResult, ReceiptTarget
+from supervision.workers import TurnEvent as WorkerEvent
+from supervision.workers import WorkerHandle
+
+from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
+from ._lifecycles import CLIENT, NODE, WORKER, SessionEvent, SessionState
+from ._messages import ApprovalExpired, RespondApproval
+from ._store import Draft, emit, session_step, set_activity
+from ._usage import add_usage, turn_usage
+from ._usage_limits import overrun_message, token_overrun
+from ._worker_ops import WorkerOps, _worker_call
+
+MAX_DATA_BYTES: Final = 65_536
+ITEM_KINDS: Final = frozenset(
+    ("message", "reasoning", "tool_call", "command", "file_change", "approval_request", "error",
+     "usage")
+)  # fmt: skip
+TEXT_FIELDS: Final = ("text", "message", "command", "summary", "name")
+
+
+def _item_text(item: dict[str, Any]) -> str:
+    """The human line of a structured item: its text, message, command, summary or name."""
+    for key in TEXT_FIELDS:
+        value = item.get(key)
+        if isinstance(value, str) and value:
+            return value[:8192]
+    return ""
+
+
+def _item_data(item: dict[str, Any]) -> str:
+    data = orjson.dumps({k: v for k, v in item.items() if k not in ("id", "type")})
+    if len(data) > MAX_DATA_BYTES:
+        return orjson.dumps({"truncated": True, "bytes": len(data)}).decode()
+    return data.decode()
+
+
+def _refusal(name: object) -> str:
+    return json.dumps({"code": "tool_unavailable",
+                       "message": f"the Node hosts no tool {str(name)[:128]!r}"})  # fmt: skip
+
+
+class AgentEvents(WorkerOps):
+    over_limit: tuple[str, str, str] | None = None  # (turn, reason, message) past a limit
+
+    async def agent_event(self, handle: WorkerHandle, event: WorkerEvent) -> None:
+        data = event.data or {}
+        match event.kind:
+            case "conversation":
+                await self._conversation(data)
+            case "item.started" | "item.delta":
+                self._live_structured(event, data)
+            case "item.completed":
+                await self._item_completed(event.turn_id, data.get("item"))
+            case "tool-call":
+                await self._tool_call(handle, event.turn_id, data)
+
+    def _live_structured(self, event: WorkerEvent, data: dict[str, Any]) -> None:
+        if self.ctx.live is None:
+            return
+        found = data.get("item")
+        item: dict[str, Any] = found if isinstance(found, dict) else {}
+        item_id = str(item.get("id") or data.get("itemId") or "")
+        kind = str(item.get("type") or "")
+        text = event.text or (_item_text(item) if item else "")
+        self.ctx.live(event.kind, self.session_id, event.turn_id, item_id, kind, text)
+
+    async def _conversation(self, data: dict[str, Any]) -> None:
+        conversation_id = data.get("conversationId")
+        if not isinstance(conversation_id, str) or not conversation_id:
+            return
+        keys = ("conversationId", "harness", "resumed", "replaced", "reason")
+        body: dict[str, Any] = {k: data[k] for k in keys if k in data}
+
+        def write(conn: sqlite3.Connection, draft: Draft) -> None:
+            changed = conn.execute(
+                "UPDATE sessions SET conversation_id = ? WHERE session_id = ?"
+                " AND conversation_id IS NOT ?",
+                (conversation_id[:200], draft.session_id, conversation_id[:200]),
+            ).rowcount
+            if changed:
+                emit(conn, draft, "session.conversation", body)
+            if data.get("replaced"):
+                emit(conn, draft, "session.conversation.replaced", body)
+
+        await self.commit(write)
+
+    async def _item_completed(self, turn_id: str, item: Any) -> None:
+        if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+            return
+        kind = item["type"][:32]
+        if kind not in ITEM_KINDS:  # a type this Node does not know: kept as a diagnostic
+            item = {"type": "error", "message": f"unknown item type {kind!r}", "item": item}
+            kind = "error"
+        self.item_seq += 1
+        seq, item_id = self.item_seq, new_id("item")
+
+        def write(conn: sqlite3.Connection, draft: Draft) -> None:
+            self._flush_rows(conn, draft)  # what streamed before it keeps its place
+            conn.execute(
+                "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
+                " updated_ms, data) VALUES (?, ?, ?, ?, ?, 'completed', ?, ?, ?)",
+                (item_id, turn_id, seq, kind, _item_text(item), draft.now, draft.now,
+                 _item_data(item)),
+            )  # fmt: skip
+            draft.views.pop(turn_id, None)
+            if kind == "usage":
+                add_usage(conn, draft, turn_id, item)
+            emit(conn, draft, "item.completed",
+                 {"turnId": turn_id, "itemId": item_id, "kind": kind})  # fmt: skip
+
+        await self.commit(write)
+        self._live_structured(WorkerEvent(turn_id, "item.completed"), {"item": item})
+        self.notify(turn_id)
+        if kind == "usage":
+            self._enforce_tokens(turn_id, turn_usage(item))
+
+    def _enforce_tokens(self, turn_id: str, usage: dict[str, Any]) -> None:
+        """Interrupt a turn past a per-activation token limit; it ends failed (`_end`)."""
+        reason = token_overrun(usage, self.config.limits)
+        handle = self.worker
+        if reason is None or self.over_limit is not None or self.core.active != turn_id:
+            return
+        self.over_limit = (turn_id, reason, overrun_message(reason, self.config.limits))
+        if handle is not None:
+            self.effect("interrupt", _worker_call("interrupt", lambda: handle.interrupt(turn_id)))
+
+    async def _tool_call(self, handle: WorkerHandle, turn_id: str, data: dict[str, Any]) -> None:
+        call_id, name, arguments = data.get("callId"), data.get("name"), data.get("arguments")
+        if not isinstance(call_id, str):
+            return
+        if name != APPROVAL_TOOL or not isinstance(arguments, dict):
+            answer = _refusal(name)
+
+            async def refuse() -> None:
+                await handle.tool_result(turn_id, call_id, False, answer)
+
+            self.effect("tool-refusal", _worker_call("tool_result", refuse))
+            return
+        approval_id = new_id("approval")
+        timeout = self.config.user.sessions.approval_timeout_ms  # None: it never expires
+
+        def write(conn: sqlite3.Connection, draft: Draft) -> None:
+            self._flush_rows(conn, draft)
+            expires = draft.now + timeout if timeout is not None else None
+            insert_approval(conn, draft, approval_id=approval_id, turn_id=turn_id,
+                            call_id=call_id, arguments=arguments, expires_ms=expires)  # fmt: skip
+            if draft.state is SessionState.RUNNING:
+                session_step(conn, draft, SessionEvent.APPROVAL_REQUESTED, caller=WORKER,
+                             payload={"approvalId": approval_id})  # fmt: skip
+            set_activity(conn, draft, "waiting_approval")  # what session.wait's activities see
+
+        await self.commit(write)
+        self.approvals[approval_id] = (turn_id, call_id)
+        self.notify(turn_id)
+        if timeout is not None:
+            self.effect("approval-expiry", self._expire_after(approval_id, timeout))
+
+    def _expire_after(self, approval_id: str, timeout_ms: int) -> Callable[[], Awaitable[None]]:
+        async def expire() -> None:
+            await trio.sleep(timeout_ms / 1000)
+            await self._tell(ApprovalExpired(approval_id))
+
+        return expire
+
+    async def approval_expired(self, message: ApprovalExpired) -> None:
+        """The configured timeout passed unanswered: the approval reads `expired` and the
+        worker is told `deny` with a message saying so (an explicit, configured outcome)."""
+        call = self.approvals.get(message.approval_id)
+        handle = self.worker
+        if call is None:
+            return  # answered or withdrawn meanwhile
+        timeout = self.config.user.sessions.approval_timeout_ms
+        why = f"the approval expired unanswered after sessions.approvalTimeoutMs ({timeout} ms)"
+
+        def write(conn: sqlite3.Connection, draft: Draft) -> None:
+            resolve(conn, draft, message.approval_id, "expired", message=why)
+            if draft.state is SessionState.WAITING_APPROVAL and not pending_count(
+                conn, draft.session_id
+            ):
+                session_step(conn, draft, SessionEvent.APPROVAL_WITHDRAWN, caller=NODE,
+                             payload={"approvals": [message.approval_id]})  # fmt: skip
+                set_activity(conn, draft, "working")
+
+        await self.commit(write)
+        del self.approvals[message.approval_id]
+        self.notify(call[0])
+        if handle is not None:
+            content = json.dumps({"decision": "deny", "message": why})
+            turn_id, call_id = call
+
+            async def answer() -> None:
+                await handle.tool_result(turn_id, call_id, True, content)
+
+            self.effect("approval-expired", _worker_call("tool_result", answer))
+
+    async def respond_approval(self, message: RespondApproval) -> MutationResult:
+        """Answer a pending approval (idempotent by commandId, with a receipt) and pass the
+        decision to the worker's waiting tool call. Raises `approval_not_pending`."""
+        approval_id = message.approval_id
+        state = "allowed" if message.decision == "allow" else "denied"
+
+        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
+            resolve(conn, draft, approval_id, state, remember=message.remember,
+                    message=message.message)  # fmt: skip
+            draft.targets.append(ReceiptTarget("approval", approval_id, "updated", 1, 2))
+            waiting = draft.state is SessionState.WAITING_APPROVAL
+            if waiting and pending_count(conn, draft.session_id) == 0:
+                prior = draft.revision
+                session_step(conn, draft, SessionEvent.APPROVAL_RESOLVED, caller=CLIENT,
+                             payload={"approvalId": approval_id})  # fmt: skip
+                self.session_target(draft, prior)
+                set_activity(conn, draft, "working")
+            return {"approval": read_approval(conn, approval_id)}
+
+        result = await self.mutate("approval.respond", message.command, apply)
+        call = self.approvals.pop(approval_id, None)
+        handle = self.worker
+        if result.delivery == "new" and call is not None and handle is not None:
+            turn_id, call_id = call
+            answer: dict[str, Any] = {"decision": message.decision}
+            if message.remember:
+                answer["remember"] = True
+            if message.message:
+                answer["message"] = message.message
+            content = json.dumps(answer)
+
+            async def answer_call() -> None:
+                await handle.tool_result(turn_id, call_id, True, content)
+
+            self.effect("approval-answer", _worker_call("tool_result", answer_call))
+        self.notify(*(call[:1] if call else ()))
+        return result

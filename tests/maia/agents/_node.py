@@ -1,0 +1,107 @@
+"""A real Node for the agent end-to-end tests: a fresh (or, started again, the same) home
+with a config.jsonc, and an environment whose only network peer is a loopback mock."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from maia.client import read_discovery
+from tests.maia.cli._node import Cli
+
+WAIT_S = 60
+
+
+@contextmanager
+def node_with(base: Path, config: str, env: dict[str, str]) -> Iterator[Cli]:
+    """A foreground Node on `base/home` with `env` added to its environment; stopped on
+    exit. A second start on the same `base` is a Node restart."""
+    home, project = base / "home", base / "project"
+    project.mkdir(exist_ok=True)
+    if not home.exists():
+        home.mkdir(mode=0o700)
+        (home / "config.jsonc").write_text(config, encoding="utf-8")
+    environment = {**os.environ, **env}
+    environment.pop("CLAUDECODE", None)
+    log = (base / "node.stderr").open("ab")  # kept for a failing test's reader
+    process = subprocess.Popen(
+        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
+        stdout=subprocess.DEVNULL, stderr=log, env=environment,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            record = read_discovery(home / "node.json")
+            if record is not None and record.pid == process.pid:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the Node did not start")
+        yield Cli(home, project)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def run(cli: Cli, *args: str, codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
+    import json
+
+    done = cli(*args, "--json")
+    assert done.returncode in codes, (args, done.stdout, done.stderr)
+    result: dict[str, Any] = json.loads(done.stdout)["result"]
+    return result
+
+
+def send(cli: Cli, text: str, session: str = "agent") -> str:
+    return str(run(cli, "turn", "send", session, text)["turn"]["turnId"])
+
+
+def wait_turn(cli: Cli, turn_id: str) -> dict[str, Any]:
+    """turn.show once the turn ended (bounded)."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        result = run(cli, "turn", "wait", turn_id, codes=(0, 5))  # 5: it did not complete
+        if result["satisfied"]:
+            return run(cli, "turn", "show", turn_id)
+    raise AssertionError(f"turn {turn_id} did not end")
+
+
+def waiting_session(cli: Cli, session: str = "agent") -> dict[str, Any]:
+    """session.show once the Session waits on an approval (bounded)."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        shown: dict[str, Any] = run(cli, "session", "show", session)["session"]
+        if shown["state"] == "waiting-approval":
+            return shown
+        time.sleep(0.2)
+    raise AssertionError("the Session never waited for an approval")
+
+
+def _db(cli: Cli) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{cli.home / 'maia.db'}?mode=ro", uri=True)
+
+
+def conversation_id(cli: Cli) -> str:
+    with _db(cli) as conn:
+        row = conn.execute("SELECT conversation_id FROM sessions").fetchone()
+    return str(row[0])
+
+
+def worker_pid(cli: Cli) -> int:
+    with _db(cli) as conn:
+        row = conn.execute(
+            "SELECT pid FROM worker_attempts WHERE ended_ms IS NULL ORDER BY started_ms DESC"
+        ).fetchone()
+    return int(row[0])
