@@ -204,7 +204,7 @@ class Turn:
     usage: Usage | None = field(doc="This turn's tokens and cost, when reported.", default=None)
     output_truncated: bool | None = field(
         doc="True when outputText is only the reply's first 262,144 characters (or 256 KiB):"
-        " turn.show's items, and `maia turn show --full`, have the rest.",
+        " turn.show's items and an item's artifactPath file have the rest.",
         default=None,
     )
 

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:cf1608188e611d20a0cfee3b5ff31b189103cdf887fdc4d7b158d2bb9123a940"
+REGISTRY_DIGEST: Final = "sha256:ccd281744d22db2fae2b40b5a30b306c3e3b6d3bd66bcd51e477dcbc993089ec"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
