@@ -5,6 +5,8 @@ toolbar and live events above the prompt."""
 from ._app import ConsoleOptions as ConsoleOptions
 from ._app import console_main as console_main
 from ._app import run_console as run_console
+from ._approvals import ApprovalCache as ApprovalCache
+from ._approvals import PendingApproval as PendingApproval
 from ._cache import CachedSession as CachedSession
 from ._cache import FeedEvent as FeedEvent
 from ._cache import SessionCache as SessionCache

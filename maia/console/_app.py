@@ -25,6 +25,7 @@ from prompt_toolkit.output import Output
 from maia.client import default_home, open_client
 from maia.core import MaiaError
 
+from ._approvals import ApprovalCache
 from ._cache import SessionCache
 from ._feed import EventFeed, StreamFeed
 from ._repl import Repl
@@ -115,14 +116,27 @@ async def _seed_routines(client: Any, routines: RoutineCache) -> None:
         params = {"limit": 100, "cursor": page["nextCursor"]}
 
 
+async def _seed_approvals(client: Any, approvals: ApprovalCache) -> None:
+    """Pending approval IDs for completion; a Node without approvals is left out."""
+    try:
+        page = await client.request("approval.list", {"state": "pending", "limit": 100})
+    except MaiaError as error:
+        if error.code in ("unknown_method", "command_not_implemented"):
+            return
+        raise
+    approvals.seed(page.get("approvals") or ())
+
+
 async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:
     cache = SessionCache()
     routines = RoutineCache()
+    approvals = ApprovalCache()
     feed = StreamFeed(client)
     try:
         await feed.catch_up()
         await _seed(client, cache)
         await _seed_routines(client, routines)
+        await _seed_approvals(client, approvals)
     except MaiaError as error:
         (options.stderr or sys.stderr).write(f"maia console: {error.message}\n")
         await feed.aclose()
@@ -132,6 +146,7 @@ async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:
         seam=options.seam or CliSeam(),
         cache=cache,
         routines=routines,
+        approvals=approvals,
         history_path=home / HISTORY_FILE,
         input=options.input,
         output=options.output,
@@ -172,6 +187,7 @@ async def _pump(feed: EventFeed, repl: Repl, tracker: StatusTracker) -> None:
         try:
             async for event in feed.follow():
                 repl.routines.apply(event)
+                repl.approvals.apply(event)
                 watched = event.event_type.startswith(("session.", "turn.", "approval."))
                 if repl.cache.apply(event) or watched:
                     tracker.poke()

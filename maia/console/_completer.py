@@ -1,4 +1,5 @@
-"""Tab completion of console lines: commands, flags, Session references and routine IDs.
+"""Tab completion of console lines: commands, flags, Session references, routine IDs and
+pending approval IDs.
 
 Commands, options and choices come from the CLI's click tree (the same one `maia` runs), so
 every registered op completes without a list of our own. Session IDs and titles come from
@@ -18,6 +19,7 @@ import click
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from ._approvals import ApprovalCache
 from ._cache import SessionCache
 from ._routines import RoutineCache
 
@@ -70,11 +72,16 @@ class ConsoleCompleter(Completer):
     """Completes console lines from a click tree and a `SessionCache`."""
 
     def __init__(
-        self, tree: click.Group, cache: SessionCache, routines: RoutineCache | None = None
+        self,
+        tree: click.Group,
+        cache: SessionCache,
+        routines: RoutineCache | None = None,
+        approvals: ApprovalCache | None = None,
     ) -> None:
         self._tree = tree
         self._cache = cache
         self._routines = routines if routines is not None else RoutineCache()
+        self._approvals = approvals if approvals is not None else ApprovalCache()
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
@@ -89,6 +96,8 @@ class ConsoleCompleter(Completer):
         words = list(split.words)
         if words and words[0] == "maia":  # typed by habit: the console accepts it
             words = words[1:]
+        if words[:1] == ["approval"] and words[1:2] in (["allow"], ["deny"]):
+            words = ["approval", "respond", *words[2:]]  # the CLI's aliases (_approval_cmd)
         if words and words[0] == "attach":
             if len(words) == 1:
                 yield from self._sessions(split)
@@ -141,7 +150,9 @@ class ConsoleCompleter(Completer):
             return
         arguments = [p for p in command.params if isinstance(p, click.Argument)]
         argument = _nth_argument(arguments, positional)
-        if argument is not None and _is_routine_param(argument):
+        if argument is not None and _is_approval_param(argument):
+            yield from self._approval_ids(split)
+        elif argument is not None and _is_routine_param(argument):
             yield from self._routine_ids(split)
         elif argument is not None and _is_session_param(path, argument, positional):
             yield from self._sessions(split)
@@ -155,6 +166,8 @@ class ConsoleCompleter(Completer):
     ) -> Iterator[Completion]:
         if isinstance(option.type, click.Choice):
             yield from _choices(option.type, split)
+        elif _is_approval_param(option):
+            yield from self._approval_ids(split)
         elif _is_routine_param(option):
             yield from self._routine_ids(split)
         elif _is_session_param(path, option, None):
@@ -169,6 +182,15 @@ class ConsoleCompleter(Completer):
         for text, entry in self._routines.matches(split.current):
             meta = f"{entry.name} {entry.state}"
             yield Completion(quote_word(text), -split.current_raw_length, display_meta=meta)
+
+    def _approval_ids(self, split: Split) -> Iterator[Completion]:
+        for entry in self._approvals.matches(split.current):
+            meta = f"{entry.kind}: {entry.summary}"
+            yield Completion(entry.approval_id, -split.current_raw_length, display_meta=meta)
+
+
+def _is_approval_param(param: click.Parameter) -> bool:
+    return "approval" in (param.name or "").lower()
 
 
 def _has_options(command: click.Command) -> bool:

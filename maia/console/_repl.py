@@ -27,6 +27,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 
 from maia.core import MaiaError
 
+from ._approvals import ApprovalCache
 from ._cache import FeedEvent, SessionCache
 from ._completer import ConsoleCompleter
 from ._keys import HELP, key_bindings
@@ -50,6 +51,7 @@ class Repl:
         seam: CommandSeam,
         cache: SessionCache,
         routines: RoutineCache | None = None,
+        approvals: ApprovalCache | None = None,
         history_path: Path,
         input: Input | None,
         output: Output | None,
@@ -60,6 +62,7 @@ class Repl:
         self.seam = seam
         self.cache = cache
         self.routines = routines if routines is not None else RoutineCache()
+        self.approvals = approvals if approvals is not None else ApprovalCache()
         self._stdout = stdout
         self._stderr = stderr
         self._input = input
@@ -75,7 +78,7 @@ class Repl:
             PROMPT,
             history=FileHistory(str(history_path)),
             auto_suggest=AutoSuggestFromHistory(),
-            completer=ConsoleCompleter(seam.command_tree(), cache, self.routines),
+            completer=ConsoleCompleter(seam.command_tree(), cache, self.routines, self.approvals),
             complete_while_typing=False,
             bottom_toolbar=lambda: self.toolbar(),
             input=input,

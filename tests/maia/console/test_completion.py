@@ -13,7 +13,7 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from maia.cli import command_tree
-from maia.console import ConsoleCompleter, FeedEvent, RoutineCache, SessionCache
+from maia.console import ApprovalCache, ConsoleCompleter, FeedEvent, RoutineCache, SessionCache
 from maia.console._completer import BUILTINS, MAX_COMPLETIONS, split_line
 from maia.protocol import REGISTRY
 
@@ -185,3 +185,26 @@ def test_the_routine_cache_is_bounded() -> None:
     )
     assert len(routines) == 2
     assert [t for t, _ in routines.matches("r0")] == []
+
+
+APPROVAL = "approval_" + "e" * 32
+
+
+def test_pending_approval_ids_complete_and_leave_when_answered() -> None:
+    """`approval allow`, `deny` and `show` complete pending approval IDs (seeded from
+    `approval.list`, added by `approval.requested`); an answered one no longer completes."""
+    approvals = ApprovalCache()
+    approvals.seed([{"approvalId": APPROVAL, "kind": "command", "summary": "touch x",
+                     "state": "pending"},
+                    {"approvalId": "approval_" + "f" * 32, "kind": "command", "summary": "",
+                     "state": "allowed"}])  # fmt: skip
+    source = ConsoleCompleter(TREE, SessionCache(), None, approvals)
+    for verb in ("allow", "deny", "show"):
+        assert texts(f"approval {verb} approval_", source) == [APPROVAL], verb
+    second = "approval_" + "a" * 32
+    requested = {"approvalId": second, "kind": "file_change", "summary": "edit a.py"}
+    assert approvals.apply(FeedEvent("approval.requested", payload=requested))
+    assert texts("approval allow approval_a", source) == [second]
+    assert approvals.apply(FeedEvent("approval.allowed", payload={"approvalId": APPROVAL}))
+    assert texts("approval deny approval_", source) == [second]
+    assert not approvals.apply(FeedEvent("session.created", payload={"approvalId": second}))
