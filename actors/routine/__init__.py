@@ -75,6 +75,8 @@ from ._sql import load_core as load_core
 from ._sql import newest_fires as newest_fires
 from ._sql import require_routine as require_routine
 from ._sql import routine_not_found as routine_not_found
+from ._sql import routines_with_claims as routines_with_claims
+from ._sql import routines_with_unclaimed_runs as routines_with_unclaimed_runs
 from ._sql import scheduler_send_receipts as scheduler_send_receipts
 from ._sql import set_routine as set_routine
 from ._sql import spend_proof as spend_proof
