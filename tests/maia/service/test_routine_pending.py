@@ -18,8 +18,10 @@ from storage import open_storage
 from ._helpers import params
 from .test_routine_fires import call, wait_for
 
+# The busy turn holds the only worker slot long enough for both runs to be claimed (margin
+# for a loaded machine): the first fire is then refused saturated while the second waits.
 ONE_AT_A_TIME = json.dumps({
-    "executors": {"slow": {"kind": "exec", "argv": ["/bin/sh", "-c", "sleep 6; echo done"]}},
+    "executors": {"slow": {"kind": "exec", "argv": ["/bin/sh", "-c", "sleep 12; echo done"]}},
     "swarm": {"capacity": {"maxLiveSessions": 1, "maxPendingRoutineTicks": 1}},
 })  # fmt: skip
 
