@@ -8,6 +8,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import trio
+
 from maia.core import SystemClock
 from maia.service import ServiceContext, open_services
 from maia.service._projects import project_add
@@ -18,12 +20,22 @@ from storage import open_storage
 from ._helpers import params
 from .test_routine_fires import call, wait_for
 
-# The busy turn holds the only worker slot long enough for both runs to be claimed (margin
-# for a loaded machine): the first fire is then refused saturated while the second waits.
-ONE_AT_A_TIME = json.dumps({
-    "executors": {"slow": {"kind": "exec", "argv": ["/bin/sh", "-c", "sleep 12; echo done"]}},
-    "swarm": {"capacity": {"maxLiveSessions": 1, "maxPendingRoutineTicks": 1}},
-})  # fmt: skip
+# The busy turn holds the only worker slot until the test removes its hold file (at most
+# 120 s), so the first fire is refused saturated however slow the machine is.
+# Waits while the hold file ($1) exists, at most 2,400 rounds of 0.05 s (120 s).
+HOLD = (
+    'left=2400; while [ -e "$1" ] && [ "$left" -gt 0 ]; do left=$((left - 1)); sleep 0.05; done;'
+    " echo done"
+)
+POLLS = 1200  # of 0.1 s: the bound on waiting for the first fire's saturation
+
+
+def one_at_a_time(hold: Path) -> str:
+    argv = ["/bin/sh", "-c", HOLD, "hold", str(hold)]
+    return json.dumps({
+        "executors": {"slow": {"kind": "exec", "argv": argv}},
+        "swarm": {"capacity": {"maxLiveSessions": 1, "maxPendingRoutineTicks": 1}},
+    })  # fmt: skip
 
 
 async def make_routines(ctx: ServiceContext, root: Path, names: list[str]) -> tuple[str, list[str]]:
@@ -74,7 +86,9 @@ async def test_a_projects_fires_launch_one_at_a_time_under_a_limit_of_one(
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     (tmp_path / "app").mkdir()
-    (home / "config.jsonc").write_text(ONE_AT_A_TIME, encoding="utf-8")
+    hold = tmp_path / "hold"
+    hold.touch()
+    (home / "config.jsonc").write_text(one_at_a_time(hold), encoding="utf-8")
     async with (
         open_storage(home / "maia.db", clock=clock, synchronous="NORMAL") as store,
         open_services(store, clock=clock, home=home) as ctx,
@@ -86,6 +100,12 @@ async def test_a_projects_fires_launch_one_at_a_time_under_a_limit_of_one(
             "commandId": "t", "sessionId": busy.session.session_id, "text": "work"}))  # fmt: skip
         for routine_id in routines:
             await run_now(ctx, routine_id)
+        for _ in range(POLLS):  # the first fire meets the busy slot
+            if any(kind == "routine.fire_saturated" for _, kind in
+                   await ctx.read(lambda c: fire_events(c, routines))):  # fmt: skip
+                break
+            await trio.sleep(0.1)
+        hold.unlink()  # the busy turn ends; the slot frees
         for routine_id in routines:
             await wait_for(ctx, routine_id, lambda s: s.fires[0].state == "started")
         events: list[Any] = await ctx.read(lambda c: fire_events(c, routines))
