@@ -53,7 +53,7 @@ async def show_full(client: Any, params: dict[str, Any], out: Any) -> int:
         if first is None:
             first = page
             if out.fmt == "human":
-                head = {k: v for k, v in page.items() if k != "items"}
+                head = {k: v for k, v in page.items() if k not in ("items", "nextItemCursor")}
                 out.data(human("turn.show", {**head, "itemsTruncated": False}, out.now_ms))
         for item in page["items"]:
             if out.fmt == "human":
