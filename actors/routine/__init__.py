@@ -19,7 +19,9 @@ from ._actor import send_command_id as send_command_id
 from ._budget import MAX_LAUNCHES_PER_TICK as MAX_LAUNCHES_PER_TICK
 from ._budget import Candidate as Candidate
 from ._budget import LaunchPlan as LaunchPlan
+from ._budget import PendingLimits as PendingLimits
 from ._budget import plan_launches as plan_launches
+from ._budget import take_up as take_up
 from ._core import MAX_MISSED_RECORDS as MAX_MISSED_RECORDS
 from ._core import held_error as held_error
 from ._core import judge_run as judge_run
@@ -53,6 +55,7 @@ from ._schedule import Slot as Slot
 from ._scheduler import ROUTINES as ROUTINES
 from ._scheduler import Launcher as Launcher
 from ._scheduler import LauncherSlot as LauncherSlot
+from ._scheduler import PendingLimitOf as PendingLimitOf
 from ._scheduler import RoutineKind as RoutineKind
 from ._scheduler import Routines as Routines
 from ._scheduler import Scheduler as Scheduler
@@ -65,12 +68,15 @@ from ._sql import get_fire as get_fire
 from ._sql import get_routine as get_routine
 from ._sql import insert_routine as insert_routine
 from ._sql import launching_fires as launching_fires
+from ._sql import launching_projects as launching_projects
 from ._sql import list_routines as list_routines
 from ._sql import live_routines_in_project as live_routines_in_project
 from ._sql import load_core as load_core
 from ._sql import newest_fires as newest_fires
 from ._sql import require_routine as require_routine
 from ._sql import routine_not_found as routine_not_found
+from ._sql import routines_with_claims as routines_with_claims
+from ._sql import routines_with_unclaimed_runs as routines_with_unclaimed_runs
 from ._sql import scheduler_send_receipts as scheduler_send_receipts
 from ._sql import set_routine as set_routine
 from ._sql import spend_proof as spend_proof

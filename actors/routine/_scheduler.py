@@ -2,12 +2,15 @@
 
 Claims happen in each RoutineActor on its durable `slot` timer. The scheduler launches what
 was claimed: each tick makes at most 32 launch attempts, fresh claims first
-(`plan_launches`), creating the fire's Session (attached to the fire before its turn is
-sent) and sending the prompt as the routine's scheduler actor, through a `Launcher` the
-service layer provides (it enforces the scheduler's allow-list). Every answer goes back to
-the routine's actor, which writes it. A saturated launch is retried each tick until 10
-minutes after its claim. Each tick also stops the live Session of a settled fire whose only
-turn is its own and finished, at the revision the query read.
+(`plan_launches`), and takes up only as many of a Project's claimed fires at once as its
+maxPendingRoutineTicks (asked of the service through `LauncherSlot.pending_limit`; the
+others wait, still launching, for a later tick). A launch creates the fire's Session
+(attached to the fire before its turn is sent) and sends the prompt as the routine's
+scheduler actor, through a `Launcher` the service layer provides (it enforces the
+scheduler's allow-list). Every answer goes back to the routine's actor, which writes it.
+A saturated launch is retried each tick until 10 minutes after its claim. Each tick also
+stops the live Session of a settled fire whose only turn is its own and finished, at the
+revision the query read.
 
 On open, before anything is served, every routine with claimed launching fires is told
 `RecoverFires`: started only from its scheduler's own turn.send receipt, else
@@ -18,7 +21,7 @@ judges it.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, Final, Protocol
 
@@ -30,7 +33,7 @@ from actors._registry import ActorRegistry
 from maia.core import MaiaError
 
 from ._actor import SLOT, LaunchAnswer, Message, RecoverFires, RoutineActor
-from ._budget import Candidate, plan_launches
+from ._budget import Candidate, PendingLimits, plan_launches
 from ._events import Attached, Launched, LaunchRefused
 from ._sql import (
     FireRow,
@@ -38,6 +41,9 @@ from ._sql import (
     get_fire,
     get_routine,
     launching_fires,
+    launching_projects,
+    routines_with_claims,
+    routines_with_unclaimed_runs,
     started_unsettled,
     stoppable_sessions,
 )
@@ -49,6 +55,9 @@ TICK_S: Final = 1.0  # while fires are launching
 IDLE_TICK_S: Final = 30.0  # otherwise (a claim or a run pokes it at once)
 LAUNCH_BOUND_S: Final = 10.0
 STOPS_PER_TICK: Final = 32
+
+
+PendingLimitOf = Callable[[str | None], Awaitable[int]]
 
 
 class Launcher(Protocol):
@@ -80,9 +89,12 @@ def reason_of(error: MaiaError) -> FailReason:
 @attrs.define(eq=False)
 class LauncherSlot:
     """Where the service layer puts its `Launcher` once it is built on the runtime (the
-    kind opens first, so it finds the launcher at launch time, not at open)."""
+    kind opens first, so it finds the launcher at launch time, not at open), and its
+    `pending_limit`: maxPendingRoutineTicks of a Project (None: the user's, the Node's)
+    as admitted. Without one, launches are bounded by the tick's budget only."""
 
     launcher: Launcher | None = None
+    pending_limit: PendingLimitOf | None = None
 
     def __call__(self) -> Launcher:
         if self.launcher is None:
@@ -100,6 +112,7 @@ class Scheduler:
     registry: ActorRegistry[Message, Any]
     launcher: Callable[[], Launcher]
     tick_s: float = TICK_S
+    pending_limit: Callable[[], PendingLimitOf | None] = lambda: None
     attempts: dict[str, int] = attrs.field(factory=dict)  # this Node run's launch attempts
     _poke: trio.Event = attrs.field(factory=trio.Event)
 
@@ -121,11 +134,16 @@ class Scheduler:
     async def tick(self) -> bool:
         """One tick; True while fires are still launching."""
         now = self.clock.wall_ms()
-        fires = [f for f in await self.store.read(launching_fires) if f.claimed_ms is not None]
+        fires, projects = await self.store.read(
+            lambda c: (launching_fires(c), launching_projects(c))
+        )
+        fires = [f for f in fires if f.claimed_ms is not None]
         candidates = [Candidate(f.routine_id, f.fire_id, f.claimed_ms or 0,
-                                self.attempts.get(f.fire_id, 0)) for f in fires]  # fmt: skip
+                                self.attempts.get(f.fire_id, 0),
+                                projects.get(f.routine_id, "")) for f in fires]  # fmt: skip
         self.attempts = {c.fire_id: c.attempts for c in candidates if c.attempts}  # bounded
-        launch = plan_launches(candidates, now)
+        limits = await self._limits({c.project_id for c in candidates})
+        launch = plan_launches(candidates, now, limits=limits)
         for expired in launch.expire:
             await self._answer(expired.routine_id, LaunchRefused(expired.fire_id,
                                                                  FailReason.SATURATED))  # fmt: skip
@@ -142,6 +160,20 @@ class Scheduler:
                 log.info("routine %s: session %s not stopped: %s", routine_id, session_id, error)
         recent = now - 10 * 60 * 1000
         return bool(fires) or bool(await self.store.read(lambda c: started_unsettled(c, recent)))
+
+    async def _limits(self, project_ids: Iterable[str]) -> PendingLimits:
+        """maxPendingRoutineTicks on the Node and of each Project, as admitted now; a
+        Project whose configuration cannot be read is left to its launch to judge."""
+        limit_of = self.pending_limit()
+        if limit_of is None:
+            return PendingLimits()
+        projects: dict[str, int] = {}
+        for project_id in sorted(project_ids):
+            try:
+                projects[project_id] = await limit_of(project_id)
+            except MaiaError as error:
+                log.info("routine scheduler: no limits of Project %s: %s", project_id, error)
+        return PendingLimits(await limit_of(None), projects)
 
     async def _answer(self, routine_id: str, event: Any) -> None:
         try:
@@ -210,14 +242,15 @@ class RoutineKind:
                 KIND, spawn, nursery=nursery
             )
             tick_s = float(runtime.options.get("routine.tick_s", self.tick_s))
-            scheduler = Scheduler(runtime.store, runtime.clock, registry, slot, tick_s)
+            scheduler = Scheduler(runtime.store, runtime.clock, registry, slot, tick_s,
+                                  lambda: slot.pending_limit)  # fmt: skip
             holder["s"] = scheduler
-            for routine_id in await runtime.store.read(_routines_with_claims):
+            for routine_id in await runtime.store.read(routines_with_claims):
                 await registry.ask(routine_id, RecoverFires())
             await nursery.start(scheduler.serve)
             # Their routine's slot timer would claim them too (it was armed with the run);
             # this makes the next tick certain even if that timer row was lost.
-            for routine_id in await runtime.store.read(_routines_with_unclaimed_runs):
+            for routine_id in await runtime.store.read(routines_with_unclaimed_runs):
                 await registry.tell(routine_id, Fired(SLOT, None, None, None, 0))
             try:
                 yield Routines(registry, scheduler)
@@ -226,19 +259,3 @@ class RoutineKind:
 
 
 ROUTINES: Final = RoutineKind()
-
-
-def _routines_with_unclaimed_runs(conn: Any) -> list[str]:
-    rows = conn.execute(
-        "SELECT DISTINCT routine_id FROM routine_fires WHERE state = 'launching'"
-        " AND claimed_ms IS NULL"
-    ).fetchall()
-    return [str(r[0]) for r in rows]
-
-
-def _routines_with_claims(conn: Any) -> list[str]:
-    rows = conn.execute(
-        "SELECT DISTINCT routine_id FROM routine_fires WHERE state = 'launching'"
-        " AND claimed_ms IS NOT NULL"
-    ).fetchall()
-    return [str(r[0]) for r in rows]

@@ -212,6 +212,15 @@ def launching_fires(conn: sqlite3.Connection) -> list[FireRow]:
     return [FireRow.from_row(r) for r in rows]
 
 
+def launching_projects(conn: sqlite3.Connection) -> dict[str, str]:
+    """routine -> Project, for each routine with a launching fire (maxPendingRoutineTicks)."""
+    rows = conn.execute(
+        "SELECT DISTINCT r.routine_id, r.project_id FROM routines r"
+        " JOIN routine_fires f ON f.routine_id = r.routine_id WHERE f.state = 'launching'"
+    ).fetchall()
+    return {str(r[0]): str(r[1]) for r in rows}
+
+
 def scheduler_send_receipts(
     conn: sqlite3.Connection, fires: Iterable[FireRow], actor_of: Any, command_of: Any
 ) -> dict[str, str]:
@@ -332,3 +341,19 @@ def spend_proof(
             {"operationId": operation_id, "reason": error.code},
         ) from None
     conn.execute("DELETE FROM previews WHERE preview_id = ?", (row[0],))
+
+
+def routines_with_unclaimed_runs(conn: Any) -> list[str]:
+    rows = conn.execute(
+        "SELECT DISTINCT routine_id FROM routine_fires WHERE state = 'launching'"
+        " AND claimed_ms IS NULL"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def routines_with_claims(conn: Any) -> list[str]:
+    rows = conn.execute(
+        "SELECT DISTINCT routine_id FROM routine_fires WHERE state = 'launching'"
+        " AND claimed_ms IS NOT NULL"
+    ).fetchall()
+    return [str(r[0]) for r in rows]

@@ -82,8 +82,12 @@ from ._session import rehydrate as rehydrate
 from ._sql import SESSION_ROWS as SESSION_ROWS
 from ._sql import SessionRecord as SessionRecord
 from ._sql import SessionRows as SessionRows
+from ._sql import close_open_attempts as close_open_attempts
+from ._sql import resumable_sessions as resumable_sessions
+from ._sql import sessions_to_recover as sessions_to_recover
+from ._sql import sessions_with_queued_turns as sessions_with_queued_turns
+from ._sql import turns_to_recover as turns_to_recover
 from ._status import status_of as status_of
-from ._store import LIVE_SESSION_STATES as LIVE_SESSION_STATES
 from ._store import PENDING_TURN_STATES as PENDING_TURN_STATES
 from ._usage import add_usage as add_usage
 from ._usage import turn_usage as turn_usage

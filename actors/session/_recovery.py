@@ -1,6 +1,7 @@
 """What a Node does with its Sessions when it starts (spec: Lifecycle baseline, recovery).
 
-In one transaction, before any request is served:
+In one transaction, before any request is served, driven by the tables' recovery column
+(`SESSION_TABLE.recovery_targets`, `recover_with`; the SQL is `_sql`'s):
   * a Session that had a worker goes to `recovering` (one that was `stopping` to `stopped`:
     its worker died with the old Node);
   * a turn that was dispatching or running fails `runtime_lost`: its outcome is unknown, so
@@ -15,17 +16,23 @@ next message.
 
 from __future__ import annotations
 
+import enum
 import sqlite3
+from typing import Any, TypeVar
 
 import attrs
 import trio
 
+from actors._table import TransitionTable
 from storage import Storage
 
+from . import _sql as sql
 from ._approvals import withdraw_pending
 from ._launch import kill_leftovers, open_attempts
-from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
-from ._store import LIVE_SESSION_STATES, Draft, TurnMemo, session_step, set_activity, turn_step
+from ._lifecycles import SESSION_TABLE, TURN_TABLE, SessionEvent, SessionState, TurnState
+from ._store import Draft, TurnMemo, session_step, set_activity, turn_step
+
+E = TypeVar("E", bound=enum.Enum)
 
 
 @attrs.frozen
@@ -36,66 +43,46 @@ class RecoveryReport:
     resumable: tuple[str, ...]  # Sessions with queued turns
 
 
+def _recover_with(table: TransitionTable[Any, E]) -> E:
+    if table.recover_with is None:
+        raise TypeError(f"the {table.name} table declares no recover_with event")
+    return table.recover_with
+
+
+def _values(states: frozenset[SessionState] | frozenset[TurnState]) -> tuple[str, ...]:
+    return tuple(sorted(state.value for state in states))
+
+
 def _recover_rows(conn: sqlite3.Connection, now: int) -> tuple[int, int, tuple[str, ...]]:
-    marks = ", ".join("?" * len(LIVE_SESSION_STATES))
-    sessions = conn.execute(
-        f"SELECT session_id, project_id, state, revision, activity FROM sessions"
-        f" WHERE state IN ({marks})",
-        LIVE_SESSION_STATES,
-    ).fetchall()
-    dispatched = conn.execute(
-        "SELECT turn_id, session_id, state, revision, text FROM turns"
-        " WHERE state IN ('dispatching', 'running')"
-    ).fetchall()
+    session_event, turn_event = _recover_with(SESSION_TABLE), _recover_with(TURN_TABLE)
     by_session: dict[str, list[TurnMemo]] = {}
-    for turn_id, session_id, state, revision, text in dispatched:
+    for turn_id, session_id, state, revision, text in sql.turns_to_recover(
+        conn, _values(TURN_TABLE.recovery_states)
+    ):
         by_session.setdefault(session_id, []).append(
             TurnMemo(turn_id, TurnState(state), revision, text)
         )
-    queued = {
-        row[0]
-        for row in conn.execute("SELECT DISTINCT session_id FROM turns WHERE state = 'queued'")
-    }
-    known = {row[0] for row in sessions}
-    extra = [s for s in by_session if s not in known]
-    if extra:
-        sessions += conn.execute(
-            f"SELECT session_id, project_id, state, revision, activity FROM sessions"
-            f" WHERE session_id IN ({', '.join('?' * len(extra))})",
-            extra,
-        ).fetchall()
+    queued = sql.sessions_with_queued_turns(conn)
+    sessions = sql.sessions_to_recover(
+        conn, _values(SESSION_TABLE.recovery_states), tuple(by_session)
+    )
     lost = 0
     for session_id, project_id, state, revision, activity in sessions:
         turns = {m.turn_id: m for m in by_session.get(session_id, [])}
         draft = Draft(session_id, project_id, SessionState(state), revision, activity, turns, now)
         # Its worker died with the Node: a pending approval can never reach the harness.
         withdraw_pending(conn, draft, "the worker is gone: the Node restarted")
-        if draft.state in (SessionState.STOPPING, *_HAD_WORKER, SessionState.RECOVERING):
-            session_step(conn, draft, SessionEvent.NODE_RESTARTED)
+        if draft.state in SESSION_TABLE.recovery_states:
+            session_step(conn, draft, session_event)
         for turn_id in list(turns):
-            turn_step(conn, draft, turn_id, TurnEvent.RUNTIME_LOST, reason="runtime_lost")
+            turn_step(conn, draft, turn_id, turn_event, reason="runtime_lost")
             lost += 1
+        # The Session kind's own follow-up: recovering with nothing to resume is idle.
         if draft.state is SessionState.RECOVERING and session_id not in queued:
             session_step(conn, draft, SessionEvent.RECOVERED)
         set_activity(conn, draft, "working" if session_id in queued else "stopped")
-    conn.execute(
-        "UPDATE worker_attempts SET state = 'exited', ended_ms = ?, end_reason = 'node_restarted'"
-        " WHERE ended_ms IS NULL",
-        (now,),
-    )
-    resumable = conn.execute(
-        "SELECT DISTINCT t.session_id FROM turns t JOIN sessions s USING (session_id)"
-        " WHERE t.state = 'queued' AND s.state NOT IN ('stopped', 'failed')"
-    ).fetchall()
-    return len(sessions), lost, tuple(r[0] for r in resumable)
-
-
-_HAD_WORKER = (
-    SessionState.STARTING,
-    SessionState.RUNNING,
-    SessionState.WAITING_APPROVAL,
-    SessionState.INTERRUPTED,
-)
+    sql.close_open_attempts(conn, now)
+    return len(sessions), lost, sql.resumable_sessions(conn)
 
 
 async def recover_sessions(store: Storage, now: int) -> RecoveryReport:

@@ -3,7 +3,8 @@ insert and its compare-and-set update, the journal it writes to and its events' 
 
 `session.create` is the creation row of the Session table applied through this module
 (`_create`); the Session's later transitions still go through `_store`'s in-transaction
-steps, which write the same columns under the same revision guard.
+steps, which write the same columns under the same revision guard. The reads and the
+attempt sweep of a Node start (`_recovery`) live here too.
 """
 
 from __future__ import annotations
@@ -66,3 +67,68 @@ class SessionRows:
 
 
 SESSION_ROWS = SessionRows()
+
+
+# What a Node start reads and closes (`_recovery`); the states come from the tables'
+# recovery column, so this module holds the SQL and the tables hold the decision.
+
+
+def _marks(values: tuple[str, ...]) -> str:
+    return ", ".join("?" * len(values))
+
+
+def sessions_to_recover(
+    conn: sqlite3.Connection, states: tuple[str, ...], also: tuple[str, ...] = ()
+) -> list[tuple[str, str, str, int, str]]:
+    """`(session_id, project_id, state, revision, activity)` of every Session in `states`,
+    and of the Sessions named in `also` (those with a turn to recover) that are not."""
+    rows = conn.execute(
+        "SELECT session_id, project_id, state, revision, activity FROM sessions"
+        f" WHERE state IN ({_marks(states)})",
+        states,
+    ).fetchall()
+    known = {row[0] for row in rows}
+    extra = tuple(s for s in also if s not in known)
+    if extra:
+        rows += conn.execute(
+            "SELECT session_id, project_id, state, revision, activity FROM sessions"
+            f" WHERE session_id IN ({_marks(extra)})",
+            extra,
+        ).fetchall()
+    return rows
+
+
+def turns_to_recover(
+    conn: sqlite3.Connection, states: tuple[str, ...]
+) -> list[tuple[str, str, str, int, str]]:
+    """`(turn_id, session_id, state, revision, text)` of every turn in `states`."""
+    return conn.execute(
+        "SELECT turn_id, session_id, state, revision, text FROM turns"
+        f" WHERE state IN ({_marks(states)})",
+        states,
+    ).fetchall()
+
+
+def sessions_with_queued_turns(conn: sqlite3.Connection) -> set[str]:
+    return {
+        row[0]
+        for row in conn.execute("SELECT DISTINCT session_id FROM turns WHERE state = 'queued'")
+    }
+
+
+def close_open_attempts(conn: sqlite3.Connection, now_ms: int) -> None:
+    """Every worker attempt the old Node left open ends `node_restarted`."""
+    conn.execute(
+        "UPDATE worker_attempts SET state = 'exited', ended_ms = ?, end_reason = 'node_restarted'"
+        " WHERE ended_ms IS NULL",
+        (now_ms,),
+    )
+
+
+def resumable_sessions(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """Sessions with queued turns that may still run them (not stopped or failed)."""
+    rows = conn.execute(
+        "SELECT DISTINCT t.session_id FROM turns t JOIN sessions s USING (session_id)"
+        " WHERE t.state = 'queued' AND s.state NOT IN ('stopped', 'failed')"
+    ).fetchall()
+    return tuple(r[0] for r in rows)

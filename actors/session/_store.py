@@ -35,14 +35,6 @@ from ._lifecycles import (
 from ._status import status_of
 
 PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
-LIVE_SESSION_STATES: Final = (
-    "starting",
-    "running",
-    "waiting-approval",
-    "interrupted",
-    "recovering",
-    "stopping",
-)
 
 
 @attrs.define

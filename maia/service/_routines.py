@@ -324,6 +324,15 @@ ROUTINE_HANDLERS: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]
 
 
 def install_launcher(ctx: ServiceContext) -> None:
-    """Give the routine scheduler its launcher: the gate acting as each routine's scheduler."""
+    """Give the routine scheduler its launcher (the gate acting as each routine's scheduler)
+    and maxPendingRoutineTicks as admitted: a Project's effective value (the smaller of the
+    user's and the Project's), or for None the user's (the Node's)."""
     if ROUTINES in ctx.runtime:
-        ctx.runtime.extension(LauncherSlot).launcher = SchedulerGate(ctx)
+        slot = ctx.runtime.extension(LauncherSlot)
+        slot.launcher = SchedulerGate(ctx)
+
+        async def pending_limit(project_id: str | None) -> int:
+            config = await ctx.admitted.of(project_id)
+            return config.limits.max_pending_routine_ticks
+
+        slot.pending_limit = pending_limit

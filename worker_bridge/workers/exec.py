@@ -36,6 +36,7 @@ import contextlib
 import json
 import os
 import select
+import shlex
 import signal
 import subprocess
 import threading
@@ -44,6 +45,7 @@ from collections import deque
 
 from worker_bridge._sdk import WorkerContext, run_worker
 from worker_bridge._turn import Turn
+from worker_bridge.workers._items import Items
 
 VERSION = "1.1.0"
 DEFAULT_MAX_OUTPUT = 1024 * 1024
@@ -125,6 +127,22 @@ def _with_stderr(message: str, tail: deque[str]) -> str:
     """A failure message with the program's last stderr lines, which usually say why."""
     text = "\n".join(tail)[-STDERR_TAIL_CHARS:]
     return f"{message}\nstderr (last lines):\n{text}" if text.strip() else message
+
+
+def _note_stderr(context: WorkerContext, turn: Turn, tail: deque[str]) -> None:
+    """A program that exits 0 but wrote to stderr (`bc` on `1/0`) leaves a `command` item
+    with its last stderr lines, so `turn show` says what it complained about."""
+    text = "\n".join(tail)[-STDERR_TAIL_CHARS:]
+    if not text.strip():
+        return
+    command = shlex.join(_argv(context))
+    Items(turn).completed(
+        "command",
+        text=f"{command} exited 0; stderr (last lines):\n{text}",
+        command=command,
+        exitCode=0,
+        stderr=text,
+    )
 
 
 def _watch_interrupt(process: subprocess.Popen[bytes], turn: Turn, done: threading.Event) -> None:
@@ -244,6 +262,7 @@ def _supervise(
     if overflow:
         turn.fail(f"output exceeds {limit} bytes; the program was stopped")
     elif status == 0:
+        _note_stderr(context, turn, tail)
         turn.complete(data={"exitStatus": 0})
     elif status < 0:
         turn.fail(_with_stderr(f"the program was killed by signal {-status}", tail))

@@ -13,6 +13,7 @@ import trio
 
 from actors.session import kill_leftovers, recover_sessions, turn_view
 from actors.session._launch import Leftover
+from actors.session._lifecycles import SESSION_TABLE, SessionState
 from maia.config import parse_user_config
 from maia.protocol import SystemClock, Turn
 from storage import open_storage
@@ -113,6 +114,43 @@ async def test_recovery_rows(tmp_path: Path) -> None:
     assert turns["turn_lone"] == ("failed", "runtime_lost")
     assert turns["turn_q1"] == ("queued", None)
     assert ended == "node_restarted"
+
+
+async def test_recovery_follows_the_tables_recovery_column(tmp_path: Path) -> None:
+    """A Session left in each state of the table's recovery column (each with a queued turn)
+    lands in that column's target; a Session in a state without one is untouched."""
+    targets = SESSION_TABLE.recovery_targets
+    untouched = [s for s in SessionState if s not in targets]
+    left = {f"session_{n}": state for n, state in enumerate([*targets, *untouched])}
+
+    def seed(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "INSERT INTO projects (project_id, project_key, root, revision, created_ms,"
+            " updated_ms) VALUES ('project_r', 'rec', ?, 1, 0, 0)",
+            (str(tmp_path),),
+        )
+        for n, (session_id, state) in enumerate(left.items()):
+            conn.execute(
+                "INSERT INTO sessions (session_id, project_id, executor, cwd, state, created_ms,"
+                " updated_ms) VALUES (?, 'project_r', 'builtin:echo', ?, ?, 0, 0)",
+                (session_id, str(tmp_path), state.value),
+            )
+            conn.execute(
+                "INSERT INTO turns (turn_id, session_id, seq, state, text, created_ms)"
+                " VALUES (?, ?, 1, 'queued', 'x', 0)",
+                (f"turn_{n}", session_id),
+            )
+
+    async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
+        await store.write(seed)
+        await recover_sessions(store, 1_000)
+        after = await store.read(
+            lambda c: dict(c.execute("SELECT session_id, state FROM sessions").fetchall())
+        )
+    assert untouched  # idle and the terminal states have no recovery path
+    assert {s: SessionState(after[s]) for s in left} == {
+        s: targets.get(state, state) for s, state in left.items()
+    }
 
 
 async def test_resumed_sessions_share_scarce_slots(tmp_path: Path) -> None:

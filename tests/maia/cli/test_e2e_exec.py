@@ -24,6 +24,8 @@ CONFIG = json.dumps(
             "memory": {"kind": "exec", "argv": ["/bin/sh", "-c", MEMORY]},
             "count": {"kind": "exec", "argv": ["/usr/bin/wc", "-c"]},
             "exact": {"kind": "exec", "argv": ["/usr/bin/wc", "-c"], "promptNewline": False},
+            "grumble": {"kind": "exec", "argv": ["/bin/sh", "-c",
+                                                 "echo 'Runtime error: Divide by zero' >&2"]},
         }
     }
 )  # fmt: skip
@@ -82,3 +84,20 @@ def test_prompt_newline_false_reaches_the_program(cli: Cli) -> None:
         assert cli("session", "create", "--title", title, "--executor", executor).returncode == 0
         sent = cli("turn", "send", title, "abc", "--wait", "--timeout", "60s")
         assert sent.stdout.strip() == count, (title, sent.stderr)
+
+
+def test_a_program_that_exits_0_but_complains_shows_its_stderr(cli: Cli) -> None:
+    """Like `bc` on `1/0`: exit 0 with nothing on stdout and a complaint on stderr completes,
+    and `turn show` carries a command item with the stderr's last lines (it showed nothing)."""
+    created = cli("session", "create", "--title", "grumble", "--executor", "user:grumble")
+    assert created.returncode == 0, created.stderr
+    sent = cli("turn", "send", "grumble", "1/0", "--wait", "--timeout", "60s", "--json")
+    assert sent.returncode == 0, sent.stderr
+    turn_id = json.loads(sent.stdout)["result"]["turn"]["turnId"]
+    shown = json.loads(cli("turn", "show", turn_id, "--json").stdout)["result"]
+    commands = [i for i in shown["items"] if i["kind"] == "command"]
+    assert len(commands) == 1, shown["items"]
+    assert "Runtime error: Divide by zero" in commands[0]["text"]
+    assert "exited 0" in commands[0]["text"]
+    human = cli("turn", "show", turn_id)
+    assert "Divide by zero" in human.stdout

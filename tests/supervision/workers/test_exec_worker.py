@@ -55,6 +55,14 @@ async def test_prompt_goes_to_stdin_and_stdout_streams_back(tmp_path: Path) -> N
     assert output(events) == "héllo exec"  # one trailing newline is not part of the reply
     assert events[-1].kind == "completed"
     assert {"turnId": "t", "stream": "stderr", "line": "warned"} in diagnostics
+    items = [e.data["item"] for e in events if e.kind == "item.completed" and e.data]
+    assert [(i["type"], i["exitCode"], i["stderr"]) for i in items] == [("command", 0, "warned")]
+
+
+async def test_a_quiet_success_leaves_no_command_item(tmp_path: Path) -> None:
+    """Exit 0 with nothing on stderr: only the reply, no command item."""
+    events = await run(tmp_path, ["/bin/cat"], "quiet")
+    assert [e.kind for e in events if e.kind.startswith("item.")] == []
 
 
 async def test_runs_in_the_working_directory_with_a_filtered_environment(
