@@ -7,7 +7,8 @@ client needs one method, `await client.request(op_id, params) -> wire result` (t
 `MaiaClient.request`), so tests can pass a fake for ops no Node serves yet.
 
 Conveniences (see `_waits.py`): `turn send --wait`, `session wait --timeout`,
-`turn wait --timeout`, `events read --follow`; `turn send --file PATH` (`_text_file.py`).
+`turn wait --timeout`, `events read --follow`, `turn show --full` (`_turn_full.py`);
+`turn send --file PATH` (`_text_file.py`).
 Consequential ops (`confirmation: required`, spec: preview, then confirm with the input
 digest and proof) are previewed, summarised and confirmed here.
 """
@@ -153,6 +154,10 @@ async def execute(
             return await attach(client, params, invocation.timeout_s, out)
         if invocation.operation_id == "events.read" and invocation.follow:
             return await _waits.follow_events(client, params, invocation, out, owns_sigint)
+        if invocation.operation_id == "turn.show" and invocation.full:
+            from ._turn_full import show_full
+
+            return await show_full(client, params, out)
         if invocation.operation_id == "turn.send" and invocation.wait:
             return await _waits.send_and_wait(client, params, invocation, out)
         result = await call(client, invocation.operation_id, params, out)

@@ -11,6 +11,7 @@ The CLI and the console share this split. Parsing is pure click over the tree th
         references: dict[str, str] # wire field -> "session" | "project" | "turn", to resolve
         output: "human" | "json" | "jsonl"
         wait, follow, yes: bool    # --wait (turn send), --follow (events read), --yes
+        full: bool                 # --full (turn show: every item page)
         timeout_s: float | None    # --timeout 30s (waits and follows)
         text_file: str | None      # turn send --file PATH (`-`: stdin), read by `execute`
         node, home: str | None     # --node URL, --home PATH (which Node to talk to)
@@ -52,6 +53,7 @@ LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
 }
 # Op commands with runtime flags beyond --json/--jsonl/--node.
 WAITS: Final = frozenset({"turn.send"})
+FULLS: Final = frozenset({"turn.show"})
 FOLLOWS: Final = frozenset({"events.read"})
 TIMED: Final = frozenset(
     {"turn.send", "session.wait", "turn.wait", "events.read", "session.attach"}
@@ -77,6 +79,7 @@ class Invocation:
     output: Output = "human"
     wait: bool = False
     follow: bool = False
+    full: bool = False  # turn show --full: follow the item pages, print every item whole
     timeout_s: float | None = None
     yes: bool = False
     node: str | None = None
@@ -135,6 +138,7 @@ def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
     extra: list[tuple[bool, list[str], dict[str, Any]]] = [
         (operation_id in WAITS, ["--wait"], {"help": "Stream the reply; exit with the outcome."}),
         (operation_id in FOLLOWS, ["--follow", "-f"], {"help": "Keep printing new events."}),
+        (operation_id in FULLS, ["--full"], {"help": "Follow the item pages; print every item."}),
         (
             operation_id in FOLLOWS,
             ["--after"],
@@ -197,6 +201,7 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
                 output=output,
                 wait=bool(values.get("wait")),
                 follow=bool(values.get("follow")),
+                full=bool(values.get("full")),
                 timeout_s=parse_duration(timeout) if timeout is not None else None,
                 yes=bool(values.get("yes")),
                 node=values.get("node"),

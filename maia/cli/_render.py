@@ -168,7 +168,9 @@ def list_key(result: dict[str, Any]) -> str | None:
     return None
 
 
-_META: Final = frozenset({"delivery", "receiptId", "method", "nextCursor", "hasMore"})
+_META: Final = frozenset(
+    {"delivery", "receiptId", "method", "nextCursor", "hasMore", "nextItemCursor"}
+)
 
 
 def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> str:
@@ -208,4 +210,6 @@ def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> 
         if result.get("nextCursor") and result.get("hasMore", True):
             flag = "--after" if key == "events" else "--cursor"
             out.append(f"(more: {flag} {result['nextCursor']})\n")
+    if result.get("nextItemCursor"):  # turn.show: more items than one reply holds
+        out.append(f"(more items: --item-cursor {result['nextItemCursor']}, or --full)\n")
     return "".join(out)

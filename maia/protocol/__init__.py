@@ -193,6 +193,7 @@ if TYPE_CHECKING:
     from ._ops_turn import TurnResult as TurnResult
     from ._ops_turn import TurnSendInput as TurnSendInput
     from ._ops_turn import TurnSendOutput as TurnSendOutput
+    from ._ops_turn import TurnShowInput as TurnShowInput
     from ._ops_turn import TurnShowOutput as TurnShowOutput
     from ._ops_turn import TurnWaitInput as TurnWaitInput
     from ._ops_turn import TurnWaitOutput as TurnWaitOutput
@@ -319,6 +320,7 @@ _LAZY: Final = {
     "TurnListOutput": "_ops_turn",
     "TurnQueueListOutput": "_ops_turn",
     "TurnRef": "_ops_turn",
+    "TurnShowInput": "_ops_turn",
     "TurnResult": "_ops_turn",
     "TurnSendInput": "_ops_turn",
     "TurnSendOutput": "_ops_turn",

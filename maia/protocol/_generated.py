@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:ccd281744d22db2fae2b40b5a30b306c3e3b6d3bd66bcd51e477dcbc993089ec"
+REGISTRY_DIGEST: Final = "sha256:4677e85a6769506fff197ed7a930bca55349bf61f3f31154187b019be0c32fed"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

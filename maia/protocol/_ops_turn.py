@@ -100,6 +100,16 @@ class TurnRef:
 
 
 @attrs.frozen
+class TurnShowInput:
+    """Names one turn and, to read on, the page of its items to start from."""
+
+    turn_id: str = id_field("The turn.")
+    item_cursor: str | None = cursor_field(
+        "The previous page's nextItemCursor: list the items after it (absent: from the first)."
+    )
+
+
+@attrs.frozen
 class TurnItem:
     """One item a worker produced in a turn, with its text assembled from the deltas."""
 
@@ -131,6 +141,12 @@ class TurnShowOutput:
     turn: Turn = field(doc="The turn.")
     items: tuple[TurnItem, ...] = field(doc="Its items in order.", max_items=MAX_TURN_ITEMS)
     items_truncated: bool = field(doc="True when more items exist than are listed.", default=False)
+    next_item_cursor: str | None = field(
+        doc="With itemsTruncated: pass as itemCursor to list the items after these (every"
+        " page stays under the 1 MiB frame); null on the last page.",
+        default=None,
+        max_length=1024,
+    )
     prompt: str | None = field(
         doc="The whole prompt (the turn carries only its start).",
         default=None,
@@ -252,10 +268,10 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.show",
-        summary="Show a turn, its failure reason and its items.",
-        input_type=TurnRef,
+        summary="Show a turn, its failure reason and its items (paged: nextItemCursor).",
+        input_type=TurnShowInput,
         output_type=TurnShowOutput,
-        errors=("resource_not_found",),
+        errors=("resource_not_found", "invalid_cursor"),
     ),
     operation(
         operation_id="turn.list",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 
 import attrs
-import orjson
 import trio
 
 from actors.session import (
@@ -23,7 +22,6 @@ from actors.session import (
     turn_from_row,
     turn_view,
 )
-from maia.core._limits import MAX_ITEM_TEXT_LENGTH
 from maia.protocol import (
     MAX_SESSION_PENDING_TURNS,
     MaiaError,
@@ -32,14 +30,13 @@ from maia.protocol import (
     SessionRefInput,
     TurnCancelInput,
     TurnInterruptInput,
-    TurnItem,
     TurnListInput,
     TurnListOutput,
     TurnQueueListOutput,
-    TurnRef,
     TurnResult,
     TurnSendInput,
     TurnSendOutput,
+    TurnShowInput,
     TurnShowOutput,
     TurnWaitInput,
     TurnWaitOutput,
@@ -55,12 +52,11 @@ from ._context import (
     session_of_turn,
 )
 from ._paging import issue, open_cursor
+from ._turn_items import show_page
 
 TERMINAL = ("completed", "failed", "interrupted")
 DISPATCH_WAIT_S = 3.0
 REREAD_S = 0.2
-MAX_ITEMS = 1024
-ITEMS_BUDGET_BYTES = 640 * 1024  # of the 1 MiB frame bound: the rest for the turn and escapes
 
 
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
@@ -92,44 +88,6 @@ async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutpu
             notifier.release(params.turn_id, changed)
 
 
-def _show(conn: sqlite3.Connection, turn_id: str) -> TurnShowOutput:
-    """The turn and its items in order, stopping (`itemsTruncated`) at `MAX_ITEMS` or once
-    the items' text and fields pass `ITEMS_BUDGET_BYTES`, so the reply stays under the
-    response bound whatever an agent produced."""
-    turn = turn_view(conn, turn_id)
-    rows = conn.execute(
-        "SELECT item_id, kind, state, seq, substr(text, 1, ?), data,"
-        " length(text) > ? OR truncated, artifact FROM turn_items WHERE turn_id = ?"
-        " ORDER BY seq LIMIT ?",
-        (MAX_ITEM_TEXT_LENGTH, MAX_ITEM_TEXT_LENGTH, turn_id, MAX_ITEMS + 1),
-    ).fetchall()
-    items: list[TurnItem] = []
-    spent, truncated = 0, len(rows) > MAX_ITEMS
-    for r in rows[:MAX_ITEMS]:
-        text, cut = r[4], bool(r[6])
-        spent += len(text.encode("utf-8", "surrogatepass")) + len(r[5] or "")
-        if spent > ITEMS_BUDGET_BYTES and items:
-            truncated = True
-            break
-        if spent > ITEMS_BUDGET_BYTES:  # a first item too large alone: its start, marked
-            text, cut = text[: ITEMS_BUDGET_BYTES // 6], True
-        data = orjson.loads(r[5]) if r[5] else None
-        items.append(
-            TurnItem(
-                item_id=r[0],
-                kind=r[1],
-                state=r[2],
-                sequence=r[3],
-                text=text,
-                data=data,
-                truncated=cut,
-                artifact_path=r[7],
-            )
-        )
-    prompt = conn.execute("SELECT text FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()[0]
-    return TurnShowOutput(turn=turn, items=tuple(items), items_truncated=truncated, prompt=prompt)
-
-
 def _list(
     conn: sqlite3.Connection, session_id: str, before: int | None, limit: int
 ) -> list[tuple[object, ...]]:
@@ -159,9 +117,19 @@ async def turn_list(ctx: ServiceContext, params: TurnListInput) -> TurnListOutpu
                           next_cursor=cursor)  # fmt: skip
 
 
-async def turn_show(ctx: ServiceContext, params: TurnRef) -> TurnShowOutput:
-    """Raises `resource_not_found`."""
-    return await ctx.read(lambda c: _show(c, params.turn_id))
+async def turn_show(ctx: ServiceContext, params: TurnShowInput) -> TurnShowOutput:
+    """A page of the turn's items (after `itemCursor`), under the frame bound; when more
+    follow, `nextItemCursor` continues. Raises `resource_not_found`, `invalid_cursor`,
+    `cursor_reset_required`."""
+    filters = {"turnId": params.turn_id}
+    after = 0
+    if params.item_cursor is not None:
+        after = open_cursor(ctx.store, params.item_cursor, "turn.show", filters)
+    page = await ctx.read(lambda c: show_page(c, params.turn_id, after))
+    if not page.items_truncated or not page.items:
+        return page
+    cursor = issue(ctx.store, page.items[-1].sequence, "turn.show", filters)
+    return attrs.evolve(page, next_item_cursor=cursor)
 
 
 def _queue(conn: sqlite3.Connection, session_id: str, limit: int) -> TurnQueueListOutput:

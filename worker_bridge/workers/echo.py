@@ -2,8 +2,8 @@
 
 Test directives at the start of a prompt (see docs/workers.md):
 `/sleep MS rest`, `/crash`, `/silent`, `/ignore-term`, `/grandchild`, `/flood N`, `/spew N`,
-`/tool NAME rest`, `/diagnostics N`, `/oversize`, `/garbage`, `/stale-epoch`. If `MAIA_ECHO_LOG`
-(environment) or the `echoLog` initialize option names a file, one line
+`/tool NAME rest`, `/diagnostics N`, `/items N SIZE`, `/oversize`, `/garbage`, `/stale-epoch`.
+If `MAIA_ECHO_LOG` (environment) or the `echoLog` initialize option names a file, one line
 `turnId attemptId pid` is appended per prompt started, so tests can prove a prompt never
 ran twice.
 """
@@ -74,6 +74,12 @@ def handle(context: WorkerContext, turn: Turn) -> None:
             turn.delta(line)
         turn.delta("x" * (size % 4096))
         turn.complete()
+    elif word == "/items":  # N completed reasoning items of SIZE characters each, then done
+        count, _, width = rest.partition(" ")
+        for index in range(int(count or "10")):
+            body = f"{index}:" + "y" * max(int(width or "100") - len(f"{index}:"), 0)
+            turn.event("item.completed", data={"item": {"type": "reasoning", "text": body}})
+        turn.complete("itemized")
     elif word == "/tool":
         name, _, rest = rest.partition(" ")
         ok, content = turn.call_tool(name, {"text": rest})
