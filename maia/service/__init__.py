@@ -24,3 +24,5 @@ from ._routine_gate import authorize as authorize
 from ._routines import ROUTINE_HANDLERS as ROUTINE_HANDLERS
 from ._routines import install_launcher as install_launcher
 from ._sessions import session_executor as session_executor
+from ._turn_items import encoded_size as encoded_size
+from ._turn_items import show_page as show_page
