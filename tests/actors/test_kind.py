@@ -35,9 +35,9 @@ CLOCK = TrioClock()
 
 @pytest.fixture
 def jump_clock() -> trio.testing.MockClock:
-    # Jumps only after 0.2 s of real idleness, so a storage write in its thread (real time)
+    # Jumps only after 1 s of real idleness, so a storage write in its thread (real time)
     # never lets a deadline pass while it runs.
-    return trio.testing.MockClock(autojump_threshold=0.2)
+    return trio.testing.MockClock(autojump_threshold=1.0)
 
 
 def command(n: int, operation: str = "lamp.switch") -> Command:

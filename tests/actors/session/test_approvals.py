@@ -31,7 +31,7 @@ from .test_fake_worker import CLOCK, Harness, _open
 
 @pytest.fixture
 def jump_clock() -> trio.testing.MockClock:
-    return trio.testing.MockClock(autojump_threshold=0.05)
+    return trio.testing.MockClock(autojump_threshold=1.0)
 
 
 def _command(text: str) -> Command:

@@ -33,7 +33,7 @@ IDLE_MS = UserConfig().sessions.worker_idle_ms
 def jump_clock() -> trio.testing.MockClock:
     # Jumps only after 50 ms of real idleness: a storage write (real time, in its thread)
     # never lets a deadline pass while it runs.
-    return trio.testing.MockClock(autojump_threshold=0.05)
+    return trio.testing.MockClock(autojump_threshold=1.0)
 
 
 class Harness:
