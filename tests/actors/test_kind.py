@@ -36,7 +36,7 @@ CLOCK = TrioClock()
 @pytest.fixture
 def jump_clock() -> trio.testing.MockClock:
     # Jumps only after 1 s of real idleness, so a storage write in its thread (real time)
-    # never lets a deadline pass while it runs.
+    # should not let a deadline pass while it runs (a longer write still would).
     return trio.testing.MockClock(autojump_threshold=1.0)
 
 

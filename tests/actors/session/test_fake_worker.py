@@ -31,8 +31,8 @@ IDLE_MS = UserConfig().sessions.worker_idle_ms
 
 @pytest.fixture
 def jump_clock() -> trio.testing.MockClock:
-    # Jumps only after 50 ms of real idleness: a storage write (real time, in its thread)
-    # never lets a deadline pass while it runs.
+    # Jumps only after 1 s of real idleness: a storage write (real time, in its thread)
+    # should not let a deadline pass while it runs (a longer write still would).
     return trio.testing.MockClock(autojump_threshold=1.0)
 
 
