@@ -6,6 +6,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -23,8 +24,19 @@ SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 
 
 def _spawn(marker: str) -> subprocess.Popen[bytes]:
+    """A sleeper carrying `marker`, returned once it has exec'd (before that, /proc shows the
+    parent's environment, and the sweep rightly leaves it alone)."""
     env = {**os.environ, "MAIA_WORKER_ATTEMPT": marker}
-    return subprocess.Popen(SLEEPER, env=env, start_new_session=True)
+    process = subprocess.Popen(SLEEPER, env=env, start_new_session=True)
+    for _ in range(1000):  # at most ~10 s
+        try:
+            if psutil.Process(process.pid).environ().get("MAIA_WORKER_ATTEMPT") == marker:
+                return process
+        except psutil.Error:
+            pass
+        time.sleep(0.01)
+    process.kill()
+    raise AssertionError("the sleeper never showed its marker")
 
 
 def test_leftovers_are_killed_only_when_the_marker_matches() -> None:
