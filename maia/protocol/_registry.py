@@ -315,7 +315,7 @@ class _Groups:
         ops = self._loaded.get(group)
         if ops is None:
             module, _, name = group.partition(":")
-            checked = build_registry(getattr(importlib.import_module(module), name))
+            checked = build_registry(getattr(importlib.import_module(module), name), group=True)
             ops = self._loaded[group] = {op.operation_id: op for op in checked}
         return ops
 
@@ -379,8 +379,11 @@ def build_registry(
     digest: str | None = None,
     deprecations: tuple[Deprecation, ...] = (),
     registry_version: str = "0.0.0",
+    group: bool = False,
 ) -> Registry:
-    """Check every op and build the registry (`digest`: a generated digest to pin).
+    """Check every op and build the registry (`digest`: a generated digest to pin; `group`:
+    these are one group of a lazy registry, so the table-wide deprecation rules wait for the
+    whole registry).
 
     Raises RegistryError listing every refusal: duplicate IDs, missing or unusable schemas,
     a mutation without a receipt, a consequential op without required idempotency and
@@ -395,7 +398,7 @@ def build_registry(
             problems.append(f"{op.operation_id}: duplicate operation ID")
         seen.add(op.operation_id)
         problems.extend(_refusals(op))
-    if deprecations:
+    if not group:
         problems.extend(_deprecated_refusals(ops, deprecations, registry_version))
     if problems:
         raise RegistryError("; ".join(problems))
