@@ -95,6 +95,7 @@ from ._registry import build_registry as build_registry
 from ._versioning import DEPRECATION_KINDS as DEPRECATION_KINDS
 from ._versioning import MIN_DEPRECATION_DAYS as MIN_DEPRECATION_DAYS
 from ._versioning import Deprecation as Deprecation
+from ._versioning import apply_config_aliases as apply_config_aliases
 from ._versioning import policy_problems as policy_problems
 
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ from maia.protocol import (
     REGISTRY_VERSION,
     Deprecation,
     RegistryError,
+    apply_config_aliases,
     build_registry,
     compatibility_problems,
     lock_document,
@@ -192,3 +193,35 @@ def test_the_digest_covers_capabilities_and_the_error_table(
     monkeypatch.undo()
     with_alias = build_registry(ops, deprecations=(_alias(),), registry_version="0.9.0")
     assert with_alias.computed_digest != before
+
+
+def test_a_deprecated_config_key_is_moved_or_dropped_with_a_diagnostic() -> None:
+    """A renamed key moves to its replacement, a removed one goes; the input is not touched."""
+    renamed = _alias(kind="config-key", name="swarm.timezone", replacement="swarm.defaultTimezone")
+    removed = _alias(kind="config-key", name="swarm.legacy", replacement=None)
+    document = {"swarm": {"timezone": "Europe/Paris", "legacy": 1}}
+    moved, found = apply_config_aliases(document, (renamed, removed))
+    assert moved == {"swarm": {"defaultTimezone": "Europe/Paris"}}
+    assert document == {"swarm": {"timezone": "Europe/Paris", "legacy": 1}}
+    assert [d["name"] for d in found] == ["swarm.timezone", "swarm.legacy"]
+    both = {"swarm": {"timezone": "UTC", "defaultTimezone": "Europe/Paris"}}
+    assert apply_config_aliases(both, (renamed,)) == (both, [])  # the checker refuses the old
+
+
+def test_a_user_file_with_a_renamed_key_is_read_through_the_alias(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """check_user_config reads the old key as its replacement and logs the diagnostic."""
+    import maia.protocol
+    from maia.config import check_user_config
+
+    renamed = _alias(kind="config-key", name="swarm.timezone", replacement="swarm.defaultTimezone")
+    monkeypatch.setattr(maia.protocol, "DEPRECATIONS", (renamed,))
+    with caplog.at_level("WARNING", logger="maia.config"):
+        config, problems = check_user_config({"swarm": {"timezone": "Europe/Paris"}})
+    assert problems == []
+    assert config.default_timezone == "Europe/Paris"
+    assert '"name": "swarm.timezone"' in caplog.text
+    monkeypatch.setattr(maia.protocol, "DEPRECATIONS", ())
+    _, refused = check_user_config({"swarm": {"timezone": "Europe/Paris"}})
+    assert refused  # without the alias the old key is unknown
