@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:acf42e62a82546ebe1368fdff1fbd705b5439fbbc121d2d6dcced8754548cae7"
+REGISTRY_DIGEST: Final = "sha256:4f2a19781ef29363b78c51ce5114660f6c8db411421246febf1be3287a5af2c7"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
