@@ -49,6 +49,8 @@ class _Registry(Protocol):
 
     def resolve(self, name: str, /) -> tuple[OperationDescriptor | None, Any]: ...
 
+    def deprecation(self, name: str, /) -> Any: ...
+
 
 class HandlerTable:
     """Handlers keyed by operation ID; refuses IDs its registry does not know."""
@@ -150,5 +152,5 @@ class Dispatcher:
 
     def deprecation_of(self, method: str) -> dict[str, Any] | None:
         """The machine-readable deprecation diagnostic of a method name, or None."""
-        _, deprecation = self._registry.resolve(method)
+        deprecation = self._registry.deprecation(method)  # a dict look-up: no alias, None
         return None if deprecation is None else dict(deprecation.diagnostic())
