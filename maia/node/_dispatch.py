@@ -44,9 +44,11 @@ Handler = Callable[[Call, Any], Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
 
 
-class _Registry(Protocol):
+class _Lookup(Protocol):
     def get(self, op_id: str, /) -> OperationDescriptor | None: ...
 
+
+class _Registry(_Lookup, Protocol):
     def resolve(self, name: str, /) -> tuple[OperationDescriptor | None, Any]: ...
 
     def deprecation(self, name: str, /) -> Any: ...
@@ -55,7 +57,7 @@ class _Registry(Protocol):
 class HandlerTable:
     """Handlers keyed by operation ID; refuses IDs its registry does not know."""
 
-    def __init__(self, registry: _Registry = REGISTRY) -> None:
+    def __init__(self, registry: _Lookup = REGISTRY) -> None:
         self._registry = registry
         self._handlers: dict[str, Handler] = {}
 
