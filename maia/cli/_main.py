@@ -94,7 +94,7 @@ def _run_local(invocation: Any) -> int:
         from ._contract_cmd import contract
 
         try:
-            contract.main([path[1], *args], prog_name="maia contract", standalone_mode=False)
+            contract.main([*path[1:], *args], prog_name="maia contract", standalone_mode=False)
         except SystemExit as exit_:
             return exit_.code if isinstance(exit_.code, int) else 1
         return 0
