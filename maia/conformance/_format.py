@@ -8,7 +8,7 @@
 A step is an op call `{"op", "params", "save"?, "expect"?}` or a move outside the API:
 `{"sql": "...", "args": [...]}` (a second writer on the home's database), `{"write": path,
 "text": ...}`, `{"mkdir": path}`. A case is `{"name", "setup"?, "params", "expect", "save"?,
-"stale"?, "replay"?}`; `expect` is `{"error": code}` or `{"result"?: {path: value},
+"stale"?, "replay"?, "fresh"?, "method"?}`; `expect` is `{"error": code}` or `{"result"?: {path: value},
 "events"?: [type, ...], "receipt"?: {path: value}}`. Unknown keys are refused, so a typo
 never reads as a passing fixture.
 """
@@ -61,6 +61,8 @@ class Case:
     save: Mapping[str, str] = attrs.field(factory=dict)
     stale: bool = False  # the stale-revision case of an op with revision fields
     replay: bool = True  # replay an ok mutation with the same commandId
+    fresh: bool = False  # sent first on a new connection, before any node.hello
+    method: str | None = None  # send this op instead (an error the op owns, met before it)
 
 
 @attrs.frozen
@@ -118,11 +120,13 @@ def _expect(where: str, value: Any) -> Expect:
 
 
 def _case(where: str, value: Any) -> Case:
-    allowed = {"name", "setup", "params", "expect", "save", "stale", "replay"}
+    allowed = {"name", "setup", "params", "expect", "save", "stale", "replay", "fresh",
+               "method"}
     body = _keys(where, value, allowed, {"name", "params", "expect"})
     return Case(body["name"], body["params"], _expect(f"{where}.expect", body["expect"]),
                 _steps(f"{where}.setup", body.get("setup", [])), body.get("save", {}),
-                bool(body.get("stale", False)), bool(body.get("replay", True)))  # fmt: skip
+                bool(body.get("stale", False)), bool(body.get("replay", True)),
+                bool(body.get("fresh", False)), body.get("method"))  # fmt: skip
 
 
 def load_fixture_set(path: Path) -> FixtureSet:

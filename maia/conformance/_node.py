@@ -97,11 +97,16 @@ class LiveNode:
         return int(self.url.split(":")[2].split("/")[0])
 
     @asynccontextmanager
-    async def connect(self, registry_digest: str | None = None) -> AsyncIterator[Connection]:
+    async def connect(
+        self, registry_digest: str | None = None, *, greet: bool = True
+    ) -> AsyncIterator[Connection]:
         """A connection greeted with `registry_digest` (default: this registry's)."""
         headers = [(b"Authorization", f"Bearer {self.token}".encode())]
         async with open_websocket_url(self.url, extra_headers=headers) as socket:
             connection = Connection(socket, self.transcript)
+            if not greet:
+                yield connection
+                return
             hello = {"protocol": PROTOCOL_VERSION,
                      "registryDigest": registry_digest or REGISTRY.digest}  # fmt: skip
             answer = await connection.request("node.hello", hello)

@@ -111,7 +111,12 @@ class SetRun:
             await self.step(step, f"{where}.setup[{index}]")
         await self.new_events()  # what the setup caused is not this case's
         params = substitute(dict(case.params), self.saved)
-        answer = await self.connection.request(self.op.operation_id, params)
+        method = case.method or self.op.operation_id
+        if case.fresh:
+            async with self.node.connect(greet=False) as fresh:
+                answer = await fresh.request(method, params)
+        else:
+            answer = await self.connection.request(method, params)
         if case.expect.error is not None:
             await self._refused(case.expect, params, answer, where)
             return
