@@ -127,12 +127,16 @@ PROBES: dict[str, Probe] = {
 
 
 async def probe_common(plan: CommonPlan, node: LiveNode, conn: Connection,
-                       op: OperationDescriptor) -> tuple[set[str], dict[str, str], list[str]]:  # fmt: skip
-    """(reached, unreachable code -> reason, failures) of the op's common errors."""
+                       op: OperationDescriptor, by_cases: set[str]
+                       ) -> tuple[set[str], dict[str, str], list[str]]:  # fmt: skip
+    """(reached, unreachable code -> reason, failures) of the op's common errors (those its
+    cases reached, `by_cases`, are not probed)."""
     reached: set[str] = set()
     unreachable: dict[str, str] = {}
     failures: list[str] = []
     for code in COMMON_ERRORS:
+        if code in by_cases:
+            continue
         name = plan.probes.get(code)
         if name is None:
             unreachable[code] = plan.reasons[code]

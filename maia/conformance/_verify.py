@@ -137,7 +137,7 @@ class Verifier:
         started = time.monotonic()
         failures = static_problems(fixture, op, self.previous.get("operations", {}))
         reached: set[str] = set()
-        unreachable = {k: v for k, v in fixture.unreachable.items() if not k.startswith("event:")}
+        unreachable = dict(fixture.unreachable)
         config = _merge(base_config(self.repo), fixture.config or {})
         with tempfile.TemporaryDirectory(prefix="maia-conformance-") as folder:
             with trio.move_on_after(SET_TIMEOUT_S) as scope:
@@ -149,7 +149,7 @@ class Verifier:
                         "webhookSecretEnv": PLANTED_WEBHOOK_ENV}  # fmt: skip
                     run = SetRun(node, conn, fixture, op, saved)
                     failures += await self._cases(run, fixture, node)
-                    common = await probe_common(self.plan, node, conn, op)
+                    common = await probe_common(self.plan, node, conn, op, run.outcome.reached)
                     reached |= run.outcome.reached | common[0]
                     unreachable.update(common[1])
                     failures += common[2]
