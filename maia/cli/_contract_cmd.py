@@ -111,8 +111,13 @@ def fixtures() -> None:
 
 @fixtures.command()
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
-@click.option("--fixtures", "folder", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="The fixture folder (default: ROOT/tests/fixtures/ops).")  # fmt: skip
+@click.option(
+    "--fixtures",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The fixture folder (default: ROOT/tests/fixtures/ops).",
+)
 @click.option("--op", "only", multiple=True, help="Verify only this op (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def verify(root: Path, folder: Path | None, only: tuple[str, ...], as_json: bool) -> None:

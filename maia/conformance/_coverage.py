@@ -40,8 +40,9 @@ def static_problems(fixture: FixtureSet, op: OperationDescriptor,
     declared = set(op.errors)
     cases = fixture.cases
     covered = {c.expect.error for c in cases if c.expect.error is not None}
-    unreachable_errors = {k for k in fixture.unreachable if k not in _NOT_ERRORS
-                          and not k.startswith("event:")}
+    unreachable_errors = {
+        k for k in fixture.unreachable if k not in _NOT_ERRORS and not k.startswith("event:")
+    }
     for code in sorted(covered - declared):
         problems.append(f"a case expects {code}, which {op.operation_id} does not declare")
     for code in sorted(unreachable_errors - declared):
@@ -59,17 +60,22 @@ def static_problems(fixture: FixtureSet, op: OperationDescriptor,
     for event in sorted(set(op.event_types) - expected_events):
         if f"event:{event}" not in fixture.unreachable:
             problems.append(f"declared event {event} is expected by no case")
-    if op.revision_fields and "stale" not in fixture.unreachable and not any(
-        c.stale and c.expect.error in STALE_ERRORS for c in cases
+    if (
+        op.revision_fields
+        and "stale" not in fixture.unreachable
+        and not any(c.stale and c.expect.error in STALE_ERRORS for c in cases)
     ):
         problems.append("no stale-revision case (stale: true, revision or storage conflict)")
     preview = _preview_of(op.operation_id)
     if op.confirmation == "required":
         ran_preview = any(s.kind == "op" and s.op == preview for s in fixture.setup)
-        if not (preview in REGISTRY and any(
-            c.expect.ok and (ran_preview or any(s.op == preview for s in c.setup))
-            for c in cases
-        )):
+        if not (
+            preview in REGISTRY
+            and any(
+                c.expect.ok and (ran_preview or any(s.op == preview for s in c.setup))
+                for c in cases
+            )
+        ):
             problems.append(f"no ok case confirms after its preview {preview}")
     if op.idempotency == "required" and not any(
         c.expect.ok and c.replay and "commandId" in c.params for c in cases

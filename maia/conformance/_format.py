@@ -8,9 +8,9 @@
 A step is an op call `{"op", "params", "save"?, "expect"?}` or a move outside the API:
 `{"sql": "...", "args": [...]}` (a second writer on the home's database), `{"write": path,
 "text": ...}`, `{"mkdir": path}`. A case is `{"name", "setup"?, "params", "expect", "save"?,
-"stale"?, "replay"?, "fresh"?, "method"?}`; `expect` is `{"error": code}` or `{"result"?: {path: value},
-"events"?: [type, ...], "receipt"?: {path: value}}`. Unknown keys are refused, so a typo
-never reads as a passing fixture.
+"stale"?, "replay"?, "fresh"?, "method"?}`; `expect` is `{"error": code}` or
+`{"result"?: {path: value}, "events"?: [type, ...], "receipt"?: {path: value}}`.
+Unknown keys are refused, so a typo never reads as a passing fixture.
 """
 
 from __future__ import annotations
@@ -120,8 +120,7 @@ def _expect(where: str, value: Any) -> Expect:
 
 
 def _case(where: str, value: Any) -> Case:
-    allowed = {"name", "setup", "params", "expect", "save", "stale", "replay", "fresh",
-               "method"}
+    allowed = {"name", "setup", "params", "expect", "save", "stale", "replay", "fresh", "method"}
     body = _keys(where, value, allowed, {"name", "params", "expect"})
     return Case(body["name"], body["params"], _expect(f"{where}.expect", body["expect"]),
                 _steps(f"{where}.setup", body.get("setup", [])), body.get("save", {}),

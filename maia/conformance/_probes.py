@@ -106,7 +106,7 @@ async def _bad_token(node: LiveNode, conn: Connection, op: OperationDescriptor) 
 
 
 async def _role(node: LiveNode, conn: Connection, op: OperationDescriptor) -> Probed:
-    if API_ROLES <= op.callers:
+    if op.callers >= API_ROLES:
         return Probed(False)  # every role the API presents may call it: unreachable
     return _check(op, await conn.request(op.operation_id, {}), "role_denied")
 

@@ -43,6 +43,14 @@ class SetOutcome:
     cases: int = 0
 
 
+def _write_or_mkdir(path: Path, kind: str, text: str) -> None:
+    if kind == "mkdir":
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    else:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+
+
 class SetRun:
     def __init__(self, node: LiveNode, connection: Connection, fixture: FixtureSet,
                  descriptor: OperationDescriptor, saved: dict[str, Any]) -> None:  # fmt: skip
@@ -74,11 +82,8 @@ class SetRun:
             path = Path(substitute(step.path, self.saved))
             if not path.is_absolute():
                 raise CaseFailed(f"{where}: {step.path} is not absolute")
-            if step.kind == "mkdir":
-                path.mkdir(mode=0o700, parents=True, exist_ok=True)
-            else:
-                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                path.write_text(substitute(step.text, self.saved), "utf-8")
+            text = substitute(step.text, self.saved)
+            await trio.to_thread.run_sync(_write_or_mkdir, path, step.kind, text)
         else:
             answer = await self.connection.request(step.op, substitute(step.params, self.saved))
             if step.expect == "ok" and not answer.get("ok"):
@@ -174,9 +179,9 @@ class SetRun:
         if not answer.get("ok"):
             raise CaseFailed(f"{where}: receipt.get {receipt_id}: {answer.get('error')}")
         receipt = answer["result"]["receipt"]
-        problems = mismatches(receipt, {"operationId": self.op.operation_id,
-                                        "commandId": params.get("commandId"),
-                                        **substitute(dict(expect.receipt), self.saved)})  # fmt: skip
+        want = {"operationId": self.op.operation_id, "commandId": params.get("commandId"),
+                **substitute(dict(expect.receipt), self.saved)}  # fmt: skip
+        problems = mismatches(receipt, want)
         known = {e["eventId"] for e in events}
         problems += [f"eventIds: {e} is not in the journal" for e in receipt["eventIds"]
                      if e not in known]  # fmt: skip

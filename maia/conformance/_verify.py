@@ -78,11 +78,14 @@ class VerifyReport:
             yield f"unreachable {code} ({where}): {why}"
 
     def to_json(self) -> dict[str, Any]:
+        operations = {
+            r.operation: {"failures": list(r.failures), "reached": sorted(r.reached),
+                          "declared": r.declared, "unreachable": dict(r.unreachable),
+                          "cases": r.cases, "seconds": round(r.seconds, 2)}
+            for r in self.ops
+        }  # fmt: skip
         return {"ok": self.ok, "problems": list(self.problems), "seconds": self.seconds,
-                "operations": {r.operation: {
-                    "failures": list(r.failures), "reached": sorted(r.reached),
-                    "declared": r.declared, "unreachable": dict(r.unreachable),
-                    "cases": r.cases, "seconds": round(r.seconds, 2)} for r in self.ops}}  # fmt: skip
+                "operations": operations}  # fmt: skip
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -184,7 +187,9 @@ class Verifier:
                     failures.append("a previous-registry hello answered registryMatch true")
                 current, run.connection = run.connection, old
                 try:
-                    await run.case(fixture.previous, f"previous ({self.previous['registryVersion']})")
+                    await run.case(
+                        fixture.previous, f"previous ({self.previous['registryVersion']})"
+                    )
                 except (CaseFailed, PlaceholderError) as error:
                     failures.append(str(error))
                 finally:
@@ -225,8 +230,11 @@ async def _verify(fixtures: Path, repo: Path, only: frozenset[str] | None) -> Ve
     async def one(op: OperationDescriptor) -> None:
         fixture = sets.get(op.operation_id)
         if fixture is None:
-            reports[op.operation_id] = OpReport(op.operation_id, (
-                f"no fixtures (add {fixtures}/{op.operation_id}/cases.json)",), len(op.errors))
+            reports[op.operation_id] = OpReport(
+                op.operation_id,
+                (f"no fixtures (add {fixtures}/{op.operation_id}/cases.json)",),
+                len(op.errors),
+            )
             return
         async with limiter:
             reports[op.operation_id] = await verifier.run_set(fixture, op)
@@ -240,7 +248,9 @@ async def _verify(fixtures: Path, repo: Path, only: frozenset[str] | None) -> Ve
     return VerifyReport(ordered, tuple(problems), time.monotonic() - started)
 
 
-def verify_fixtures(fixtures: Path, *, repo: Path, only: Iterable[str] | None = None) -> VerifyReport:
+def verify_fixtures(
+    fixtures: Path, *, repo: Path, only: Iterable[str] | None = None
+) -> VerifyReport:
     """Run every op's fixture set (or those in `only`) and report; never raises for a
     failing fixture (the report says it)."""
     return trio.run(_verify, fixtures, repo, None if only is None else frozenset(only))
