@@ -246,6 +246,7 @@ class TurnInterruptInput:
 TURN_OPERATIONS = (
     mutation(
         operation_id="turn.send",
+        agent_exposure="eligible",
         summary="Queue a prompt on a Session (at most 8 pending).",
         input_type=TurnSendInput,
         output_type=TurnSendOutput,
@@ -261,6 +262,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.wait",
+        agent_exposure="eligible",
         summary="Wait up to 4 s for a turn to end (or reach given states).",
         input_type=TurnWaitInput,
         output_type=TurnWaitOutput,
@@ -268,6 +270,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.show",
+        agent_exposure="eligible",
         summary="Show a turn, its failure reason and its items (paged: nextItemCursor).",
         input_type=TurnShowInput,
         output_type=TurnShowOutput,
@@ -275,6 +278,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.list",
+        agent_exposure="eligible",
         summary="List a Session's turns, newest first, paged.",
         input_type=TurnListInput,
         output_type=TurnListOutput,
@@ -282,6 +286,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.queue.list",
+        agent_exposure="eligible",
         summary="The active turn and the queue of a Session.",
         input_type=SessionRefInput,
         output_type=TurnQueueListOutput,
@@ -289,6 +294,7 @@ TURN_OPERATIONS = (
     ),
     mutation(
         operation_id="turn.cancel",
+        agent_exposure="eligible",
         summary="Cancel a queued turn by its own revision.",
         input_type=TurnCancelInput,
         output_type=TurnResult,
@@ -298,6 +304,7 @@ TURN_OPERATIONS = (
     ),
     mutation(
         operation_id="turn.interrupt",
+        agent_exposure="eligible",
         summary="Interrupt a running turn.",
         input_type=TurnInterruptInput,
         output_type=TurnResult,
