@@ -31,6 +31,8 @@ from ._output import now_ms as now_ms
 from ._output import run_local
 from ._render import COLUMNS, table
 
+ID_HEX_DIGITS = 32  # `maia.core.new_id`: <prefix>_<32 lowercase hex>
+
 
 class Requester(Protocol):
     """What `execute` needs of a client (the SDK's `MaiaClient` is one)."""
@@ -58,12 +60,27 @@ async def resolve(client: Requester, reference: str, kind: str) -> str:
     raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
 
 
+def is_exact_id(reference: str, kind: str) -> bool:
+    """Whether `reference` has the form of a whole ID of `kind` (`session_` and 32 hex
+    digits): `reference.resolve` would answer it with itself, as it tries the exact ID
+    first, so it is used as given (a missing one fails with the op's resource_not_found)."""
+    prefix = kind + "_"
+    digits = reference[len(prefix) :]
+    return (
+        reference.startswith(prefix)
+        and len(digits) == ID_HEX_DIGITS
+        and all(c in "0123456789abcdef" for c in digits)
+    )
+
+
 async def resolve_references(client: Requester, invocation: Invocation) -> dict[str, Any]:
-    """The invocation's params with every reference replaced by its exact ID."""
+    """The invocation's params with every reference replaced by its exact ID (a whole ID
+    asks nothing of the Node: `is_exact_id`)."""
     params = dict(invocation.params)
     for wire, kind in invocation.references.items():
-        if isinstance(params.get(wire), str):
-            params[wire] = await resolve(client, params[wire], kind)
+        value = params.get(wire)
+        if isinstance(value, str) and not is_exact_id(value, kind):
+            params[wire] = await resolve(client, value, kind)
     return params
 
 

@@ -2,6 +2,7 @@
 
     async with open_client() as client:
         status = await client.node.status()
+        answer = await send_and_wait(client, session_id, "Hi!", timeout_s=60)
 
 Methods are a projection of the operation registry; failures are `MaiaError` with a code
 from the closed set.
@@ -28,3 +29,5 @@ from ._observations import attach_session as attach_session
 from ._observations import observe_events as observe_events
 from ._projection import OPERATION_TREE as OPERATION_TREE
 from ._transport import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
+from ._turns import send_and_wait as send_and_wait
+from ._turns import send_and_wait_wire as send_and_wait_wire

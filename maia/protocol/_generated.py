@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:4677e85a6769506fff197ed7a930bca55349bf61f3f31154187b019be0c32fed"
+REGISTRY_DIGEST: Final = "sha256:7041232a74adee3ace74a7f8580783d91462006ababaa4c83f6cc6c7deeb7cf8"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
