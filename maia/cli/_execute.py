@@ -29,23 +29,14 @@ from ._invocation import Invocation
 from ._output import Out as Out
 from ._output import now_ms as now_ms
 from ._output import run_local
-from ._render import COLUMNS, table
-
-ID_HEX_DIGITS = 32  # `maia.core.new_id`: <prefix>_<32 lowercase hex>
+from ._refs import Ambiguous as Ambiguous
+from ._refs import ambiguous_exit, is_exact_id
 
 
 class Requester(Protocol):
     """What `execute` needs of a client (the SDK's `MaiaClient` is one)."""
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
-
-
-class Ambiguous(Exception):
-    """A reference named more than one thing (exit 2, the candidates listed)."""
-
-    def __init__(self, reference: str, kind: str, candidates: list[dict[str, Any]]) -> None:
-        super().__init__(reference)
-        self.reference, self.kind, self.candidates = reference, kind, candidates
 
 
 class Refused(Exception):
@@ -58,19 +49,6 @@ async def resolve(client: Requester, reference: str, kind: str) -> str:
     if answer.get("status") == "resolved" and answer.get("id"):
         return str(answer["id"])
     raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
-
-
-def is_exact_id(reference: str, kind: str) -> bool:
-    """Whether `reference` has the form of a whole ID of `kind` (`session_` and 32 hex
-    digits): `reference.resolve` would answer it with itself, as it tries the exact ID
-    first, so it is used as given (a missing one fails with the op's resource_not_found)."""
-    prefix = kind + "_"
-    digits = reference[len(prefix) :]
-    return (
-        reference.startswith(prefix)
-        and len(digits) == ID_HEX_DIGITS
-        and all(c in "0123456789abcdef" for c in digits)
-    )
 
 
 async def resolve_references(client: Requester, invocation: Invocation) -> dict[str, Any]:
@@ -181,7 +159,7 @@ async def execute(
         out.result(invocation.operation_id, result)
         return _exit.OK
     except Ambiguous as ambiguous:
-        return _ambiguous(ambiguous, out)
+        return ambiguous_exit(ambiguous, out)
     except Refused as refused:
         out.message(str(refused))
         return _exit.ERROR
@@ -191,17 +169,3 @@ async def execute(
     except TimeoutError:
         out.message("timed out")
         return _exit.TIMEOUT
-
-
-def _ambiguous(ambiguous: Ambiguous, out: Out) -> int:
-    count = len(ambiguous.candidates)
-    out.message(f"{ambiguous.reference!r} names {count} {ambiguous.kind}s; give more of the ID:")
-    out.stderr.write(table(ambiguous.candidates, COLUMNS["candidates"], out.now_ms))
-    if out.fmt != "human":
-        error = MaiaError(
-            "validation_failed",
-            f"the reference names {count} {ambiguous.kind}s",
-            {"candidates": ambiguous.candidates},
-        )
-        out.json({"ok": False, "error": error.to_wire()})
-    return _exit.USAGE
