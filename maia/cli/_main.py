@@ -6,8 +6,9 @@ line is parsed (`parse_invocation`, no I/O); local commands (`node start|stop`, 
 `completion`, `console`, bare `maia`) run here; an op opens the SDK client and runs
 `execute` under anyio's asyncio backend: the SDK and `execute` are anyio-only, and asyncio
 imports in a fraction of trio's time (a short command is mostly start-up). Nothing imports
-an event loop or the SDK until an op actually runs; an op never imports trio. A plain op call (one question, one answer: `session list`,
-`node status`) runs on the SDK's blocking client (`_quick.py`) and imports no event loop.
+an event loop or the SDK until an op actually runs; an op never imports trio. A plain op
+call (one question, one answer: `session list`, `node status`) runs on the SDK's blocking
+client (`_quick.py`) and imports no event loop at all.
 """
 
 from __future__ import annotations
