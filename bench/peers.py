@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -169,7 +168,9 @@ async def _maia_setup(home: Path, sessions: int) -> list[str]:
         return [session.session_id for session in made]
 
 
-def maia_run(home: Path, sessions: list[str], lanes: int, per_lane: int) -> tuple[float, list[float]]:
+def maia_run(
+    home: Path, sessions: list[str], lanes: int, per_lane: int
+) -> tuple[float, list[float]]:
     """(turns per second, every send → completed latency) with `lanes` in flight per Session,
     over as many SDK connections as the Node's per-connection bound asks for."""
     samples: list[float] = []
