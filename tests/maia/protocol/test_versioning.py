@@ -9,6 +9,7 @@ import attrs
 import pytest
 
 import maia.protocol._registry as registry_module
+from maia.core._errors import ERROR_CODES
 from maia.protocol import (
     AGENT_EXPOSURES,
     REGISTRY,
@@ -20,6 +21,7 @@ from maia.protocol import (
     compatibility_problems,
     lock_document,
 )
+from maia.protocol._capabilities import NODE_CAPABILITIES
 
 TODAY = datetime.date(2026, 12, 1)
 
@@ -180,13 +182,11 @@ def test_the_digest_covers_capabilities_and_the_error_table(
     """Changing a capability or an error's status changes the registry digest."""
     ops = list(REGISTRY)
     before = build_registry(ops).computed_digest
-    monkeypatch.setattr(
-        registry_module, "NODE_CAPABILITIES", (*registry_module.NODE_CAPABILITIES, ("x", "y"))
-    )
+    monkeypatch.setattr(registry_module, "NODE_CAPABILITIES", (*NODE_CAPABILITIES, ("x", "y")))
     with_capability = build_registry(ops).computed_digest
     assert with_capability != before
     monkeypatch.undo()
-    codes = dict(registry_module.ERROR_CODES)
+    codes = dict(ERROR_CODES)
     codes["internal_error"] = attrs.evolve(codes["internal_error"], status=599)
     monkeypatch.setattr(registry_module, "ERROR_CODES", codes)
     assert build_registry(ops).computed_digest not in (before, with_capability)
