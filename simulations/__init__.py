@@ -29,7 +29,6 @@ from ._model import NetworkSpec as NetworkSpec
 from ._model import Scenario as Scenario
 from ._network import Network as Network
 from ._proxy import LoopbackProxy as LoopbackProxy
-from ._proxy import ProxySettings as ProxySettings
 from ._proxy import start_proxy as start_proxy
 from ._proxy_link import Direction as Direction
 from ._proxy_link import Fate as Fate
@@ -37,6 +36,7 @@ from ._proxy_link import LinkFaults as LinkFaults
 from ._proxy_link import NotLoopback as NotLoopback
 from ._proxy_link import ProxyError as ProxyError
 from ._proxy_link import ProxyEvent as ProxyEvent
+from ._proxy_relay import ProxySettings as ProxySettings
 from ._runner import RunResult as RunResult
 from ._runner import Summary as Summary
 from ._runner import run_many as run_many

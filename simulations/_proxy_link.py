@@ -13,6 +13,7 @@ import ipaddress
 import random
 
 import attrs
+import trio
 
 MAX_DELAY_MS = 60_000
 
@@ -125,6 +126,7 @@ class Switchboard:
 
     faults: dict[Direction, LinkFaults] = attrs.Factory(lambda: dict.fromkeys(Direction, CLEAN))
     partitioned: set[Direction] = attrs.Factory(set)
+    healed: trio.Event = attrs.Factory(trio.Event)  # set (and renewed) by every heal
 
     def set_faults(self, direction: Direction | str | None, faults: LinkFaults) -> None:
         for each in Direction if direction is None else (Direction.of(direction),):
@@ -136,6 +138,8 @@ class Switchboard:
     def heal(self) -> None:
         self.partitioned.clear()
         self.faults = dict.fromkeys(Direction, CLEAN)
+        self.healed.set()
+        self.healed = trio.Event()
 
     @property
     def isolated(self) -> bool:

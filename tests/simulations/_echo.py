@@ -20,6 +20,7 @@ from trio_websocket import (
 )
 
 from maia.client._transport import WebSocket, open_websocket
+from maia.node._websocket import GuardedServer
 from simulations import LoopbackProxy, ProxySettings, start_proxy
 
 WAIT_S = 20.0  # the bound on every wait in these tests; generous, never a timing claim
@@ -50,13 +51,31 @@ class EchoServer:
 
 
 async def start_pair(
-    nursery: trio.Nursery, seed: int = 7, settings: ProxySettings | None = None
+    nursery: trio.Nursery,
+    seed: int = 7,
+    settings: ProxySettings | None = None,
+    *,
+    guarded: bool = False,
 ) -> tuple[EchoServer, LoopbackProxy]:
-    """An echo server and a proxy in front of it, both serving in `nursery`."""
+    """An echo server and a proxy in front of it, both serving in `nursery`; `guarded`
+    serves with the Node API's own strict server (`maia.node._websocket.GuardedServer`)."""
     settings = settings or ProxySettings()
     echo = EchoServer()
-    server = await nursery.start(serve_websocket, echo.handler, "127.0.0.1", 0, None)
-    echo.port = server.port
+    if guarded:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        guard = GuardedServer(
+            echo.handler,
+            listeners,
+            max_connections=8,
+            max_message_size=1024 * 1024,
+            connect_timeout=WAIT_S,
+            disconnect_timeout=2,
+        )
+        await nursery.start(guard.run)
+        echo.port = guard.port
+    else:
+        server = await nursery.start(serve_websocket, echo.handler, "127.0.0.1", 0, None)
+        echo.port = server.port
     proxy = await start_proxy(nursery, echo.port, seed=seed, settings=settings)
     return echo, proxy
 

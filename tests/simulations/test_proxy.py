@@ -176,3 +176,33 @@ async def test_one_way_partition_toward_control() -> None:
             assert await receive_until_sentinel(ws) == []
         assert echo.received == [SENTINEL]
         nursery.cancel_scope.cancel()
+
+
+async def test_the_node_api_server_and_maia_client_accept_the_proxied_frames() -> None:
+    """Behind the proxy, the Node API's strict server (masking, UTF-8, bounds) and Maia's
+    client transport exchange duplicated and reordered messages without a protocol error."""
+    settings = ProxySettings(reorder_hold_s=60.0)
+    async with trio.open_nursery() as nursery:
+        echo, proxy = await start_pair(nursery, settings=settings, guarded=True)
+        ws = await open_maia(proxy)
+        proxy.set_faults("to_control", duplicate=1.0)
+        proxy.set_faults("to_node", reorder=1.0)
+        await ws.send("é1")
+        await wait_for(lambda: len(fates(proxy, Direction.TO_CONTROL)) == 1, "é1 decided")
+        proxy.set_faults("to_control")  # clean again toward Control
+        for text in ["ü2", "ö3"]:
+            await ws.send(text)
+        await wait_for(lambda: len(fates(proxy, Direction.TO_NODE)) == 4, "four echoes")
+        proxy.heal()
+        await ws.send(SENTINEL)
+        received: list[str | bytes] = []
+        with trio.fail_after(20):
+            for _ in range(10):
+                echoed = await ws.receive()
+                if echoed == SENTINEL or echoed is None:
+                    break
+                received.append(echoed)
+        await ws.aclose()
+        assert received == ["é1", "é1", "ö3", "ü2"]
+        assert echo.received == ["é1", "é1", "ü2", "ö3", SENTINEL]
+        nursery.cancel_scope.cancel()
