@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:4f2a19781ef29363b78c51ce5114660f6c8db411421246febf1be3287a5af2c7"
+REGISTRY_DIGEST: Final = "sha256:f1d36e2ea7e9cfcf63c7ec41dedfbcde7f44ac182e002ad4b41fa3acb7374eb2"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
