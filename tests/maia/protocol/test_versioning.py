@@ -9,7 +9,6 @@ import attrs
 import pytest
 
 import maia.protocol._registry as registry_module
-from maia.core._errors import ERROR_CODES
 from maia.protocol import (
     AGENT_EXPOSURES,
     ERROR_CODES,
@@ -23,7 +22,6 @@ from maia.protocol import (
     compatibility_problems,
     lock_document,
 )
-from maia.protocol._capabilities import NODE_CAPABILITIES
 
 TODAY = datetime.date(2026, 12, 1)
 
