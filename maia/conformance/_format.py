@@ -5,9 +5,10 @@
      "cases": [case, ...], "previous": {"params": {...}, "expect": {...}}?,
      "unreachable": {"<error code>" | "event:<type>": "why"}}
 
-A step is an op call `{"op", "params", "save"?, "expect"?}` or a move outside the API:
-`{"sql": "...", "args": [...]}` (a second writer on the home's database), `{"write": path,
-"text": ...}`, `{"mkdir": path}`. A case is `{"name", "setup"?, "params", "expect", "save"?,
+A step is an op call `{"op", "params", "save"?, "expect"?, "until"?}` or a move outside
+the API: `{"sql": "...", "args": [...]}` (a second writer on the home's database),
+`{"write": path, "text": ...}`, `{"mkdir": path}`, `{"remove": path}`, or
+`{"repeat": n, "steps": [...]}`. A case is `{"name", "setup"?, "params", "expect", "save"?,
 "stale"?, "replay"?, "fresh"?, "method"?}`; `expect` is `{"error": code}` or
 `{"result"?: {path: value}, "events"?: [type, ...], "receipt"?: {path: value}}`.
 Unknown keys are refused, so a typo never reads as a passing fixture.
@@ -29,15 +30,18 @@ class FixtureFormatError(ValueError):
 
 @attrs.frozen
 class Step:
-    kind: str  # op, sql, write, mkdir
+    kind: str  # op, sql, write, mkdir, remove, repeat
     op: str = ""
     params: Mapping[str, Any] = attrs.field(factory=dict)
     save: Mapping[str, str] = attrs.field(factory=dict)
     expect: str = "ok"  # "ok" or an error code
+    until: Mapping[str, Any] = attrs.field(factory=dict)  # poll the op until these match
     sql: str = ""
     args: tuple[Any, ...] = ()
     path: str = ""
     text: str = ""
+    times: int = 0  # repeat: run `steps` this many times, `$i` counting from 0
+    steps: tuple[Step, ...] = ()
 
 
 @attrs.frozen
@@ -97,9 +101,16 @@ def _step(where: str, value: Any) -> Step:
         return Step("write", path=body["write"], text=body["text"])
     if isinstance(value, dict) and "mkdir" in value:
         return Step("mkdir", path=_keys(where, value, {"mkdir"}, {"mkdir"})["mkdir"])
-    body = _keys(where, value, {"op", "params", "save", "expect"}, {"op"})
-    return Step("op", op=body["op"], params=body.get("params", {}),
-                save=body.get("save", {}), expect=body.get("expect", "ok"))  # fmt: skip
+    if isinstance(value, dict) and "remove" in value:
+        return Step("remove", path=_keys(where, value, {"remove"}, {"remove"})["remove"])
+    if isinstance(value, dict) and "repeat" in value:
+        body = _keys(where, value, {"repeat", "steps"}, {"repeat", "steps"})
+        if not isinstance(body["repeat"], int) or not 1 <= body["repeat"] <= 100:
+            raise FixtureFormatError(f"{where}.repeat: must be an integer 1-100")
+        return Step("repeat", times=body["repeat"], steps=_steps(f"{where}.steps", body["steps"]))
+    body = _keys(where, value, {"op", "params", "save", "expect", "until"}, {"op"})
+    return Step("op", op=body["op"], params=body.get("params", {}), save=body.get("save", {}),
+                expect=body.get("expect", "ok"), until=body.get("until", {}))  # fmt: skip
 
 
 def _steps(where: str, value: Any) -> tuple[Step, ...]:

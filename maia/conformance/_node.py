@@ -48,6 +48,7 @@ class Transcript:
 
     frames: list[str] = attrs.field(factory=list)
     logs: list[str] = attrs.field(factory=list)
+    received: list[str] = attrs.field(factory=list)  # by the loopback webhook receiver
 
 
 class _Capture(logging.Handler):
@@ -84,6 +85,32 @@ class Connection:
         return await self.send_raw({"method": method, "params": params})
 
 
+async def _serve_receiver(listener: trio.SocketListener, transcript: Transcript) -> None:
+    """A loopback webhook receiver: 204 to every request; what it received is kept."""
+
+    async def answer(stream: trio.SocketStream) -> None:
+        data = b""
+        with trio.move_on_after(15):
+            async with stream:
+                while b"\r\n\r\n" not in data and len(data) < 1 << 20:
+                    chunk = await stream.receive_some(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)  # fmt: skip
+                while len(body) < min(length, 1 << 20):
+                    chunk = await stream.receive_some(65536)
+                    if not chunk:
+                        break
+                    body += chunk
+                transcript.received.append((head + b"\r\n\r\n" + body).decode("utf-8", "replace"))
+                await stream.send_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+
+    await trio.serve_listeners(answer, [listener])
+
+
 @attrs.frozen
 class LiveNode:
     url: str
@@ -91,6 +118,7 @@ class LiveNode:
     token: str
     work: Path
     transcript: Transcript
+    receiver_port: int = 0
 
     @property
     def port(self) -> int:
@@ -133,9 +161,14 @@ async def open_node(base: Path, config: dict[str, Any]) -> AsyncIterator[LiveNod
     root.addHandler(capture)
     try:
         async with trio.open_nursery() as nursery:
+            (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+            nursery.start_soon(_serve_receiver, listener, transcript)
             running = await nursery.start(serve_node, NodeConfig(home))
+            port = listener.socket.getsockname()[1]
             try:
-                yield LiveNode(running.url, home, read_token(home.token_path), work, transcript)
+                yield LiveNode(
+                    running.url, home, read_token(home.token_path), work, transcript, port
+                )
             finally:
                 nursery.cancel_scope.cancel()
     finally:

@@ -44,7 +44,9 @@ class SetOutcome:
 
 
 def _write_or_mkdir(path: Path, kind: str, text: str) -> None:
-    if kind == "mkdir":
+    if kind == "remove":
+        path.rmdir() if path.is_dir() else path.unlink()
+    elif kind == "mkdir":
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     else:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -78,19 +80,36 @@ class SetRun:
     async def step(self, step: Step, where: str) -> None:
         if step.kind == "sql":
             self._second_writer(step)
-        elif step.kind in ("write", "mkdir"):
+        elif step.kind == "repeat":
+            for index in range(step.times):
+                self.saved["i"] = index
+                for number, inner in enumerate(step.steps):
+                    await self.step(inner, f"{where}[{index}].steps[{number}]")
+        elif step.kind in ("write", "mkdir", "remove"):
             path = Path(substitute(step.path, self.saved))
             if not path.is_absolute():
                 raise CaseFailed(f"{where}: {step.path} is not absolute")
             text = substitute(step.text, self.saved)
             await trio.to_thread.run_sync(_write_or_mkdir, path, step.kind, text)
         else:
-            answer = await self.connection.request(step.op, substitute(step.params, self.saved))
+            answer = await self._call(step, where)
             if step.expect == "ok" and not answer.get("ok"):
                 raise CaseFailed(f"{where}: {step.op} failed: {answer.get('error')}")
             if step.expect != "ok" and answer.get("error", {}).get("code") != step.expect:
                 raise CaseFailed(f"{where}: {step.op} answered {answer}, not {step.expect}")
             self._save(step.save, answer.get("result"), where)
+
+    async def _call(self, step: Step, where: str) -> dict[str, Any]:
+        """The step's answer; with `until`, the first whose result matches (polled)."""
+        params = substitute(step.params, self.saved)
+        want = substitute(dict(step.until), self.saved)
+        with trio.move_on_after(EVENT_WAIT_S):
+            while True:
+                answer = await self.connection.request(step.op, params)
+                if not want or not mismatches(answer.get("result"), want):
+                    return answer
+                await trio.sleep(0.1)
+        raise CaseFailed(f"{where}: {step.op} never answered {want}: last {answer}")
 
     def _second_writer(self, step: Step) -> None:
         # Another writer on the Node's database: what `storage_conflict` guards against.

@@ -148,6 +148,7 @@ class Verifier:
                     saved: dict[str, Any] = {
                         "work": str(node.work), "repo": str(self.repo), "python": sys.executable,
                         "home": str(node.home.root), "nodeId": conn.hello["nodeId"],
+                        "port": node.port, "receiver": node.receiver_port,
                         "plantedApiKey": self.secrets.api_key,
                         "webhookSecretEnv": PLANTED_WEBHOOK_ENV}  # fmt: skip
                     run = SetRun(node, conn, fixture, op, saved)
@@ -159,6 +160,7 @@ class Verifier:
                 texts = [("an answer", f) for f in node.transcript.frames]
                 texts += [("a log record", line) for line in node.transcript.logs]
                 texts += [("a log file", text) for text in node.log_files()]
+                texts += [("a webhook delivery", text) for text in node.transcript.received]
                 failures += redaction_findings(texts, {
                     "the planted API key": self.secrets.api_key,
                     "the planted webhook secret": self.secrets.webhook,
