@@ -9,7 +9,7 @@ A step is an op call `{"op", "params", "save"?, "expect"?, "until"?}` or a move 
 the API: `{"sql": "...", "args": [...]}` (a second writer on the home's database),
 `{"write": path, "text": ...}`, `{"mkdir": path}`, `{"remove": path}`, or
 `{"repeat": n, "steps": [...]}`. A case is `{"name", "setup"?, "params", "expect", "save"?,
-"stale"?, "replay"?, "fresh"?, "method"?}`; `expect` is `{"error": code}` or
+"stale"?, "replay"?, "fresh"?, "method"?, "secrets"?}`; `expect` is `{"error": code}` or
 `{"result"?: {path: value}, "events"?: [type, ...], "receipt"?: {path: value}}`.
 Unknown keys are refused, so a typo never reads as a passing fixture.
 """
@@ -67,6 +67,7 @@ class Case:
     replay: bool = True  # replay an ok mutation with the same commandId
     fresh: bool = False  # sent first on a new connection, before any node.hello
     method: str | None = None  # send this op instead (an error the op owns, met before it)
+    secrets: Mapping[str, str] = attrs.field(factory=dict)  # name -> path of an issued secret
 
 
 @attrs.frozen
@@ -136,7 +137,8 @@ def _case(where: str, value: Any) -> Case:
     return Case(body["name"], body["params"], _expect(f"{where}.expect", body["expect"]),
                 _steps(f"{where}.setup", body.get("setup", [])), body.get("save", {}),
                 bool(body.get("stale", False)), bool(body.get("replay", True)),
-                bool(body.get("fresh", False)), body.get("method"))  # fmt: skip
+                bool(body.get("fresh", False)), body.get("method"),
+                body.get("secrets", {}))  # fmt: skip
 
 
 def load_fixture_set(path: Path) -> FixtureSet:

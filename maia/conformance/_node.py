@@ -46,7 +46,7 @@ class Secrets:
 class Transcript:
     """What the Node said during a set: frames, log records (for the redaction scan)."""
 
-    frames: list[str] = attrs.field(factory=list)
+    frames: list[tuple[str, str]] = attrs.field(factory=list)  # (method asked, answer)
     logs: list[str] = attrs.field(factory=list)
     received: list[str] = attrs.field(factory=list)  # by the loopback webhook receiver
 
@@ -76,7 +76,7 @@ class Connection:
         with trio.fail_after(REQUEST_TIMEOUT_S):
             while True:
                 text = await self._socket.get_message()
-                self._transcript.frames.append(str(text))
+                self._transcript.frames.append((str(frame.get("method")), str(text)))
                 answer: dict[str, Any] = orjson.loads(text)
                 if answer.get("id") == request_id:
                     return answer

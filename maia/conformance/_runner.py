@@ -41,6 +41,7 @@ class SetOutcome:
     reached: set[str] = attrs.field(factory=set)
     events: set[str] = attrs.field(factory=set)
     cases: int = 0
+    issued: dict[str, str] = attrs.field(factory=dict)  # secrets the op itself answered
 
 
 def _write_or_mkdir(path: Path, kind: str, text: str) -> None:
@@ -157,6 +158,11 @@ class SetRun:
         if self.op.idempotency == "required" and "commandId" in params and case.replay:
             await self._replay(params, result, where)
         self._save(case.save, result, where)
+        for name, path in case.secrets.items():
+            value = at_path(result, path)
+            if not isinstance(value, str) or len(value) < 16:
+                raise CaseFailed(f"{where}: secret {name}: no string of 16+ characters at {path}")
+            self.outcome.issued[f"the issued {name}"] = value
 
     async def _refused(self, expect: Expect, params: Any, answer: Any, where: str) -> None:
         error = answer.get("error")

@@ -147,6 +147,7 @@ class Verifier:
         reached: set[str] = set()
         unreachable = dict(fixture.unreachable)
         config = _merge(base_config(self.repo), fixture.config or {})
+        issued: dict[str, str] = {}
         with tempfile.TemporaryDirectory(prefix="maia-conformance-") as folder:
             with trio.move_on_after(SET_TIMEOUT_S) as scope:
                 async with open_node(Path(folder), config) as node, node.connect() as conn:
@@ -157,12 +158,13 @@ class Verifier:
                         "plantedApiKey": self.secrets.api_key,
                         "webhookSecretEnv": PLANTED_WEBHOOK_ENV}  # fmt: skip
                     run = SetRun(node, conn, fixture, op, saved)
+                    issued = run.outcome.issued
                     failures += await self._cases(run, fixture, node)
                     common = await probe_common(self.plan, node, conn, op, run.outcome.reached)
                     reached |= run.outcome.reached | common[0]
                     unreachable.update(common[1])
                     failures += common[2]
-                texts = [("an answer", f) for f in node.transcript.frames]
+                texts = [("an answer", f) for _, f in node.transcript.frames]
                 texts += [("a log record", line) for line in node.transcript.logs]
                 texts += [("a log file", text) for text in node.log_files()]
                 texts += [("a webhook delivery", text) for text in node.transcript.received]
@@ -170,6 +172,11 @@ class Verifier:
                     "the planted API key": self.secrets.api_key,
                     "the planted webhook secret": self.secrets.webhook,
                     "the bearer token": node.token})  # fmt: skip
+                # A secret the op issues (an enrollment token) may be in its own answers only.
+                others = [t for t in texts if t[0] != "an answer"]
+                others += [(f"an answer to {m}", f) for m, f in node.transcript.frames
+                           if m != op.operation_id]  # fmt: skip
+                failures += redaction_findings(others, issued, generic=False)
             if scope.cancelled_caught:
                 failures.append(f"the set did not finish within {SET_TIMEOUT_S:.0f} s")
         return OpReport(op.operation_id, tuple(failures), len(op.errors), frozenset(op.errors),
