@@ -132,7 +132,8 @@ def _expect(where: str, value: Any) -> Expect:
 
 
 def _case(where: str, value: Any) -> Case:
-    allowed = {"name", "setup", "params", "expect", "save", "stale", "replay", "fresh", "method"}
+    allowed = {"name", "setup", "params", "expect", "save", "stale", "replay", "fresh", "method",
+               "secrets"}  # fmt: skip
     body = _keys(where, value, allowed, {"name", "params", "expect"})
     return Case(body["name"], body["params"], _expect(f"{where}.expect", body["expect"]),
                 _steps(f"{where}.setup", body.get("setup", [])), body.get("save", {}),
