@@ -9,7 +9,7 @@ A step is an op call `{"op", "params", "save"?, "expect"?, "until"?}` or a move 
 the API: `{"sql": "...", "args": [...]}` (a second writer on the home's database),
 `{"write": path, "text": ...}`, `{"mkdir": path}`, `{"remove": path}`, or
 `{"repeat": n, "steps": [...]}`. A case is `{"name", "setup"?, "params", "expect", "save"?,
-"stale"?, "replay"?, "fresh"?, "method"?, "secrets"?}`; `expect` is `{"error": code}` or
+"stale"?, "replay"?, "fresh"?, "method"?, "secrets"?, "observe"?}`; `expect` is `{"error": code}` or
 `{"result"?: {path: value}, "events"?: [type, ...], "receipt"?: {path: value}}`.
 Unknown keys are refused, so a typo never reads as a passing fixture.
 """
@@ -68,6 +68,7 @@ class Case:
     fresh: bool = False  # sent first on a new connection, before any node.hello
     method: str | None = None  # send this op instead (an error the op owns, met before it)
     secrets: Mapping[str, str] = attrs.field(factory=dict)  # name -> path of an issued secret
+    observe: bool = False  # a subscribe request on /api/v1/observations: its first answer
 
 
 @attrs.frozen
@@ -133,13 +134,13 @@ def _expect(where: str, value: Any) -> Expect:
 
 def _case(where: str, value: Any) -> Case:
     allowed = {"name", "setup", "params", "expect", "save", "stale", "replay", "fresh", "method",
-               "secrets"}  # fmt: skip
+               "secrets", "observe"}  # fmt: skip
     body = _keys(where, value, allowed, {"name", "params", "expect"})
     return Case(body["name"], body["params"], _expect(f"{where}.expect", body["expect"]),
                 _steps(f"{where}.setup", body.get("setup", [])), body.get("save", {}),
                 bool(body.get("stale", False)), bool(body.get("replay", True)),
                 bool(body.get("fresh", False)), body.get("method"),
-                body.get("secrets", {}))  # fmt: skip
+                body.get("secrets", {}), bool(body.get("observe", False)))  # fmt: skip
 
 
 def load_fixture_set(path: Path) -> FixtureSet:

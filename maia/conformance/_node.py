@@ -23,6 +23,7 @@ from trio_websocket import WebSocketConnection, open_websocket_url
 
 from maia.core import read_token
 from maia.node import NodeConfig, NodeHome, serve_node
+from maia.observe import OBSERVATIONS_PATH, SUBPROTOCOL
 from maia.protocol import PROTOCOL_VERSION, REGISTRY
 
 REQUEST_TIMEOUT_S: Final = 20.0
@@ -142,6 +143,36 @@ class LiveNode:
                 raise RuntimeError(f"node.hello failed: {answer}")
             connection.hello = answer["result"]
             yield connection
+
+    async def observe(self, method: str, params: Any) -> dict[str, Any]:
+        """The first answer to one subscribe request on `/api/v1/observations`.
+
+        The socket starts with `node.hello` since registry 0.9.0; a Node that refuses the
+        hello there (the older socket subscribed at once) gets the request first instead."""
+        url = self.url.replace("/api/v1", OBSERVATIONS_PATH)
+        headers = [(b"Authorization", f"Bearer {self.token}".encode())]
+        greeting = {"protocol": PROTOCOL_VERSION, "registryDigest": REGISTRY.digest}
+        hello = {"id": 0, "method": "node.hello", "params": greeting}
+        for greet in (True, False):
+            async with open_websocket_url(
+                url, subprotocols=[SUBPROTOCOL], extra_headers=headers
+            ) as socket:
+                with trio.fail_after(REQUEST_TIMEOUT_S):
+                    if greet:
+                        await socket.send_message(orjson.dumps(hello).decode())
+                        greeted = orjson.loads(await socket.get_message())
+                        self.transcript.frames.append(
+                            ("node.hello", orjson.dumps(greeted).decode())
+                        )
+                        if not greeted.get("ok"):
+                            continue
+                    frame = {"id": 1, "method": method, "params": params}
+                    await socket.send_message(orjson.dumps(frame).decode())
+                    text = str(await socket.get_message())
+                self.transcript.frames.append((method, text))
+                answer: dict[str, Any] = orjson.loads(text)
+                return answer
+        raise RuntimeError("unreachable: the second attempt returns or raises")
 
     def log_files(self) -> list[str]:
         return [p.read_text("utf-8", "replace") for p in sorted(self.home.root.rglob("*.log"))]

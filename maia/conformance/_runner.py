@@ -137,7 +137,9 @@ class SetRun:
         await self.new_events()  # what the setup caused is not this case's
         params = substitute(dict(case.params), self.saved)
         method = case.method or self.op.operation_id
-        if case.fresh:
+        if case.observe:
+            answer = await self.node.observe(method, params)
+        elif case.fresh:
             async with self.node.connect(greet=False) as fresh:
                 answer = await fresh.request(method, params)
         else:
