@@ -15,4 +15,5 @@ from ._probes import load_common as load_common
 from ._redaction import redaction_findings as redaction_findings
 from ._verify import OpReport as OpReport
 from ._verify import VerifyReport as VerifyReport
+from ._verify import previous_snapshot as previous_snapshot
 from ._verify import verify_fixtures as verify_fixtures

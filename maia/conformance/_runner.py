@@ -131,11 +131,17 @@ class SetRun:
                 raise CaseFailed(f"{where}: cannot save {name}: the result has no {path}")
             self.saved[name] = value
 
-    async def case(self, case: Case, where: str) -> None:
+    async def case(self, case: Case, where: str, *, sent_as: Any = None) -> None:
+        """Run one case; `sent_as` (a JSON Schema validator) must accept its params first:
+        the previous registry's input schema, for the cross-version case."""
         for index, step in enumerate(case.setup):
             await self.step(step, f"{where}.setup[{index}]")
         await self.new_events()  # what the setup caused is not this case's
         params = substitute(dict(case.params), self.saved)
+        if sent_as is not None:
+            wrong = [e.message for e in sent_as.iter_errors(params)][:2]
+            if wrong:
+                raise CaseFailed(f"{where}: not an input of that registry: {'; '.join(wrong)}")
         method = case.method or self.op.operation_id
         if case.observe:
             answer = await self.node.observe(method, params)

@@ -17,6 +17,7 @@ from typing import Any, Final
 import attrs
 import orjson
 import trio
+from jsonschema import Draft202012Validator
 
 from maia.protocol import REGISTRY, OperationDescriptor
 
@@ -31,6 +32,7 @@ from ._values import PlaceholderError
 SET_TIMEOUT_S: Final = 120.0
 COMMON_FILE: Final = "_common.json"
 PREVIOUS_LOCK: Final = "_previous.lock.json"
+PREVIOUS_SCHEMAS: Final = "_previous.schemas.json"  # written by previous_snapshot()
 PARALLEL_SETS: Final = 3  # Nodes at once: mostly waiting on workers and SQLite
 
 
@@ -143,7 +145,7 @@ class Verifier:
 
     async def run_set(self, fixture: FixtureSet, op: OperationDescriptor) -> OpReport:
         started = time.monotonic()
-        failures = static_problems(fixture, op, self.previous.get("operations", {}))
+        failures = static_problems(fixture, op, self.previous)
         reached: set[str] = set()
         unreachable = dict(fixture.unreachable)
         config = _merge(base_config(self.repo), fixture.config or {})
@@ -201,9 +203,12 @@ class Verifier:
                 if old.hello.get("registryMatch") is not False:
                     failures.append("a previous-registry hello answered registryMatch true")
                 current, run.connection = run.connection, old
+                schema = self.previous["inputSchemas"].get(fixture.operation)
                 try:
                     await run.case(
-                        fixture.previous, f"previous ({self.previous['registryVersion']})"
+                        fixture.previous,
+                        f"previous ({self.previous['registryVersion']})",
+                        sent_as=None if schema is None else Draft202012Validator(schema),
                     )
                 except (CaseFailed, PlaceholderError) as error:
                     failures.append(str(error))
@@ -212,19 +217,46 @@ class Verifier:
         return failures
 
 
-def _read_previous(fixtures: Path) -> dict[str, Any]:
-    from maia.protocol import REGISTRY_VERSION
-
-    path = fixtures / PREVIOUS_LOCK
+def _read_json(path: Path) -> dict[str, Any]:
     try:
-        previous: dict[str, Any] = orjson.loads(path.read_bytes())
+        value: dict[str, Any] = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError) as error:
         raise FixtureFormatError(f"{path}: {error}") from None
-    version = tuple(int(p) for p in str(previous.get("registryVersion", "0")).split("."))
-    if version >= tuple(int(p) for p in REGISTRY_VERSION.split(".")):
-        raise FixtureFormatError(f"{path}: registry {previous.get('registryVersion')} is not "
+    return value
+
+
+def _read_previous(fixtures: Path) -> dict[str, Any]:
+    """The previous registry: its lock (digests) and its ops' input schemas, one version,
+    older than this one."""
+    from maia.protocol import REGISTRY_VERSION
+
+    previous = _read_json(fixtures / PREVIOUS_LOCK)
+    schemas = _read_json(fixtures / PREVIOUS_SCHEMAS)
+    version = str(previous.get("registryVersion", "0"))
+    if schemas.get("registryVersion") != version:
+        found = schemas.get("registryVersion")
+        raise FixtureFormatError(f"{fixtures / PREVIOUS_SCHEMAS}: registry {found}, not the "
+                                 f"lock's {version}")  # fmt: skip
+    if _version(version) >= _version(REGISTRY_VERSION):
+        raise FixtureFormatError(f"{fixtures / PREVIOUS_LOCK}: registry {version} is not "
                                  f"older than {REGISTRY_VERSION}")  # fmt: skip
-    return previous
+    return {**previous, "inputSchemas": schemas.get("inputSchemas", {})}
+
+
+def _version(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split("."))
+    except ValueError:
+        return (-1,)
+
+
+def previous_snapshot() -> dict[str, Any]:
+    """What `_previous.schemas.json` holds, from the registry running now: run it on the
+    release before a `REGISTRY_VERSION` bump (docs/conformance.md)."""
+    from maia.protocol import REGISTRY_VERSION, operation_schema
+
+    schemas = {op.operation_id: operation_schema(op, "input") for op in REGISTRY}
+    return {"registryVersion": REGISTRY_VERSION, "inputSchemas": schemas}
 
 
 async def _verify(fixtures: Path, repo: Path, only: frozenset[str] | None) -> VerifyReport:

@@ -12,7 +12,10 @@ from maia.conformance import FixtureFormatError, load_common, load_fixture_set, 
 from maia.protocol import REGISTRY
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "ops"
-PREVIOUS = json.loads((FIXTURES / "_previous.lock.json").read_text())["operations"]
+PREVIOUS = {
+    **json.loads((FIXTURES / "_previous.lock.json").read_text()),
+    "inputSchemas": json.loads((FIXTURES / "_previous.schemas.json").read_text())["inputSchemas"],
+}
 
 
 def _problems(tmp_path: Path, op: str, body: dict[str, Any]) -> list[str]:
@@ -64,7 +67,9 @@ def test_a_confirm_without_its_preview_and_an_unchanged_op_refusing_old_input(
     problems = _problems(tmp_path, "routine.show", {
         "cases": [{"name": "ok", "params": {}, "expect": {}}],
         "previous": {"params": {}, "expect": {"error": "validation_failed"}}})  # fmt: skip
-    assert "the op is unchanged since the previous registry: its payload must decode" in problems
+    assert "the op's input is unchanged since the previous registry: its payload must decode" in (
+        problems
+    )
     confirm = _problems(tmp_path, "routine.disable.confirm", {
         "cases": [{"name": "ok", "params": {"commandId": "c"}, "expect": {}}],
         "unreachable": {"stale": "waived for this test only, long enough"}})  # fmt: skip

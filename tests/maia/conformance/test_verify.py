@@ -146,3 +146,16 @@ def test_the_command_exits_1_naming_the_op_without_fixtures(copy: Path) -> None:
     assert document["operations"]["receipt.get"]["reached"] == sorted(
         ["invalid_request", "resource_not_found", "unauthenticated", "validation_failed"]
     )
+
+
+def test_a_previous_payload_the_previous_registry_would_not_send_is_red(copy: Path) -> None:
+    """The cross-version payload must be an input of the previous registry (its schema in
+    _previous.schemas.json): turn.show's params with a field it never had fail."""
+
+    def newer(document: dict[str, Any]) -> None:
+        document["previous"]["params"]["conformanceNewField"] = 1
+
+    _edit(copy, "turn.show", newer)
+    report = verify_fixtures(copy, repo=REPO, only=["turn.show"])
+    (failure,) = _failures(report, "turn.show")
+    assert failure.startswith("previous (0.8.0): not an input of that registry")
