@@ -38,6 +38,8 @@ SERVED_COMMANDS: dict[tuple[str, ...], str] = {
     ("home",): "maia.console._launch:home",
 }
 CONSOLE_MISSING = "maia: the console is not available in this build\n"
+# `_completion.COMPLETE_VAR` (a test keeps them equal), named here so a run need not load it.
+COMPLETE_VAR = "_MAIA_COMPLETE"
 
 
 def _run_served(path: tuple[str, ...], args: Sequence[str]) -> int:
@@ -183,8 +185,6 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.write(f"maia {__version__}\n")
         return 0
     import click
-
-    from ._completion import COMPLETE_VAR
 
     if os.environ.get(COMPLETE_VAR):
         from ._invocation import command_tree
