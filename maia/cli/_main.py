@@ -21,8 +21,6 @@ from typing import Any
 
 from maia import __version__
 
-from . import _exit
-from ._invocation import Invocation
 from ._schema_mode import MESSAGE_MAX, Refusal
 
 # Commands loaded only when run (their imports are heavy: trio, prompt-toolkit), each a click
@@ -113,6 +111,8 @@ def _run_local(invocation: Any) -> int:
 
 
 def _run_op(invocation: object) -> int:
+    from . import _exit
+    from ._invocation import Invocation
     from ._quick import needs_execute, run_quick
 
     assert isinstance(invocation, Invocation)
