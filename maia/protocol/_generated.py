@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:4677e85a6769506fff197ed7a930bca55349bf61f3f31154187b019be0c32fed"
+REGISTRY_DIGEST: Final = "sha256:163f848f1c1f30d886bdceed8746e342c73a795898b7a55df34188ffcc18b3d9"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

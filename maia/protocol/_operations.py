@@ -17,7 +17,7 @@ from ._registry import Registry, lazy_registry
 # Bump when an op is removed or altered (the contract check refuses it otherwise).
 # 0.5.0: turn.list, turn.show's prompt; 0.6.0: approvals, usage; 0.7.0: Session.failureMessage,
 # truncated items (artifactPath) and outputTruncated
-REGISTRY_VERSION: Final = "0.8.0"
+REGISTRY_VERSION: Final = "0.9.0"  # 0.9.0: the event envelope, events.read statuses
 
 # Where the ops live, "module:TUPLE". Add a group here; then run `maia contract generate`.
 OPERATION_GROUPS: Final = (
