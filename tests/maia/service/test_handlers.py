@@ -147,7 +147,9 @@ async def test_turns_wait_show_queue_and_records(ctx: ServiceContext, tmp_path: 
     bad = await events_read(
         ctx, params("events.read", {"position": {"kind": "cursor", "cursor": "c1.x.y"}})
     )
-    assert bad.status == "invalid_cursor" and bad.reason and not bad.events
+    assert bad.status == "invalid_cursor"
+    assert bad.reason
+    assert not bad.events
 
 
 async def test_session_wait_rename_stop_archive_resolve(
