@@ -15,10 +15,17 @@ from maia.core import FakeClock, digest_json
 from storage._schema import MIGRATIONS, _statements
 
 
-def _emit(conn: sqlite3.Connection, owner: str = "session_a", **extra: str) -> storage.EventRecord:
+def _emit(
+    conn: sqlite3.Connection,
+    owner: str = "session_a",
+    *,
+    causation_id: str | None = None,
+    attempt_id: str | None = None,
+) -> storage.EventRecord:
     return storage.append_event(
-        conn, owner_id=owner, event_type="test.happened", payload={}, now_ms=5, **extra
-    )
+        conn, owner_id=owner, event_type="test.happened", payload={}, now_ms=5,
+        causation_id=causation_id, attempt_id=attempt_id,
+    )  # fmt: skip
 
 
 async def test_a_commands_events_and_receipt_carry_its_correlation(tmp_path: Path) -> None:
@@ -30,10 +37,12 @@ async def test_a_commands_events_and_receipt_carry_its_correlation(tmp_path: Pat
             events = (_emit(conn), _emit(conn, "turn_b"))
             return storage.Applied({}, event_ids=tuple(e.event_id for e in events))
 
-        def run(conn: sqlite3.Connection, command: str, **kw: str) -> storage.MutationResult:
+        def run(
+            conn: sqlite3.Connection, command: str, correlation_id: str | None = None
+        ) -> storage.MutationResult:
             key = storage.MutationKey("local-user", "turn.send", command)
             return storage.run_mutation(conn, key=key, input_digest=digest_json({}), now_ms=1,
-                                        apply=apply, **kw)  # fmt: skip
+                                        apply=apply, correlation_id=correlation_id)  # fmt: skip
 
         plain = await store.write(functools.partial(run, command="cmd-1"))
         named = await store.write(functools.partial(run, command="cmd-2", correlation_id="fire_1"))
