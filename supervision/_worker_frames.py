@@ -129,8 +129,11 @@ class _HandleFrames(_HandleLifetime):
         if sink is None:
             return
         session = self.spec.activation.get("sessionId")
+        turn = self._turn_id  # None once the turn ended: then the turn its records name
+        if turn is None and records and isinstance(records[0].get("turnId"), str):
+            turn = records[0]["turnId"]
         batch = DiagnosticBatch(self.attempt_id, session if isinstance(session, str) else None,
-                                self._turn_id, tuple(records), dropped)  # fmt: skip
+                                turn, tuple(records), dropped)  # fmt: skip
         try:
             sink(batch)
         except Exception:

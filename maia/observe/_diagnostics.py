@@ -68,7 +68,7 @@ class DiagnosticsRecorder:
             if len(self._pending) >= MAX_PENDING_ATTEMPTS:
                 self.unrecorded += batch.dropped
                 return
-            dispatch = self.hub.dispatch_of(batch.session_id)
+            dispatch = self.hub.dispatch_of(batch.session_id, batch.turn_id)
             drop = _Drop(batch.attempt_id, batch.session_id, batch.turn_id, dispatch)
             self._pending[batch.attempt_id] = drop
         drop.count += batch.dropped

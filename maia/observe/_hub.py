@@ -93,7 +93,7 @@ class ObservationHub:
         self._running: dict[str, str] = {}  # Session -> turn whose turn.started was delivered
         self._projects: dict[str, str | None] = {}
         self._pending: dict[tuple[str, str], list[LiveItem]] = {}
-        self._dispatches: dict[str, Dispatch] = {}  # Session -> its dispatched turn
+        self._dispatches: dict[str, Dispatch] = {}  # Session -> its last dispatched turn
         self._diagnostic_numbers: dict[str, int] = {}  # attempt -> records published
         self._advanced = trio.Event()
         self._overflowed = 0
@@ -181,11 +181,13 @@ class ObservationHub:
         turn_id = payload.get("turnId")
         session_id = event.owner_id
         if event.event_type == "turn.dispatching" and isinstance(turn_id, str):
-            if len(self._dispatches) < MAX_PENDING_TURNS or session_id in self._dispatches:
-                self._dispatches[session_id] = Dispatch(turn_id, event.event_id,
-                                                        event.correlation_id,
-                                                        event.activation_id,
-                                                        event.project_id)  # fmt: skip
+            # Kept after the turn ends (its last diagnostics may arrive later), bounded.
+            self._dispatches.pop(session_id, None)
+            if len(self._dispatches) >= MAX_PENDING_TURNS:
+                del self._dispatches[next(iter(self._dispatches))]  # the oldest dispatch
+            self._dispatches[session_id] = Dispatch(turn_id, event.event_id,
+                                                    event.correlation_id, event.activation_id,
+                                                    event.project_id)  # fmt: skip
         elif event.event_type == "turn.started" and isinstance(turn_id, str):
             self._running[session_id] = turn_id
             self._projects[session_id] = event.project_id
@@ -199,9 +201,6 @@ class ObservationHub:
                     del self._open[session_id]
         elif event.event_type in TERMINAL_TURN_EVENTS and isinstance(turn_id, str):
             self._pending.pop((session_id, turn_id), None)
-            dispatch = self._dispatches.get(session_id)
-            if dispatch is not None and dispatch.turn_id == turn_id:
-                del self._dispatches[session_id]
             if self._running.get(session_id) == turn_id:
                 del self._running[session_id]
                 self._projects.pop(session_id, None)
@@ -277,18 +276,20 @@ class ObservationHub:
 
     # -- worker diagnostics ---------------------------------------------------------------
 
-    def dispatch_of(self, session_id: str | None) -> Dispatch | None:
-        """The Session's dispatched turn, as the journal told the hub."""
-        return None if session_id is None else self._dispatches.get(session_id)
+    def dispatch_of(self, session_id: str | None, turn_id: str | None) -> Dispatch | None:
+        """The dispatch of the Session's turn `turn_id` (or of its last turn when None), as
+        the journal told the hub; None when the hub did not see it."""
+        dispatch = None if session_id is None else self._dispatches.get(session_id)
+        if dispatch is not None and turn_id is not None and dispatch.turn_id != turn_id:
+            return None
+        return dispatch
 
     def publish_diagnostics(self, batch: DiagnosticBatch) -> None:
         """A worker's observation-batch as `diagnostic` records (never stored); the first
         carries the count the worker dropped before it."""
         if not batch.records:
             return
-        dispatch = self.dispatch_of(batch.session_id)
-        if dispatch is not None and batch.turn_id not in (None, dispatch.turn_id):
-            dispatch = None
+        dispatch = self.dispatch_of(batch.session_id, batch.turn_id)
         numbers = self._diagnostic_numbers
         if batch.attempt_id not in numbers and len(numbers) >= MAX_PENDING_TURNS:
             numbers.clear()  # attempts come and go: numbering restarts, IDs stay unique enough
