@@ -98,7 +98,7 @@ def _run_local(invocation: Any) -> int:
         from ._contract_cmd import contract
 
         try:
-            contract.main([path[1], *args], prog_name="maia contract", standalone_mode=False)
+            contract.main([*path[1:], *args], prog_name="maia contract", standalone_mode=False)
         except SystemExit as exit_:
             return exit_.code if isinstance(exit_.code, int) else 1
         return 0
@@ -133,8 +133,14 @@ def _run_op(invocation: object) -> int:
     async def run() -> int:
         try:
             async with open_client(invocation.node, home=invocation.home) as client:
-                return await execute(invocation, client, stdout=sys.stdout, stderr=sys.stderr,
-                                     interactive=_interactive(), owns_sigint=True)  # fmt: skip
+                try:
+                    return await execute(invocation, client, stdout=sys.stdout,
+                                         stderr=sys.stderr, interactive=_interactive(),
+                                         owns_sigint=True)  # fmt: skip
+                finally:
+                    from ._deprecated import report
+
+                    report(client.deprecations, sys.stderr)  # the Node's, for old op names
         except MaiaError as error:
             Out(sys.stdout, sys.stderr, invocation.output).error(error)
             return _exit.exit_code(error)
@@ -196,10 +202,15 @@ def _main(argv: Sequence[str] | None) -> int:
             command_tree().main(args, prog_name="maia", complete_var=COMPLETE_VAR)
         except SystemExit as exit_:  # click exits after completing
             return exit_.code if isinstance(exit_.code, int) else 0
+    from maia.protocol import REGISTRY
+
     from ._approval_cmd import approval_alias
     from ._config_cmd import config_alias
+    from ._deprecated import report, rewrite_deprecated
     from ._invocation import parse_invocation
 
+    args, deprecated = rewrite_deprecated(args, REGISTRY.deprecations)
+    report(deprecated, sys.stderr)
     try:
         invocation = parse_invocation(approval_alias(config_alias(args)))
     except Refusal as refusal:

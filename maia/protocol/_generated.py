@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:7041232a74adee3ace74a7f8580783d91462006ababaa4c83f6cc6c7deeb7cf8"
+REGISTRY_DIGEST: Final = "sha256:f1d36e2ea7e9cfcf63c7ec41dedfbcde7f44ac182e002ad4b41fa3acb7374eb2"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
@@ -16,6 +16,7 @@ OPERATION_INDEX: Final[dict[str, str]] = {
     "events.read": "maia.protocol._ops_records:RECORD_OPERATIONS",
     "node.hello": "maia.protocol._ops_node:NODE_OPERATIONS",
     "node.status": "maia.protocol._ops_node:NODE_OPERATIONS",
+    "observe.events": "maia.protocol._ops_observe:OBSERVE_OPERATIONS",
     "project.add": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "project.list": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "project.relocate.confirm": "maia.protocol._ops_config:CONFIG_OPERATIONS",

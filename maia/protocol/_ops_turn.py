@@ -276,6 +276,7 @@ class TurnInterruptInput:
 TURN_OPERATIONS = (
     mutation(
         operation_id="turn.send",
+        agent_exposure="eligible",
         summary="Queue a prompt on a Session (at most 8 pending); optionally wait for its end.",
         input_type=TurnSendInput,
         output_type=TurnSendOutput,
@@ -291,6 +292,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.wait",
+        agent_exposure="eligible",
         summary="Wait up to 4 s for a turn to end (or reach given states).",
         input_type=TurnWaitInput,
         output_type=TurnWaitOutput,
@@ -298,6 +300,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.show",
+        agent_exposure="eligible",
         summary="Show a turn, its failure reason and its items (paged: nextItemCursor).",
         input_type=TurnShowInput,
         output_type=TurnShowOutput,
@@ -305,6 +308,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.list",
+        agent_exposure="eligible",
         summary="List a Session's turns, newest first, paged.",
         input_type=TurnListInput,
         output_type=TurnListOutput,
@@ -312,6 +316,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.queue.list",
+        agent_exposure="eligible",
         summary="The active turn and the queue of a Session.",
         input_type=SessionRefInput,
         output_type=TurnQueueListOutput,
@@ -319,6 +324,7 @@ TURN_OPERATIONS = (
     ),
     mutation(
         operation_id="turn.cancel",
+        agent_exposure="eligible",
         summary="Cancel a queued turn by its own revision.",
         input_type=TurnCancelInput,
         output_type=TurnResult,
@@ -328,6 +334,7 @@ TURN_OPERATIONS = (
     ),
     mutation(
         operation_id="turn.interrupt",
+        agent_exposure="eligible",
         summary="Interrupt a running turn.",
         input_type=TurnInterruptInput,
         output_type=TurnResult,
