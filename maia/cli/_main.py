@@ -190,6 +190,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if args == ["--version"]:  # fast path: no registry needed
         sys.stdout.write(f"maia {__version__}\n")
         return 0
+    from ._attrs_cache import install
+
+    install()  # before the first attrs class: its methods as compiled at install
     import click
 
     if os.environ.get(COMPLETE_VAR):

@@ -51,6 +51,11 @@ def wire(monkeypatch: pytest.MonkeyPatch) -> Wire:
     return seen
 
 
+# Live: the API connection's hello, the observation socket's hello and subscription, then
+# the send and one turn.wait that answers at once (the stream saw the end).
+LIVE_REQUESTS = ["node.hello", "node.hello", "session.attach", "turn.send", "turn.wait"]
+
+
 def _session(cli: Cli, title: str) -> str:
     made = cli("session", "create", "--title", title, "--json")
     assert made.returncode == 0, made.stderr
@@ -110,7 +115,7 @@ def test_jsonl_streams_the_turn_and_its_items_are_turn_shows(cli: Cli, wire: Wir
     sent = cli("turn", "send", session, "streamed text", "--wait", "--jsonl")
     assert sent.returncode == 0, sent.stderr
     assert wire.connections == 2
-    assert wire.methods == ["node.hello", "session.attach", "turn.send", "turn.wait"]
+    assert wire.methods == LIVE_REQUESTS
     *records, turn = [json.loads(line) for line in sent.stdout.splitlines()]
     assert records[-1]["record"] == "turn.completed"
     assert {r["turnId"] for r in records} == {turn["turnId"]}
@@ -126,7 +131,7 @@ def test_a_long_streamed_turn_still_takes_one_wait(cli: Cli, wire: Wire) -> None
     wire.connections, wire.methods = 0, []
     sent = cli("turn", "send", session, "/sleep 5000 late", "--wait", "--jsonl")
     assert sent.returncode == 0, sent.stderr
-    assert wire.methods == ["node.hello", "session.attach", "turn.send", "turn.wait"]
+    assert wire.methods == LIVE_REQUESTS
     *records, turn = [json.loads(line) for line in sent.stdout.splitlines()]
     assert records[-1]["record"] == "turn.completed"
     assert (turn["state"], turn["outputText"]) == ("completed", "late")

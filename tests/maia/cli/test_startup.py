@@ -92,3 +92,17 @@ def test_the_completion_variable_is_named_once() -> None:
     from maia.cli import _completion, _main
 
     assert _main.COMPLETE_VAR == _completion.COMPLETE_VAR
+
+
+def test_version_loads_neither_the_registry_nor_attrs() -> None:
+    """`maia --version` answers before anything heavy: no attrs, no maia.core."""
+    code = (
+        "import sys, io, contextlib; from maia.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['--version'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('attr', 'attrs')"
+        " or m.startswith('maia.core')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=TIMEOUT_S, check=True)  # fmt: skip
+    assert done.stdout.strip() == "[]"
