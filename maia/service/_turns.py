@@ -62,7 +62,7 @@ REREAD_S = 0.2
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
     """Raises `resource_not_found`, `invalid_state` (stopped), `turn_queue_full`,
     `saturated` (no worker slot: retry), `idempotency_conflict`."""
-    message = SendTurn(command_of(params, ctx.actor_id), params.text)
+    message = SendTurn(command_of(params, ctx.actor_id, ctx.correlation_id), params.text)
     return mutation_output(TurnSendOutput, await ctx.sessions.send(params.session_id, message))
 
 
