@@ -37,6 +37,7 @@ FACES = (
     "maia.client",
     "maia.cli",
     "maia.console",
+    "maia.conformance",
 )
 # Which faces a face may import (beyond every layer below the faces).
 FACE_DEPENDS: dict[str, frozenset[str]] = {
@@ -44,8 +45,9 @@ FACE_DEPENDS: dict[str, frozenset[str]] = {
     "maia.observe": frozenset(),
     "maia.node": frozenset({"maia.service", "maia.observe"}),
     "maia.client": frozenset(),
-    "maia.cli": frozenset({"maia.client", "maia.node"}),
+    "maia.cli": frozenset({"maia.client", "maia.node", "maia.conformance"}),
     "maia.console": frozenset({"maia.cli", "maia.client"}),
+    "maia.conformance": frozenset({"maia.node"}),  # it starts Nodes, beside the CLI
 }
 
 

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:163f848f1c1f30d886bdceed8746e342c73a795898b7a55df34188ffcc18b3d9"
+REGISTRY_DIGEST: Final = "sha256:71d8c17c1a67e2b74ddb3d5b631355b510b50b07a132b7ed29b8113170386baa"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
@@ -16,6 +16,7 @@ OPERATION_INDEX: Final[dict[str, str]] = {
     "events.read": "maia.protocol._ops_records:RECORD_OPERATIONS",
     "node.hello": "maia.protocol._ops_node:NODE_OPERATIONS",
     "node.status": "maia.protocol._ops_node:NODE_OPERATIONS",
+    "observe.events": "maia.protocol._ops_observe:OBSERVE_OPERATIONS",
     "project.add": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "project.list": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "project.relocate.confirm": "maia.protocol._ops_config:CONFIG_OPERATIONS",

@@ -397,6 +397,7 @@ class SessionAttachOutput:
 RECORD_OPERATIONS = (
     operation(
         operation_id="receipt.get",
+        agent_exposure="eligible",
         summary="One receipt, by receiptId or commandId.",
         input_type=ReceiptGetInput,
         output_type=ReceiptGetOutput,
@@ -404,6 +405,7 @@ RECORD_OPERATIONS = (
     ),
     operation(
         operation_id="receipt.list",
+        agent_exposure="eligible",
         summary="Receipts filtered by operation, target and time.",
         input_type=ReceiptListInput,
         output_type=ReceiptListOutput,
@@ -411,6 +413,7 @@ RECORD_OPERATIONS = (
     ),
     operation(
         operation_id="events.read",
+        agent_exposure="eligible",
         summary="A page of the event journal from a cursor, event or sequence.",
         input_type=EventsReadInput,
         output_type=EventsReadOutput,
@@ -418,6 +421,7 @@ RECORD_OPERATIONS = (
     ),
     operation(
         operation_id="session.attach",
+        agent_exposure="unsupported",
         summary="Follow one Session's turns and items live (observation socket).",
         input_type=SessionAttachInput,
         output_type=SessionAttachOutput,
