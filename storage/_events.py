@@ -215,6 +215,15 @@ def append_event(
     return record
 
 
+def event_correlation(conn: sqlite3.Connection, event_id: str) -> str | None:
+    """The correlation of a retained event (its own ID for a row from before the envelope),
+    or None when it is not kept."""
+    row = conn.execute(
+        "SELECT coalesce(correlation_id, event_id) FROM events WHERE event_id = ?", (event_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def collect_appended(events: list[EventRecord] | None) -> None:
     """In the writer thread: collect every event appended from now on into `events` (None:
     stop collecting)."""
