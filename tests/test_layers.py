@@ -47,7 +47,7 @@ FACE_DEPENDS: dict[str, frozenset[str]] = {
     "maia.client": frozenset(),
     "maia.cli": frozenset({"maia.client", "maia.node", "maia.conformance"}),
     "maia.console": frozenset({"maia.cli", "maia.client"}),
-    "maia.conformance": frozenset({"maia.node"}),  # it starts Nodes, beside the CLI
+    "maia.conformance": frozenset({"maia.node", "maia.observe"}),  # it starts Nodes
 }
 
 
