@@ -81,6 +81,7 @@ async def test_a_turn_sends_correlation_and_its_dispatch_as_cause(
         }
         queued = next(e for e in mine if e.event_type == "turn.queued")
         assert (queued.causation_id, queued.command_id) == (command, command)
+        assert queued.actor_id == "local-user"
         dispatch = next(e for e in mine if e.event_type == "turn.dispatching")
         assert dispatch.activation_id is not None
         assert dispatch.attempt_id is not None
