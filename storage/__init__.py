@@ -35,6 +35,7 @@ from ._events import EventRecord as EventRecord
 from ._events import append_event as append_event
 from ._events import current_envelope as current_envelope
 from ._events import event_context as event_context
+from ._events import event_correlation as event_correlation
 from ._events import oldest_retained_position as oldest_retained_position
 from ._events import prune_events as prune_events
 from ._events import read_events as read_events

@@ -60,6 +60,7 @@ class Envelope:
     attempt_id: str | None = None
     activation_id: str | None = None
     command_id: str | None = None
+    actor_id: str | None = None  # the client actor whose command it records
 
 
 def current_envelope() -> Envelope:
@@ -176,6 +177,7 @@ def append_event(
     attempt_id = attempt_id or ambient.attempt_id
     activation_id = activation_id or ambient.activation_id
     command_id = command_id or ambient.command_id
+    actor_id = actor_id or ambient.actor_id
     body = orjson.dumps(payload).decode()
     # Two plain statements beat one INSERT .. RETURNING (which SQLite materializes) by ~40%.
     sequence = conn.execute(
@@ -213,6 +215,15 @@ def append_event(
     if collected is not None:
         collected.append(record)
     return record
+
+
+def event_correlation(conn: sqlite3.Connection, event_id: str) -> str | None:
+    """The correlation of a retained event (its own ID for a row from before the envelope),
+    or None when it is not kept."""
+    row = conn.execute(
+        "SELECT coalesce(correlation_id, event_id) FROM events WHERE event_id = ?", (event_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
 
 
 def collect_appended(events: list[EventRecord] | None) -> None:

@@ -117,7 +117,8 @@ def run_mutation(
             node_epoch=node_epoch,
         )
     correlation = correlation_id or key.command_id
-    envelope = Envelope(correlation, key.command_id, command_id=key.command_id)
+    envelope = Envelope(correlation, key.command_id, command_id=key.command_id,
+                        actor_id=key.actor_id)  # fmt: skip
     with event_context(envelope, inherit=False):
         applied = apply(conn)
     receipt = _write_receipt(conn, key, input_digest, now_ms, applied, correlation)

@@ -26,7 +26,7 @@ from maia.protocol import Turn
 from storage import Applied, MutationKey, MutationResult, ReceiptTarget, event_context, run_mutation
 
 from . import _queue as q
-from ._envelope import dispatch_context, running_cause
+from ._envelope import commit_cause, dispatch_context
 from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import ActivationFree, Command, Resume, SessionContext
 from ._store import Draft, end_turn, session_step, set_activity, turn_step
@@ -80,10 +80,10 @@ class SessionCore:
         draft = self.memory.copy(self.now())
         views: list[Turn] = []
 
-        envelope = running_cause(self.memory)  # a worker's events: caused by the dispatch
+        memory = self.memory  # what the events descend from: see `_envelope`
 
         def run(conn: sqlite3.Connection) -> T:
-            with event_context(envelope):
+            with event_context(commit_cause(conn, memory)):
                 value = body(conn, draft)
             # Snapshots of the turns it changed, for turn.wait to answer without a read.
             cached = draft.views
@@ -113,7 +113,7 @@ class SessionCore:
                 )
 
             return run_mutation(conn, key=key, input_digest=command.digest, now_ms=draft.now,
-                                apply=applied)  # fmt: skip
+                                apply=applied, correlation_id=command.correlation_id)  # fmt: skip
 
         return await self.commit(body)
 

@@ -4,7 +4,8 @@ A client command's events get its correlation through `run_mutation`. A turn's d
 an activation: it runs in the correlation of the turn's own `turn.send` (even when another
 turn's end moved the queue), gets a new activation ID and the worker's attempt, and its
 event becomes the cause of every event the worker's progress on that turn writes — the
-actor opens `running_cause` around each transaction while the turn is dispatched.
+actor opens `commit_cause` around each transaction: the dispatched turn's cause, or, while
+a worker starts for waiting turns, the first waiting turn's send.
 """
 
 from __future__ import annotations
@@ -29,6 +30,20 @@ def running_cause(memory: Draft) -> Envelope:
         if memo.cause is not None and memo.state in _DISPATCHED:
             return memo.cause
     return Envelope()
+
+
+def commit_cause(conn: sqlite3.Connection, memory: Draft) -> Envelope:
+    """What a transaction of the actor descends from: the dispatched turn's cause; else,
+    while turns wait (the worker starting for them), the first waiting turn's send; else
+    nothing (a root: an idle release, a recovery)."""
+    running = running_cause(memory)
+    if running.causation_id is not None:
+        return running
+    waiting = next((m for m in memory.turns.values() if m.state is TurnState.QUEUED), None)
+    if waiting is None:
+        return running
+    correlation = command_correlation(conn, waiting.turn_id, "turn.send")
+    return Envelope(correlation, correlation)
 
 
 @contextlib.contextmanager

@@ -140,6 +140,7 @@ if TYPE_CHECKING:
     from ._ops_observe import ResetFrame as ResetFrame
     from ._ops_observe import SnapshotDescriptor as SnapshotDescriptor
     from ._ops_observe import SnapshotFrame as SnapshotFrame
+    from ._ops_observe import SummaryFrame as SummaryFrame
     from ._ops_records import AttachedFrame as AttachedFrame
     from ._ops_records import Event as Event
     from ._ops_records import EventsReadInput as EventsReadInput
@@ -288,6 +289,7 @@ _LAZY: Final = {
     "ObservationHeartbeatFrame": "_ops_observe",
     "GapFrame": "_ops_observe",
     "ResetFrame": "_ops_observe",
+    "SummaryFrame": "_ops_observe",
     "SnapshotDescriptor": "_ops_observe",
     "PartitionSequence": "_ops_observe",
     "AttachedFrame": "_ops_records",

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:64af39da72d67a5b5da398aac21ab768fa6931e4d5230a109dac60c44dfa94d3"
+REGISTRY_DIGEST: Final = "sha256:71d8c17c1a67e2b74ddb3d5b631355b510b50b07a132b7ed29b8113170386baa"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

@@ -222,12 +222,34 @@ class ResetFrame:
 
 
 @attrs.frozen
+class SummaryFrame:
+    """Once, between the start (snapshot or replay) and the live batches: what the start
+    carried, the journal's retained range, and the cursor at the live edge."""
+
+    type: Literal["summary"] = field(doc="summary")
+    mode: Literal["snapshot", "replay", "reset"] = field(
+        doc="How the stream started (reset: a reset frame, then a snapshot)."
+    )
+    record_count: int = count_field("Records the start carried.")
+    event_type_counts: dict[str, int] = field(
+        doc="Those records by event type (at most 64 types; the rest as other).",
+        max_items=65,
+    )
+    oldest_retained_position: int = field(doc="First journal position kept.", minimum=1)
+    head_position: int = count_field("Last journal position written.")
+    resolved_filter_digest: str = digest_field("Digest of the query.")
+    watermark: ObservationWatermark = field(doc="What the client has now.")
+    cursor: str = field(doc="Resume from here.", min_length=1, max_length=MAX_CURSOR_LENGTH)
+
+
+@attrs.frozen
 class ObserveOutput:
     """One frame of the observation stream (a gap or an error ends it)."""
 
-    frame: SnapshotFrame | EventBatchFrame | ObservationHeartbeatFrame | GapFrame | ResetFrame = (
-        field(doc="The frame.")
-    )
+    frame: (
+        SnapshotFrame | EventBatchFrame | ObservationHeartbeatFrame | GapFrame | ResetFrame
+        | SummaryFrame
+    ) = field(doc="The frame.")  # fmt: skip
 
 
 OBSERVE_OPERATIONS = (

@@ -76,7 +76,7 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
     or not in the Project's allowedExecutors), `validation_failed` (cwd),
     `idempotency_conflict`."""
     executor = await session_executor(ctx, params.project_id, params.executor)
-    command = command_of(params, ctx.actor_id)
+    command = command_of(params, ctx.actor_id, ctx.correlation_id)
     root = await ctx.read(
         lambda c: c.execute(
             "SELECT root FROM projects WHERE project_id = ?", (params.project_id,)

@@ -72,7 +72,9 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     its digest is the send's alone, so a retry with another wait is a duplicate.
     """
     began = trio.current_time()
-    command = command_of(attrs.evolve(params, wait_milliseconds=None), ctx.actor_id)
+    command = command_of(
+        attrs.evolve(params, wait_milliseconds=None), ctx.actor_id, ctx.correlation_id
+    )
     sent = mutation_output(
         TurnSendOutput, await ctx.sessions.send(params.session_id, SendTurn(command, params.text))
     )

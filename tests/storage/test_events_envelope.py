@@ -53,6 +53,7 @@ async def test_a_commands_events_and_receipt_carry_its_correlation(tmp_path: Pat
             assert (event.correlation_id, event.causation_id, event.command_id) == (
                 "cmd-1", "cmd-1", "cmd-1")  # fmt: skip
             assert event.schema_version == "maia.event.v1"
+            assert event.actor_id == "local-user"
         for event_id in named.receipt.event_ids:
             assert by_id[event_id].correlation_id == "fire_1"
             assert by_id[event_id].causation_id == "cmd-2"

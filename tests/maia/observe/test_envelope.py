@@ -60,7 +60,7 @@ async def test_a_turn_sends_correlation_and_its_dispatch_as_cause(
     """Each turn's events carry its turn.send commandId as correlation (the second turn's
     too, though the first one's end dispatched it); the receipt names the same; turn.started,
     item.completed and turn.completed are caused by that turn's dispatch, on one attempt and
-    one activation."""
+    one activation; the worker starting for the first turn is correlated with it too."""
     session_id = await new_session(live.client, tmp_path / "p", "env1")
     first = await live.client.call("turn.send", command_id="corr-first", session_id=session_id,
                                    text="/sleep 500 one")  # fmt: skip
@@ -81,6 +81,7 @@ async def test_a_turn_sends_correlation_and_its_dispatch_as_cause(
         }
         queued = next(e for e in mine if e.event_type == "turn.queued")
         assert (queued.causation_id, queued.command_id) == (command, command)
+        assert queued.actor_id == "local-user"
         dispatch = next(e for e in mine if e.event_type == "turn.dispatching")
         assert dispatch.activation_id is not None
         assert dispatch.attempt_id is not None
@@ -91,6 +92,8 @@ async def test_a_turn_sends_correlation_and_its_dispatch_as_cause(
         attempts.add(dispatch.attempt_id)
         assert all(e.schema_version == "maia.event.v1" for e in mine)
     assert len(attempts) == 1  # one warm worker ran both turns
+    started = [e for e in events if e.event_type in ("session.starting", "session.running")]
+    assert [e.correlation_id for e in started] == ["corr-first", "corr-first"]
     activations = {e.activation_id for e in events if e.event_type == "turn.dispatching"}
     assert len(activations) == 2
 
@@ -191,3 +194,56 @@ async def test_a_diagnostics_flood_reaches_the_stream_and_journals_one_gap(
     assert gap.causation_id == dispatch.event_id
     assert gap.correlation_id == "flood-1"
     assert gap.activation_id == dispatch.activation_id
+
+
+async def test_a_routine_fire_correlates_the_session_and_turn_it_launches(
+    live: Live, tmp_path: Path
+) -> None:
+    """A manual run: the fire's events are caused by the run command and correlated with the
+    fire; the Session it creates and every event of its turn carry the fire's correlation,
+    as do their receipts."""
+    root = tmp_path / "app"
+    root.mkdir()
+    client = live.client
+    project = await client.call("project.add", {"commandId": "p", "rootPath": str(root)})
+    body: dict[str, Any] = {
+        "commandId": "c1", "name": "r", "schedule": {"cron": "0 0 1 1 *", "timezone": "UTC"},
+        "template": {"projectId": project.project.project_id, "prompt": "hi",
+                     "executor": "user:echo"},
+    }  # fmt: skip
+    preview = await client.call("routine.create.preview", body)
+    made = await client.call("routine.create.confirm", {**body, "inputDigest":
+                             preview.input_digest, "proof": preview.proof})  # fmt: skip
+    change = {"commandId": "run-1", "routineId": made.routine.routine_id, "expectedRevision": 1}
+    preview = await client.call("routine.run.preview", change)
+    await client.call("routine.run.confirm", {**change, "inputDigest": preview.input_digest,
+                                              "proof": preview.proof})  # fmt: skip
+    with trio.fail_after(60):
+        started: list[Any] = []
+        while not started:  # the launcher runs after the confirm: bounded by fail_after
+            page = await client.call("events.read", position={"kind": "start"},
+                                     event_types=["routine.fire_started"])  # fmt: skip
+            started = list(page.events)
+            if not started:
+                await trio.sleep(0.05)
+        fire = started[0].payload
+        await wait_turn(client, fire["turnId"], "completed")
+    fire_id = fire["fireId"]
+    everything = await client.call("events.read", position={"kind": "start"}, limit=500)
+    fire_events = [
+        e for e in everything.events
+        if isinstance(e.payload, dict) and e.payload.get("fireId") == fire_id
+    ]  # fmt: skip
+    assert fire_events
+    assert {e.correlation_id for e in fire_events} == {fire_id}
+    requested = next(e for e in fire_events if e.event_type == "routine.fire_requested")
+    assert requested.causation_id == "run-1"
+    session_events = [e for e in everything.events if e.owner_id == fire["sessionId"]]
+    wanted = {"session.created", "turn.queued", "turn.started", "turn.completed"}
+    assert {e.event_type for e in session_events} >= wanted
+    assert {e.correlation_id for e in session_events} == {fire_id}
+    for operation in ("session.create", "turn.send"):
+        receipts = await client.call("receipt.list", operation_id=operation)
+        [receipt] = receipts.receipts
+        shown = await client.call("receipt.get", receipt_id=receipt.receipt_id)
+        assert shown.correlation_id == fire_id
