@@ -62,6 +62,7 @@ from ._common import Empty as Empty
 from ._common import Project as Project
 from ._common import Session as Session
 from ._common import Turn as Turn
+from ._config_aliases import apply_config_aliases as apply_config_aliases
 from ._contract import BEGIN_MARKER as BEGIN_MARKER
 from ._contract import END_MARKER as END_MARKER
 from ._contract import compatibility_problems as compatibility_problems
@@ -95,7 +96,6 @@ from ._registry import build_registry as build_registry
 from ._versioning import DEPRECATION_KINDS as DEPRECATION_KINDS
 from ._versioning import MIN_DEPRECATION_DAYS as MIN_DEPRECATION_DAYS
 from ._versioning import Deprecation as Deprecation
-from ._versioning import apply_config_aliases as apply_config_aliases
 from ._versioning import policy_problems as policy_problems
 
 if TYPE_CHECKING:
