@@ -11,6 +11,9 @@ import attrs
 
 @attrs.frozen
 class OpReport:
+    """One op's outcome: its failures (none: covered), what its set reached and why the rest
+    cannot be reached."""
+
     operation: str
     failures: tuple[str, ...]
     declared: int = 0
@@ -23,6 +26,8 @@ class OpReport:
 
 @attrs.frozen
 class VerifyReport:
+    """Every op's report, the problems no op owns, and the pending sets still waiting."""
+
     ops: tuple[OpReport, ...]
     problems: tuple[str, ...] = ()  # not about one op (unreadable files)
     waiting: tuple[str, ...] = ()  # pending sets whose op is not registered yet
