@@ -369,9 +369,20 @@ ALTER TABLE turn_items ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turn_items ADD COLUMN artifact TEXT;
 """
 
+# Issue 20 item 4, the event envelope: an event's schema version, the worker attempt and the
+# activation (one dispatch of a turn) it belongs to, and the command it answers; a receipt's
+# correlation. Rows written before keep NULL and read with defaults (`storage/_events.py`).
+_EVENT_ENVELOPE = """
+ALTER TABLE events ADD COLUMN schema_version TEXT;
+ALTER TABLE events ADD COLUMN attempt_id TEXT;
+ALTER TABLE events ADD COLUMN activation_id TEXT;
+ALTER TABLE events ADD COLUMN command_id TEXT;
+ALTER TABLE receipts ADD COLUMN correlation_id TEXT;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
-    _SESSION_FAILURE,
+    _SESSION_FAILURE, _EVENT_ENVELOPE,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

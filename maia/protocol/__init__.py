@@ -144,6 +144,7 @@ if TYPE_CHECKING:
     from ._ops_records import Event as Event
     from ._ops_records import EventsReadInput as EventsReadInput
     from ._ops_records import EventsReadOutput as EventsReadOutput
+    from ._ops_records import EventsSnapshot as EventsSnapshot
     from ._ops_records import FromCursor as FromCursor
     from ._ops_records import FromEvent as FromEvent
     from ._ops_records import FromSequence as FromSequence
@@ -293,6 +294,7 @@ _LAZY: Final = {
     "Event": "_ops_records",
     "EventsReadInput": "_ops_records",
     "EventsReadOutput": "_ops_records",
+    "EventsSnapshot": "_ops_records",
     "FromCursor": "_ops_records",
     "FromEvent": "_ops_records",
     "FromSequence": "_ops_records",

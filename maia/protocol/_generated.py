@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:f1d36e2ea7e9cfcf63c7ec41dedfbcde7f44ac182e002ad4b41fa3acb7374eb2"
+REGISTRY_DIGEST: Final = "sha256:64af39da72d67a5b5da398aac21ab768fa6931e4d5230a109dac60c44dfa94d3"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
