@@ -144,14 +144,19 @@ class LiveNode:
             connection.hello = answer["result"]
             yield connection
 
-    async def observe(self, method: str, params: Any) -> dict[str, Any]:
+    async def observe(
+        self, method: str, params: Any, registry_digest: str | None = None
+    ) -> dict[str, Any]:
         """The first answer to one subscribe request on `/api/v1/observations`.
 
         The socket starts with `node.hello` since registry 0.9.0; a Node that refuses the
         hello there (the older socket subscribed at once) gets the request first instead."""
         url = self.url.replace("/api/v1", OBSERVATIONS_PATH)
         headers = [(b"Authorization", f"Bearer {self.token}".encode())]
-        greeting = {"protocol": PROTOCOL_VERSION, "registryDigest": REGISTRY.digest}
+        greeting = {
+            "protocol": PROTOCOL_VERSION,
+            "registryDigest": registry_digest or REGISTRY.digest,
+        }
         hello = {"id": 0, "method": "node.hello", "params": greeting}
         for greet in (True, False):
             async with open_websocket_url(

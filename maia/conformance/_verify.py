@@ -143,6 +143,7 @@ class Verifier:
                 if old.hello.get("registryMatch") is not False:
                     failures.append("a previous-registry hello answered registryMatch true")
                 current, run.connection = run.connection, old
+                run.registry_digest = digest
                 schema = self.previous["inputSchemas"].get(fixture.operation)
                 try:
                     await run.case(
@@ -153,7 +154,7 @@ class Verifier:
                 except (CaseFailed, PlaceholderError) as error:
                     failures.append(str(error))
                 finally:
-                    run.connection = current
+                    run.connection, run.registry_digest = current, None
         return failures
 
 
