@@ -145,9 +145,10 @@ class LiveNode:
             yield connection
 
     async def observe(
-        self, method: str, params: Any, registry_digest: str | None = None
-    ) -> dict[str, Any]:
-        """The first answer to one subscribe request on `/api/v1/observations`.
+        self, method: str, params: Any, registry_digest: str | None = None, count: int = 1
+    ) -> list[dict[str, Any]]:
+        """The first `count` answers to one subscribe request on `/api/v1/observations`
+        (fewer when an error answer ends the stream).
 
         The socket starts with `node.hello` since registry 0.9.0; a Node that refuses the
         hello there (the older socket subscribed at once) gets the request first instead."""
@@ -173,10 +174,12 @@ class LiveNode:
                             continue
                     frame = {"id": 1, "method": method, "params": params}
                     await socket.send_message(orjson.dumps(frame).decode())
-                    text = str(await socket.get_message())
-                self.transcript.frames.append((method, text))
-                answer: dict[str, Any] = orjson.loads(text)
-                return answer
+                    answers: list[dict[str, Any]] = []
+                    while len(answers) < count and (not answers or answers[-1].get("ok")):
+                        text = str(await socket.get_message())
+                        self.transcript.frames.append((method, text))
+                        answers.append(orjson.loads(text))
+                return answers
         raise RuntimeError("unreachable: the second attempt returns or raises")
 
     def log_files(self) -> list[str]:
