@@ -11,9 +11,9 @@ from ._format import FixtureFormatError as FixtureFormatError
 from ._format import FixtureSet as FixtureSet
 from ._format import load_fixture_set as load_fixture_set
 from ._format import load_fixture_sets as load_fixture_sets
+from ._previous import previous_snapshot as previous_snapshot
 from ._probes import load_common as load_common
 from ._redaction import redaction_findings as redaction_findings
-from ._verify import OpReport as OpReport
-from ._verify import VerifyReport as VerifyReport
-from ._verify import previous_snapshot as previous_snapshot
+from ._report import OpReport as OpReport
+from ._report import VerifyReport as VerifyReport
 from ._verify import verify_fixtures as verify_fixtures

@@ -68,7 +68,7 @@ class Case:
     fresh: bool = False  # sent first on a new connection, before any node.hello
     method: str | None = None  # send this op instead (an error the op owns, met before it)
     secrets: Mapping[str, str] = attrs.field(factory=dict)  # name -> path of an issued secret
-    observe: bool = False  # a subscribe request on /api/v1/observations: its first answer
+    observe: int = 0  # a subscribe request on /api/v1/observations: its first N answers
 
 
 @attrs.frozen
@@ -132,6 +132,14 @@ def _expect(where: str, value: Any) -> Expect:
                   body.get("receipt", {}))  # fmt: skip
 
 
+def _observe(where: str, value: Any) -> int:
+    """`observe`: true (the first answer) or how many answers to read, 1-16."""
+    count = 1 if value is True else 0 if value is False else value
+    if not isinstance(count, int) or not 0 <= count <= 16:
+        raise FixtureFormatError(f"{where}.observe: must be true or a count of answers 1-16")
+    return count
+
+
 def _case(where: str, value: Any) -> Case:
     allowed = {"name", "setup", "params", "expect", "save", "stale", "replay", "fresh", "method",
                "secrets", "observe"}  # fmt: skip
@@ -140,7 +148,7 @@ def _case(where: str, value: Any) -> Case:
                 _steps(f"{where}.setup", body.get("setup", [])), body.get("save", {}),
                 bool(body.get("stale", False)), bool(body.get("replay", True)),
                 bool(body.get("fresh", False)), body.get("method"),
-                body.get("secrets", {}), bool(body.get("observe", False)))  # fmt: skip
+                body.get("secrets", {}), _observe(where, body.get("observe", 0)))  # fmt: skip
 
 
 def load_fixture_set(path: Path) -> FixtureSet:

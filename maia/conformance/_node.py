@@ -144,14 +144,20 @@ class LiveNode:
             connection.hello = answer["result"]
             yield connection
 
-    async def observe(self, method: str, params: Any) -> dict[str, Any]:
-        """The first answer to one subscribe request on `/api/v1/observations`.
+    async def observe(
+        self, method: str, params: Any, registry_digest: str | None = None, count: int = 1
+    ) -> list[dict[str, Any]]:
+        """The first `count` answers to one subscribe request on `/api/v1/observations`
+        (fewer when an error answer ends the stream).
 
         The socket starts with `node.hello` since registry 0.9.0; a Node that refuses the
         hello there (the older socket subscribed at once) gets the request first instead."""
         url = self.url.replace("/api/v1", OBSERVATIONS_PATH)
         headers = [(b"Authorization", f"Bearer {self.token}".encode())]
-        greeting = {"protocol": PROTOCOL_VERSION, "registryDigest": REGISTRY.digest}
+        greeting = {
+            "protocol": PROTOCOL_VERSION,
+            "registryDigest": registry_digest or REGISTRY.digest,
+        }
         hello = {"id": 0, "method": "node.hello", "params": greeting}
         for greet in (True, False):
             async with open_websocket_url(
@@ -168,10 +174,12 @@ class LiveNode:
                             continue
                     frame = {"id": 1, "method": method, "params": params}
                     await socket.send_message(orjson.dumps(frame).decode())
-                    text = str(await socket.get_message())
-                self.transcript.frames.append((method, text))
-                answer: dict[str, Any] = orjson.loads(text)
-                return answer
+                    answers: list[dict[str, Any]] = []
+                    while len(answers) < count and (not answers or answers[-1].get("ok")):
+                        text = str(await socket.get_message())
+                        self.transcript.frames.append((method, text))
+                        answers.append(orjson.loads(text))
+                return answers
         raise RuntimeError("unreachable: the second attempt returns or raises")
 
     def log_files(self) -> list[str]:

@@ -64,6 +64,7 @@ class SetRun:
         self.saved = saved
         self.outcome = SetOutcome(descriptor.operation_id)
         self._cursor: dict[str, Any] = {"kind": "start"}
+        self.registry_digest: str | None = None  # the previous registry's, for its case
 
     async def new_events(self) -> list[dict[str, Any]]:
         """Journal events since the last call (every page)."""
@@ -144,7 +145,12 @@ class SetRun:
                 raise CaseFailed(f"{where}: not an input of that registry: {'; '.join(wrong)}")
         method = case.method or self.op.operation_id
         if case.observe:
-            answer = await self.node.observe(method, params)
+            answers = await self.node.observe(method, params, self.registry_digest, case.observe)
+            for number, earlier in enumerate(answers[:-1]):  # the last one meets `expect`
+                wrong = result_problems(self.op, earlier.get("result"))
+                if wrong:
+                    raise CaseFailed(f"{where}: answer {number + 1}: {'; '.join(wrong)}")
+            answer = answers[-1]
         elif case.fresh:
             async with self.node.connect(greet=False) as fresh:
                 answer = await fresh.request(method, params)

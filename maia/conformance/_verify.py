@@ -14,8 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-import attrs
-import orjson
 import trio
 from jsonschema import Draft202012Validator
 
@@ -24,75 +22,17 @@ from maia.protocol import REGISTRY, OperationDescriptor
 from ._coverage import static_problems
 from ._format import FixtureFormatError, FixtureSet, load_fixture_sets
 from ._node import PLANTED_ENV, PLANTED_WEBHOOK_ENV, Secrets, open_node
+from ._previous import read_previous
 from ._probes import CommonPlan, load_common, probe_common
 from ._redaction import redaction_findings
+from ._report import OpReport, VerifyReport
 from ._runner import CaseFailed, SetRun
 from ._values import PlaceholderError
 
 SET_TIMEOUT_S: Final = 120.0
 COMMON_FILE: Final = "_common.json"
-PREVIOUS_LOCK: Final = "_previous.lock.json"
-PREVIOUS_SCHEMAS: Final = "_previous.schemas.json"  # written by previous_snapshot()
+PENDING: Final = "_pending"  # sets for ops not registered yet (another branch adds them)
 PARALLEL_SETS: Final = 3  # Nodes at once: mostly waiting on workers and SQLite
-
-
-@attrs.frozen
-class OpReport:
-    operation: str
-    failures: tuple[str, ...]
-    declared: int = 0
-    errors: frozenset[str] = frozenset()  # the op's declared errors
-    reached: frozenset[str] = frozenset()
-    unreachable: Mapping[str, str] = attrs.field(factory=dict)
-    cases: int = 0
-    seconds: float = 0.0
-
-
-@attrs.frozen
-class VerifyReport:
-    ops: tuple[OpReport, ...]
-    problems: tuple[str, ...] = ()  # not about one op (unreadable files)
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems and not any(r.failures for r in self.ops)
-
-    def lines(self) -> Iterator[str]:
-        """The human report: failures per op, then the summary and the unreachable list."""
-        for problem in self.problems:
-            yield f"FAIL fixtures: {problem}"
-        for report in self.ops:
-            for failure in report.failures:
-                yield f"FAIL {report.operation}: {failure}"
-        covered = sum(1 for r in self.ops if not r.failures)
-        reached = sum(len(r.reached) for r in self.ops)
-        declared = sum(r.declared for r in self.ops)
-        unreachable = [why for r in self.ops for code, why in r.unreachable.items()
-                       if code in r.errors]  # fmt: skip
-        pending = sum(1 for why in unreachable if why.startswith("NOT YET REACHED"))
-        waivers = sum(len(r.unreachable) for r in self.ops) - len(unreachable)
-        cases = sum(r.cases for r in self.ops)
-        yield (f"ops covered {covered}/{len(self.ops)}; errors reached {reached}/{declared}, "
-               f"unreachable {len(unreachable)} ({pending} not yet reached), other waivers "
-               f"{waivers}; {cases} cases in {self.seconds:.1f} s")  # fmt: skip
-        grouped: dict[tuple[str, str], list[str]] = {}
-        for report in self.ops:
-            for code, why in report.unreachable.items():
-                grouped.setdefault((code, why), []).append(report.operation)
-        for (code, why), ops in sorted(grouped.items()):
-            where = f"{len(ops)} ops" if len(ops) > 3 else ", ".join(ops)
-            yield f"unreachable {code} ({where}): {why}"
-
-    def to_json(self) -> dict[str, Any]:
-        operations = {
-            r.operation: {"failures": list(r.failures), "reached": sorted(r.reached),
-                          "declared": r.declared, "unreachable": dict(r.unreachable),
-                          "cases": r.cases, "seconds": round(r.seconds, 2)}
-            for r in self.ops
-        }  # fmt: skip
-        return {"ok": self.ok, "problems": list(self.problems), "seconds": self.seconds,
-                "operations": operations}  # fmt: skip
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -203,6 +143,7 @@ class Verifier:
                 if old.hello.get("registryMatch") is not False:
                     failures.append("a previous-registry hello answered registryMatch true")
                 current, run.connection = run.connection, old
+                run.registry_digest = digest
                 schema = self.previous["inputSchemas"].get(fixture.operation)
                 try:
                     await run.case(
@@ -213,62 +154,31 @@ class Verifier:
                 except (CaseFailed, PlaceholderError) as error:
                     failures.append(str(error))
                 finally:
-                    run.connection = current
+                    run.connection, run.registry_digest = current, None
         return failures
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        value: dict[str, Any] = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as error:
-        raise FixtureFormatError(f"{path}: {error}") from None
-    return value
-
-
-def _read_previous(fixtures: Path) -> dict[str, Any]:
-    """The previous registry: its lock (digests) and its ops' input schemas, one version,
-    older than this one."""
-    from maia.protocol import REGISTRY_VERSION
-
-    previous = _read_json(fixtures / PREVIOUS_LOCK)
-    schemas = _read_json(fixtures / PREVIOUS_SCHEMAS)
-    version = str(previous.get("registryVersion", "0"))
-    if schemas.get("registryVersion") != version:
-        found = schemas.get("registryVersion")
-        raise FixtureFormatError(f"{fixtures / PREVIOUS_SCHEMAS}: registry {found}, not the "
-                                 f"lock's {version}")  # fmt: skip
-    if _version(version) >= _version(REGISTRY_VERSION):
-        raise FixtureFormatError(f"{fixtures / PREVIOUS_LOCK}: registry {version} is not "
-                                 f"older than {REGISTRY_VERSION}")  # fmt: skip
-    return {**previous, "inputSchemas": schemas.get("inputSchemas", {})}
-
-
-def _version(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in text.split("."))
-    except ValueError:
-        return (-1,)
-
-
-def previous_snapshot() -> dict[str, Any]:
-    """What `_previous.schemas.json` holds, from the registry running now: run it on the
-    release before a `REGISTRY_VERSION` bump (docs/conformance.md)."""
-    from maia.protocol import REGISTRY_VERSION, operation_schema
-
-    schemas = {op.operation_id: operation_schema(op, "input") for op in REGISTRY}
-    return {"registryVersion": REGISTRY_VERSION, "inputSchemas": schemas}
 
 
 async def _verify(fixtures: Path, repo: Path, only: frozenset[str] | None) -> VerifyReport:
     started = time.monotonic()
     try:
         plan = load_common(fixtures / COMMON_FILE)
-        previous = _read_previous(fixtures)
+        previous = read_previous(fixtures)
     except FixtureFormatError as error:
         return VerifyReport((), (str(error),))
     sets, problems = load_fixture_sets(fixtures)
     for name in sorted(set(sets) - set(REGISTRY.ids())):
         problems.append(f"{name}: a fixture set for an op the registry does not have")
+    # Sets written ahead for ops another branch adds: used once the op is registered.
+    pending, unreadable = load_fixture_sets(fixtures / PENDING)
+    problems += unreadable
+    waiting = []
+    for name, fixture in pending.items():
+        if name in sets:
+            problems.append(f"{name}: both {PENDING}/{name} and {name} hold its set")
+        elif name in REGISTRY.ids():
+            sets[name] = fixture
+        else:
+            waiting.append(name)
     secrets = Secrets.planted()
     verifier = Verifier(fixtures, repo, plan, previous, secrets)
     reports: dict[str, OpReport] = {}
@@ -292,7 +202,8 @@ async def _verify(fixtures: Path, repo: Path, only: frozenset[str] | None) -> Ve
                 if only is None or op.operation_id in only:
                     nursery.start_soon(one, op)
     ordered = tuple(reports[k] for k in sorted(reports))
-    return VerifyReport(ordered, tuple(problems), time.monotonic() - started)
+    return VerifyReport(ordered, tuple(problems), tuple(sorted(waiting)),
+                        time.monotonic() - started)  # fmt: skip
 
 
 def verify_fixtures(

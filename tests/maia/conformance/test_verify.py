@@ -158,4 +158,18 @@ def test_a_previous_payload_the_previous_registry_would_not_send_is_red(copy: Pa
     _edit(copy, "turn.show", newer)
     report = verify_fixtures(copy, repo=REPO, only=["turn.show"])
     (failure,) = _failures(report, "turn.show")
-    assert failure.startswith("previous (0.8.0): not an input of that registry")
+    assert failure.startswith("previous (0.9.0): not an input of that registry")
+
+
+def test_a_pending_set_runs_once_its_op_is_registered(copy: Path) -> None:
+    """A set under _pending/ runs when its op is registered (session.show moved there stays
+    green) and is only listed while it is not (a made-up op)."""
+    shutil.move(copy / "session.show", copy / "_pending" / "session.show")
+    (copy / "_pending" / "nothing.here").mkdir()
+    (copy / "_pending" / "nothing.here" / "cases.json").write_text(
+        json.dumps({"operation": "nothing.here", "cases": []})
+    )
+    report = verify_fixtures(copy, repo=REPO, only=["session.show"])
+    assert report.ok, list(report.lines())
+    assert [r.operation for r in report.ops] == ["session.show"]
+    assert "nothing.here" in report.waiting
