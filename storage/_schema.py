@@ -369,9 +369,37 @@ ALTER TABLE turn_items ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turn_items ADD COLUMN artifact TEXT;
 """
 
+# Issue 16: Execution Nodes enrolled on this Control Node (actors/machine/_sql.py). Secrets
+# are stored hashed (the enrollment token's and the machine credential's sha256); the token
+# key is the HMAC key the one-time tokens are derived from, so a receipt never holds one.
+_MACHINES = """
+CREATE TABLE machines (
+    machine_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL,
+    incarnation INTEGER NOT NULL,
+    revocation_revision INTEGER NOT NULL,
+    credential_revision INTEGER,
+    recovery_required INTEGER NOT NULL DEFAULT 0,
+    token_hash TEXT,
+    token_expires_ms INTEGER,
+    credential_hash TEXT,
+    execution_node_id TEXT,
+    revision INTEGER NOT NULL,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    enrolled_ms INTEGER,
+    last_seen_ms INTEGER
+);
+CREATE TABLE machine_keys (
+    name TEXT PRIMARY KEY,
+    secret TEXT NOT NULL
+);
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
-    _SESSION_FAILURE,
+    _SESSION_FAILURE, _MACHINES,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:4677e85a6769506fff197ed7a930bca55349bf61f3f31154187b019be0c32fed"
+REGISTRY_DIGEST: Final = "sha256:a3bcf724962e52fc9f05d7f2962e161908ab4f64eacfeda35026970de583401d"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
@@ -14,6 +14,12 @@ OPERATION_INDEX: Final[dict[str, str]] = {
     "config.admit.preview": "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "config.show": "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "events.read": "maia.protocol._ops_records:RECORD_OPERATIONS",
+    "machine.enroll.confirm": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.enroll.preview": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.list": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.revoke.confirm": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.revoke.preview": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.show": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
     "node.hello": "maia.protocol._ops_node:NODE_OPERATIONS",
     "node.status": "maia.protocol._ops_node:NODE_OPERATIONS",
     "project.add": "maia.protocol._ops_session:SESSION_OPERATIONS",

@@ -29,5 +29,6 @@ OPERATION_GROUPS: Final = (
     "maia.protocol._ops_webhook:WEBHOOK_OPERATIONS",
     "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
     "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
+    "maia.protocol._ops_machine:MACHINE_OPERATIONS",
 )
 REGISTRY: Final[Registry] = lazy_registry(OPERATION_GROUPS, OPERATION_INDEX, digest=REGISTRY_DIGEST)
