@@ -23,6 +23,7 @@ from ._kind import MachineService as MachineService
 from ._links import LinkBoard as LinkBoard
 from ._links import LinkState as LinkState
 from ._secrets import MAX_SECRET_LENGTH as MAX_SECRET_LENGTH
+from ._secrets import credential_machine as credential_machine
 from ._secrets import parse_token as parse_token
 from ._sql import MAX_MACHINES as MAX_MACHINES
 from ._sql import MachineRecord as MachineRecord

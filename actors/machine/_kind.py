@@ -24,6 +24,8 @@ class MachineService:
 
     runtime: ActorRuntime
     links: LinkBoard = attrs.field(factory=LinkBoard)
+    listening: tuple[str, int] | None = None  # the Control Node's machine listener
+    execution: Any = None  # the Execution Node's link (maia.machines.ExecutionLink)
 
 
 @attrs.frozen
