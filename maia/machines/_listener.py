@@ -120,6 +120,8 @@ class MachineListener:
         await socket.send_message(encode_frame(EnrolledFrame(
             "enrolled", record.machine_id, record.name, credential, record.incarnation,
             record.revocation_revision, self._store.node_id)))  # fmt: skip
+        with trio.move_on_after(5):  # the client closes first: its socket is then released
+            await socket.get_message()
         await socket.aclose()
 
     async def _link(self, socket: WebSocketConnection, secret: str, first: str | bytes) -> None:
