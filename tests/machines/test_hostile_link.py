@@ -172,8 +172,8 @@ def test_no_upgrade_without_a_wellformed_bearer(machine: Machine) -> None:
                 statuses.append(rejected.status_code)
             except BaseExceptionGroup as group:  # raised inside our stream's nursery
                 only = group.subgroup(ConnectionRejected)
-                assert only is not None and len(only.exceptions) == 1, group
-                statuses.append(getattr(only.exceptions[0], "status_code", 0))
+                leaves = [] if only is None else list(only.exceptions)
+                statuses.append(getattr(leaves[0], "status_code", 0) if len(leaves) == 1 else 0)
         return statuses
 
     assert trio.run(attempts) == [401, 403, 401]
