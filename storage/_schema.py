@@ -397,9 +397,31 @@ CREATE TABLE machine_keys (
 );
 """
 
+# Issue 16: machine assignments (one Project on one Execution Node; the lease epoch is
+# durable, never reused) and which Sessions are placed on one (session create --machine).
+_MACHINE_ASSIGNMENTS = """
+CREATE TABLE machine_assignments (
+    assignment_id TEXT PRIMARY KEY,
+    machine_id TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    lease_epoch INTEGER NOT NULL DEFAULT 0,
+    next_sequence INTEGER NOT NULL DEFAULT 1,
+    phase TEXT NOT NULL,
+    environment_revision INTEGER NOT NULL DEFAULT 1,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    UNIQUE (machine_id, project_id)
+);
+CREATE TABLE machine_placements (
+    session_id TEXT PRIMARY KEY,
+    assignment_id TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
-    _SESSION_FAILURE, _MACHINES,
+    _SESSION_FAILURE, _MACHINES, _MACHINE_ASSIGNMENTS,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

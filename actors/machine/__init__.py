@@ -6,6 +6,10 @@ registration rules of `supervision.leases`), `_links` the run's live links and `
 kind the runtime opens (`MACHINES`). See docs/machines.md.
 """
 
+from ._assignments import AssignmentRow as AssignmentRow
+from ._assignments import assignment_for as assignment_for
+from ._assignments import place_session as place_session
+from ._assignments import placement_of as placement_of
 from ._enrollment import OWNER_TYPE as OWNER_TYPE
 from ._enrollment import TOKEN_TTL_MS as TOKEN_TTL_MS
 from ._enrollment import Credential as Credential
@@ -22,6 +26,24 @@ from ._kind import MachineKind as MachineKind
 from ._kind import MachineService as MachineService
 from ._links import LinkBoard as LinkBoard
 from ._links import LinkState as LinkState
+from ._placing import PlacingSupervisor as PlacingSupervisor
+from ._relay import MachineRelay as MachineRelay
+from ._relay import environment_digest as environment_digest
+from ._relay import spec_digest as spec_digest
+from ._relay_frames import RELAY_TO_CONTROL as RELAY_TO_CONTROL
+from ._relay_frames import RELAY_TO_EXECUTION as RELAY_TO_EXECUTION
+from ._relay_frames import AckFrame as AckFrame
+from ._relay_frames import GrantFrame as GrantFrame
+from ._relay_frames import InterruptFrame as InterruptFrame
+from ._relay_frames import LaunchAssignmentFrame as LaunchAssignmentFrame
+from ._relay_frames import LaunchWorkerFrame as LaunchWorkerFrame
+from ._relay_frames import PromptFrame as PromptFrame
+from ._relay_frames import RefusedFrame as RefusedFrame
+from ._relay_frames import StopWorkerFrame as StopWorkerFrame
+from ._relay_frames import TurnEventFrame as TurnEventFrame
+from ._relay_frames import WireSpec as WireSpec
+from ._relay_frames import WorkerFrame as WorkerFrame
+from ._remote_worker import RemoteWorkerHandle as RemoteWorkerHandle
 from ._secrets import MAX_SECRET_LENGTH as MAX_SECRET_LENGTH
 from ._secrets import credential_machine as credential_machine
 from ._secrets import parse_token as parse_token

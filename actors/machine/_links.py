@@ -8,7 +8,7 @@ revoked machine's link at once through `revoke_hook`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import attrs
 
@@ -25,6 +25,7 @@ class LinkState:
     refused_frames: int = 0
     barrier: bool = True  # no report has confirmed a grant issued since this Control start
     close: Callable[[], None] = attrs.field(default=lambda: None, repr=False)
+    send: Callable[[object], Awaitable[None]] | None = attrs.field(default=None, repr=False)
 
 
 @attrs.define
@@ -34,13 +35,14 @@ class LinkBoard:
     links: dict[str, LinkState] = attrs.field(factory=dict)
     opened: int = 0
 
-    def open(self, machine_id: str, close: Callable[[], None]) -> LinkState:
+    def open(self, machine_id: str, close: Callable[[], None],
+             send: Callable[[object], Awaitable[None]] | None = None) -> LinkState:  # fmt: skip
         """Register a new authenticated connection; an older one of that machine is closed."""
         old = self.links.get(machine_id)
         if old is not None:
             old.close()
         self.opened += 1
-        link = LinkState(machine_id, self.opened, close=close)
+        link = LinkState(machine_id, self.opened, close=close, send=send)
         self.links[machine_id] = link
         return link
 

@@ -1,7 +1,7 @@
 """The machine link (issue 16): Execution Nodes connect out to a Control Node over WebSocket.
 
 `_frames` holds the frames and their strict decoding, `_gate` the upgrade checks,
-`_listener` the Control Node's side, `_leases` where lease requests and reports go,
+`_listener` the Control Node's side, the relay (actors.machine) where lease and worker frames go,
 `_execution` the Execution Node's side, `_credential_file` its 0600 credential and
 `_children` the two as root-tree children of a Node. See docs/machines.md.
 """

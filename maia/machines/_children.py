@@ -46,7 +46,7 @@ def execution_child(control_url: str, token: str | None) -> Child:
         store = services.storage_or_raise()
         machines = services.sessions_or_raise().runtime[MACHINES]
         link = ExecutionLink(services.config.home.root, control_url, token, store.node_id,
-                             services.clock)  # fmt: skip
+                             services.clock, machines.local_supervisor)  # fmt: skip
         machines.execution = link
         async with trio.open_nursery() as nursery:
             await nursery.start(link.run)

@@ -12,8 +12,9 @@ fails to parse is logged and counted, never acted on.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,6 +32,7 @@ from maia.core import Clock, MaiaError
 from supervision.leases import HEARTBEAT_INTERVAL_MS, MachineLeaseReport, NodeStatus
 
 from ._credential_file import MachineCredential, read_credential, write_credential
+from ._exec_assignments import ExecutionAssignments
 from ._frames import (
     MAX_FRAME_BYTES,
     TO_EXECUTION,
@@ -81,42 +83,77 @@ class ExecutionLink:
     `on_frame` gets every well-formed frame from Control after `welcome`."""
 
     def __init__(self, home: Path, control_url: str, token: str | None, node_id: str,
-                 clock: Clock, *, reports: Callable[[], tuple[MachineLeaseReport, ...]] = tuple,
-                 on_frame: Callable[[Any, WebSocketConnection], Any] | None = None,
-                 ) -> None:  # fmt: skip
+                 clock: Clock, supervisor: Any = None) -> None:  # fmt: skip
         self.home = home
         self.control_url = control_url
         self.token = token
         self.node_id = node_id
         self.clock = clock
-        self.reports = reports
-        self.on_frame = on_frame
+        self.supervisor = supervisor  # where relayed workers are spawned (the local one)
         self.state = ExecutionState()
         self.credential: MachineCredential | None = None
-        self._sequence = 0
+        self.assignments: ExecutionAssignments | None = None
+        self.socket: WebSocketConnection | None = None
+        # Increases across restarts too (Control ignores a status not above the last).
+        self._sequence = clock.wall_ms()
+
+    async def send(self, frame: object) -> bool:
+        """Put a frame on the link; False while it is down (the lease machines retry)."""
+        socket = self.socket
+        if socket is None:
+            return False
+        try:
+            await socket.send_message(encode_frame(frame))
+        except ConnectionClosed:
+            return False
+        return True
+
+    async def report_now(self) -> None:
+        if self.socket is not None and self.credential is not None:
+            with contextlib.suppress(ConnectionClosed):
+                await self.send_status(self.socket, self.credential)
+
+    def _reports(self) -> tuple[MachineLeaseReport, ...]:
+        return () if self.assignments is None else self.assignments.reports()
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
         try:
             credential = await self._credential()
-            self.credential = credential
-            failures = 0
-            while True:
-                try:
-                    await self._connect(credential)
-                    failures = 0
-                except (OSError, HandshakeError, ConnectionClosed, trio.TooSlowError) as error:
-                    self.state.phase = "connecting"
-                    delay = BACKOFF_S[min(failures, len(BACKOFF_S) - 1)]
-                    failures += 1
-                    log.info("machine link to %s lost (%s); again in %.1f s",
-                             self.control_url, type(error).__name__, delay)  # fmt: skip
-                    await trio.sleep(delay)
         except LinkRefused as refused:
-            self.state.phase, self.state.refusal = "refused", str(refused)
-            log.error("machine link refused by %s: %s; admitting no machine work (enroll this"
-                      " Node again: docs/machines.md)", self.control_url, refused)  # fmt: skip
-            await trio.sleep_forever()
+            await self._refused(refused)
+            return
+        self.credential = credential
+        self.assignments = ExecutionAssignments(self.home, credential.machine_id, self.clock,
+                                                self.supervisor, self.send,
+                                                self.report_now)  # fmt: skip
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.assignments.run)
+            try:
+                await self._keep_connected(credential)
+            except LinkRefused as refused:
+                await self._refused(refused)
+
+    async def _refused(self, refused: LinkRefused) -> None:
+        """Stay up, admit no machine work, say what to do; never retry a refusal."""
+        self.state.phase, self.state.refusal = "refused", str(refused)
+        log.error("machine link refused by %s: %s; admitting no machine work (enroll this"
+                  " Node again: docs/machines.md)", self.control_url, refused)  # fmt: skip
+        await trio.sleep_forever()
+
+    async def _keep_connected(self, credential: MachineCredential) -> None:
+        failures = 0
+        while True:
+            try:
+                await self._connect(credential)
+                failures = 0
+            except (OSError, HandshakeError, ConnectionClosed, trio.TooSlowError) as error:
+                self.state.phase = "connecting"
+                delay = BACKOFF_S[min(failures, len(BACKOFF_S) - 1)]
+                failures += 1
+                log.info("machine link to %s lost (%s); again in %.1f s",
+                         self.control_url, type(error).__name__, delay)  # fmt: skip
+                await trio.sleep(delay)
 
     async def _credential(self) -> MachineCredential:
         stored = read_credential(self.home)
@@ -171,9 +208,10 @@ class ExecutionLink:
         self.state.phase = "connecting"
         try:
             async with self._open(LINK_PATH, credential.credential) as socket:
+                live = () if self.assignments is None else self.assignments.live_attempts()
                 hello = HelloFrame("hello", credential.incarnation, credential.credential_revision,
-                                   credential.observed_revocation_revision,
-                                   self.node_id)  # fmt: skip
+                                   credential.observed_revocation_revision, self.node_id,
+                                   live)  # fmt: skip
                 await socket.send_message(encode_frame(hello))
                 with trio.fail_after(ANSWER_TIMEOUT_S):
                     answer = self._decode(await socket.get_message())
@@ -181,6 +219,7 @@ class ExecutionLink:
                     raise LinkRefused(_why(answer))
                 self.state.phase, self.state.control_epoch = "connected", answer.control_epoch
                 self.state.connections += 1
+                self.socket = socket
                 try:
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self._beat, socket, credential)
@@ -188,6 +227,8 @@ class ExecutionLink:
                         nursery.cancel_scope.cancel()
                 except BaseExceptionGroup as group:
                     raise _single(group) from None
+                finally:
+                    self.socket = None
         except ConnectionRejected as rejected:
             if rejected.status_code in (401, 403):
                 raise LinkRefused(f"HTTP {rejected.status_code}") from None
@@ -202,7 +243,7 @@ class ExecutionLink:
                           credential: MachineCredential) -> None:  # fmt: skip
         self._sequence += 1
         status = NodeStatus(credential.machine_id, credential.incarnation, self._sequence,
-                            self.reports())  # fmt: skip
+                            self._reports())  # fmt: skip
         await socket.send_message(encode_frame(StatusFrame("status", status)))
         self.state.statuses_sent += 1
 
@@ -216,8 +257,8 @@ class ExecutionLink:
             if isinstance(frame, FenceFrame):
                 log.warning("the Control Node fenced this link: %s", frame.reason)
                 return
-            if self.on_frame is not None:
-                await self.on_frame(frame, socket)
+            if self.assignments is not None:
+                await self.assignments.on_frame(frame)
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:

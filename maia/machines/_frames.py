@@ -20,9 +20,12 @@ from typing import Any, Final, Literal
 import attrs
 import orjson
 
+from actors.machine import RELAY_TO_CONTROL, RELAY_TO_EXECUTION
+from actors.machine import GrantFrame as GrantFrame
+from actors.machine import RefusedFrame as RefusedFrame
 from maia.core import MaiaError, check, field, id_field, to_json
 from maia.observe import refuse_lone_surrogates
-from supervision.leases import MachineLeaseGrant, MachineLeaseRequest, NodeStatus
+from supervision.leases import MachineLeaseRequest, NodeStatus
 from worker_bridge import STRICT_DECODER
 
 MAX_FRAME_BYTES: Final = 64 * 1024
@@ -62,6 +65,8 @@ class HelloFrame:
     credential_revision: int = field(doc="The revision the credential was issued at.", minimum=0)
     observed_revocation_revision: int = field(doc="The highest revision seen.", minimum=0)
     node_id: str = id_field("The Execution Node's own nodeId.")
+    attempts: tuple[str, ...] = field(doc="The worker attempts it runs now (the rest ended).",
+                                      factory=tuple, max_items=256)  # fmt: skip
 
 
 @attrs.frozen
@@ -86,19 +91,6 @@ class LeaseRequestFrame:
 
 
 @attrs.frozen
-class GrantFrame:
-    type: Literal["grant"] = field(doc="grant.")
-    grant: MachineLeaseGrant = field(doc="The grant answering one request.")
-
-
-@attrs.frozen
-class RefusedFrame:
-    type: Literal["refused"] = field(doc="refused.")
-    request_id: str = id_field("The request refused.")
-    reason: str = field(doc="Why.", max_length=64)
-
-
-@attrs.frozen
 class ErrorFrame:
     type: Literal["error"] = field(doc="error.")
     code: str = field(doc="The error code.", max_length=64)
@@ -115,11 +107,11 @@ class FenceFrame:
 
 TO_CONTROL: Final[dict[str, type]] = {
     "enroll": EnrollFrame, "hello": HelloFrame, "status": StatusFrame,
-    "lease_request": LeaseRequestFrame,
+    "lease_request": LeaseRequestFrame, **RELAY_TO_CONTROL,
 }  # fmt: skip
 TO_EXECUTION: Final[dict[str, type]] = {
-    "enrolled": EnrolledFrame, "welcome": WelcomeFrame, "grant": GrantFrame,
-    "refused": RefusedFrame, "error": ErrorFrame, "fence": FenceFrame,
+    "enrolled": EnrolledFrame, "welcome": WelcomeFrame, "error": ErrorFrame,
+    "fence": FenceFrame, **RELAY_TO_EXECUTION,
 }  # fmt: skip
 
 

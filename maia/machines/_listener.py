@@ -40,6 +40,8 @@ from ._frames import (
     EnrollFrame,
     FenceFrame,
     HelloFrame,
+    LeaseRequestFrame,
+    RefusedFrame,
     StatusFrame,
     WelcomeFrame,
     decode_frame,
@@ -47,7 +49,6 @@ from ._frames import (
     error_frame,
 )
 from ._gate import Admitted, check_machine_upgrade
-from ._leases import LeaseDesk
 
 log = logging.getLogger("maia.machines")
 MAX_LINKS: Final = 128
@@ -65,7 +66,7 @@ class MachineListener:
         self._machines = machines
         self._clock = clock
         self._server: GuardedServer | None = None
-        self.desk = LeaseDesk(store, machines, clock)
+        self.relay = machines.relay
 
     async def serve(self, host: str, port: int, *,
                     task_status: Any = trio.TASK_STATUS_IGNORED) -> None:  # fmt: skip
@@ -139,20 +140,28 @@ class MachineListener:
             log.warning("machine link refused: %s", refusal.message)
             await _refuse(socket, refusal)
             return
+        lock = trio.Lock()
+
+        async def send(frame: object) -> None:
+            async with lock:  # the relay's tasks and this link's answers share the socket
+                await socket.send_message(encode_frame(frame))
+
         with trio.CancelScope() as scope:  # cancelled by a revoke or a newer link
-            link = self._machines.links.open(record.machine_id, scope.cancel)
+            link = self._machines.links.open(record.machine_id, scope.cancel, send)
+            self.relay.link_opened(link)
             try:
                 await socket.send_message(encode_frame(WelcomeFrame(
                     "welcome", record.machine_id, self._store.node_id, self._store.node_epoch,
                     HEARTBEAT_INTERVAL_MS)))  # fmt: skip
                 log.info("machine %s connected", record.name)
-                await self._receive(socket, record, link)
+                await self.relay.on_hello(record.machine_id, hello.attempts)
+                await self._receive(socket, record, link, send)
             finally:
                 self._machines.links.drop(link)
         await socket.aclose()
 
     async def _receive(self, socket: WebSocketConnection, record: MachineRecord,
-                       link: LinkState) -> None:  # fmt: skip
+                       link: LinkState, send: Any) -> None:  # fmt: skip
         touched = self._clock.monotonic_ms()
         while True:
             with trio.move_on_after(SILENCE_S) as waited:
@@ -166,12 +175,12 @@ class MachineListener:
             except MaiaError as error:
                 link.refused_frames += 1
                 if link.refused_frames > MAX_REFUSED_FRAMES:
-                    await socket.send_message(encode_frame(FenceFrame("fence", "refused_frames")))
+                    await send(FenceFrame("fence", "refused_frames"))
                     return
-                await socket.send_message(encode_frame(error_frame(error)))
+                await send(error_frame(error))
                 continue
             for frame_out in answer:
-                await socket.send_message(encode_frame(frame_out))
+                await send(frame_out)
             now = self._clock.monotonic_ms()
             if now - touched >= TOUCH_EVERY_MS:
                 touched = now
@@ -196,11 +205,17 @@ class MachineListener:
             link.heartbeats += 1
             link.last_report_sequence = status.report_sequence
             link.last_heartbeat_ms = self._clock.monotonic_ms()
-            return await self.desk.on_status(record, link, status)
+            await self.relay.on_status(status)
+            return []
         if isinstance(frame, (EnrollFrame, HelloFrame)):
             raise MaiaError("invalid_request", f"the request is malformed: {frame.type} only "
                             "opens a link", {"id": None})  # fmt: skip
-        return await self.desk.on_request(record, link, frame.request)
+        if isinstance(frame, LeaseRequestFrame):
+            if frame.request.node_id != record.machine_id:
+                return [RefusedFrame("refused", frame.request.request_id, "wrong_node")]
+            return await self.relay.on_request(frame.request)
+        await self.relay.on_frame(record.machine_id, frame)  # worker and turn_event
+        return []
 
 
 async def _refuse(socket: WebSocketConnection, error: MaiaError) -> None:

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:a3bcf724962e52fc9f05d7f2962e161908ab4f64eacfeda35026970de583401d"
+REGISTRY_DIGEST: Final = "sha256:d4ea3d0e60d6a94044daa311308b276cf8c0ccc42549f0d895619851aa68ce39"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

@@ -56,7 +56,7 @@ from ._webhooks import WEBHOOK_HANDLERS
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
 # The kinds of aggregate the Node runs, in start order (a kind may use what an earlier one
 # provides: the Session kind runs on the worker pool). Adding a kind is one line here.
-KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS, WEBHOOKS, ROUTINES, MACHINES)
+KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, MACHINES, SESSIONS, WEBHOOKS, ROUTINES)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
