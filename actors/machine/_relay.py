@@ -47,6 +47,7 @@ from ._sql import get_machine
 log = logging.getLogger("maia.machines")
 TICK_S: Final = 1.0
 RESEND_LAUNCH_MS: Final = 5_000
+PLACEMENT_WAIT_S: Final = 20.0  # a launch waits this long for item 9 to hold, then is held
 
 
 def environment_digest(assignment: AssignmentRow) -> str:
@@ -104,6 +105,10 @@ class MachineRelay:
         """Launch a worker attempt under the assignment. Raises `held` naming every item-9
         condition that blocks placement, `unavailable` when the Node does not start it."""
         blockers = self.blockers(assignment_id)
+        with trio.move_on_after(PLACEMENT_WAIT_S):  # a fresh lease is a round trip away
+            while blockers:
+                await trio.sleep(0.2)
+                blockers = self.blockers(assignment_id)
         if blockers:
             raise MaiaError("held", f"admission is held: the machine assignment is blocked "
                             f"({', '.join(blockers)})", {"detail": ",".join(blockers)})  # fmt: skip
