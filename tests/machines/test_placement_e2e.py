@@ -140,7 +140,9 @@ def test_kill_9_of_the_control_node_raises_a_barrier(pair: Pair) -> None:
     first = pair.control.maia("turn", "send", session_id, "one", "--wait", "--timeout", "60s")
     assert "one" in first.stdout
     epoch_before = _epoch(pair.control)
+    port = pair.control.machines_port()
     pair.control.kill9()
+    pair.control.flags = ("--machines-listen", f"127.0.0.1:{port}")  # where the Node dials
     pair.control.start()
     wait_for(lambda: link_of(pair.control, "box").get("connected", False),
              "the Execution Node did not reconnect", pair.control)  # fmt: skip
