@@ -29,6 +29,7 @@ from ._common import (
     revision_field,
     timestamp_field,
 )
+from ._registry import OperationDescriptor
 
 MACHINE_NAME_PATTERN: Final = r"^[a-z][a-z0-9-]{0,62}$"
 MachineStateName = Literal["pending", "enrolled", "revoked"]
@@ -164,6 +165,13 @@ class MachineShowOutput:
     machine: Machine = field(doc="The machine, with its link.")
 
 
+def _exposure(value: str) -> dict[str, str]:
+    """`agent_exposure` once the registry carries it (issue 20, docs/versioning.md): the
+    confirms widen what the Node trusts, so they are human-only; the rest is eligible."""
+    names = {f.name for f in attrs.fields(OperationDescriptor)}
+    return {"agent_exposure": value} if "agent_exposure" in names else {}
+
+
 _CONFIRM_ERRORS: Final = ("confirmation_required", "preview_expired", "preview_mismatch",
                           "proof_spent")  # fmt: skip
 
@@ -174,6 +182,7 @@ MACHINE_OPERATIONS: Final = (
         input_type=MachineChangeInput,
         output_type=MachineChangePreviewOutput,
         errors=("invalid_state", "saturated"),
+        **_exposure("eligible"),
     ),
     mutation(
         operation_id="machine.enroll.confirm",
@@ -184,12 +193,14 @@ MACHINE_OPERATIONS: Final = (
         confirmation="required",
         event_types=("machine.enrollment_issued",),
         errors=("invalid_state", "saturated", *_CONFIRM_ERRORS),
+        **_exposure("human-only"),
     ),
     operation(
         operation_id="machine.list",
         summary="List the Execution Nodes enrolled on this Node.",
         input_type=MachineListInput,
         output_type=MachineListOutput,
+        **_exposure("eligible"),
     ),
     operation(
         operation_id="machine.show",
@@ -197,6 +208,7 @@ MACHINE_OPERATIONS: Final = (
         input_type=MachineRef,
         output_type=MachineShowOutput,
         errors=("resource_not_found",),
+        **_exposure("eligible"),
     ),
     operation(
         operation_id="machine.revoke.preview",
@@ -204,6 +216,7 @@ MACHINE_OPERATIONS: Final = (
         input_type=MachineChangeInput,
         output_type=MachineChangePreviewOutput,
         errors=("resource_not_found", "invalid_state"),
+        **_exposure("eligible"),
     ),
     mutation(
         operation_id="machine.revoke.confirm",
@@ -214,5 +227,6 @@ MACHINE_OPERATIONS: Final = (
         confirmation="required",
         event_types=("machine.revoked",),
         errors=("resource_not_found", "invalid_state", *_CONFIRM_ERRORS),
+        **_exposure("human-only"),
     ),
 )
