@@ -132,6 +132,13 @@ class ControlLeases:
         return any(lease.state.assignments[lease.row.assignment_id].barrier is not None
                    for lease in self.of_machine(machine_id))  # fmt: skip
 
+    def horizon_in_ms(self, machine_id: str) -> int | None:
+        """The latest horizon of the machine's assignments, from now (negative: reached)."""
+        horizons = [lease.state.assignments[lease.row.assignment_id].horizon_ms
+                    for lease in self.of_machine(machine_id)]  # fmt: skip
+        known = [h for h in horizons if h is not None]
+        return max(known) - self.now().mono if known else None
+
     def set_registration(self, registration: RegistrationRecord) -> None:
         """A revocation or a fresh enrollment: every machine of that node sees it."""
         for lease in self.of_machine(registration.node_id):

@@ -107,9 +107,22 @@ class ExecutionAssignments:
                 await self._apply(key, actions)
             task_status.started()
             while True:
-                await trio.sleep(WAKE_S)
+                await trio.sleep(self._next_wake_s())
                 for key in list(self.states):
                     await self._step(key, Wake())
+
+    def _next_wake_s(self) -> float:
+        """A second, or less: exactly at the nearest local deadline (item 8: the stop begins
+        no later than it)."""
+        now = self.now().mono
+        deadlines = [
+            s.deadline_ms
+            for s in self.states.values()
+            if s.deadline_ms is not None and s.deadline_ms > now and not s.expired
+        ]
+        if not deadlines:
+            return WAKE_S
+        return max(0.0, min(WAKE_S, (min(deadlines) - now) / 1000))
 
     async def _step(self, key: str, event: NodeEvent) -> tuple[NodeAction, ...]:
         before = self.states[key]

@@ -140,6 +140,7 @@ class MachineListener:
             log.warning("machine link refused: %s", refusal.message)
             await _refuse(socket, refusal)
             return
+        self.relay.leases.set_registration(record.registration)  # a fresh incarnation, too
         lock = trio.Lock()
 
         async def send(frame: object) -> None:

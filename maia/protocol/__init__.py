@@ -90,18 +90,6 @@ from ._registry import build_registry as build_registry
 
 if TYPE_CHECKING:
     from ._ops_approval import APPROVAL_OPERATIONS as APPROVAL_OPERATIONS
-    from ._ops_machine import MACHINE_OPERATIONS as MACHINE_OPERATIONS
-    from ._ops_machine import Machine as Machine
-    from ._ops_machine import MachineChangeConfirmInput as MachineChangeConfirmInput
-    from ._ops_machine import MachineChangeInput as MachineChangeInput
-    from ._ops_machine import MachineChangePreviewOutput as MachineChangePreviewOutput
-    from ._ops_machine import MachineEnrollOutput as MachineEnrollOutput
-    from ._ops_machine import MachineLink as MachineLink
-    from ._ops_machine import MachineListInput as MachineListInput
-    from ._ops_machine import MachineListOutput as MachineListOutput
-    from ._ops_machine import MachineRef as MachineRef
-    from ._ops_machine import MachineRevokeOutput as MachineRevokeOutput
-    from ._ops_machine import MachineShowOutput as MachineShowOutput
     from ._ops_approval import Approval as Approval
     from ._ops_approval import ApprovalListInput as ApprovalListInput
     from ._ops_approval import ApprovalListOutput as ApprovalListOutput
@@ -117,6 +105,18 @@ if TYPE_CHECKING:
     from ._ops_config import ConfigScopeInput as ConfigScopeInput
     from ._ops_config import ConfigScopeStatus as ConfigScopeStatus
     from ._ops_config import ConfigShowOutput as ConfigShowOutput
+    from ._ops_machine import MACHINE_OPERATIONS as MACHINE_OPERATIONS
+    from ._ops_machine import Machine as Machine
+    from ._ops_machine import MachineChangeConfirmInput as MachineChangeConfirmInput
+    from ._ops_machine import MachineChangeInput as MachineChangeInput
+    from ._ops_machine import MachineChangePreviewOutput as MachineChangePreviewOutput
+    from ._ops_machine import MachineEnrollOutput as MachineEnrollOutput
+    from ._ops_machine import MachineLink as MachineLink
+    from ._ops_machine import MachineListInput as MachineListInput
+    from ._ops_machine import MachineListOutput as MachineListOutput
+    from ._ops_machine import MachineRef as MachineRef
+    from ._ops_machine import MachineRevokeOutput as MachineRevokeOutput
+    from ._ops_machine import MachineShowOutput as MachineShowOutput
     from ._ops_node import MailboxDepth as MailboxDepth
     from ._ops_node import NodeHelloInput as NodeHelloInput
     from ._ops_node import NodeHelloOutput as NodeHelloOutput

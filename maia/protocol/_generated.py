@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:d4ea3d0e60d6a94044daa311308b276cf8c0ccc42549f0d895619851aa68ce39"
+REGISTRY_DIGEST: Final = "sha256:a340a356fe1dac4ef9b9509508044f7a4dac093fb84d480749ef0bc510f810b4"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

@@ -16,8 +16,9 @@ from ._registry import Registry, lazy_registry
 
 # Bump when an op is removed or altered (the contract check refuses it otherwise).
 # 0.5.0: turn.list, turn.show's prompt; 0.6.0: approvals, usage; 0.7.0: Session.failureMessage,
-# truncated items (artifactPath) and outputTruncated; 0.9.0: session.create machine (issue 16)
-REGISTRY_VERSION: Final = "0.9.0"
+# truncated items (artifactPath) and outputTruncated; 0.9.0, 0.10.0: session.create machine,
+# machine.* link fields (issue 16)
+REGISTRY_VERSION: Final = "0.10.0"
 
 # Where the ops live, "module:TUPLE". Add a group here; then run `maia contract generate`.
 OPERATION_GROUPS: Final = (

@@ -93,6 +93,11 @@ class MachineLink:
     barrier: bool = field(doc="A placement barrier stands (raised at every Control start).",
                           default=True)  # fmt: skip
     assignments: int = count_field("Assignments placed on it.", default=0)
+    lease_horizon_in_ms: int | None = field(
+        doc="Control's lease horizon of its assignments, from now on the monotonic clock"
+        " (negative: reached).",
+        default=None,
+    )
     refused_frames: int = count_field("Frames refused over the open connection.", default=0)
 
 

@@ -172,7 +172,11 @@ async def machine_revoke_confirm(
     wire = await _confirm(
         ctx, "revoke", params, lambda c, now: revoke_write(c, params.name, now, ctx.actor_id)
     )
-    _service(ctx).links.revoke(wire["machine"]["machineId"])
+    machine_id = wire["machine"]["machineId"]
+    record = await ctx.read(lambda c: get_machine(c, machine_id=machine_id))
+    if record is not None:  # its lease machines refuse grants and block placement from now
+        _service(ctx).relay.leases.set_registration(record.registration)
+    _service(ctx).links.revoke(machine_id)
     return check(MachineRevokeOutput, wire, root="result")  # fmt: skip
 
 
@@ -188,8 +192,14 @@ async def machine_show(ctx: ServiceContext, params: MachineRef) -> MachineShowOu
     record = await ctx.read(lambda c: get_machine(c, name=params.name))
     if record is None:
         raise not_found("machine", params.name)
-    link = _service(ctx).links.get(record.machine_id)
+    service = _service(ctx)
+    link = service.links.get(record.machine_id)
     wire = machine_wire(record, link=link, now_mono_ms=ctx.clock.monotonic_ms())
+    leases = service.relay.leases
+    wire["link"]["assignments"] = len(leases.of_machine(record.machine_id))
+    horizon = leases.horizon_in_ms(record.machine_id)
+    if horizon is not None:
+        wire["link"]["leaseHorizonInMs"] = horizon
     return check(MachineShowOutput, {"machine": wire}, root="result")
 
 

@@ -89,8 +89,9 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
     labels = orjson.dumps(dict.fromkeys(sorted(set(params.labels)), "")).decode()
     message = CreateSession(command, params.project_id, executor, cwd, params.title,
                             labels)  # fmt: skip
-    result = await create_placed(ctx, params, lambda: ctx.sessions.create(new_id("session"),
-                                                                          message))  # issue 16
+    result = await create_placed(
+        ctx, params, lambda: ctx.sessions.create(new_id("session"), message)
+    )  # issue 16
     return mutation_output(SessionResult, result)
 
 

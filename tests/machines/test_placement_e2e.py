@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +15,8 @@ from typing import Any
 
 import attrs
 import pytest
+
+from supervision.leases import CLOCK_ERROR_BUDGET_MS, STOP_BOUND_MS
 
 from ._nodes import NodeProc, enroll, link_of, wait_for
 
@@ -160,3 +164,43 @@ def _epoch(control: NodeProc) -> int:
         return int(conn.execute("SELECT lease_epoch FROM machine_assignments").fetchone()[0])
     finally:
         conn.close()
+
+
+_STOP = re.compile(r"bounded stop begins \(deadline\) at mono (\d+) ms, local deadline (\d+)")
+_STOPPED = re.compile(r"epoch (\d+): stopped at mono (\d+) ms")
+
+
+def test_a_partition_longer_than_the_lease_stops_by_the_local_deadline(pair: Pair) -> None:
+    """The Control Node frozen (SIGSTOP: neither side hears the other) longer than the
+    lease: the Execution Node begins its bounded stop by its local deadline (within the clock
+    error budget), stops the worker, and after healing (SIGCONT) reports `stopped`; the turn
+    resolves and Control launches the next epoch only after that report. Prints the figures."""
+    session_id = _session(pair, "--executor", "user:slow")
+    pair.control.maia("turn", "send", session_id, "work")
+    wait_for(lambda: _turn(pair.control, session_id).get("state") == "running",
+             "the remote turn did not start", pair.control)  # fmt: skip
+    [(_, pid)] = _attempts(pair.control, session_id)
+    horizon_before = link_of(pair.control, "box").get("leaseHorizonInMs")
+    epoch_before = _epoch(pair.control)
+    os.kill(pair.control.pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: _STOPPED.search(pair.execution.log()) is not None,
+                 "the Execution Node did not stop at its deadline", pair.execution,
+                 timeout_s=90)  # fmt: skip
+        assert _ppid(pid) != pair.execution.pid  # the worker is gone
+    finally:
+        os.kill(pair.control.pid, signal.SIGCONT)
+    start = _STOP.search(pair.execution.log())
+    stopped = _STOPPED.search(pair.execution.log())
+    assert start is not None
+    assert stopped is not None
+    stop_start, deadline, stop_end = int(start[1]), int(start[2]), int(stopped[2])
+    print(f"\nlocal deadline {deadline} ms, stop start {stop_start} ms (+{stop_start - deadline}),"
+          f" stop end {stop_end} ms (+{stop_end - deadline}); Control horizon before the"
+          f" partition: {horizon_before} ms ahead")  # fmt: skip
+    assert stop_start <= deadline + CLOCK_ERROR_BUDGET_MS  # before Control's horizon
+    assert stop_end - stop_start <= STOP_BOUND_MS
+    wait_for(lambda: _turn(pair.control, session_id).get("state") == "failed",
+             "the turn was not resolved after healing", pair.control)  # fmt: skip
+    wait_for(lambda: _epoch(pair.control) == epoch_before + 1,
+             "no new epoch after the stopped report", pair.control)  # fmt: skip
