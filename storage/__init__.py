@@ -6,10 +6,13 @@ a `Storage.write` fn, so a transition writes its state, event and receipt in one
 See docs/storage.md.
 """
 
+from ._actor import CACHE_MIB_VARIABLE as CACHE_MIB_VARIABLE
+from ._actor import DEFAULT_CACHE_MIB as DEFAULT_CACHE_MIB
 from ._actor import SYNCHRONOUS_MODES as SYNCHRONOUS_MODES
 from ._actor import Storage as Storage
 from ._actor import StorageStatistics as StorageStatistics
 from ._actor import WriteFn as WriteFn
+from ._actor import cache_mib_setting as cache_mib_setting
 from ._actor import open_storage as open_storage
 from ._cas import REVISIONED_TABLES as REVISIONED_TABLES
 from ._cas import compare_and_set as compare_and_set

@@ -124,8 +124,8 @@ def _write_receipt(
     targets = [t.to_wire() for t in applied.targets]
     result_json = orjson.dumps(applied.result)
     targets_json = orjson.dumps(targets)
-    events_json = orjson.dumps(list(applied.event_ids))
-    effects_json = orjson.dumps(list(applied.effect_ids))
+    events_json = orjson.dumps(applied.event_ids)  # tuples are written as JSON arrays
+    effects_json = orjson.dumps(applied.effect_ids)
     # The evidence digest binds what the mutation did: sorted-key compact JSON (orjson) of the
     # receipt's facts and the result. Cheaper than RFC 8785 and only ever recomputed here.
     evidence = orjson.dumps(

@@ -38,6 +38,7 @@ FACES = (
     "maia.client",
     "maia.cli",
     "maia.console",
+    "maia.conformance",
 )
 # Which faces a face may import (beyond every layer below the faces).
 FACE_DEPENDS: dict[str, frozenset[str]] = {
@@ -46,8 +47,9 @@ FACE_DEPENDS: dict[str, frozenset[str]] = {
     "maia.node": frozenset({"maia.service", "maia.observe"}),
     "maia.client": frozenset(),
     "maia.machines": frozenset({"maia.node", "maia.service", "maia.observe"}),
-    "maia.cli": frozenset({"maia.client", "maia.node", "maia.machines"}),
+    "maia.cli": frozenset({"maia.client", "maia.node", "maia.conformance", "maia.machines"}),
     "maia.console": frozenset({"maia.cli", "maia.client"}),
+    "maia.conformance": frozenset({"maia.node"}),  # it starts Nodes, beside the CLI
 }
 
 

@@ -1,4 +1,6 @@
-"""`turn send --wait`: the reply streamed as it arrives, on the observation stream.
+"""`turn send --wait` followed live (on a terminal, or `--jsonl`): the reply streamed as it
+arrives, on the observation stream. (Without a live stream, `turn send --wait` is one
+`turn.send` with its bounded wait: `maia.client.send_and_wait_wire`.)
 
 Order makes it exact: attach to the Session first (`session.attach` through the SDK's
 `attach_session`), then send, so every record of the new turn comes after the attach point.
@@ -91,10 +93,10 @@ class TurnStream:
 
 async def send_and_stream(
     client: Any, params: dict[str, Any], out: Any, limit: float
-) -> tuple[dict[str, Any], dict[str, Any], str]:
+) -> tuple[dict[str, Any], str]:
     """Attach, send, stream, and wait for the turn to end (bounded by `limit` seconds).
 
-    Returns (the send result, the turn as last seen, the text printed live). Raises
+    Returns (the send result with the turn as last seen, the text printed live). Raises
     MaiaError from `turn.send` or `turn.wait`.
     """
     stream = TurnStream(out)
@@ -102,12 +104,9 @@ async def send_and_stream(
     turn: dict[str, Any] = {}
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
-        if out.fmt != "json":
-            group.start_soon(stream.follow, client, params["sessionId"])
-            with anyio.move_on_after(ATTACH_WAIT_S):
-                await stream.attached.wait()
-        else:
-            stream.attached.set()
+        group.start_soon(stream.follow, client, params["sessionId"])
+        with anyio.move_on_after(ATTACH_WAIT_S):
+            await stream.attached.wait()
         try:
             sent = await client.request("turn.send", params)
             turn = sent["turn"]
@@ -128,7 +127,7 @@ async def send_and_stream(
             group.cancel_scope.cancel()
     if failure is not None:
         raise failure
-    return sent, turn, stream.text
+    return {**sent, "turn": turn}, stream.text
 
 
 def _human_record(record: dict[str, Any], out: Any) -> None:

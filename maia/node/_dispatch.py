@@ -47,6 +47,8 @@ H = TypeVar("H", bound=Handler)
 class _Registry(Protocol):
     def get(self, op_id: str, /) -> OperationDescriptor | None: ...
 
+    def resolve(self, name: str, /) -> tuple[OperationDescriptor | None, Any]: ...
+
 
 class HandlerTable:
     """Handlers keyed by operation ID; refuses IDs its registry does not know."""
@@ -106,7 +108,9 @@ class Dispatcher:
         role_denied, command_not_implemented, deadline_exceeded, internal_error, or what
         the handler raised.
         """
-        descriptor = self._registry.get(call.method)
+        # A deprecated name reaches its op (a renamed op's alias reaches the replacement);
+        # the server adds the deprecation diagnostic to the answer (`deprecation_of`).
+        descriptor, _ = self._registry.resolve(call.method)
         if descriptor is None:
             raise MaiaError(
                 "unknown_method", f"no operation named {call.method}", {"method": call.method}
@@ -118,7 +122,7 @@ class Dispatcher:
                 {"role": call.role, "method": call.method},
             )
         value = decode_input(descriptor, params)
-        handler = self._handlers.get(call.method)
+        handler = self._handlers.get(descriptor.operation_id)
         if handler is None:
             raise MaiaError(
                 "command_not_implemented",
@@ -143,3 +147,8 @@ class Dispatcher:
                 {"method": call.method, "ms": math.floor(self._deadline_s * 1000)},
             )
         return encode_output(descriptor, result)
+
+    def deprecation_of(self, method: str) -> dict[str, Any] | None:
+        """The machine-readable deprecation diagnostic of a method name, or None."""
+        _, deprecation = self._registry.resolve(method)
+        return None if deprecation is None else dict(deprecation.diagnostic())

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:a340a356fe1dac4ef9b9509508044f7a4dac093fb84d480749ef0bc510f810b4"
+REGISTRY_DIGEST: Final = "sha256:fad83faafb48d25f2bc533f71fa46bf5921bdf52c80499d6c13f307f98c45469"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
@@ -22,6 +22,7 @@ OPERATION_INDEX: Final[dict[str, str]] = {
     "machine.show": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
     "node.hello": "maia.protocol._ops_node:NODE_OPERATIONS",
     "node.status": "maia.protocol._ops_node:NODE_OPERATIONS",
+    "observe.events": "maia.protocol._ops_observe:OBSERVE_OPERATIONS",
     "project.add": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "project.list": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "project.relocate.confirm": "maia.protocol._ops_config:CONFIG_OPERATIONS",

@@ -166,6 +166,7 @@ _CONFIRM_ERRORS = (
 CONFIG_OPERATIONS = (
     operation(
         operation_id="config.show",
+        agent_exposure="eligible",
         summary="The effective configuration, where each value comes from, and whether a "
         "file differs from what is admitted.",
         input_type=ConfigScopeInput,
@@ -174,6 +175,7 @@ CONFIG_OPERATIONS = (
     ),
     operation(
         operation_id="config.admit.preview",
+        agent_exposure="eligible",
         summary="Check a configuration file and show exactly what admitting it changes.",
         input_type=ConfigScopeInput,
         output_type=ConfigAdmitPreviewOutput,
@@ -181,6 +183,7 @@ CONFIG_OPERATIONS = (
     ),
     mutation(
         operation_id="config.admit.confirm",
+        agent_exposure="human-only",
         summary="Admit the previewed configuration: new work uses it, no restart needed.",
         input_type=ConfigAdmitConfirmInput,
         output_type=ConfigAdmitConfirmOutput,

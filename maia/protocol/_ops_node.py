@@ -114,6 +114,7 @@ class NodeStatusOutput:
 NODE_OPERATIONS = (
     operation(
         operation_id="node.hello",
+        agent_exposure="unsupported",
         summary="Start a connection: check the protocol and learn who the Node is.",
         input_type=NodeHelloInput,
         output_type=NodeHelloOutput,
@@ -123,6 +124,7 @@ NODE_OPERATIONS = (
     ),
     operation(
         operation_id="node.status",
+        agent_exposure="eligible",
         summary="The Node's health, identity and load.",
         input_type=Empty,
         output_type=NodeStatusOutput,

@@ -307,6 +307,7 @@ class SessionAttachOutput:
 RECORD_OPERATIONS = (
     operation(
         operation_id="receipt.get",
+        agent_exposure="eligible",
         summary="One receipt, by receiptId or commandId.",
         input_type=ReceiptGetInput,
         output_type=ReceiptGetOutput,
@@ -314,6 +315,7 @@ RECORD_OPERATIONS = (
     ),
     operation(
         operation_id="receipt.list",
+        agent_exposure="eligible",
         summary="Receipts filtered by operation, target and time.",
         input_type=ReceiptListInput,
         output_type=ReceiptListOutput,
@@ -321,6 +323,7 @@ RECORD_OPERATIONS = (
     ),
     operation(
         operation_id="events.read",
+        agent_exposure="eligible",
         summary="A page of the event journal from a cursor, event or sequence.",
         input_type=EventsReadInput,
         output_type=EventsReadOutput,
@@ -328,6 +331,7 @@ RECORD_OPERATIONS = (
     ),
     operation(
         operation_id="session.attach",
+        agent_exposure="unsupported",
         summary="Follow one Session's turns and items live (observation socket).",
         input_type=SessionAttachInput,
         output_type=SessionAttachOutput,

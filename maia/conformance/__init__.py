@@ -1,0 +1,16 @@
+"""Operation conformance: `maia contract fixtures verify` runs a fixture set per registered
+operation against a real Node and checks every answer against the registry.
+
+The fixture format and what is checked are in docs/conformance.md. This package starts
+Nodes, so it sits at the top layer beside the CLI.
+"""
+
+from ._format import Case as Case
+from ._format import FixtureFormatError as FixtureFormatError
+from ._format import FixtureSet as FixtureSet
+from ._format import load_fixture_set as load_fixture_set
+from ._format import load_fixture_sets as load_fixture_sets
+from ._redaction import redaction_findings as redaction_findings
+from ._verify import OpReport as OpReport
+from ._verify import VerifyReport as VerifyReport
+from ._verify import verify_fixtures as verify_fixtures

@@ -1,0 +1,142 @@
+"""One real Node for one fixture set: a fresh home in a private temporary folder, a planted
+secret, the WebSocket connection the cases speak over, and everything the Node said.
+
+The Node runs in this trio program (`serve_node`), listening on 127.0.0.1; its workers
+are real subprocesses. Every frame received, every log record and every log file of the
+home is kept (`Transcript`), for the redaction scan.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+import orjson
+import trio
+from trio_websocket import WebSocketConnection, open_websocket_url
+
+from maia.core import read_token
+from maia.node import NodeConfig, NodeHome, serve_node
+from maia.protocol import PROTOCOL_VERSION, REGISTRY
+
+REQUEST_TIMEOUT_S: Final = 20.0
+PLANTED_ENV: Final = "MAIA_CONFORMANCE_API_KEY"  # a credential-looking variable
+PLANTED_WEBHOOK_ENV: Final = "MAIA_CONFORMANCE_WEBHOOK_SECRET"  # a webhook's whsec_ secret
+
+
+@attrs.frozen
+class Secrets:
+    """The values no output, event or log line may contain."""
+
+    api_key: str
+    webhook: str
+
+    @classmethod
+    def planted(cls) -> Secrets:
+        return cls("sk-conformance-" + secrets.token_hex(16), "whsec_" + secrets.token_hex(24))
+
+
+@attrs.define
+class Transcript:
+    """What the Node said during a set: frames, log records (for the redaction scan)."""
+
+    frames: list[str] = attrs.field(factory=list)
+    logs: list[str] = attrs.field(factory=list)
+
+
+class _Capture(logging.Handler):
+    def __init__(self, transcript: Transcript) -> None:
+        super().__init__(logging.DEBUG)
+        self._transcript = transcript
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._transcript.logs.append(self.format(record))
+
+
+class Connection:
+    """One greeted `/api/v1` connection; `request` answers the whole response envelope."""
+
+    def __init__(self, socket: WebSocketConnection, transcript: Transcript) -> None:
+        self._socket = socket
+        self._transcript = transcript
+        self._ids = itertools.count(1)
+        self.hello: dict[str, Any] = {}
+
+    async def send_raw(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """Send one envelope as given (its id is set here) and read the answer to it."""
+        request_id = next(self._ids)
+        await self._socket.send_message(orjson.dumps({**frame, "id": request_id}).decode())
+        with trio.fail_after(REQUEST_TIMEOUT_S):
+            while True:
+                text = await self._socket.get_message()
+                self._transcript.frames.append(str(text))
+                answer: dict[str, Any] = orjson.loads(text)
+                if answer.get("id") == request_id:
+                    return answer
+
+    async def request(self, method: str, params: Any) -> dict[str, Any]:
+        return await self.send_raw({"method": method, "params": params})
+
+
+@attrs.frozen
+class LiveNode:
+    url: str
+    home: NodeHome
+    token: str
+    work: Path
+    transcript: Transcript
+
+    @property
+    def port(self) -> int:
+        return int(self.url.split(":")[2].split("/")[0])
+
+    @asynccontextmanager
+    async def connect(
+        self, registry_digest: str | None = None, *, greet: bool = True
+    ) -> AsyncIterator[Connection]:
+        """A connection greeted with `registry_digest` (default: this registry's)."""
+        headers = [(b"Authorization", f"Bearer {self.token}".encode())]
+        async with open_websocket_url(self.url, extra_headers=headers) as socket:
+            connection = Connection(socket, self.transcript)
+            if not greet:
+                yield connection
+                return
+            hello = {"protocol": PROTOCOL_VERSION,
+                     "registryDigest": registry_digest or REGISTRY.digest}  # fmt: skip
+            answer = await connection.request("node.hello", hello)
+            if not answer.get("ok"):
+                raise RuntimeError(f"node.hello failed: {answer}")
+            connection.hello = answer["result"]
+            yield connection
+
+    def log_files(self) -> list[str]:
+        return [p.read_text("utf-8", "replace") for p in sorted(self.home.root.rglob("*.log"))]
+
+
+@asynccontextmanager
+async def open_node(base: Path, config: dict[str, Any]) -> AsyncIterator[LiveNode]:
+    """A Node on `base/home` with `config` as its config.jsonc; stopped on exit."""
+    home = NodeHome(base / "home")
+    home.root.mkdir(mode=0o700)
+    (home.root / "config.jsonc").write_bytes(orjson.dumps(config))
+    work = base / "work"
+    work.mkdir(mode=0o700)
+    transcript = Transcript()
+    capture = _Capture(transcript)
+    root = logging.getLogger()
+    root.addHandler(capture)
+    try:
+        async with trio.open_nursery() as nursery:
+            running = await nursery.start(serve_node, NodeConfig(home))
+            try:
+                yield LiveNode(running.url, home, read_token(home.token_path), work, transcript)
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        root.removeHandler(capture)
