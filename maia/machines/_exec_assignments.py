@@ -13,6 +13,7 @@ acknowledges it cumulatively. Figures (deadline, stop start, stop end) are logge
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -34,7 +35,7 @@ from actors.machine import (
     WorkerFrame,
     spec_digest,
 )
-from maia.core import Clock
+from maia.core import Clock, MaiaError
 from supervision.leases import (
     CleanupConfirmed,
     GrantApplied,
@@ -261,8 +262,24 @@ class ExecutionAssignments:
         except Exception as error:
             await self._evidence(key, frame, "failed", str(error)[:1024], None)
             return
+        async with contextlib.aclosing(events):  # closed early: the worker finishes it
+            await self._relay_turn(key, frame, handle, events)
+
+    async def _relay_turn(self, key: str, frame: PromptFrame, handle: Any, events: Any) -> None:
         async for event in events:
-            await self._evidence(key, frame, event.kind, event.text, event.data)
+            try:
+                await self._evidence(key, frame, event.kind, event.text, event.data)
+            except MaiaError as error:  # the spool is at a bound: admission stopped
+                # Spec MN0: interrupt safely within a bound and say the outcome is uncertain;
+                # nothing more of this turn is sent, and nothing is dropped silently.
+                log.error("assignment %s: %s; turn %s interrupted, its outcome uncertain",
+                          key, error.message, frame.turn_id)  # fmt: skip
+                self._nursery_start(_quietly, handle.interrupt, frame.turn_id)
+                break
+
+    def _nursery_start(self, function: Any, *args: Any) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(function, *args)
 
     async def _evidence(self, key: str, frame: PromptFrame, kind: str, text: str | None,
                         data: dict[str, Any] | None) -> None:  # fmt: skip

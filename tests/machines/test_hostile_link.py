@@ -29,14 +29,24 @@ SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(2**63, 
                     st.floats(allow_nan=False, allow_infinity=False), TEXT)  # fmt: skip
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(TEXT, inner, max_size=3), max_leaves=8)  # fmt: skip
-TYPES = ["enroll", "hello", "status", "lease_request", "grant", "welcome", "nope"]
+TYPES = [
+    "enroll",
+    "hello",
+    "status",
+    "lease_request",
+    "grant",
+    "welcome",
+    "worker",
+    "turn_event",
+    "nope",
+]
 
 
 @st.composite
 def frames(draw: st.DrawFn, machine_id: str) -> str:
     """One frame: junk, a known type with junk fields, or a well-shaped status or request
     naming things this Control Node never placed."""
-    choice = draw(st.integers(0, 3))
+    choice = draw(st.integers(0, 4))
     if choice == 0:
         value: Any = draw(VALUES)
     elif choice == 1:
@@ -56,6 +66,12 @@ def frames(draw: st.DrawFn, machine_id: str) -> str:
                                    "retainedBytes": 0, "oldestUnacknowledgedAgeMs": 0,
                                    "admission": "open"}}][: draw(st.integers(0, 1))],
         }}  # fmt: skip
+    elif choice == 3:  # relay frames for attempts this Control Node never launched
+        value = draw(st.sampled_from([
+            {"type": "worker", "attemptId": "attempt_" + "0" * 32, "phase": "exited"},
+            {"type": "turn_event", "attemptId": "attempt_" + "1" * 32, "turnId": "t",
+             "kind": "completed", "sourceId": "s", "sequence": draw(st.integers(1, 9))},
+        ]))  # fmt: skip
     else:
         value = {"type": "lease_request", "request": {
             "requestId": draw(TEXT), "nodeId": draw(st.sampled_from([machine_id, "other"])),
