@@ -54,7 +54,7 @@ from storage import (
 from ._context import ServiceContext, not_found
 from ._machines_views import machine_wire
 
-PREVIEW_TTL_MS: Final = 120_000
+_PREVIEW_TTL_MS: Final = 120_000
 
 
 def _digest(action: str, name: str) -> str:
@@ -78,7 +78,7 @@ async def _preview(ctx: ServiceContext, action: str, params: MachineChangeInput,
         issued = issue_preview(conn, actor_id=ctx.actor_id,
                                operation_id=f"machine.{action}.confirm", input_digest=digest,
                                targets=(target,), clock=ctx.clock,
-                               node_epoch=ctx.store.node_epoch, ttl_ms=PREVIEW_TTL_MS)  # fmt: skip
+                               node_epoch=ctx.store.node_epoch, ttl_ms=_PREVIEW_TTL_MS)  # fmt: skip
         wire: dict[str, Any] = {"action": action, "name": params.name,
                                 "incarnation": next_incarnation(record), "inputDigest": digest,
                                 "previewId": issued.preview_id, "proof": issued.proof,
