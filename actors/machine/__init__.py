@@ -7,9 +7,14 @@ kind the runtime opens (`MACHINES`). See docs/machines.md.
 """
 
 from ._assignments import AssignmentRow as AssignmentRow
+from ._assignments import all_assignments as all_assignments
 from ._assignments import assignment_for as assignment_for
+from ._assignments import count_placed as count_placed
 from ._assignments import place_session as place_session
 from ._assignments import placement_of as placement_of
+from ._assignments import save_lease as save_lease
+from ._control_leases import AssignmentLease as AssignmentLease
+from ._control_leases import ControlLeases as ControlLeases
 from ._enrollment import OWNER_TYPE as OWNER_TYPE
 from ._enrollment import TOKEN_TTL_MS as TOKEN_TTL_MS
 from ._enrollment import Credential as Credential
@@ -30,6 +35,7 @@ from ._placing import PlacingSupervisor as PlacingSupervisor
 from ._relay import MachineRelay as MachineRelay
 from ._relay import environment_digest as environment_digest
 from ._relay import spec_digest as spec_digest
+from ._relay import wire_spec as wire_spec
 from ._relay_frames import RELAY_TO_CONTROL as RELAY_TO_CONTROL
 from ._relay_frames import RELAY_TO_EXECUTION as RELAY_TO_EXECUTION
 from ._relay_frames import AckFrame as AckFrame
@@ -45,11 +51,21 @@ from ._relay_frames import WireSpec as WireSpec
 from ._relay_frames import WorkerFrame as WorkerFrame
 from ._remote_worker import RemoteWorkerHandle as RemoteWorkerHandle
 from ._secrets import MAX_SECRET_LENGTH as MAX_SECRET_LENGTH
+from ._secrets import TokenParts as TokenParts
 from ._secrets import credential_machine as credential_machine
+from ._secrets import make_credential as make_credential
+from ._secrets import make_token as make_token
+from ._secrets import matches as matches
+from ._secrets import new_machine_id as new_machine_id
 from ._secrets import parse_token as parse_token
+from ._secrets import sha256_hex as sha256_hex
+from ._secrets import token_key as token_key
 from ._sql import MAX_MACHINES as MAX_MACHINES
 from ._sql import MachineRecord as MachineRecord
 from ._sql import MachineState as MachineState
+from ._sql import count_machines as count_machines
 from ._sql import get_machine as get_machine
+from ._sql import insert_pending as insert_pending
 from ._sql import list_machines as list_machines
 from ._sql import touch_machine as touch_machine
+from ._sql import update_machine as update_machine
