@@ -12,7 +12,6 @@ same commandId runs again; only applied mutations are remembered.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Callable
 from typing import Any, Literal
@@ -20,7 +19,7 @@ from typing import Any, Literal
 import attrs
 import orjson
 
-from maia.core import Clock, MaiaError
+from maia.core import Clock, MaiaError, digest_json
 
 from ._events import Envelope, event_context
 from ._ids import new_ordered_id
@@ -140,23 +139,21 @@ def _write_receipt(
     targets_json = orjson.dumps(targets)
     events_json = orjson.dumps(applied.event_ids)  # tuples are written as JSON arrays
     effects_json = orjson.dumps(applied.effect_ids)
-    # The evidence digest binds what the mutation did: sorted-key compact JSON (orjson) of the
-    # receipt's facts and the result. Cheaper than RFC 8785 and only ever recomputed here.
-    evidence = orjson.dumps(
+    # The evidence digest binds what the mutation did: sha256 over RFC 8785 canonical JSON
+    # of the receipt's facts and the result, like every other digest (issue 20 item 5).
+    evidence_digest = digest_json(
         {
             "commandId": key.command_id,
             "operationId": key.operation_id,
             "actorId": key.actor_id,
             "normalizedInputDigest": input_digest,
             "outcome": applied.outcome,
-            "targets": targets,
-            "eventIds": applied.event_ids,
-            "effectIds": applied.effect_ids,
-            "result": applied.result,
-        },
-        option=orjson.OPT_SORT_KEYS,
+            "targets": orjson.loads(targets_json),
+            "eventIds": list(applied.event_ids),
+            "effectIds": list(applied.effect_ids),
+            "result": orjson.loads(result_json),
+        }
     )
-    evidence_digest = "sha256:" + hashlib.sha256(evidence).hexdigest()
     sequence = conn.execute(
         "INSERT INTO receipts (receipt_id, actor_id, operation_id, command_id, project_id,"
         " input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,"

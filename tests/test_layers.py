@@ -34,6 +34,7 @@ FACES = (
     "maia.service",
     "maia.observe",
     "maia.node",
+    "maia.machines",
     "maia.client",
     "maia.cli",
     "maia.console",
@@ -45,7 +46,8 @@ FACE_DEPENDS: dict[str, frozenset[str]] = {
     "maia.observe": frozenset(),
     "maia.node": frozenset({"maia.service", "maia.observe"}),
     "maia.client": frozenset(),
-    "maia.cli": frozenset({"maia.client", "maia.node", "maia.conformance"}),
+    "maia.machines": frozenset({"maia.node", "maia.service", "maia.observe"}),
+    "maia.cli": frozenset({"maia.client", "maia.node", "maia.conformance", "maia.machines"}),
     "maia.console": frozenset({"maia.cli", "maia.client"}),
     "maia.conformance": frozenset({"maia.node", "maia.observe"}),  # it starts Nodes
 }

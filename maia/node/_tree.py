@@ -151,6 +151,7 @@ def root_tree(services: NodeServices, state: TreeState) -> Supervisor:
             child("observations", _observations_child),
             child("services", _services_child, SERVICES_READY_TIMEOUT_MS),
             child("api", _api_child),
+            *(child(name, start) for name, start in services.config.children),
         ],
         strategy=Strategy.REST_FOR_ONE,
         policy=RestartPolicy(intensity=3, period_ms=10_000),

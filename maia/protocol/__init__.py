@@ -115,6 +115,18 @@ if TYPE_CHECKING:
     from ._ops_config import ConfigScopeInput as ConfigScopeInput
     from ._ops_config import ConfigScopeStatus as ConfigScopeStatus
     from ._ops_config import ConfigShowOutput as ConfigShowOutput
+    from ._ops_machine import MACHINE_OPERATIONS as MACHINE_OPERATIONS
+    from ._ops_machine import Machine as Machine
+    from ._ops_machine import MachineChangeConfirmInput as MachineChangeConfirmInput
+    from ._ops_machine import MachineChangeInput as MachineChangeInput
+    from ._ops_machine import MachineChangePreviewOutput as MachineChangePreviewOutput
+    from ._ops_machine import MachineEnrollOutput as MachineEnrollOutput
+    from ._ops_machine import MachineLink as MachineLink
+    from ._ops_machine import MachineListInput as MachineListInput
+    from ._ops_machine import MachineListOutput as MachineListOutput
+    from ._ops_machine import MachineRef as MachineRef
+    from ._ops_machine import MachineRevokeOutput as MachineRevokeOutput
+    from ._ops_machine import MachineShowOutput as MachineShowOutput
     from ._ops_node import MailboxDepth as MailboxDepth
     from ._ops_node import NodeHelloInput as NodeHelloInput
     from ._ops_node import NodeHelloOutput as NodeHelloOutput
@@ -251,6 +263,18 @@ if TYPE_CHECKING:
 # most of a short command's start-up (the registry imports a group only when it is used).
 _LAZY: Final = {
     "APPROVAL_OPERATIONS": "_ops_approval",
+    "MACHINE_OPERATIONS": "_ops_machine",
+    "Machine": "_ops_machine",
+    "MachineChangeConfirmInput": "_ops_machine",
+    "MachineChangeInput": "_ops_machine",
+    "MachineChangePreviewOutput": "_ops_machine",
+    "MachineEnrollOutput": "_ops_machine",
+    "MachineLink": "_ops_machine",
+    "MachineListInput": "_ops_machine",
+    "MachineListOutput": "_ops_machine",
+    "MachineRef": "_ops_machine",
+    "MachineRevokeOutput": "_ops_machine",
+    "MachineShowOutput": "_ops_machine",
     "Approval": "_ops_approval",
     "ApprovalListInput": "_ops_approval",
     "ApprovalListOutput": "_ops_approval",

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:71d8c17c1a67e2b74ddb3d5b631355b510b50b07a132b7ed29b8113170386baa"
+REGISTRY_DIGEST: Final = "sha256:3d3bd15035ff69f42dbb9018034832f53f5f9647546a36217656422eedba2012"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
@@ -14,6 +14,12 @@ OPERATION_INDEX: Final[dict[str, str]] = {
     "config.admit.preview": "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "config.show": "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "events.read": "maia.protocol._ops_records:RECORD_OPERATIONS",
+    "machine.enroll.confirm": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.enroll.preview": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.list": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.revoke.confirm": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.revoke.preview": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.show": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
     "node.hello": "maia.protocol._ops_node:NODE_OPERATIONS",
     "node.status": "maia.protocol._ops_node:NODE_OPERATIONS",
     "observe.events": "maia.protocol._ops_observe:OBSERVE_OPERATIONS",

@@ -21,7 +21,7 @@ from ._versioning import Deprecation
 # truncated items (artifactPath) and outputTruncated; 0.9.0: agent exposure classes, the
 # digest covers capabilities, errors and deprecations, observe.events registered,
 # turn.send waitMilliseconds; 0.10.0: the event envelope, events.read statuses; 0.11.0: the
-# observation stream's summary frame
+# observation stream's summary frame, machine.* and session.create's machine (issue 16)
 REGISTRY_VERSION: Final = "0.11.0"
 
 # Renamed or removed operations, CLI commands, flags and config keys, each kept as an alias
@@ -39,6 +39,7 @@ OPERATION_GROUPS: Final = (
     "maia.protocol._ops_routine:ROUTINE_OPERATIONS",
     "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
     "maia.protocol._ops_observe:OBSERVE_OPERATIONS",
+    "maia.protocol._ops_machine:MACHINE_OPERATIONS",
 )
 REGISTRY: Final[Registry] = lazy_registry(
     OPERATION_GROUPS,

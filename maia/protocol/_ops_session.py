@@ -85,6 +85,12 @@ class SessionCreateInput:
     cwd: str | None = path_field(
         "Start directory inside the Project (default: its root).", default=None
     )
+    machine: str | None = field(
+        doc="Run the Session's worker on this enrolled Execution Node (machine list).",
+        default=None,
+        pattern=r"^[a-z][a-z0-9-]{0,62}$",
+        pattern_doc="must be a machine name",
+    )
 
 
 @attrs.frozen

@@ -42,6 +42,7 @@ from maia.protocol import (
 )
 
 from ._context import ServiceContext, command_of, mutation_output, not_found
+from ._machines_placement import create_placed
 from ._paging import issue, open_cursor
 
 REREAD_S = 0.2
@@ -88,7 +89,9 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
     labels = orjson.dumps(dict.fromkeys(sorted(set(params.labels)), "")).decode()
     message = CreateSession(command, params.project_id, executor, cwd, params.title,
                             labels)  # fmt: skip
-    result = await ctx.sessions.create(new_id("session"), message)
+    result = await create_placed(
+        ctx, params, lambda: ctx.sessions.create(new_id("session"), message)
+    )  # issue 16
     return mutation_output(SessionResult, result)
 
 

@@ -144,7 +144,7 @@ def test_mutation_flags_are_consistent() -> None:
     } | {
         "routine.create.confirm", "routine.pause", "routine.resume", "routine.disable.confirm",
         "routine.run.confirm",
-    } | {"approval.respond"}  # fmt: skip
+    } | {"approval.respond"} | {"machine.enroll.confirm", "machine.revoke.confirm"}  # fmt: skip
     for op in REGISTRY:
         assert op.output_type is not None
         outputs = {a.name for a in attrs.fields(op.output_type)}
