@@ -26,6 +26,7 @@ CONFIG = json.dumps(
             "exact": {"kind": "exec", "argv": ["/usr/bin/wc", "-c"], "promptNewline": False},
             "grumble": {"kind": "exec", "argv": ["/bin/sh", "-c",
                                                  "echo 'Runtime error: Divide by zero' >&2"]},
+            "nul": {"kind": "exec", "argv": ["/usr/bin/printf", "a\\000b"]},
         }
     }
 )  # fmt: skip
@@ -101,3 +102,15 @@ def test_a_program_that_exits_0_but_complains_shows_its_stderr(cli: Cli) -> None
     assert "exited 0" in commands[0]["text"]
     human = cli("turn", "show", turn_id)
     assert "Divide by zero" in human.stdout
+
+
+def test_a_reply_with_a_nul_character_is_kept_whole(cli: Cli) -> None:
+    """A program printing `a NUL b`: the turn's outputText and its item keep all three
+    characters (SQLite's substr() and length() used to end the text at the NUL)."""
+    assert cli("session", "create", "--title", "nul", "--executor", "user:nul").returncode == 0
+    sent = cli("turn", "send", "nul", "go", "--wait", "--timeout", "60s", "--json")
+    assert sent.returncode == 0, sent.stderr
+    turn = json.loads(sent.stdout)["result"]["turn"]
+    assert turn["outputText"] == "a\x00b"
+    shown = json.loads(cli("turn", "show", turn["turnId"], "--json").stdout)["result"]
+    assert [i["text"] for i in shown["items"] if i["kind"] == "message"] == ["a\x00b"]
