@@ -66,7 +66,8 @@ def test_wall_time_stops_a_script_with_a_background_child(cli: Cli) -> None:
 
 def test_a_script_keeps_its_memory_in_the_sessions_state_directory(cli: Cli) -> None:
     """The Node gives the exec program MAIA_SESSION_ID and MAIA_STATE_DIR (in the home,
-    0700): what one turn's program writes there, the next turn's program reads."""
+    0700 with every folder above it): what one turn's program writes there, the next
+    turn's program reads."""
     made = cli("session", "create", "--title", "rememberer", "--executor", "user:memory",
                "--json")  # fmt: skip
     session_id = json.loads(made.stdout)["result"]["session"]["sessionId"]
@@ -76,7 +77,8 @@ def test_a_script_keeps_its_memory_in_the_sessions_state_directory(cli: Cli) -> 
     assert second.stdout.split() == [session_id, "2"], second.stderr
     state = cli.home / "sessions" / session_id / "state"
     assert (state / "m").read_text() == "seen\nseen\n"
-    assert state.stat().st_mode & 0o777 == 0o700
+    for folder in (state, state.parent, state.parent.parent):  # sessions/<id>/state
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
 
 
 def test_prompt_newline_false_reaches_the_program(cli: Cli) -> None:
