@@ -171,13 +171,14 @@ def append_event(
     Raises TypeError if `payload` is not JSON-serializable.
     """
     event_id = new_ordered_id("event")
-    ambient = current_envelope()
-    correlation_id = correlation_id or ambient.correlation_id or event_id
-    causation_id = causation_id or ambient.causation_id or event_id
-    attempt_id = attempt_id or ambient.attempt_id
-    activation_id = activation_id or ambient.activation_id
-    command_id = command_id or ambient.command_id
-    actor_id = actor_id or ambient.actor_id
+    ambient: Envelope | None = getattr(_envelope, "value", None)
+    if ambient is not None:
+        correlation_id = correlation_id or ambient.correlation_id
+        causation_id = causation_id or ambient.causation_id
+        attempt_id = attempt_id or ambient.attempt_id
+        activation_id = activation_id or ambient.activation_id
+        command_id = command_id or ambient.command_id
+        actor_id = actor_id or ambient.actor_id
     body = orjson.dumps(payload).decode()
     # Two plain statements beat one INSERT .. RETURNING (which SQLite materializes) by ~40%.
     sequence = conn.execute(
@@ -185,7 +186,8 @@ def append_event(
         " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?1), 0) + 1",
         (owner_id,),
     ).fetchone()[0]
-    # The columns in EventRecord's order, between its position and its payload.
+    # The columns in EventRecord's order, between its position and its payload. A root's
+    # cause and correlation are stored NULL: they read as the event's own ID (`from_row`).
     columns = (
         event_id,
         event_type,
@@ -210,7 +212,10 @@ def append_event(
         (*columns, body, *extra),
     ).lastrowid
     assert position is not None
-    record = EventRecord(position, *columns, payload, *extra)
+    record = EventRecord(position, event_id, event_type, owner_type, owner_id, sequence,
+                         aggregate_revision, project_id, session_id, actor_id,
+                         causation_id or event_id, correlation_id or event_id, classification,
+                         now_ms, payload, *extra)  # fmt: skip
     collected: list[EventRecord] | None = getattr(_collected, "events", None)
     if collected is not None:
         collected.append(record)

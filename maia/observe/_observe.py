@@ -182,12 +182,12 @@ class ObservationStream:
         }
         await self.send(frame(self.request_id, body))
 
-    async def _batch(self, encoded: list[bytes], coalesced: int) -> None:
+    async def _batch(self, encoded: list[bytes], coalesced: int, dropped: int = 0) -> None:
         tail = {
             "resolvedFilterDigest": self.digest,
             "watermark": watermark(self.covered),
             "coalescedRecordCount": coalesced,
-            "droppedRecordCount": 0,
+            "droppedRecordCount": dropped,
             "heartbeat": False,
             "cursor": self._cursor(),
         }
@@ -220,7 +220,9 @@ class ObservationStream:
                     self.covered = max(self.covered, entry.event.position)
             coalesced = subscriber.coalesced - reported_coalesced
             reported_coalesced = subscriber.coalesced
-            await self._batch(encoded, coalesced)
+            # what workers dropped before the diagnostics in it (each record says its own)
+            dropped = sum(e.diagnostic.dropped_before for e in entries[:count] if e.diagnostic)
+            await self._batch(encoded, coalesced, dropped)
 
     async def _heartbeat(self) -> None:
         self.covered = max(self.covered, self.hub.delivered_position)

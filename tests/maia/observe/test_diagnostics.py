@@ -8,9 +8,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import orjson
 import trio
 
 from maia.observe import ObservationQuery
+from maia.protocol import ObservationRecord, check
 from storage import Envelope, append_event, event_context, read_events
 from supervision.workers import DiagnosticBatch
 
@@ -84,8 +86,11 @@ async def test_records_reach_diagnostic_subscribers_caused_by_the_dispatch(
     assert first.activation_id == "activation_9"
     assert first.project_id == "project_1"
     encoded = got[0].observation(node_id="node_1", epoch=1, include_content=False)
-    assert b'"droppedRecordCountBefore":5' in encoded
-    assert b'"eventType":"worker.diagnostic"' in encoded
+    record = check(ObservationRecord, orjson.loads(encoded), root="record")
+    assert record.dropped_record_count_before == 5
+    assert record.event_type == "worker.diagnostic"
+    assert record.importance == "diagnostic"
+    assert record.owner_type == "attempt"
 
 
 async def test_a_failing_sink_write_is_counted_not_raised(served: Served) -> None:

@@ -163,8 +163,10 @@ async def test_a_diagnostics_flood_reaches_the_stream_and_journals_one_gap(
             sent = await live.client.call("turn.send", command_id="flood-1",
                                           session_id=session_id,
                                           text=f"/diagnostics-burst {burst}")  # fmt: skip
+            batch_drops = 0
             async for frame in feed:
                 received.extend(frame.records)
+                batch_drops += frame.frame.get("droppedRecordCount", 0)
                 if len(received) >= MAX_DIAGNOSTIC_RECORDS:
                     break
         await wait_turn(live.client, sent.turn.turn_id, "completed")
@@ -181,6 +183,7 @@ async def test_a_diagnostics_flood_reaches_the_stream_and_journals_one_gap(
     assert {r["payload"]["turnId"] for r in received} == {sent.turn.turn_id}
     assert received[0]["droppedRecordCountBefore"] == dropped
     assert sum(r["droppedRecordCountBefore"] for r in received) == dropped
+    assert batch_drops == dropped  # the batches' counters say it too
     events = await _session_events(live.client, session_id)
     dispatch = next(e for e in _of_turn(events, sent.turn.turn_id)
                     if e.event_type == "turn.dispatching")  # fmt: skip
