@@ -19,6 +19,11 @@ lifecycle (`journal`), the kind's own extra statements (`sql`) and durable wake-
 Revisions: each applied table row bumps the row's revision by one (its event carries that
 revision); `touch=True` bumps it once more for a change outside the lifecycle (a rename).
 
+Envelope: a write that answers a command gets the command's correlation (its commandId, or
+`Write.correlation_id`) and cause on every event and its receipt, through `run_mutation`; a
+write without one may name `correlation_id` / `causation_id` (what made the actor write:
+a timer, another aggregate's event), else its events are roots (their own IDs).
+
 Timers: a row with a `timeout_ms` arms the aggregate's state timer (its `on_timeout` event,
 guarded by the revision it was armed at); any later transition of that aggregate replaces or
 removes it, in the same transaction. See `_timers`.
@@ -34,7 +39,16 @@ from typing import Any, Generic, Protocol, TypeVar
 import attrs
 
 from maia.core import Clock, MaiaError
-from storage import Applied, MutationKey, MutationResult, ReceiptTarget, append_event, run_mutation
+from storage import (
+    Applied,
+    Envelope,
+    MutationKey,
+    MutationResult,
+    ReceiptTarget,
+    append_event,
+    event_context,
+    run_mutation,
+)
 
 from ._table import NODE, Transition, TransitionTable
 from ._timers import DurableTimers, TimerRow, Wake, arm_timer, disarm_timer, state_timer_name
@@ -136,6 +150,9 @@ class Write:
     sql: Callable[[sqlite3.Connection, tuple[Any, ...]], None] | None = None
     wakes: tuple[Wake, ...] = ()
     extra_targets: tuple[ReceiptTarget, ...] = ()
+    # The envelope of its events (see the module): a command's correlation by default.
+    correlation_id: str | None = None
+    causation_id: str | None = None
 
 
 @attrs.frozen
@@ -250,7 +267,13 @@ class WritePath:
                                       due, mono + (due - now), epoch))  # fmt: skip
         records = tuple(s.after for s in steps)
 
+        envelope = Envelope(write.correlation_id, write.causation_id)
+
         def body(conn: sqlite3.Connection) -> tuple[tuple[str, ...], Any, list[ReceiptTarget]]:
+            with event_context(envelope):
+                return _body(conn)
+
+        def _body(conn: sqlite3.Connection) -> tuple[tuple[str, ...], Any, list[ReceiptTarget]]:
             if refusal is not None:
                 raise refusal
             event_ids: list[str] = []
@@ -287,7 +310,7 @@ class WritePath:
                                project_id=project_id)  # fmt: skip
 
             return run_mutation(conn, key=key, input_digest=command.digest, now_ms=now,
-                                apply=applied)  # fmt: skip
+                                apply=applied, correlation_id=write.correlation_id)  # fmt: skip
 
         result = await self.store.write(mutation)
         if result.delivery != "new":

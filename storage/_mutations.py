@@ -21,6 +21,7 @@ import orjson
 
 from maia.core import Clock, MaiaError, digest_json
 
+from ._events import Envelope, event_context
 from ._ids import new_ordered_id
 from ._previews import consume_preview
 from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
@@ -76,6 +77,7 @@ def run_mutation(
     confirmation: Confirmation | None = None,
     clock: Clock | None = None,
     node_epoch: int | None = None,
+    correlation_id: str | None = None,
 ) -> MutationResult:
     """Run `apply` once for `key`, or replay the stored result of an earlier run.
 
@@ -84,6 +86,9 @@ def run_mutation(
     `idempotency_conflict`. With `confirmation`, its preview is spent first (needs `clock` and
     `node_epoch`); its refusals (`confirmation_required`, `preview_expired`, `proof_spent`,
     `preview_mismatch`) and anything `apply` raises propagate and record nothing.
+
+    The events `apply` appends, and the receipt, carry `correlation_id` (default: the
+    commandId) and the command as their cause (an `event_context` of the command's own).
     """
     stored = find_receipt(
         conn, actor_id=key.actor_id, operation_id=key.operation_id, command_id=key.command_id
@@ -110,14 +115,22 @@ def run_mutation(
             clock=clock,
             node_epoch=node_epoch,
         )
-    applied = apply(conn)
-    receipt = _write_receipt(conn, key, input_digest, now_ms, applied)
+    correlation = correlation_id or key.command_id
+    envelope = Envelope(correlation, key.command_id, command_id=key.command_id)
+    with event_context(envelope, inherit=False):
+        applied = apply(conn)
+    receipt = _write_receipt(conn, key, input_digest, now_ms, applied, correlation)
     # The round-tripped result, so a first answer and its duplicates are the same values.
     return MutationResult("new", receipt.result, receipt)
 
 
 def _write_receipt(
-    conn: sqlite3.Connection, key: MutationKey, input_digest: str, now_ms: int, applied: Applied
+    conn: sqlite3.Connection,
+    key: MutationKey,
+    input_digest: str,
+    now_ms: int,
+    applied: Applied,
+    correlation_id: str | None = None,
 ) -> Receipt:
     receipt_id = new_ordered_id("receipt")
     targets = [t.to_wire() for t in applied.targets]
@@ -143,7 +156,8 @@ def _write_receipt(
     sequence = conn.execute(
         "INSERT INTO receipts (receipt_id, actor_id, operation_id, command_id, project_id,"
         " input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,"
-        " created_ms, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " created_ms, target_id, correlation_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             receipt_id,
             key.actor_id,
@@ -159,6 +173,7 @@ def _write_receipt(
             result_json,
             now_ms,
             applied.targets[0].target_id if applied.targets else None,
+            correlation_id,
         ),
     ).lastrowid
     assert sequence is not None
@@ -182,4 +197,5 @@ def _write_receipt(
         created_ms=now_ms,
         result=orjson.loads(result_json),
         sequence=sequence,
+        correlation_id=correlation_id,
     )

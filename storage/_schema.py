@@ -369,6 +369,17 @@ ALTER TABLE turn_items ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turn_items ADD COLUMN artifact TEXT;
 """
 
+# Issue 20 item 4, the event envelope: an event's schema version, the worker attempt and the
+# activation (one dispatch of a turn) it belongs to, and the command it answers; a receipt's
+# correlation. Rows written before keep NULL and read with defaults (`storage/_events.py`).
+_EVENT_ENVELOPE = """
+ALTER TABLE events ADD COLUMN schema_version TEXT;
+ALTER TABLE events ADD COLUMN attempt_id TEXT;
+ALTER TABLE events ADD COLUMN activation_id TEXT;
+ALTER TABLE events ADD COLUMN command_id TEXT;
+ALTER TABLE receipts ADD COLUMN correlation_id TEXT;
+"""
+
 # Issue 16: Execution Nodes enrolled on this Control Node (actors/machine/_sql.py). Secrets
 # are stored hashed (the enrollment token's and the machine credential's sha256); the token
 # key is the HMAC key the one-time tokens are derived from, so a receipt never holds one.
@@ -421,7 +432,7 @@ CREATE TABLE machine_placements (
 
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
-    _SESSION_FAILURE, _MACHINES, _MACHINE_ASSIGNMENTS,
+    _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

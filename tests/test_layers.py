@@ -49,7 +49,7 @@ FACE_DEPENDS: dict[str, frozenset[str]] = {
     "maia.machines": frozenset({"maia.node", "maia.service", "maia.observe"}),
     "maia.cli": frozenset({"maia.client", "maia.node", "maia.conformance", "maia.machines"}),
     "maia.console": frozenset({"maia.cli", "maia.client"}),
-    "maia.conformance": frozenset({"maia.node"}),  # it starts Nodes, beside the CLI
+    "maia.conformance": frozenset({"maia.node", "maia.observe"}),  # it starts Nodes
 }
 
 

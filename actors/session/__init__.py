@@ -19,6 +19,8 @@ from ._approvals import session_of_approval as session_of_approval
 from ._approvals import withdraw_pending as withdraw_pending
 from ._create import CreateSession as CreateSession
 from ._create import UnbornSession as UnbornSession
+from ._envelope import dispatch_context as dispatch_context
+from ._envelope import running_cause as running_cause
 from ._launch import kill_leftovers as kill_leftovers
 from ._launch import state_dir as state_dir
 from ._launch import worker_spec as worker_spec

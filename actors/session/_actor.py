@@ -23,9 +23,10 @@ from actors._errors import ActorError
 from maia.config import EffectiveConfig
 from maia.core import MaiaError, new_id, to_json
 from maia.protocol import Turn
-from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
+from storage import Applied, MutationKey, MutationResult, ReceiptTarget, event_context, run_mutation
 
 from . import _queue as q
+from ._envelope import dispatch_context, running_cause
 from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import ActivationFree, Command, Resume, SessionContext
 from ._store import Draft, end_turn, session_step, set_activity, turn_step
@@ -79,8 +80,11 @@ class SessionCore:
         draft = self.memory.copy(self.now())
         views: list[Turn] = []
 
+        envelope = running_cause(self.memory)  # a worker's events: caused by the dispatch
+
         def run(conn: sqlite3.Connection) -> T:
-            value = body(conn, draft)
+            with event_context(envelope):
+                value = body(conn, draft)
             # Snapshots of the turns it changed, for turn.wait to answer without a read.
             cached = draft.views
             views.extend(cached.get(t) or turn_view(conn, t) for t in draft.touched)
@@ -132,7 +136,9 @@ class SessionCore:
                     if draft.state is SessionState.INTERRUPTED:
                         session_step(conn, draft, SessionEvent.RESUME)
                     # the activation records the admitted configuration it runs under
-                    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH, payload=self._snapshots())
+                    with dispatch_context(conn, draft, turn_id, getattr(self, "worker", None)):
+                        turn_step(conn, draft, turn_id, TurnEvent.DISPATCH,
+                                  payload=self._snapshots())  # fmt: skip
                 case q.StartWorker():
                     session_step(conn, draft, SessionEvent.START)
                 case q.FailTurn(turn_id, reason):

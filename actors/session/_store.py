@@ -20,7 +20,7 @@ import attrs
 
 from maia.core import MaiaError
 from maia.protocol import Turn
-from storage import ReceiptTarget, append_event
+from storage import Envelope, ReceiptTarget, append_event
 
 from ._lifecycles import (
     NODE,
@@ -45,6 +45,7 @@ class TurnMemo:
     state: TurnState
     revision: int
     text: str
+    cause: Envelope | None = None  # set at dispatch: what its worker's events carry
 
 
 @attrs.define
@@ -80,7 +81,8 @@ class Draft:
 
     def copy(self, now: int) -> Draft:
         # Direct construction: attrs.evolve per memo was a visible share of each commit.
-        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text) for k, v in self.turns.items()}
+        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause)
+                 for k, v in self.turns.items()}  # fmt: skip
         return Draft(self.session_id, self.project_id, self.state, self.revision,
                      self.activity, turns, now)  # fmt: skip
 

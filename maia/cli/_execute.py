@@ -157,6 +157,8 @@ async def execute(
             return await _waits.send_and_wait(client, params, invocation, out)
         result = await call(client, invocation.operation_id, params, out)
         out.result(invocation.operation_id, result)
+        if _exit.unserved_cursor(invocation.operation_id, result):
+            return _exit.ERROR  # printed as a result, but the cursor was not served
         return _exit.OK
     except Ambiguous as ambiguous:
         return ambiguous_exit(ambiguous, out)

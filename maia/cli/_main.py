@@ -21,8 +21,6 @@ from typing import Any
 
 from maia import __version__
 
-from . import _exit
-from ._invocation import Invocation
 from ._schema_mode import MESSAGE_MAX, Refusal
 
 # Commands loaded only when run (their imports are heavy: trio, prompt-toolkit), each a click
@@ -38,6 +36,8 @@ SERVED_COMMANDS: dict[tuple[str, ...], str] = {
     ("home",): "maia.console._launch:home",
 }
 CONSOLE_MISSING = "maia: the console is not available in this build\n"
+# `_completion.COMPLETE_VAR` (a test keeps them equal), named here so a run need not load it.
+COMPLETE_VAR = "_MAIA_COMPLETE"
 
 
 def _run_served(path: tuple[str, ...], args: Sequence[str]) -> int:
@@ -111,6 +111,8 @@ def _run_local(invocation: Any) -> int:
 
 
 def _run_op(invocation: object) -> int:
+    from . import _exit
+    from ._invocation import Invocation
     from ._quick import needs_execute, run_quick
 
     assert isinstance(invocation, Invocation)
@@ -189,8 +191,6 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.write(f"maia {__version__}\n")
         return 0
     import click
-
-    from ._completion import COMPLETE_VAR
 
     if os.environ.get(COMPLETE_VAR):
         from ._invocation import command_tree

@@ -226,7 +226,9 @@ async def follow_events(
     130) or `--timeout` passes (exit 0); either way the cursor to continue from goes to
     stderr. Pages come from `events.read` (so `--after` and the printed cursor keep the
     journal's meaning); after catching up it reads again only when the observation stream
-    says something happened. A reset cursor ends it with the Node's error. With
+    says something happened. A cursor the Node can no longer serve (pruned, expired, an
+    earlier run) is said on stderr and the follow goes on from the oldest retained event; an
+    invalid cursor ends it with `invalid_cursor`. With
     `owns_sigint` (the CLI) SIGINT is caught here; otherwise (the console, which keeps
     SIGINT and cancels the command) the cancel prints the cursor on its way out.
     """
@@ -244,6 +246,14 @@ async def follow_events(
                 try:
                     while True:
                         page = await client.request("events.read", {**params, "position": position})
+                        if page["status"] == "cursor_reset_required":  # say so, go on from
+                            from ._render import unserved_cursor_text  # the oldest kept
+
+                            out.message(unserved_cursor_text(page).rstrip())
+                            position = {"kind": "cursor", "cursor": page["snapshot"]["cursor"]}
+                            continue
+                        if page["status"] != "page":
+                            raise MaiaError(page["status"], page.get("reason", ""), {})
                         for event in page["events"]:
                             out.data(_event_text(event, out))
                         position = {"kind": "cursor", "cursor": page["nextCursor"]}

@@ -169,6 +169,7 @@ class SyncClient:
                 (length,) = struct.unpack("!Q", self._take(8, deadline, slow))
             opcode = first & 0x0F
             if opcode in (_TEXT, _BINARY, _CONTINUATION) and size + length > MAX_MESSAGE_BYTES:
+                self.close_code = 1009
                 self._close(1009, "frame_too_large")
                 raise self._lost()
             payload = self._take(length, deadline, slow)

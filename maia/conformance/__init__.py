@@ -5,12 +5,15 @@ The fixture format and what is checked are in docs/conformance.md. This package 
 Nodes, so it sits at the top layer beside the CLI.
 """
 
+from ._coverage import static_problems as static_problems
 from ._format import Case as Case
 from ._format import FixtureFormatError as FixtureFormatError
 from ._format import FixtureSet as FixtureSet
 from ._format import load_fixture_set as load_fixture_set
 from ._format import load_fixture_sets as load_fixture_sets
+from ._probes import load_common as load_common
 from ._redaction import redaction_findings as redaction_findings
 from ._verify import OpReport as OpReport
 from ._verify import VerifyReport as VerifyReport
+from ._verify import previous_snapshot as previous_snapshot
 from ._verify import verify_fixtures as verify_fixtures

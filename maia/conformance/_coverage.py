@@ -34,8 +34,9 @@ def _preview_of(op_id: str) -> str | None:
 
 
 def static_problems(fixture: FixtureSet, op: OperationDescriptor,
-                    previous_ops: Mapping[str, Any]) -> list[str]:  # fmt: skip
-    """Why `fixture` cannot cover `op`, before anything runs."""
+                    previous: Mapping[str, Any]) -> list[str]:  # fmt: skip
+    """Why `fixture` cannot cover `op`, before anything runs (`previous`: the previous
+    registry's lock, with its ops' `inputSchemas`)."""
     problems: list[str] = []
     declared = set(op.errors)
     cases = fixture.cases
@@ -81,7 +82,7 @@ def static_problems(fixture: FixtureSet, op: OperationDescriptor,
         c.expect.ok and c.replay and "commandId" in c.params for c in cases
     ):
         problems.append("no ok case with a commandId to replay")
-    problems += _previous_problems(fixture, op, previous_ops)
+    problems += _previous_problems(fixture, op, previous)
     for case in _all_cases(fixture):
         for step in (*fixture.setup, *case.setup):
             if step.kind == "op" and step.op not in REGISTRY:
@@ -90,15 +91,17 @@ def static_problems(fixture: FixtureSet, op: OperationDescriptor,
 
 
 def _previous_problems(fixture: FixtureSet, op: OperationDescriptor,
-                       previous_ops: Mapping[str, Any]) -> list[str]:  # fmt: skip
-    before = previous_ops.get(op.operation_id)
+                       previous: Mapping[str, Any]) -> list[str]:  # fmt: skip
+    before = previous.get("operations", {}).get(op.operation_id)
     if before is None:
         return []  # added since the previous registry: nothing older to decode
     if fixture.previous is None:
         return ["no previous-registry payload (previous), though the op existed then"]
-    unchanged = before.get("digest") == _digest_now(op)
+    unchanged = before.get("digest") == _digest_now(op) or previous.get("inputSchemas", {}).get(
+        op.operation_id
+    ) == operation_schema(op, "input")
     if unchanged and fixture.previous.expect.error in DECODE_REFUSALS:
-        return ["the op is unchanged since the previous registry: its payload must decode"]
+        return ["the op's input is unchanged since the previous registry: its payload must decode"]
     return []
 
 

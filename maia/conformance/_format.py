@@ -5,10 +5,11 @@
      "cases": [case, ...], "previous": {"params": {...}, "expect": {...}}?,
      "unreachable": {"<error code>" | "event:<type>": "why"}}
 
-A step is an op call `{"op", "params", "save"?, "expect"?}` or a move outside the API:
-`{"sql": "...", "args": [...]}` (a second writer on the home's database), `{"write": path,
-"text": ...}`, `{"mkdir": path}`. A case is `{"name", "setup"?, "params", "expect", "save"?,
-"stale"?, "replay"?, "fresh"?, "method"?}`; `expect` is `{"error": code}` or
+A step is an op call `{"op", "params", "save"?, "expect"?, "until"?}` or a move outside
+the API: `{"sql": "...", "args": [...]}` (a second writer on the home's database),
+`{"write": path, "text": ...}`, `{"mkdir": path}`, `{"remove": path}`, or
+`{"repeat": n, "steps": [...]}`. A case is `{"name", "setup"?, "params", "expect", "save"?,
+"stale"?, "replay"?, "fresh"?, "method"?, "secrets"?, "observe"?}`; `expect` is `{"error": code}` or
 `{"result"?: {path: value}, "events"?: [type, ...], "receipt"?: {path: value}}`.
 Unknown keys are refused, so a typo never reads as a passing fixture.
 """
@@ -29,15 +30,18 @@ class FixtureFormatError(ValueError):
 
 @attrs.frozen
 class Step:
-    kind: str  # op, sql, write, mkdir
+    kind: str  # op, sql, write, mkdir, remove, repeat
     op: str = ""
     params: Mapping[str, Any] = attrs.field(factory=dict)
     save: Mapping[str, str] = attrs.field(factory=dict)
     expect: str = "ok"  # "ok" or an error code
+    until: Mapping[str, Any] = attrs.field(factory=dict)  # poll the op until these match
     sql: str = ""
     args: tuple[Any, ...] = ()
     path: str = ""
     text: str = ""
+    times: int = 0  # repeat: run `steps` this many times, `$i` counting from 0
+    steps: tuple[Step, ...] = ()
 
 
 @attrs.frozen
@@ -63,6 +67,8 @@ class Case:
     replay: bool = True  # replay an ok mutation with the same commandId
     fresh: bool = False  # sent first on a new connection, before any node.hello
     method: str | None = None  # send this op instead (an error the op owns, met before it)
+    secrets: Mapping[str, str] = attrs.field(factory=dict)  # name -> path of an issued secret
+    observe: bool = False  # a subscribe request on /api/v1/observations: its first answer
 
 
 @attrs.frozen
@@ -97,9 +103,16 @@ def _step(where: str, value: Any) -> Step:
         return Step("write", path=body["write"], text=body["text"])
     if isinstance(value, dict) and "mkdir" in value:
         return Step("mkdir", path=_keys(where, value, {"mkdir"}, {"mkdir"})["mkdir"])
-    body = _keys(where, value, {"op", "params", "save", "expect"}, {"op"})
-    return Step("op", op=body["op"], params=body.get("params", {}),
-                save=body.get("save", {}), expect=body.get("expect", "ok"))  # fmt: skip
+    if isinstance(value, dict) and "remove" in value:
+        return Step("remove", path=_keys(where, value, {"remove"}, {"remove"})["remove"])
+    if isinstance(value, dict) and "repeat" in value:
+        body = _keys(where, value, {"repeat", "steps"}, {"repeat", "steps"})
+        if not isinstance(body["repeat"], int) or not 1 <= body["repeat"] <= 100:
+            raise FixtureFormatError(f"{where}.repeat: must be an integer 1-100")
+        return Step("repeat", times=body["repeat"], steps=_steps(f"{where}.steps", body["steps"]))
+    body = _keys(where, value, {"op", "params", "save", "expect", "until"}, {"op"})
+    return Step("op", op=body["op"], params=body.get("params", {}), save=body.get("save", {}),
+                expect=body.get("expect", "ok"), until=body.get("until", {}))  # fmt: skip
 
 
 def _steps(where: str, value: Any) -> tuple[Step, ...]:
@@ -120,12 +133,14 @@ def _expect(where: str, value: Any) -> Expect:
 
 
 def _case(where: str, value: Any) -> Case:
-    allowed = {"name", "setup", "params", "expect", "save", "stale", "replay", "fresh", "method"}
+    allowed = {"name", "setup", "params", "expect", "save", "stale", "replay", "fresh", "method",
+               "secrets", "observe"}  # fmt: skip
     body = _keys(where, value, allowed, {"name", "params", "expect"})
     return Case(body["name"], body["params"], _expect(f"{where}.expect", body["expect"]),
                 _steps(f"{where}.setup", body.get("setup", [])), body.get("save", {}),
                 bool(body.get("stale", False)), bool(body.get("replay", True)),
-                bool(body.get("fresh", False)), body.get("method"))  # fmt: skip
+                bool(body.get("fresh", False)), body.get("method"),
+                body.get("secrets", {}), bool(body.get("observe", False)))  # fmt: skip
 
 
 def load_fixture_set(path: Path) -> FixtureSet:

@@ -23,6 +23,7 @@ from trio_websocket import WebSocketConnection, open_websocket_url
 
 from maia.core import read_token
 from maia.node import NodeConfig, NodeHome, serve_node
+from maia.observe import OBSERVATIONS_PATH, SUBPROTOCOL
 from maia.protocol import PROTOCOL_VERSION, REGISTRY
 
 REQUEST_TIMEOUT_S: Final = 20.0
@@ -46,8 +47,9 @@ class Secrets:
 class Transcript:
     """What the Node said during a set: frames, log records (for the redaction scan)."""
 
-    frames: list[str] = attrs.field(factory=list)
+    frames: list[tuple[str, str]] = attrs.field(factory=list)  # (method asked, answer)
     logs: list[str] = attrs.field(factory=list)
+    received: list[str] = attrs.field(factory=list)  # by the loopback webhook receiver
 
 
 class _Capture(logging.Handler):
@@ -75,13 +77,39 @@ class Connection:
         with trio.fail_after(REQUEST_TIMEOUT_S):
             while True:
                 text = await self._socket.get_message()
-                self._transcript.frames.append(str(text))
+                self._transcript.frames.append((str(frame.get("method")), str(text)))
                 answer: dict[str, Any] = orjson.loads(text)
                 if answer.get("id") == request_id:
                     return answer
 
     async def request(self, method: str, params: Any) -> dict[str, Any]:
         return await self.send_raw({"method": method, "params": params})
+
+
+async def _serve_receiver(listener: trio.SocketListener, transcript: Transcript) -> None:
+    """A loopback webhook receiver: 204 to every request; what it received is kept."""
+
+    async def answer(stream: trio.SocketStream) -> None:
+        data = b""
+        with trio.move_on_after(15):
+            async with stream:
+                while b"\r\n\r\n" not in data and len(data) < 1 << 20:
+                    chunk = await stream.receive_some(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)  # fmt: skip
+                while len(body) < min(length, 1 << 20):
+                    chunk = await stream.receive_some(65536)
+                    if not chunk:
+                        break
+                    body += chunk
+                transcript.received.append((head + b"\r\n\r\n" + body).decode("utf-8", "replace"))
+                await stream.send_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+
+    await trio.serve_listeners(answer, [listener])
 
 
 @attrs.frozen
@@ -91,6 +119,7 @@ class LiveNode:
     token: str
     work: Path
     transcript: Transcript
+    receiver_port: int = 0
 
     @property
     def port(self) -> int:
@@ -115,6 +144,36 @@ class LiveNode:
             connection.hello = answer["result"]
             yield connection
 
+    async def observe(self, method: str, params: Any) -> dict[str, Any]:
+        """The first answer to one subscribe request on `/api/v1/observations`.
+
+        The socket starts with `node.hello` since registry 0.9.0; a Node that refuses the
+        hello there (the older socket subscribed at once) gets the request first instead."""
+        url = self.url.replace("/api/v1", OBSERVATIONS_PATH)
+        headers = [(b"Authorization", f"Bearer {self.token}".encode())]
+        greeting = {"protocol": PROTOCOL_VERSION, "registryDigest": REGISTRY.digest}
+        hello = {"id": 0, "method": "node.hello", "params": greeting}
+        for greet in (True, False):
+            async with open_websocket_url(
+                url, subprotocols=[SUBPROTOCOL], extra_headers=headers
+            ) as socket:
+                with trio.fail_after(REQUEST_TIMEOUT_S):
+                    if greet:
+                        await socket.send_message(orjson.dumps(hello).decode())
+                        greeted = orjson.loads(await socket.get_message())
+                        self.transcript.frames.append(
+                            ("node.hello", orjson.dumps(greeted).decode())
+                        )
+                        if not greeted.get("ok"):
+                            continue
+                    frame = {"id": 1, "method": method, "params": params}
+                    await socket.send_message(orjson.dumps(frame).decode())
+                    text = str(await socket.get_message())
+                self.transcript.frames.append((method, text))
+                answer: dict[str, Any] = orjson.loads(text)
+                return answer
+        raise RuntimeError("unreachable: the second attempt returns or raises")
+
     def log_files(self) -> list[str]:
         return [p.read_text("utf-8", "replace") for p in sorted(self.home.root.rglob("*.log"))]
 
@@ -133,9 +192,14 @@ async def open_node(base: Path, config: dict[str, Any]) -> AsyncIterator[LiveNod
     root.addHandler(capture)
     try:
         async with trio.open_nursery() as nursery:
+            (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+            nursery.start_soon(_serve_receiver, listener, transcript)
             running = await nursery.start(serve_node, NodeConfig(home))
+            port = listener.socket.getsockname()[1]
             try:
-                yield LiveNode(running.url, home, read_token(home.token_path), work, transcript)
+                yield LiveNode(
+                    running.url, home, read_token(home.token_path), work, transcript, port
+                )
             finally:
                 nursery.cancel_scope.cancel()
     finally:

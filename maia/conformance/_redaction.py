@@ -14,10 +14,13 @@ CREDENTIAL_HEADER: Final = re.compile(r"(?i)authorization\s*[:=]\s*\"?(bearer|ba
 _ENV_MARKERS: Final = ("PATH",)
 
 
-def redaction_findings(texts: Iterable[tuple[str, str]], secrets: dict[str, str]) -> list[str]:
-    """One finding per (where, what) leak; `texts` are (where, text), `secrets` name -> value."""
+def redaction_findings(
+    texts: Iterable[tuple[str, str]], secrets: dict[str, str], *, generic: bool = True
+) -> list[str]:
+    """One finding per (where, what) leak; `texts` are (where, text), `secrets` name -> value.
+    `generic` adds the credential header and environment dump checks."""
     markers = {**secrets}
-    for name in _ENV_MARKERS:
+    for name in _ENV_MARKERS if generic else ():
         value = os.environ.get(name, "")
         if len(value) >= 16:
             markers[f"the environment's {name}"] = value
@@ -26,6 +29,6 @@ def redaction_findings(texts: Iterable[tuple[str, str]], secrets: dict[str, str]
         for name, value in markers.items():
             if value and value in text:
                 findings.append(f"{where} contains {name}")
-        if CREDENTIAL_HEADER.search(text):
+        if generic and CREDENTIAL_HEADER.search(text):
             findings.append(f"{where} contains a credential header")
     return sorted(set(findings))

@@ -41,10 +41,13 @@ class SetOutcome:
     reached: set[str] = attrs.field(factory=set)
     events: set[str] = attrs.field(factory=set)
     cases: int = 0
+    issued: dict[str, str] = attrs.field(factory=dict)  # secrets the op itself answered
 
 
 def _write_or_mkdir(path: Path, kind: str, text: str) -> None:
-    if kind == "mkdir":
+    if kind == "remove":
+        path.rmdir() if path.is_dir() else path.unlink()
+    elif kind == "mkdir":
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     else:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -78,19 +81,36 @@ class SetRun:
     async def step(self, step: Step, where: str) -> None:
         if step.kind == "sql":
             self._second_writer(step)
-        elif step.kind in ("write", "mkdir"):
+        elif step.kind == "repeat":
+            for index in range(step.times):
+                self.saved["i"] = index
+                for number, inner in enumerate(step.steps):
+                    await self.step(inner, f"{where}[{index}].steps[{number}]")
+        elif step.kind in ("write", "mkdir", "remove"):
             path = Path(substitute(step.path, self.saved))
             if not path.is_absolute():
                 raise CaseFailed(f"{where}: {step.path} is not absolute")
             text = substitute(step.text, self.saved)
             await trio.to_thread.run_sync(_write_or_mkdir, path, step.kind, text)
         else:
-            answer = await self.connection.request(step.op, substitute(step.params, self.saved))
+            answer = await self._call(step, where)
             if step.expect == "ok" and not answer.get("ok"):
                 raise CaseFailed(f"{where}: {step.op} failed: {answer.get('error')}")
             if step.expect != "ok" and answer.get("error", {}).get("code") != step.expect:
                 raise CaseFailed(f"{where}: {step.op} answered {answer}, not {step.expect}")
             self._save(step.save, answer.get("result"), where)
+
+    async def _call(self, step: Step, where: str) -> dict[str, Any]:
+        """The step's answer; with `until`, the first whose result matches (polled)."""
+        params = substitute(step.params, self.saved)
+        want = substitute(dict(step.until), self.saved)
+        with trio.move_on_after(EVENT_WAIT_S):
+            while True:
+                answer = await self.connection.request(step.op, params)
+                if not want or not mismatches(answer.get("result"), want):
+                    return answer
+                await trio.sleep(0.1)
+        raise CaseFailed(f"{where}: {step.op} never answered {want}: last {answer}")
 
     def _second_writer(self, step: Step) -> None:
         # Another writer on the Node's database: what `storage_conflict` guards against.
@@ -111,13 +131,21 @@ class SetRun:
                 raise CaseFailed(f"{where}: cannot save {name}: the result has no {path}")
             self.saved[name] = value
 
-    async def case(self, case: Case, where: str) -> None:
+    async def case(self, case: Case, where: str, *, sent_as: Any = None) -> None:
+        """Run one case; `sent_as` (a JSON Schema validator) must accept its params first:
+        the previous registry's input schema, for the cross-version case."""
         for index, step in enumerate(case.setup):
             await self.step(step, f"{where}.setup[{index}]")
         await self.new_events()  # what the setup caused is not this case's
         params = substitute(dict(case.params), self.saved)
+        if sent_as is not None:
+            wrong = [e.message for e in sent_as.iter_errors(params)][:2]
+            if wrong:
+                raise CaseFailed(f"{where}: not an input of that registry: {'; '.join(wrong)}")
         method = case.method or self.op.operation_id
-        if case.fresh:
+        if case.observe:
+            answer = await self.node.observe(method, params)
+        elif case.fresh:
             async with self.node.connect(greet=False) as fresh:
                 answer = await fresh.request(method, params)
         else:
@@ -138,6 +166,11 @@ class SetRun:
         if self.op.idempotency == "required" and "commandId" in params and case.replay:
             await self._replay(params, result, where)
         self._save(case.save, result, where)
+        for name, path in case.secrets.items():
+            value = at_path(result, path)
+            if not isinstance(value, str) or len(value) < 16:
+                raise CaseFailed(f"{where}: secret {name}: no string of 16+ characters at {path}")
+            self.outcome.issued[f"the issued {name}"] = value
 
     async def _refused(self, expect: Expect, params: Any, answer: Any, where: str) -> None:
         error = answer.get("error")

@@ -1,7 +1,8 @@
 """Placeholders and dotted paths: how a fixture names generated IDs and result fields.
 
 A string that is exactly `$name` is replaced by the saved value (any JSON type); `${name}`
-inside a longer string by its text. `${new}` is a fresh command ID at each occurrence.
+inside a longer string by its text. `${new}` is a fresh command ID at each occurrence;
+`${pad:N}` is N letters x (a frame past a size bound).
 Paths are dotted wire names with `[i]` for list items (`session.labels[0]`), as the Node's
 validation messages write them; `#len` at the end is a list's length.
 """
@@ -14,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 _WHOLE: Final = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
-_INLINE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_INLINE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*(?::[0-9]{1,7})?)\}")
+MAX_PAD: Final = 2 * 1024 * 1024  # `${pad:N}`: N characters, for a frame past a size bound
 _STEP: Final = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 MISSING: Final = object()
 
@@ -44,6 +46,8 @@ def substitute(value: Any, saved: Mapping[str, Any]) -> Any:
 def _lookup(name: str, saved: Mapping[str, Any]) -> Any:
     if name == "new":
         return fresh_command_id()
+    if name.startswith("pad:") and int(name[4:]) <= MAX_PAD:
+        return "x" * int(name[4:])
     if name not in saved:
         raise PlaceholderError(f"${name} is not saved by any earlier step")
     return saved[name]

@@ -44,16 +44,20 @@ Handler = Callable[[Call, Any], Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
 
 
-class _Registry(Protocol):
+class _Lookup(Protocol):
     def get(self, op_id: str, /) -> OperationDescriptor | None: ...
 
+
+class _Registry(_Lookup, Protocol):
     def resolve(self, name: str, /) -> tuple[OperationDescriptor | None, Any]: ...
+
+    def deprecation(self, name: str, /) -> Any: ...
 
 
 class HandlerTable:
     """Handlers keyed by operation ID; refuses IDs its registry does not know."""
 
-    def __init__(self, registry: _Registry = REGISTRY) -> None:
+    def __init__(self, registry: _Lookup = REGISTRY) -> None:
         self._registry = registry
         self._handlers: dict[str, Handler] = {}
 
@@ -150,5 +154,5 @@ class Dispatcher:
 
     def deprecation_of(self, method: str) -> dict[str, Any] | None:
         """The machine-readable deprecation diagnostic of a method name, or None."""
-        _, deprecation = self._registry.resolve(method)
+        deprecation = self._registry.deprecation(method)  # a dict look-up: no alias, None
         return None if deprecation is None else dict(deprecation.diagnostic())

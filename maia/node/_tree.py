@@ -88,6 +88,7 @@ async def _services_child(
         clock=config.clock,
         home=config.home.root,
         live=hub.publish_live if hub is not None else None,
+        diagnostics=hub.diagnostics.report if hub is not None else None,
     ) as sessions:
         services.sessions = sessions
         services.worker_count = sessions.runtime.extension(WorkerPool).live_workers

@@ -62,6 +62,7 @@ from ._common import Empty as Empty
 from ._common import Project as Project
 from ._common import Session as Session
 from ._common import Turn as Turn
+from ._config_aliases import apply_config_aliases as apply_config_aliases
 from ._contract import BEGIN_MARKER as BEGIN_MARKER
 from ._contract import END_MARKER as END_MARKER
 from ._contract import compatibility_problems as compatibility_problems
@@ -95,7 +96,6 @@ from ._registry import build_registry as build_registry
 from ._versioning import DEPRECATION_KINDS as DEPRECATION_KINDS
 from ._versioning import MIN_DEPRECATION_DAYS as MIN_DEPRECATION_DAYS
 from ._versioning import Deprecation as Deprecation
-from ._versioning import apply_config_aliases as apply_config_aliases
 from ._versioning import policy_problems as policy_problems
 
 if TYPE_CHECKING:
@@ -156,6 +156,7 @@ if TYPE_CHECKING:
     from ._ops_records import Event as Event
     from ._ops_records import EventsReadInput as EventsReadInput
     from ._ops_records import EventsReadOutput as EventsReadOutput
+    from ._ops_records import EventsSnapshot as EventsSnapshot
     from ._ops_records import FromCursor as FromCursor
     from ._ops_records import FromEvent as FromEvent
     from ._ops_records import FromSequence as FromSequence
@@ -317,6 +318,7 @@ _LAZY: Final = {
     "Event": "_ops_records",
     "EventsReadInput": "_ops_records",
     "EventsReadOutput": "_ops_records",
+    "EventsSnapshot": "_ops_records",
     "FromCursor": "_ops_records",
     "FromEvent": "_ops_records",
     "FromSequence": "_ops_records",

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:fad83faafb48d25f2bc533f71fa46bf5921bdf52c80499d6c13f307f98c45469"
+REGISTRY_DIGEST: Final = "sha256:8815208d5ee7571eeaa83b4399411ffebcd53ce65e7deb43112fb4162492e825"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

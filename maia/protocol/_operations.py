@@ -20,8 +20,9 @@ from ._versioning import Deprecation
 # 0.5.0: turn.list, turn.show's prompt; 0.6.0: approvals, usage; 0.7.0: Session.failureMessage,
 # truncated items (artifactPath) and outputTruncated; 0.9.0: agent exposure classes, the
 # digest covers capabilities, errors and deprecations, observe.events registered,
-# turn.send waitMilliseconds; 0.10.0: machine.* and session.create's machine (issue 16)
-REGISTRY_VERSION: Final = "0.10.0"
+# turn.send waitMilliseconds; 0.10.0: the event envelope, events.read statuses; 0.11.0:
+# machine.* and session.create's machine (issue 16)
+REGISTRY_VERSION: Final = "0.11.0"
 
 # Renamed or removed operations, CLI commands, flags and config keys, each kept as an alias
 # until its removeAfter date (at least 90 days and one minor release; docs/versioning.md).

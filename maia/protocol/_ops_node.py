@@ -11,7 +11,7 @@ import attrs
 from maia.core._fields import field, spec
 
 from ._common import Empty, count_field, digest_field, id_field, operation, timestamp_field
-from ._ops_config import ConfigScopeStatus
+from ._config_status import ConfigScopeStatus
 
 VERSION_TEXT = spec(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/+-]*$")
 

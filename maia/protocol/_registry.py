@@ -263,6 +263,10 @@ class Registry:
             self._groups = None
         return self._operations
 
+    def deprecation(self, name: str) -> Deprecation | None:
+        """The deprecation of an operation name (a deprecated op, or a renamed op's alias)."""
+        return self._aliases.get(name)
+
     def resolve(self, name: str) -> tuple[OperationDescriptor | None, Deprecation | None]:
         """The op a method name reaches and, when the name is deprecated, its deprecation:
         a registered op (deprecated or not), or the replacement a renamed op's alias names."""

@@ -21,7 +21,7 @@ from actors.webhook import WEBHOOKS
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
 from storage import Storage
-from supervision.workers import WorkerTimings
+from supervision.workers import DiagnosticsSink, WorkerTimings
 
 from ._admitted import AdmittedConfigs
 from ._approvals import APPROVAL_HANDLERS
@@ -124,18 +124,20 @@ async def open_services(
     timings: WorkerTimings | None = None,
     live: Callable[[str, str, str, str, str, str], None] | None = None,
     options: Mapping[str, Any] | None = None,
+    diagnostics: DiagnosticsSink | None = None,
 ) -> AsyncIterator[ServiceContext]:
     """Run on the admitted user configuration (else `config` when given, else
     `home/config.jsonc` for a home never admitted), recover and run the actor runtime with
     every kind, and yield the handlers' context; `live` gets the Sessions' live item records
-    (the observation hub); `options` are more kinds' settings (tests: a webhook client).
+    (the observation hub), `diagnostics` the workers' observation-batches (the hub's
+    recorder); `options` are more kinds' settings (tests: a webhook client).
     Raises `configuration_invalid`."""
     settings = await admitted_user_config(store)
     if settings is None:
         settings = config if config is not None else load_user_config(home / "config.jsonc")
     admitted = AdmittedConfigs(store, settings)
     settings_of_kinds = {"worker_timings": timings, "live": live, "config_of": admitted.of,
-                         **(options or {})}  # fmt: skip
+                         "diagnostics": diagnostics, **(options or {})}  # fmt: skip
     async with open_actor_runtime(
         store, clock=clock, config=settings, kinds=KINDS, environ=environ,
         options=settings_of_kinds,

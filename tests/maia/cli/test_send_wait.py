@@ -102,17 +102,53 @@ def test_a_failed_turn_exits_5_from_the_one_request(cli: Cli, wire: Wire) -> Non
 
 
 def test_jsonl_streams_the_turn_and_its_items_are_turn_shows(cli: Cli, wire: Wire) -> None:
-    """--jsonl follows the turn live (an observation socket beside the API one): every
-    record of the turn, ending with its terminal record, then the turn; the completed
-    items' texts are those `turn show` lists."""
+    """--jsonl follows the turn live (an observation socket beside the API one): one
+    subscription that ends with the turn's terminal record, then one turn.wait that answers
+    at once; the completed items' texts are those `turn show` lists."""
     session = _session(cli, "jsonl")
     wire.connections, wire.methods = 0, []
     sent = cli("turn", "send", session, "streamed text", "--wait", "--jsonl")
     assert sent.returncode == 0, sent.stderr
     assert wire.connections == 2
+    assert wire.methods == ["node.hello", "session.attach", "turn.send", "turn.wait"]
     *records, turn = [json.loads(line) for line in sent.stdout.splitlines()]
     assert records[-1]["record"] == "turn.completed"
     assert {r["turnId"] for r in records} == {turn["turnId"]}
     completed = {r["itemId"]: r["text"] for r in records if r["record"] == "item.completed"}
     shown = json.loads(cli("turn", "show", turn["turnId"], "--json").stdout)["result"]
     assert completed == {i["itemId"]: i["text"] for i in shown["items"]}
+
+
+def test_a_long_streamed_turn_still_takes_one_wait(cli: Cli, wire: Wire) -> None:
+    """A turn longer than a bounded wait: the end comes from the stream's terminal record,
+    so the API connection still carries one turn.wait, answered at once."""
+    session = _session(cli, "long-stream")
+    wire.connections, wire.methods = 0, []
+    sent = cli("turn", "send", session, "/sleep 5000 late", "--wait", "--jsonl")
+    assert sent.returncode == 0, sent.stderr
+    assert wire.methods == ["node.hello", "session.attach", "turn.send", "turn.wait"]
+    *records, turn = [json.loads(line) for line in sent.stdout.splitlines()]
+    assert records[-1]["record"] == "turn.completed"
+    assert (turn["state"], turn["outputText"]) == ("completed", "late")
+
+
+def test_without_a_stream_the_bounded_waits_end_it(
+    cli: Cli, wire: Wire, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The observation socket refused (as an older Node would): no live records, the end
+    from turn.wait, and the reply printed whole from the finished turn."""
+    from maia.client import _observations
+    from maia.core import MaiaError
+
+    async def refused(*_args: Any, **_kwargs: Any) -> Any:
+        raise MaiaError("invalid_request", "no observation socket here", {})
+
+    monkeypatch.setattr(_observations, "open_observation_socket", refused)
+    session = _session(cli, "no-stream")
+    wire.connections, wire.methods = 0, []
+    sent = cli("turn", "send", session, "whole anyway", "--wait", "--jsonl")
+    assert sent.returncode == 0, sent.stderr
+    (turn,) = [json.loads(line) for line in sent.stdout.splitlines()]
+    assert (turn["state"], turn["outputText"]) == ("completed", "whole anyway")
+    assert wire.methods[:2] == ["node.hello", "turn.send"]
+    assert set(wire.methods[2:]) == {"turn.wait"}

@@ -85,3 +85,10 @@ def test_lines_loading_no_other_ops(args: list[str]) -> None:
                           timeout=TIMEOUT_S, check=True)  # fmt: skip
     loaded = json.loads(done.stdout.replace("'", '"'))
     assert loaded == ([] if args[0] != "session" else ["maia.protocol._ops_session"])
+
+
+def test_the_completion_variable_is_named_once() -> None:
+    """`_main` checks the completion variable without loading `_completion`: same name."""
+    from maia.cli import _completion, _main
+
+    assert _main.COMPLETE_VAR == _completion.COMPLETE_VAR

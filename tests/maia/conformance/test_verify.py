@@ -123,3 +123,39 @@ def test_a_fixture_with_an_unknown_key_is_refused(tmp_path: Path) -> None:
         "cases": [{"name": "x", "params": {}, "expects": {}}]}))  # fmt: skip
     with pytest.raises(FixtureFormatError, match="unknown key 'expects'"):
         load_fixture_set(folder / "cases.json")
+
+
+def test_the_command_exits_1_naming_the_op_without_fixtures(copy: Path) -> None:
+    """`maia contract fixtures verify --op X` in a real subprocess: exit 1 and a FAIL line
+    for an op whose set is gone; exit 0 and the summary for one that is there."""
+    import subprocess
+    import sys
+
+    shutil.rmtree(copy / "receipt.list")
+    command = [sys.executable, "-m", "maia", "contract", "fixtures", "verify", "--root", str(REPO),
+               "--fixtures", str(copy)]  # fmt: skip
+    failed = subprocess.run([*command, "--op", "receipt.list"], capture_output=True, text=True,
+                            timeout=120, check=False)  # fmt: skip
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "FAIL receipt.list: no fixtures" in failed.stdout
+    passed = subprocess.run([*command, "--op", "receipt.get", "--json"], capture_output=True,
+                            text=True, timeout=120, check=False)  # fmt: skip
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    document = json.loads(passed.stdout)
+    assert document["ok"] is True
+    assert document["operations"]["receipt.get"]["reached"] == sorted(
+        ["invalid_request", "resource_not_found", "unauthenticated", "validation_failed"]
+    )
+
+
+def test_a_previous_payload_the_previous_registry_would_not_send_is_red(copy: Path) -> None:
+    """The cross-version payload must be an input of the previous registry (its schema in
+    _previous.schemas.json): turn.show's params with a field it never had fail."""
+
+    def newer(document: dict[str, Any]) -> None:
+        document["previous"]["params"]["conformanceNewField"] = 1
+
+    _edit(copy, "turn.show", newer)
+    report = verify_fixtures(copy, repo=REPO, only=["turn.show"])
+    (failure,) = _failures(report, "turn.show")
+    assert failure.startswith("previous (0.8.0): not an input of that registry")

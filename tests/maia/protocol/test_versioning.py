@@ -9,9 +9,10 @@ import attrs
 import pytest
 
 import maia.protocol._registry as registry_module
-from maia.core._errors import ERROR_CODES
 from maia.protocol import (
     AGENT_EXPOSURES,
+    ERROR_CODES,
+    NODE_CAPABILITIES,
     REGISTRY,
     REGISTRY_VERSION,
     Deprecation,
@@ -21,7 +22,6 @@ from maia.protocol import (
     compatibility_problems,
     lock_document,
 )
-from maia.protocol._capabilities import NODE_CAPABILITIES
 
 TODAY = datetime.date(2026, 12, 1)
 
@@ -225,3 +225,12 @@ def test_a_user_file_with_a_renamed_key_is_read_through_the_alias(
     monkeypatch.setattr(maia.protocol, "DEPRECATIONS", ())
     _, refused = check_user_config({"swarm": {"timezone": "Europe/Paris"}})
     assert refused  # without the alias the old key is unknown
+
+
+def test_an_op_module_without_a_class_fails_at_import() -> None:
+    """`operation()` itself refuses an op with no agent exposure: its module cannot load."""
+    from maia.protocol import Empty
+    from maia.protocol._common import operation
+
+    with pytest.raises(RegistryError, match=r"thing\.new: not classified for agent exposure"):
+        operation(operation_id="thing.new", summary="s", input_type=Empty, output_type=Empty)
