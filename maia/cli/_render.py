@@ -20,7 +20,7 @@ CELL_MAX: Final = 60
 COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "sessions": (
         ("ID", "sessionId"), ("TITLE", "title"), ("STATE", "state"), ("ACTIVITY", "activity"),
-        ("TURNS", "pendingTurns"), ("UPDATED", "updatedAt"),
+        ("PENDING", "pendingTurns"), ("UPDATED", "updatedAt"),
     ),
     "projects": (("ID", "projectId"), ("KEY", "projectKey"), ("ROOT", "rootPath"), ("ADDED", "createdAt")),  # noqa: E501
     "receipts": (
@@ -40,6 +40,10 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("SENT", "createdAt"), ("INPUT", "inputPreview"),
     ),
     "candidates": (("ID", "id"), ("LABEL", "label")),
+    "approvals": (
+        ("ID", "approvalId"), ("SESSION", "sessionId"), ("STATE", "state"), ("KIND", "kind"),
+        ("ASKED", "createdAt"), ("SUMMARY", "summary"),
+    ),
     "items": (("SEQ", "sequence"), ("KIND", "kind"), ("STATE", "state"), ("TEXT", "text")),
     "routines": (
         ("ID", "routineId"), ("NAME", "name"), ("STATE", "state"), ("REV", "revision"),
@@ -63,9 +67,15 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
 # Single objects inside a result, in the order they are shown, with their important fields.
 OBJECTS: Final[dict[str, tuple[str, ...]]] = {
     "session": (
-        "sessionId", "title", "state", "activity", "projectId", "executor", "cwd", "labels",
-        "pendingTurns", "latestTurnId", "latestTurnState", "revision", "createdAt", "updatedAt",
-        "archived",
+        "sessionId", "title", "state", "activity", "status", "prompt", "failureMessage",
+        "projectId", "executor", "cwd", "labels", "pendingTurns", "latestTurnId",
+        "latestTurnState", "usage", "settled", "settledReason", "revision", "createdAt",
+        "updatedAt", "archived",
+    ),
+    "approval": (
+        "approvalId", "sessionId", "turnId", "state", "kind", "summary", "options",
+        "canRemember", "remember", "message", "revision", "createdAt", "expiresAt",
+        "resolvedAt",
     ),
     "turn": (
         "turnId", "sessionId", "state", "inputPreview", "failureReason", "failureMessage",
@@ -115,6 +125,9 @@ def cell(key: str, value: Any, now_ms: int, colour: bool = False) -> str:
         text = "yes" if value else "no"
     elif isinstance(value, str) and _is_time(key):
         text = relative(value, now_ms)
+    elif key == "prompt" and isinstance(value, dict):  # a Session's pending approval
+        text = f"{value.get('kind')} {value.get('approvalId')}: {value.get('summary') or ''}"
+        text = text.rstrip(": ")
     elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         text = ",".join(value) or "-"
     elif isinstance(value, dict | list):

@@ -48,7 +48,7 @@ def test_create_send_wait_list(cli: Cli) -> None:
     table = cli("session", "list")
     assert table.returncode == 0, table.stderr
     header, *rows = table.stdout.splitlines()
-    assert header.split() == ["ID", "TITLE", "STATE", "ACTIVITY", "TURNS", "UPDATED"]
+    assert header.split() == ["ID", "TITLE", "STATE", "ACTIVITY", "PENDING", "UPDATED"]
     row = next(r for r in rows if r.startswith(session["sessionId"]))
     assert "greeter" in row
     assert header.index("TITLE") == row.index("greeter")  # aligned under its header

@@ -87,3 +87,35 @@ def test_object_with_list_shows_block_then_table() -> None:
     resolved = {"status": "resolved", "kind": "session", "id": "session_1", "candidates": []}
     assert "(none)" not in human("reference.resolve", resolved, NOW)
     assert human("session.list", {"sessions": [], "nextCursor": None}, NOW) == "(none)\n"
+
+
+def test_a_sessions_status_prompt_and_failure_are_shown() -> None:
+    """`session show` names what the docs promise: a waiting Session's status and the
+    approval it waits on, and a failed start's message (they were only in --json)."""
+    session = {
+        "sessionId": "session_a", "state": "waiting-approval", "status": "approval",
+        "prompt": {"approvalId": "approval_b", "kind": "command", "summary": "rm -rf build"},
+        "failureMessage": "start failed: /gone is not a directory",
+        "createdAt": "2026-01-01T23:59:48.000Z",
+    }  # fmt: skip
+    text = human("session.show", {"session": session}, NOW)
+    lines = dict(line.split(None, 1) for line in text.splitlines())
+    assert lines["status"] == "approval"
+    assert lines["prompt"] == "command approval_b: rm -rf build"
+    assert lines["failureMessage"] == "start failed: /gone is not a directory"
+
+
+def test_approvals_list_as_a_table_and_show_as_a_block() -> None:
+    """`approval list` is a table with one row per approval; `approval show` a block."""
+    approval = {
+        "approvalId": "approval_b", "sessionId": "session_a", "turnId": "turn_c",
+        "state": "pending", "kind": "command", "summary": "touch x", "options": ["allow"],
+        "canRemember": False, "revision": 1, "createdAt": "2026-01-01T23:59:48.000Z",
+    }  # fmt: skip
+    listed = human("approval.list", {"approvals": [approval]}, NOW).splitlines()
+    assert listed[0].split() == ["ID", "SESSION", "STATE", "KIND", "ASKED", "SUMMARY"]
+    assert listed[1].split()[:4] == ["approval_b", "session_a", "pending", "command"]
+    shown = dict(line.split(None, 1) for line in human("approval.show", {"approval": approval},
+                                                        NOW).splitlines())  # fmt: skip
+    assert (shown["approvalId"], shown["state"], shown["summary"]) == (
+        "approval_b", "pending", "touch x")  # fmt: skip
