@@ -22,6 +22,7 @@ from maia.protocol import Turn, new_id
 from storage import Storage, open_storage
 from supervision.workers import WorkerState
 
+from .._virtual_time import driven_clock
 from ._fake_workers import FakeWorkers
 from ._open import open_session_runtime
 
@@ -31,9 +32,8 @@ IDLE_MS = UserConfig().sessions.worker_idle_ms
 
 @pytest.fixture
 def jump_clock() -> trio.testing.MockClock:
-    # Jumps only after 1 s of real idleness: a storage write (real time, in its thread)
-    # should not let a deadline pass while it runs (a longer write still would).
-    return trio.testing.MockClock(autojump_threshold=1.0)
+    """Virtual time that only the test moves: no autojump; `_open` drives it while quiet."""
+    return trio.testing.MockClock()
 
 
 class Harness:
@@ -92,7 +92,7 @@ async def _open(tmp_path: Path, **options: Any) -> AsyncIterator[Harness]:
         opened = open_session_runtime(
             store, clock=CLOCK, config=UserConfig(), worker_supervisor=workers, **options
         )
-        async with opened as runtime:
+        async with driven_clock(store), opened as runtime:
             yield Harness(store, runtime, workers, tmp_path)
         nursery.cancel_scope.cancel()
 
