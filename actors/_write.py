@@ -218,14 +218,14 @@ class Tx:
     wins), and mirrored in memory only after the commit.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: WritePath, now_ms: int, mono_ms: int,
-                 epoch: int) -> None:  # fmt: skip
+    def __init__(self, conn: sqlite3.Connection, kind: str, actor_id: str, now_ms: int,
+                 mono_ms: int, epoch: int) -> None:  # fmt: skip
         self.conn = conn
         self.now = now_ms
         self._mono = mono_ms
         self._epoch = epoch
-        self._kind = path.kind
-        self._actor = path.actor_id
+        self._kind = kind
+        self._actor = actor_id
         self.event_ids: list[str] = []
         self.targets: list[ReceiptTarget] = []
         self._timers: dict[tuple[str, str], TimerRow | None] = {}  # None: disarmed
@@ -300,7 +300,7 @@ class WritePath:
         self.actor_id = actor_id
 
     def _open(self, conn: sqlite3.Connection, now: int, mono: int) -> Tx:
-        return Tx(conn, self, now, mono, self.store.node_epoch)
+        return Tx(conn, self.kind, self.actor_id, now, mono, self.store.node_epoch)
 
     async def transact(self, body: Callable[[Tx], T]) -> T:
         """Run `body(tx)` as one storage transaction; its value once committed. Raises what

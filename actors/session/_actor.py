@@ -20,10 +20,12 @@ import attrs
 from actors._activations import Wanted
 from actors._effects import EffectScope
 from actors._errors import ActorError
+from actors._write import Command as WriteCommand
+from actors._write import Tx
 from maia.config import EffectiveConfig
 from maia.core import MaiaError, new_id, to_json
 from maia.protocol import Turn
-from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
+from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
 from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
@@ -51,6 +53,7 @@ class SessionCore:
         self.ctx = ctx
         self.memory = memory
         self.core = core
+        self.path = ctx.write_path(memory.session_id)  # the one write path, this actor's
         self.holds_slot = False
         self.effects: EffectScope | None = None
         self.approvals: dict[str, tuple[str, str]] = {}  # pending: approval -> (turn, call)
@@ -75,20 +78,19 @@ class SessionCore:
         return self.ctx.clock.wall_ms()
 
     async def commit(self, body: Callable[[sqlite3.Connection, Draft], T]) -> T:
-        """Run `body` on a copy of the memory in one transaction; adopt the copy on commit."""
-        draft = self.memory.copy(self.now())
+        """Run `body` on a copy of the memory in one transaction of the write path; adopt
+        the copy on commit."""
         views: list[Turn] = []
+        box: dict[str, Draft] = {}
 
-        def run(conn: sqlite3.Connection) -> T:
-            value = body(conn, draft)
-            # Snapshots of the turns it changed, for turn.wait to answer without a read.
-            cached = draft.views
-            views.extend(cached.get(t) or turn_view(conn, t) for t in draft.touched)
+        def run(tx: Tx) -> T:
+            draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
+            value = body(tx.conn, draft)
+            self._views(tx.conn, draft, views)
             return value
 
-        value = await self.ctx.store.write(run)
-        self.memory = draft
-        self.ctx.notifier.publish(views)
+        value = await self.path.transact(run)
+        self._adopt(box["draft"], views)
         return value
 
     async def mutate(
@@ -96,22 +98,31 @@ class SessionCore:
     ) -> MutationResult:
         """A client mutation: idempotent by its key, with a receipt; `apply` returns the
         result's JSON (it runs only for a new command)."""
-        key = MutationKey(command.actor_id, op_id, command.command_id)
+        views: list[Turn] = []
+        box: dict[str, Draft] = {}
 
-        def body(conn: sqlite3.Connection, draft: Draft) -> MutationResult:
-            def applied(c: sqlite3.Connection) -> Applied:
-                result = apply(c, draft)
-                return Applied(
-                    result,
-                    targets=tuple(draft.targets),
-                    event_ids=tuple(draft.event_ids),
-                    project_id=draft.project_id,
-                )
+        def run(tx: Tx) -> Any:
+            draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
+            value = apply(tx.conn, draft)
+            self._views(tx.conn, draft, views)
+            return value
 
-            return run_mutation(conn, key=key, input_digest=command.digest, now_ms=draft.now,
-                                apply=applied)  # fmt: skip
+        key = WriteCommand(command.command_id, command.actor_id, command.digest, op_id)
+        result = await self.path.mutate(key, run, project_id=self.memory.project_id)
+        if "draft" in box and result.delivery == "new":
+            self._adopt(box["draft"], views)
+        return result
 
-        return await self.commit(body)
+    @staticmethod
+    def _views(conn: sqlite3.Connection, draft: Draft, views: list[Turn]) -> None:
+        # Snapshots of the turns it changed, for turn.wait to answer without a read.
+        cached = draft.views
+        views.extend(cached.get(t) or turn_view(conn, t) for t in draft.touched)
+
+    def _adopt(self, draft: Draft, views: list[Turn]) -> None:
+        draft.tx = None  # the transaction is over
+        self.memory = draft
+        self.ctx.notifier.publish(views)
 
     def session_target(self, draft: Draft, prior: int) -> None:
         draft.targets.append(

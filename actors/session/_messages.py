@@ -17,6 +17,7 @@ from actors._activations import ActivationSlots
 from actors._flush import FlushTimer
 from actors._notify import Notifier
 from actors._workers import WorkerSlots
+from actors._write import WritePath
 from maia.config import EffectiveConfig, UserConfig
 from maia.core import Clock
 from storage import Storage
@@ -175,6 +176,7 @@ class SessionContext:
     # The admitted configuration of a Project's work (limits, executors): read before each
     # message, so an admitted change applies to new work without a restart.
     config_of: Callable[[str | None], Awaitable[EffectiveConfig]]
+    write_path: Callable[[str], WritePath]  # a Session actor's way to storage (`actors._write`)
     # Live item records for attach subscribers (record, Session, turn, item, kind, text):
     # every delta as it arrives, while storage may coalesce them. Never blocks.
     live: Callable[[str, str, str, str, str, str], None] | None = None

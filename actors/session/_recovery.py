@@ -24,6 +24,7 @@ import attrs
 import trio
 
 from actors._table import TransitionTable
+from actors._write import Tx
 from storage import Storage
 
 from . import _sql as sql
@@ -53,7 +54,9 @@ def _values(states: frozenset[SessionState] | frozenset[TurnState]) -> tuple[str
     return tuple(sorted(state.value for state in states))
 
 
-def _recover_rows(conn: sqlite3.Connection, now: int) -> tuple[int, int, tuple[str, ...]]:
+def _recover_rows(conn: sqlite3.Connection, now: int,
+                  epoch: int) -> tuple[int, int, tuple[str, ...]]:  # fmt: skip
+    tx = Tx(conn, "session", "", now, 0, epoch)  # the write path's transaction (no timers)
     session_event, turn_event = _recover_with(SESSION_TABLE), _recover_with(TURN_TABLE)
     by_session: dict[str, list[TurnMemo]] = {}
     for turn_id, session_id, state, revision, text in sql.turns_to_recover(
@@ -69,7 +72,8 @@ def _recover_rows(conn: sqlite3.Connection, now: int) -> tuple[int, int, tuple[s
     lost = 0
     for session_id, project_id, state, revision, activity in sessions:
         turns = {m.turn_id: m for m in by_session.get(session_id, [])}
-        draft = Draft(session_id, project_id, SessionState(state), revision, activity, turns, now)
+        draft = Draft(session_id, project_id, SessionState(state), revision, activity, turns,
+                      now).bind(tx)  # fmt: skip
         # Its worker died with the Node: a pending approval can never reach the harness.
         withdraw_pending(conn, draft, "the worker is gone: the Node restarted")
         if draft.state in SESSION_TABLE.recovery_states:
@@ -82,6 +86,7 @@ def _recover_rows(conn: sqlite3.Connection, now: int) -> tuple[int, int, tuple[s
             session_step(conn, draft, SessionEvent.RECOVERED)
         set_activity(conn, draft, "working" if session_id in queued else "stopped")
     sql.close_open_attempts(conn, now)
+    tx.finish()
     return len(sessions), lost, sql.resumable_sessions(conn)
 
 
@@ -89,5 +94,7 @@ async def recover_sessions(store: Storage, now: int) -> RecoveryReport:
     """Kill the old Node's leftover workers and recover the Sessions' rows (see above)."""
     leftovers = await store.read(lambda conn: open_attempts(conn, store.node_epoch))
     killed = await trio.to_thread.run_sync(kill_leftovers, leftovers) if leftovers else []
-    recovered, lost, resumable = await store.write(lambda conn: _recover_rows(conn, now))
+    recovered, lost, resumable = await store.write(
+        lambda conn: _recover_rows(conn, now, store.node_epoch)
+    )
     return RecoveryReport(recovered, lost, len(killed), resumable)

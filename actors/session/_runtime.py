@@ -164,6 +164,7 @@ class SessionKind:
                 notifier=notifier, slots=pool.slots, tell=registry.tell,
                 environ=runtime.environ, live=live, flush_timer=flush_timer,
                 activations=activations, config_of=config_of,
+                write_path=lambda session_id: runtime.write_path(self.name, session_id),
             )  # fmt: skip
             facade = SessionRuntime(store, clock, config, registry, notifier, pool, activations,
                                     recovery)  # fmt: skip
