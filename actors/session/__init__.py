@@ -91,10 +91,10 @@ from ._sql import TurnRows as TurnRows
 from ._sql import close_open_attempts as close_open_attempts
 from ._sql import next_turn_seq as next_turn_seq
 from ._sql import resumable_sessions as resumable_sessions
-from ._sql import set_activity_column as set_activity_column
-from ._sql import set_columns as set_columns
 from ._sql import sessions_to_recover as sessions_to_recover
 from ._sql import sessions_with_queued_turns as sessions_with_queued_turns
+from ._sql import set_activity_column as set_activity_column
+from ._sql import set_columns as set_columns
 from ._sql import turns_to_recover as turns_to_recover
 from ._status import status_of as status_of
 from ._store import PENDING_TURN_STATES as PENDING_TURN_STATES
