@@ -107,6 +107,15 @@ def disarm_timer(conn: sqlite3.Connection, kind: str, actor_id: str, name: str) 
     )
 
 
+def disarm_kind(conn: sqlite3.Connection, kind: str) -> list[tuple[str, str]]:
+    """Remove every timer of `kind` (a kind whose timers a Node restart makes moot, by its
+    recovery); the (actor, name) of each, for `DurableTimers.committed`."""
+    keys = [(r[0], r[1]) for r in conn.execute(
+        "SELECT actor_id, name FROM actor_timers WHERE kind = ?", (kind,))]  # fmt: skip
+    conn.execute("DELETE FROM actor_timers WHERE kind = ?", (kind,))
+    return keys
+
+
 def load_timers(conn: sqlite3.Connection) -> list[TimerRow]:
     return [TimerRow(*r) for r in conn.execute(f"SELECT {_COLUMNS} FROM actor_timers")]
 

@@ -29,6 +29,7 @@ from ._lifecycles import SessionEvent as SessionEvent
 from ._lifecycles import SessionState as SessionState
 from ._lifecycles import TurnEvent as TurnEvent
 from ._lifecycles import TurnState as TurnState
+from ._messages import IDLE_RELEASE as IDLE_RELEASE
 from ._messages import ActivationFree as ActivationFree
 from ._messages import ApprovalExpired as ApprovalExpired
 from ._messages import ArchiveSession as ArchiveSession
@@ -50,6 +51,9 @@ from ._messages import WallTime as WallTime
 from ._messages import WorkerExited as WorkerExited
 from ._messages import WorkerInitialized as WorkerInitialized
 from ._messages import WorkerSpawned as WorkerSpawned
+from ._messages import approval_wake as approval_wake
+from ._messages import timer_message as timer_message
+from ._messages import wall_time_wake as wall_time_wake
 from ._queue import Cancel as Cancel
 from ._queue import Close as Close
 from ._queue import Dispatch as Dispatch

@@ -20,6 +20,7 @@ import attrs
 from actors._activations import Wanted
 from actors._effects import EffectScope
 from actors._errors import ActorError
+from actors._timers import Wake
 from actors._write import Command as WriteCommand
 from actors._write import Tx
 from maia.config import EffectiveConfig
@@ -29,8 +30,15 @@ from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
 from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
-from ._messages import ActivationFree, Command, Resume, SessionContext
-from ._store import Draft, end_turn, session_step, set_activity, turn_step
+from ._messages import (
+    IDLE_RELEASE,
+    ActivationFree,
+    Command,
+    Resume,
+    SessionContext,
+    wall_time_wake,
+)
+from ._store import Draft, end_turn, session_step, set_activity, turn_step, wake
 from ._views import mutation_session, session_view, turn_view
 
 T = TypeVar("T")
@@ -55,6 +63,7 @@ class SessionCore:
         self.core = core
         self.path = ctx.write_path(memory.session_id)  # the one write path, this actor's
         self.holds_slot = False
+        self.wall_time_ms: int | None = None  # the executor's own per-turn limit (exec)
         self.effects: EffectScope | None = None
         self.approvals: dict[str, tuple[str, str]] = {}  # pending: approval -> (turn, call)
         self.config = EffectiveConfig(ctx.config, None, memory.project_id)
@@ -144,6 +153,10 @@ class SessionCore:
                         session_step(conn, draft, SessionEvent.RESUME)
                     # the activation records the admitted configuration it runs under
                     turn_step(conn, draft, turn_id, TurnEvent.DISPATCH, payload=self._snapshots())
+                    # its wall-time limit, a durable timer (cancelled when it ends)
+                    wake(draft, Wake(wall_time_wake(turn_id), after_ms=self.wall_time_limit_ms()))
+                case q.ReleaseAt(at_ms):  # the idle worker's release
+                    wake(draft, Wake(IDLE_RELEASE, at_wall_ms=at_ms))
                 case q.StartWorker():
                     session_step(conn, draft, SessionEvent.START)
                 case q.FailTurn(turn_id, reason):
@@ -155,6 +168,12 @@ class SessionCore:
                     else:
                         end_turn(conn, draft, turn_id, "lost", reason)
         set_activity(conn, draft, activity_of(after))
+
+    def wall_time_limit_ms(self) -> int:
+        """A turn's wall-time limit: maxWallTimeMsPerActivation, or the executor's own
+        when it is smaller (exec)."""
+        limit = self.config.limits.max_wall_time_ms_per_activation
+        return limit if self.wall_time_ms is None else min(limit, self.wall_time_ms)
 
     def _snapshots(self) -> dict[str, str]:
         ids = {"userSnapshotId": self.config.user_snapshot_id,

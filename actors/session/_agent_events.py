@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import orjson
-import trio
 
+from actors._timers import Wake
 from maia.core import new_id
 from storage import MutationResult, ReceiptTarget
 from supervision.workers import TurnEvent as WorkerEvent
@@ -28,8 +27,8 @@ from supervision.workers import WorkerHandle
 
 from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
 from ._lifecycles import CLIENT, NODE, WORKER, SessionEvent, SessionState
-from ._messages import ApprovalExpired, RespondApproval
-from ._store import Draft, emit, session_step, set_activity
+from ._messages import ApprovalExpired, RespondApproval, approval_wake
+from ._store import Draft, emit, session_step, set_activity, wake
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
 from ._worker_ops import WorkerOps, _worker_call
@@ -168,6 +167,8 @@ class AgentEvents(WorkerOps):
             expires = draft.now + timeout if timeout is not None else None
             insert_approval(conn, draft, approval_id=approval_id, turn_id=turn_id,
                             call_id=call_id, arguments=arguments, expires_ms=expires)  # fmt: skip
+            if expires is not None:  # sessions.approvalTimeoutMs: a durable timer
+                wake(draft, Wake(approval_wake(approval_id), at_wall_ms=expires))
             if draft.state is SessionState.RUNNING:
                 session_step(conn, draft, SessionEvent.APPROVAL_REQUESTED, caller=WORKER,
                              payload={"approvalId": approval_id})  # fmt: skip
@@ -176,15 +177,6 @@ class AgentEvents(WorkerOps):
         await self.commit(write)
         self.approvals[approval_id] = (turn_id, call_id)
         self.notify(turn_id)
-        if timeout is not None:
-            self.effect("approval-expiry", self._expire_after(approval_id, timeout))
-
-    def _expire_after(self, approval_id: str, timeout_ms: int) -> Callable[[], Awaitable[None]]:
-        async def expire() -> None:
-            await trio.sleep(timeout_ms / 1000)
-            await self._tell(ApprovalExpired(approval_id))
-
-        return expire
 
     async def approval_expired(self, message: ApprovalExpired) -> None:
         """The configured timeout passed unanswered: the approval reads `expired` and the
@@ -226,6 +218,7 @@ class AgentEvents(WorkerOps):
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             resolve(conn, draft, approval_id, state, remember=message.remember,
                     message=message.message)  # fmt: skip
+            wake(draft, Wake(approval_wake(approval_id), cancel=True))
             draft.targets.append(ReceiptTarget("approval", approval_id, "updated", 1, 2))
             waiting = draft.state is SessionState.WAITING_APPROVAL
             if waiting and pending_count(conn, draft.session_id) == 0:

@@ -9,13 +9,14 @@ the actor already let go is recorded (its end) but never drives the queue.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
 from actors._activations import ActivationSlots
 from actors._flush import FlushTimer
 from actors._notify import Notifier
+from actors._timers import Fired
 from actors._workers import WorkerSlots
 from actors._write import WritePath
 from maia.config import EffectiveConfig, UserConfig
@@ -155,8 +156,35 @@ class ActivationFree:
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
     | RespondApproval | ApprovalExpired | Resume | WorkerSpawned | WorkerInitialized
-    | WorkerExited | Progress | Flush | IdleTick | WallTime | Reclaim | ActivationFree
+    | WorkerExited | Progress | Flush | IdleTick | WallTime | Reclaim | ActivationFree | Fired
 )  # fmt: skip
+
+# The Session's durable timers (`actors._timers`: rows armed in the transition's own write,
+# told back as `Fired`): the idle release of its worker, the running turn's wall time, a
+# pending approval's expiry. None survives a Node restart (`_recovery` drops them: the
+# worker they bound is gone, its approvals withdrawn).
+IDLE_RELEASE: Final = "idle-release"
+_WALL_TIME: Final = "wall-time:"
+_APPROVAL: Final = "approval-expiry:"
+
+
+def wall_time_wake(turn_id: str) -> str:
+    return _WALL_TIME + turn_id
+
+
+def approval_wake(approval_id: str) -> str:
+    return _APPROVAL + approval_id
+
+
+def timer_message(fired: Fired) -> IdleTick | WallTime | ApprovalExpired | None:
+    """What a fired timer of the Session means (None: not one of its timers)."""
+    if fired.name == IDLE_RELEASE:
+        return IdleTick()
+    if fired.name.startswith(_WALL_TIME):
+        return WallTime(fired.name.removeprefix(_WALL_TIME))
+    if fired.name.startswith(_APPROVAL):
+        return ApprovalExpired(fired.name.removeprefix(_APPROVAL))
+    return None
 
 
 @attrs.frozen

@@ -17,6 +17,7 @@ import outcome
 import trio
 
 from actors._actor import Envelope
+from actors._timers import Fired
 from maia.core import MaiaError
 from storage import MutationResult
 
@@ -45,6 +46,7 @@ from ._messages import (
     WorkerExited,
     WorkerInitialized,
     WorkerSpawned,
+    timer_message,
 )
 from ._progress import TurnProgress
 from ._store import PENDING_TURN_STATES, Draft, TurnMemo, session_step
@@ -161,6 +163,16 @@ class SessionActor(TurnProgress):
                 await self.approval_expired(message)
             case ActivationFree():
                 await self.activation_free()
+            case Fired():
+                await self.timer_fired(message)
+
+    async def timer_fired(self, fired: Fired) -> None:
+        """One of the Session's durable timers fell due: what it means, handled now."""
+        meant = timer_message(fired)
+        if meant is None:
+            log.error("session %s: a timer it never arms fired: %r", self.session_id, fired)
+            return
+        await self._internal(meant)
 
     async def resume(self) -> None:
         """Fail turns lost with an earlier runtime; start a worker for the queued ones."""

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import attrs
 
+from actors._timers import Wake
 from actors._write import Change, Entry, Tx
 from maia.core import MaiaError
 from maia.protocol import Turn
@@ -33,6 +34,7 @@ from ._lifecycles import (
     TurnEvent,
     TurnState,
 )
+from ._messages import wall_time_wake
 from ._status import status_of
 
 PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
@@ -172,6 +174,11 @@ def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str)
     draft.touched.add(turn_id)
 
 
+def wake(draft: Draft, timer: Wake) -> None:
+    """Arm (or cancel) one of the Session's durable timers in the draft's transaction."""
+    draft._tx.wake(timer)
+
+
 def _missing_turn(turn_id: str) -> MaiaError:
     return MaiaError("turn_not_queued", f"turn {turn_id} already left the queue",
                      {"turnId": turn_id})  # fmt: skip
@@ -217,6 +224,7 @@ def end_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, outcome: str,
     memo = draft.turns.get(turn_id)
     if memo is None:
         return
+    wake(draft, Wake(wall_time_wake(turn_id), cancel=True))  # its wall time is moot
     if memo.state is TurnState.DISPATCHING:
         if outcome == "lost":
             turn_step(conn, draft, turn_id, TurnEvent.RUNTIME_LOST, reason=reason)

@@ -181,3 +181,41 @@ async def test_an_effect_that_raises_crashes_the_actor_which_restarts_logged(
     assert len(crash) == 1
     assert crash[0].exc_info is not None
     assert "the worker's stream broke" in caplog.text
+
+
+async def _timers(h: Harness) -> list[tuple[Any, ...]]:
+    return list(
+        await h.store.read(
+            lambda c: c.execute(
+                "SELECT kind, actor_id, name, due_wall_ms FROM actor_timers ORDER BY name"
+            ).fetchall()
+        )
+    )
+
+
+async def test_wall_time_and_idle_release_are_durable_timers(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """A running turn's wall time is a timer row of its Session (armed at dispatch, gone in
+    the write that ends the turn); the idle worker's release is a row due a minute after the
+    turn ended, and the worker is released when it fires, not before."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        slow = await h.send(session_id, "/sleep 30000 slow")
+        await h.wait_turn(slow, "running")
+        limit = UserConfig().capacity.max_wall_time_ms_per_activation
+        (wall,) = await _timers(h)
+        dispatched = await h.store.read(lambda c: c.execute(
+            "SELECT occurred_ms FROM events WHERE event_type = 'turn.dispatching'"
+        ).fetchone()[0])  # fmt: skip
+        assert wall == ("session", session_id, f"wall-time:{slow}", dispatched + limit)
+        await h.wait_turn(slow, "completed")
+        finished = await h.store.read(lambda c: c.execute(
+            "SELECT finished_ms FROM turns WHERE turn_id = ?", (slow,)).fetchone()[0])  # fmt: skip
+        assert await _timers(h) == [("session", session_id, "idle-release", finished + IDLE_MS)]
+        await trio.sleep(IDLE_MS / 1000 - 1)
+        assert h.workers.spawned[0].state is not WorkerState.EXITED
+        await trio.sleep(6)
+        assert h.workers.spawned[0].state is WorkerState.EXITED
+        assert await _timers(h) == []
+        assert await h.session_row(session_id) == ("idle", "stopped")
