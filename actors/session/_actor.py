@@ -20,7 +20,6 @@ import attrs
 from actors._activations import Wanted
 from actors._effects import EffectScope
 from actors._errors import ActorError
-from actors._timers import Wake
 from actors._write import Command as WriteCommand
 from actors._write import Tx
 from maia.config import EffectiveConfig
@@ -28,22 +27,19 @@ from maia.core import MaiaError, new_id, to_json
 from maia.protocol import Turn
 from storage import MutationResult, ReceiptTarget
 
+from . import _core as core
 from . import _queue as q
-from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import (
-    IDLE_RELEASE,
     ActivationFree,
     Command,
     Resume,
     SessionContext,
-    wall_time_wake,
 )
-from ._store import Draft, end_turn, session_step, set_activity, turn_step, wake
+from ._store import Draft, apply_plan, session_step, set_activity
 from ._views import mutation_session, session_view, turn_view
 
 T = TypeVar("T")
 log = logging.getLogger("maia.session")
-LIVE = (SessionState.RUNNING, SessionState.WAITING_APPROVAL, SessionState.INTERRUPTED)
 
 
 def activity_of(core: q.QueueState) -> str:
@@ -145,28 +141,13 @@ class SessionCore:
 
     def apply_rows(self, conn: sqlite3.Connection, draft: Draft, after: q.QueueState,
                    actions: tuple[q.QueueAction, ...]) -> None:  # fmt: skip
-        """Write what the queue's actions mean for the rows (before their side effects)."""
-        for action in actions:
-            match action:
-                case q.Dispatch(turn_id):
-                    if draft.state is SessionState.INTERRUPTED:
-                        session_step(conn, draft, SessionEvent.RESUME)
-                    # the activation records the admitted configuration it runs under
-                    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH, payload=self._snapshots())
-                    # its wall-time limit, a durable timer (cancelled when it ends)
-                    wake(draft, Wake(wall_time_wake(turn_id), after_ms=self.wall_time_limit_ms()))
-                case q.ReleaseAt(at_ms):  # the idle worker's release
-                    wake(draft, Wake(IDLE_RELEASE, at_wall_ms=at_ms))
-                case q.StartWorker():
-                    session_step(conn, draft, SessionEvent.START)
-                case q.FailTurn(turn_id, reason):
-                    memo = draft.turns.get(turn_id)
-                    if memo is None:
-                        continue
-                    if memo.state is TurnState.QUEUED:
-                        turn_step(conn, draft, turn_id, TurnEvent.REJECT, reason=reason)
-                    else:
-                        end_turn(conn, draft, turn_id, "lost", reason)
+        """Write what the queue's actions mean for the rows (before their side effects):
+        the pure core's plan (`_core.plan_actions`), then the announced activity."""
+        turns = {turn_id: memo.state for turn_id, memo in draft.turns.items()}
+        plan = core.plan_actions(draft.state, turns, actions,
+                                 wall_time_ms=self.wall_time_limit_ms(),
+                                 snapshots=self._snapshots())  # fmt: skip
+        apply_plan(conn, draft, plan)
         set_activity(conn, draft, activity_of(after))
 
     def wall_time_limit_ms(self) -> int:
@@ -183,20 +164,13 @@ class SessionCore:
     def gone_rows(self, conn: sqlite3.Connection, draft: Draft, expected: bool,
                   actions: tuple[q.QueueAction, ...], *,
                   launch_failed: bool = False) -> None:  # fmt: skip
-        """The Session's own transition when its worker is gone (before the queue's rows)."""
-        state = draft.state
+        """The Session's own rows when its worker is gone (before the queue's rows), as the
+        pure core decides them (`_core.gone_events`)."""
         restarting = any(isinstance(a, q.StartWorker) for a in actions)
-        if state is SessionState.STOPPING:
-            session_step(conn, draft, SessionEvent.STOPPED)
-        elif expected and state in (SessionState.RUNNING, SessionState.INTERRUPTED):
-            session_step(conn, draft, SessionEvent.RELEASE)
-        elif not expected and state is SessionState.STARTING:
-            failed = SessionEvent.LAUNCH_FAILED if launch_failed else SessionEvent.START_FAILED
-            session_step(conn, draft, failed)
-        elif not expected and state in LIVE:
-            session_step(conn, draft, SessionEvent.WORKER_LOST)
-        if draft.state is SessionState.RECOVERING and not restarting:
-            session_step(conn, draft, SessionEvent.RECOVERED)
+        for event in core.gone_events(draft.state, expected=expected,
+                                      launch_failed=launch_failed,
+                                      restarting=restarting):  # fmt: skip
+            session_step(conn, draft, event)
 
     def need_slot(self, actions: tuple[q.QueueAction, ...]) -> bool:
         """Take a live-Session slot if `actions` start a worker; False if none is free

@@ -23,6 +23,7 @@ from maia.protocol import Turn
 from storage import ReceiptTarget
 
 from . import _sql as sql
+from ._core import Arm, EndTurn, SessionStep, Step, TurnStep, end_events
 from ._lifecycles import (
     CLIENT,
     NODE,
@@ -220,26 +221,28 @@ def turn_step(
 def end_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, outcome: str,
              reason: str | None = None) -> None:  # fmt: skip
     """Finish a dispatched turn as the worker (or its loss) says: completed, failed,
-    interrupted, lost. A turn still dispatching is first marked started when it ran."""
+    interrupted, lost (the rows: `_core.end_events`); its wall time is disarmed."""
     memo = draft.turns.get(turn_id)
     if memo is None:
         return
     wake(draft, Wake(wall_time_wake(turn_id), cancel=True))  # its wall time is moot
-    if memo.state is TurnState.DISPATCHING:
-        if outcome == "lost":
-            turn_step(conn, draft, turn_id, TurnEvent.RUNTIME_LOST, reason=reason)
-            return
-        turn_step(conn, draft, turn_id, TurnEvent.STARTED, caller=WORKER)
-    match outcome:
-        case "completed":
-            turn_step(conn, draft, turn_id, TurnEvent.COMPLETED, caller=WORKER)
-        case "interrupted":
-            turn_step(conn, draft, turn_id, TurnEvent.INTERRUPTED, caller=WORKER)
-        case "lost":
-            turn_step(conn, draft, turn_id, TurnEvent.RUNTIME_LOST, reason=reason)
-        case _:
-            turn_step(conn, draft, turn_id, TurnEvent.FAILED, caller=WORKER,
-                      reason=reason or "turn_failed")  # fmt: skip
+    for step in end_events(memo.state, outcome, reason):
+        caller = NODE if step.event is TurnEvent.RUNTIME_LOST else WORKER
+        turn_step(conn, draft, turn_id, step.event, caller=caller, reason=step.reason)
+
+
+def apply_plan(conn: sqlite3.Connection, draft: Draft, plan: list[Step]) -> None:
+    """Apply the pure core's plan (`_core`) in the draft's transaction, in order."""
+    for step in plan:
+        match step:
+            case SessionStep(event):
+                session_step(conn, draft, event)
+            case TurnStep(turn_id, event, reason, payload):
+                turn_step(conn, draft, turn_id, event, reason=reason, payload=dict(payload))
+            case EndTurn(turn_id, outcome, reason):
+                end_turn(conn, draft, turn_id, outcome, reason)
+            case Arm(timer):
+                wake(draft, timer)
 
 
 # -- items ----------------------------------------------------------------------------------
