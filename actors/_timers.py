@@ -50,6 +50,7 @@ class Wake:
     at_wall_ms: int | None = None
     after_ms: int | None = None
     cancel: bool = False
+    subject: str | None = None  # what it is about (a turn), told back as `Fired.subject_id`
 
     def due_wall_ms(self, now_wall_ms: int) -> int:
         if self.at_wall_ms is not None:

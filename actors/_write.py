@@ -263,7 +263,7 @@ class Tx:
         armed = None
         if not wake.cancel:
             due = wake.due_wall_ms(self.now)
-            armed = TimerRow(self._kind, self._actor, wake.name, None, None, None, due,
+            armed = TimerRow(self._kind, self._actor, wake.name, None, wake.subject, None, due,
                              self._mono + (due - self.now), self._epoch)  # fmt: skip
         self._timers[(self._actor, wake.name)] = armed
 
@@ -280,8 +280,9 @@ class Tx:
         """Write the timer rows; what to mirror after the commit."""
         armed: list[TimerRow] = []
         for (actor, name), timer in self._timers.items():
-            disarm_timer(self.conn, self._kind, actor, name)
-            if timer is not None:
+            if timer is None:
+                disarm_timer(self.conn, self._kind, actor, name)
+            else:  # arming replaces the row of the same name
                 arm_timer(self.conn, timer)
                 armed.append(timer)
         return list(self._timers), armed

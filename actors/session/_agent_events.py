@@ -25,6 +25,7 @@ from storage import MutationResult, ReceiptTarget
 from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerHandle
 
+from . import _sql as sql
 from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
 from ._lifecycles import CLIENT, NODE, WORKER, SessionEvent, SessionState
 from ._messages import ApprovalExpired, RespondApproval, approval_wake
@@ -95,12 +96,7 @@ class AgentEvents(WorkerOps):
         body: dict[str, Any] = {k: data[k] for k in keys if k in data}
 
         def write(conn: sqlite3.Connection, draft: Draft) -> None:
-            changed = conn.execute(
-                "UPDATE sessions SET conversation_id = ? WHERE session_id = ?"
-                " AND conversation_id IS NOT ?",
-                (conversation_id[:200], draft.session_id, conversation_id[:200]),
-            ).rowcount
-            if changed:
+            if sql.set_conversation(conn, draft.session_id, conversation_id[:200]):
                 emit(conn, draft, "session.conversation", body)
             if data.get("replaced"):
                 emit(conn, draft, "session.conversation.replaced", body)
@@ -119,12 +115,8 @@ class AgentEvents(WorkerOps):
 
         def write(conn: sqlite3.Connection, draft: Draft) -> None:
             self._flush_rows(conn, draft)  # what streamed before it keeps its place
-            conn.execute(
-                "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
-                " updated_ms, data) VALUES (?, ?, ?, ?, ?, 'completed', ?, ?, ?)",
-                (item_id, turn_id, seq, kind, _item_text(item), draft.now, draft.now,
-                 _item_data(item)),
-            )  # fmt: skip
+            sql.insert_item(conn, item_id, turn_id, seq, kind, _item_text(item), "completed",
+                            draft.now, _item_data(item))  # fmt: skip
             draft.views.pop(turn_id, None)
             if kind == "usage":
                 add_usage(conn, draft, turn_id, item)

@@ -15,6 +15,7 @@ from maia.core import MaiaError, to_json
 from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
+from . import _sql as sql
 from ._actor import SessionCore, new_turn_id, saturated
 from ._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent
 from ._messages import (
@@ -206,9 +207,7 @@ class ClientOps(SessionCore):
     async def archive_session(self, message: ArchiveSession) -> MutationResult:
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
-            archived = conn.execute(
-                "SELECT archived FROM sessions WHERE session_id = ?", (draft.session_id,)
-            ).fetchone()[0]
+            archived, _ = sql.archive_and_failure(conn, draft.session_id)
             if archived or draft.state not in _RESTING or self.core.pending:
                 state = "archived" if archived else draft.state.value
                 raise MaiaError(

@@ -25,7 +25,7 @@ from actors._timers import Wake
 from . import _queue as q
 from ._lifecycles import SESSION_TABLE, SessionEvent, SessionState, TurnEvent
 from ._lifecycles import TurnState as TS
-from ._messages import IDLE_RELEASE, wall_time_wake
+from ._messages import IDLE_RELEASE, WALL_TIME
 
 S = TypeVar("S", bound=enum.Enum)
 E = TypeVar("E", bound=enum.Enum)
@@ -93,7 +93,7 @@ def plan_actions(state: SessionState, turns: Mapping[str, TS], actions: Sequence
                 # the activation records the admitted configuration it runs under
                 steps.append(TurnStep(turn_id, TurnEvent.DISPATCH, payload=snapshots))
                 turns[turn_id] = TS.DISPATCHING
-                steps.append(Arm(Wake(wall_time_wake(turn_id), after_ms=wall_time_ms)))
+                steps.append(Arm(Wake(WALL_TIME, after_ms=wall_time_ms, subject=turn_id)))
             case q.StartWorker():
                 steps.append(SessionStep(SessionEvent.START))
                 state = _target(state, SessionEvent.START)

@@ -164,12 +164,8 @@ Message = (
 # pending approval's expiry. None survives a Node restart (`_recovery` drops them: the
 # worker they bound is gone, its approvals withdrawn).
 IDLE_RELEASE: Final = "idle-release"
-_WALL_TIME: Final = "wall-time:"
+WALL_TIME: Final = "wall-time"  # of the running turn (its subject): one a Session at a time
 _APPROVAL: Final = "approval-expiry:"
-
-
-def wall_time_wake(turn_id: str) -> str:
-    return _WALL_TIME + turn_id
 
 
 def approval_wake(approval_id: str) -> str:
@@ -180,8 +176,8 @@ def timer_message(fired: Fired) -> IdleTick | WallTime | ApprovalExpired | None:
     """What a fired timer of the Session means (None: not one of its timers)."""
     if fired.name == IDLE_RELEASE:
         return IdleTick()
-    if fired.name.startswith(_WALL_TIME):
-        return WallTime(fired.name.removeprefix(_WALL_TIME))
+    if fired.name == WALL_TIME and fired.subject_id is not None:
+        return WallTime(fired.subject_id)
     if fired.name.startswith(_APPROVAL):
         return ApprovalExpired(fired.name.removeprefix(_APPROVAL))
     return None

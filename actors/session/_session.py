@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from typing import Any
 
 import attrs
 import outcome
@@ -22,6 +21,7 @@ from maia.core import MaiaError
 from storage import MutationResult
 
 from . import _queue as q
+from . import _sql as sql
 from ._approvals import withdraw_pending
 from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
@@ -49,7 +49,7 @@ from ._messages import (
     timer_message,
 )
 from ._progress import TurnProgress
-from ._store import PENDING_TURN_STATES, Draft, TurnMemo, session_step
+from ._store import Draft, TurnMemo, session_step
 
 MAX_SENDS_TOGETHER = 256  # sends one transaction applies at most
 RESUME_RETRY_S = 5.0  # a fallback: a freed slot is handed on at once
@@ -227,22 +227,9 @@ class SessionActor(TurnProgress):
         await self._tell(Resume())
 
 
-def _read(conn: sqlite3.Connection, session_id: str) -> tuple[Any, list[Any]]:
-    row = conn.execute(
-        "SELECT project_id, state, revision, activity, archived FROM sessions WHERE session_id = ?",
-        (session_id,),
-    ).fetchone()
-    turns = conn.execute(
-        "SELECT turn_id, state, revision, text FROM turns WHERE session_id = ? AND state IN"
-        f" ({', '.join('?' * len(PENDING_TURN_STATES))}) ORDER BY seq",
-        (session_id, *PENDING_TURN_STATES),
-    ).fetchall()
-    return row, turns
-
-
 async def rehydrate(ctx: SessionContext, session_id: str) -> SessionActor:
     """Build the actor of `session_id` from storage. Raises `resource_not_found`."""
-    row, turns = await ctx.store.read(lambda conn: _read(conn, session_id))
+    row, turns = await ctx.store.read(lambda conn: sql.session_and_pending_turns(conn, session_id))
     if row is None:
         raise MaiaError("resource_not_found", f"session {session_id} does not exist",
                         {"resource": "session", "id": session_id})  # fmt: skip

@@ -11,7 +11,7 @@ lifecycle (activity, title, archive) and the reads and the attempt sweep of a No
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -179,6 +179,81 @@ def set_columns(conn: sqlite3.Connection, session_id: str, sets: str,
                 values: tuple[Any, ...]) -> None:  # fmt: skip
     """Columns outside the lifecycle a touched revision changes (a title, the archive)."""
     conn.execute(f"UPDATE sessions SET {sets} WHERE session_id = ?", (*values, session_id))
+
+
+# -- what the actor reads, and the columns outside the lifecycle ----------------------------
+
+PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
+
+
+def session_and_pending_turns(conn: sqlite3.Connection,
+                              session_id: str) -> tuple[Any, list[Any]]:  # fmt: skip
+    """`(project_id, state, revision, activity, archived)` of the Session (None if there is
+    none) and `(turn_id, state, revision, text)` of its pending turns in send order."""
+    row = conn.execute(
+        "SELECT project_id, state, revision, activity, archived FROM sessions WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    turns = conn.execute(
+        "SELECT turn_id, state, revision, text FROM turns WHERE session_id = ? AND state IN"
+        f" ({_marks(PENDING_TURN_STATES)}) ORDER BY seq",
+        (session_id, *PENDING_TURN_STATES),
+    ).fetchall()
+    return row, turns
+
+
+def launch_row(conn: sqlite3.Connection, session_id: str) -> Any:
+    """`(executor, cwd, conversation_id)`: what a worker launch needs."""
+    return conn.execute(
+        "SELECT executor, cwd, conversation_id FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+
+
+def archive_and_failure(conn: sqlite3.Connection, session_id: str) -> tuple[bool, str | None]:
+    """Whether the Session is archived, and its kept failure message."""
+    row = conn.execute(
+        "SELECT archived, failure_message FROM sessions WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return (bool(row[0]), row[1]) if row is not None else (False, None)
+
+
+def set_failure_message(conn: sqlite3.Connection, session_id: str, text: str | None) -> None:
+    conn.execute(
+        "UPDATE sessions SET failure_message = ? WHERE session_id = ? AND failure_message IS NOT ?",
+        (text, session_id, text),
+    )
+
+
+def set_conversation(conn: sqlite3.Connection, session_id: str, conversation_id: str) -> bool:
+    """Keep the harness's conversation id; False when it is the one already kept."""
+    return conn.execute(
+        "UPDATE sessions SET conversation_id = ? WHERE session_id = ? AND conversation_id IS NOT ?",
+        (conversation_id, session_id, conversation_id),
+    ).rowcount > 0  # fmt: skip
+
+
+def insert_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, kind: str,
+                text: str, state: str, now_ms: int, data: str | None = None) -> None:  # fmt: skip
+    conn.execute(
+        "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
+        " updated_ms, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (item_id, turn_id, seq, kind, text, state, now_ms, now_ms, data),
+    )
+
+
+def update_item(conn: sqlite3.Connection, item_id: str, text: str, state: str,
+                now_ms: int) -> None:  # fmt: skip
+    conn.execute(
+        "UPDATE turn_items SET text = ?, state = ?, updated_ms = ? WHERE item_id = ?",
+        (text, state, now_ms, item_id),
+    )
+
+
+def truncate_item(conn: sqlite3.Connection, item_id: str, artifact: str) -> None:
+    """The rest of the item's text is in the artifact."""
+    conn.execute(
+        "UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_id = ?", (artifact, item_id)
+    )
 
 
 # What a Node start reads and closes (`_recovery`); the states come from the tables'

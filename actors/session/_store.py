@@ -12,7 +12,7 @@ and only after the commit does the actor adopt the draft. The SQL is the kind's 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Final
+from typing import Any
 
 import attrs
 
@@ -35,10 +35,8 @@ from ._lifecycles import (
     TurnEvent,
     TurnState,
 )
-from ._messages import wall_time_wake
+from ._messages import WALL_TIME
 from ._status import status_of
-
-PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
 
 
 @attrs.define
@@ -205,10 +203,12 @@ def turn_step(
         raise _missing_turn(turn_id)
     before = sql.TurnRecord(turn_id, draft.session_id, draft.project_id, memo.state,
                             memo.revision)  # fmt: skip
+    new = before if reason is None else sql.TurnRecord(
+        turn_id, draft.session_id, draft.project_id, memo.state, memo.revision, reason=reason
+    )  # fmt: skip
     body = {**(payload or {}), **({"reason": reason} if reason is not None else {})}
     # No state timer: the handle bounds a dispatch and an interrupt (docs/actors.md).
-    after = draft._tx.apply(Change(sql.TURN_ROWS, TURN_TABLE, before,
-                                   attrs.evolve(before, reason=reason), (event,), caller,
+    after = draft._tx.apply(Change(sql.TURN_ROWS, TURN_TABLE, before, new, (event,), caller,
                                    expected_revision, payload=body, timer=False))  # fmt: skip
     memo.state, memo.revision = after.state, after.revision
     draft.touched.add(turn_id)
@@ -225,7 +225,8 @@ def end_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, outcome: str,
     memo = draft.turns.get(turn_id)
     if memo is None:
         return
-    wake(draft, Wake(wall_time_wake(turn_id), cancel=True))  # its wall time is moot
+    # Its wall time is moot (the next turn's dispatch in the same write re-arms it instead).
+    wake(draft, Wake(WALL_TIME, cancel=True))
     for step in end_events(memo.state, outcome, reason):
         caller = NODE if step.event is TurnEvent.RUNTIME_LOST else WORKER
         turn_step(conn, draft, turn_id, step.event, caller=caller, reason=step.reason)
@@ -271,22 +272,14 @@ def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
     state = "completed" if item.completed else "started"
     draft.views.pop(item.turn_id, None)
     if not item.stored:
-        conn.execute(
-            "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
-            " updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (item.item_id, item.turn_id, item.seq, item.kind, item.text, state, draft.now,
-             draft.now),
-        )  # fmt: skip
+        sql.insert_item(conn, item.item_id, item.turn_id, item.seq, item.kind, item.text, state,
+                        draft.now)  # fmt: skip
         item.stored = True
     else:
-        conn.execute(
-            "UPDATE turn_items SET text = ?, state = ?, updated_ms = ? WHERE item_id = ?",
-            (item.text, state, draft.now, item.item_id),
-        )
+        sql.update_item(conn, item.item_id, item.text, state, draft.now)
     item.stored_text_len = len(item.text)
     if item.completed and item.spill is not None:  # the rest of its text, in an artifact
-        conn.execute("UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_id = ?",
-                     (item.spill.finish(), item.item_id))  # fmt: skip
+        sql.truncate_item(conn, item.item_id, item.spill.finish())
     if item.completed:
         # The text lives in turn_items; the event carries at most its start (stored once).
         emit(conn, draft, "item.completed",

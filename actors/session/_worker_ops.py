@@ -26,6 +26,7 @@ from supervision.workers import ExitInfo, WorkerFailed, WorkerHandle
 from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q
+from . import _sql as sql
 from ._approvals import withdraw_pending
 from ._batch import SendOps
 from ._failures import record_failure
@@ -145,12 +146,7 @@ class WorkerOps(SendOps):
             await self.tick(now=since + self.core.idle_ms)
 
     async def _launch(self) -> None:
-        row = await self.ctx.store.read(
-            lambda conn: conn.execute(
-                "SELECT executor, cwd, conversation_id FROM sessions WHERE session_id = ?",
-                (self.session_id,),
-            ).fetchone()
-        )
+        row = await self.ctx.store.read(lambda conn: sql.launch_row(conn, self.session_id))
         try:
             executor = self.config.executor(row[0])  # builtin:, user: or this Project's own
             self.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None

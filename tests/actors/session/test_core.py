@@ -11,6 +11,7 @@ from actors import Wake
 from actors.session import (
     IDLE_RELEASE,
     SESSION_TABLE,
+    WALL_TIME,
     Arm,
     Dispatch,
     EndTurn,
@@ -27,7 +28,6 @@ from actors.session import (
     gone_events,
     plan_actions,
     turn_end_event,
-    wall_time_wake,
 )
 
 S, E = SessionState, SessionEvent
@@ -101,7 +101,7 @@ def test_a_dispatch_resumes_an_interrupted_session_and_arms_the_wall_time() -> N
     assert plan == [
         SessionStep(E.RESUME),
         TurnStep("turn_a", TurnEvent.DISPATCH, payload=snapshots),
-        Arm(Wake(wall_time_wake("turn_a"), after_ms=5_000)),
+        Arm(Wake(WALL_TIME, after_ms=5_000, subject="turn_a")),
     ]
     running = plan_actions(S.RUNNING, {"turn_a": TurnState.QUEUED}, (Dispatch("turn_a"),),
                            wall_time_ms=5_000, snapshots={})  # fmt: skip

@@ -191,7 +191,8 @@ async def _timers(h: Harness) -> list[tuple[Any, ...]]:
     return list(
         await h.store.read(
             lambda c: c.execute(
-                "SELECT kind, actor_id, name, due_wall_ms FROM actor_timers ORDER BY name"
+                "SELECT kind, actor_id, name, subject_id, due_wall_ms FROM actor_timers"
+                " ORDER BY name"
             ).fetchall()
         )
     )
@@ -212,11 +213,13 @@ async def test_wall_time_and_idle_release_are_durable_timers(
         dispatched = await h.store.read(lambda c: c.execute(
             "SELECT occurred_ms FROM events WHERE event_type = 'turn.dispatching'"
         ).fetchone()[0])  # fmt: skip
-        assert wall == ("session", session_id, f"wall-time:{slow}", dispatched + limit)
+        assert wall == ("session", session_id, "wall-time", slow, dispatched + limit)
         await h.wait_turn(slow, "completed")
         finished = await h.store.read(lambda c: c.execute(
             "SELECT finished_ms FROM turns WHERE turn_id = ?", (slow,)).fetchone()[0])  # fmt: skip
-        assert await _timers(h) == [("session", session_id, "idle-release", finished + IDLE_MS)]
+        assert await _timers(h) == [
+            ("session", session_id, "idle-release", None, finished + IDLE_MS)
+        ]
         await trio.sleep(IDLE_MS / 1000 - 1)
         (worker,) = h.workers.spawned
         assert worker.state is WorkerState.READY  # a second before its release

@@ -94,7 +94,7 @@ def _seed(conn: sqlite3.Connection, root: str) -> None:
     conn.executemany(  # the old Node's durable timers of the Sessions, and another kind's
         "INSERT INTO actor_timers (kind, actor_id, name, due_wall_ms, due_monotonic_ms,"
         " node_epoch) VALUES (?, ?, ?, 5000, 5000, 0)",
-        [("session", "session_busy", "wall-time:turn_run"),
+        [("session", "session_busy", "wall-time"),
          ("session", "session_lone", "idle-release"), ("routine", "routine_x", "tick")],
     )  # fmt: skip
 
@@ -126,7 +126,7 @@ async def test_recovery_rows(tmp_path: Path) -> None:
         )
     assert report.resumable == ("session_busy",)
     # The Sessions' timers bound a worker that died with the old Node: dropped, not fired.
-    assert sorted(report.timers_dropped) == [("session_busy", "wall-time:turn_run"),
+    assert sorted(report.timers_dropped) == [("session_busy", "wall-time"),
                                              ("session_lone", "idle-release")]  # fmt: skip
     assert timers == [("routine", "routine_x", "tick")]
     assert report.turns_lost == 2
