@@ -16,7 +16,7 @@ from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
 from . import _sql as sql
-from ._actor import SessionCore, new_turn_id, saturated
+from ._actor import new_turn_id, saturated
 from ._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent
 from ._messages import (
     ArchiveSession,
@@ -27,6 +27,7 @@ from ._messages import (
     SendTurn,
     StopSession,
 )
+from ._progress import TurnProgress
 from ._store import (
     Draft,
     emit,
@@ -51,7 +52,7 @@ def _revision_conflict(draft_revision: int, expected: int | None, session_id: st
         )  # fmt: skip
 
 
-class ClientOps(SessionCore):
+class ClientOps(TurnProgress):
     async def send_turn(self, message: SendTurn) -> MutationResult:
         now = self.now()
         turn_id = new_turn_id()
@@ -231,13 +232,3 @@ class ClientOps(SessionCore):
             self.core = attrs.evolve(self.core, closed=True)
         self.notify()
         return result
-
-    # Provided by the worker side (`_worker_ops.WorkerOps`).
-    def after_commit(self, actions: tuple[q.QueueAction, ...]) -> None:
-        raise NotImplementedError
-
-    def started_unflushed(self, turn_id: str) -> bool:
-        raise NotImplementedError
-
-    def mark_started_flushed(self, turn_id: str) -> None:
-        raise NotImplementedError

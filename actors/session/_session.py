@@ -23,6 +23,7 @@ from storage import MutationResult
 from . import _queue as q
 from . import _sql as sql
 from ._approvals import withdraw_pending
+from ._batch import SendOps
 from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
     PROGRESS_BATCH_MAX,
@@ -48,7 +49,6 @@ from ._messages import (
     WorkerSpawned,
     timer_message,
 )
-from ._progress import TurnProgress
 from ._store import Draft, TurnMemo, session_step
 
 MAX_SENDS_TOGETHER = 256  # sends one transaction applies at most
@@ -65,7 +65,7 @@ _HAD_WORKER = (
 )
 
 
-class SessionActor(TurnProgress):
+class SessionActor(SendOps):
     """One Session. Build with `rehydrate`; the registry feeds it messages."""
 
     lost: tuple[str, ...] = ()

@@ -27,8 +27,8 @@ from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q
 from . import _sql as sql
+from ._actor import SessionCore
 from ._approvals import withdraw_pending
-from ._batch import SendOps
 from ._failures import record_failure
 from ._launch import AGENT_KINDS, end_attempt, record_attempt, state_dir, worker_spec
 from ._lifecycles import SessionEvent, TurnEvent
@@ -74,7 +74,7 @@ def _worker_call(name: str, fn: Callable[[], Awaitable[object]]) -> Callable[[],
     return call
 
 
-class WorkerOps(SendOps):
+class WorkerOps(SessionCore):
     worker: WorkerHandle | None = None
     item: OpenItem | None = None
     started: str | None = None  # a running turn whose `started` is not yet written
