@@ -113,9 +113,10 @@ everything as it was.
   starts, stops and interrupts are bounded by its worker's supervisor and handle instead
   (the timeouts in its tables are those bounds); its own durable timers are the idle
   worker's release (`sessions.workerIdleMs` after the queue empties), the running turn's
-  wall time (maxWallTimeMsPerActivation) and a pending approval's expiry
-  (`sessions.approvalTimeoutMs`). A Node start drops the Session timers the old Node left:
-  the worker they bound died with it.
+  wall time (maxWallTimeMsPerActivation), a pending approval's expiry
+  (`sessions.approvalTimeoutMs`) and the retry of a start that found no worker slot. A
+  Node start drops the Session timers the old Node left: the worker they bound died with
+  it.
 - **Supervisors.** The Node's services run under supervisor trees (Erlang/OTP's rules):
   children are permanent (always restarted), transient (restarted after a failure) or
   temporary (never); strategies are one_for_one, one_for_all, rest_for_one and dynamic.

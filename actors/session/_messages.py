@@ -161,21 +161,25 @@ Message = (
 
 # The Session's durable timers (`actors._timers`: rows armed in the transition's own write,
 # told back as `Fired`): the idle release of its worker, the running turn's wall time, a
-# pending approval's expiry. None survives a Node restart (`_recovery` drops them: the
-# worker they bound is gone, its approvals withdrawn).
+# pending approval's expiry, the retry of a start that found no worker slot. None survives a
+# Node restart (`_recovery` drops them: the worker they bound is gone, its approvals
+# withdrawn, its queued turns resumed by the recovery itself).
 IDLE_RELEASE: Final = "idle-release"
 WALL_TIME: Final = "wall-time"  # of the running turn (its subject): one a Session at a time
 _APPROVAL: Final = "approval-expiry:"
+RESUME_RETRY: Final = "resume-retry"  # turns wait for a worker slot: try again (a fallback)
 
 
 def approval_wake(approval_id: str) -> str:
     return _APPROVAL + approval_id
 
 
-def timer_message(fired: Fired) -> IdleTick | WallTime | ApprovalExpired | None:
+def timer_message(fired: Fired) -> IdleTick | WallTime | ApprovalExpired | Resume | None:
     """What a fired timer of the Session means (None: not one of its timers)."""
     if fired.name == IDLE_RELEASE:
         return IdleTick()
+    if fired.name == RESUME_RETRY:
+        return Resume()
     if fired.name == WALL_TIME and fired.subject_id is not None:
         return WallTime(fired.subject_id)
     if fired.name.startswith(_APPROVAL):

@@ -13,10 +13,9 @@ import sqlite3
 
 import attrs
 import outcome
-import trio
 
 from actors._actor import Envelope
-from actors._timers import Fired
+from actors._timers import Fired, Wake
 from maia.core import MaiaError
 from storage import MutationResult
 
@@ -27,6 +26,7 @@ from ._batch import SendOps
 from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
     PROGRESS_BATCH_MAX,
+    RESUME_RETRY,
     ActivationFree,
     ApprovalExpired,
     ArchiveSession,
@@ -52,7 +52,7 @@ from ._messages import (
 from ._store import Draft, TurnMemo, session_step
 
 MAX_SENDS_TOGETHER = 256  # sends one transaction applies at most
-RESUME_RETRY_S = 5.0  # a fallback: a freed slot is handed on at once
+RESUME_RETRY_MS = 5_000  # a fallback: a freed slot is handed on at once
 _CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession,
            RespondApproval)  # fmt: skip
 log = logging.getLogger("maia.session")
@@ -169,6 +169,8 @@ class SessionActor(SendOps):
     async def timer_fired(self, fired: Fired) -> None:
         """One of the Session's durable timers fell due: what it means, handled now."""
         meant = timer_message(fired)
+        if isinstance(meant, Resume):
+            self.resume_scheduled = False
         if meant is None:
             log.error("session %s: a timer it never arms fired: %r", self.session_id, fired)
             return
@@ -197,9 +199,10 @@ class SessionActor(SendOps):
             victim = self.ctx.slots.victim(self.session_id)
             if victim is not None:  # the longest idle worker makes room
                 self.tell_other(victim, Reclaim())
-            if not self.resume_scheduled:
+            if not self.resume_scheduled:  # a durable timer, told back as Resume
+                retry_later = Wake(RESUME_RETRY, after_ms=RESUME_RETRY_MS)
+                await self.path.transact(lambda tx: tx.wake(retry_later))
                 self.resume_scheduled = True
-                self.effect("resume-later", self._resume_later)
         if not (lost or actions or self.memory.state in (*_HAD_WORKER, SessionState.RECOVERING)):
             self.core = after
             return  # nothing to record: the turns wait for a slot
@@ -220,11 +223,6 @@ class SessionActor(SendOps):
         self.core = after
         self.after_commit(actions)
         self.notify(*lost)
-
-    async def _resume_later(self) -> None:
-        await trio.sleep(RESUME_RETRY_S)
-        self.resume_scheduled = False
-        await self._tell(Resume())
 
 
 async def rehydrate(ctx: SessionContext, session_id: str) -> SessionActor:
