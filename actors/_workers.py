@@ -149,7 +149,10 @@ class Workers:
         # this home left behind, even a worker's setsid grandchild after a kill -9.
         scope = os.path.realpath(str(runtime.store.path))  # noqa: ASYNC240 - once, at open
         epochs = StorageEpochSource(runtime.store)
-        async with open_worker_supervisor(epochs, timings, scope=scope) as sup:
+        # The Node's observation stream takes the workers' diagnostics (a DiagnosticsSink).
+        diagnostics = runtime.options.get("diagnostics")
+        async with open_worker_supervisor(epochs, timings, scope=scope,
+                                          diagnostics=diagnostics) as sup:  # fmt: skip
             pool = WorkerPool(sup, WorkerSlots(limit))
             runtime.provide(pool)
             yield pool

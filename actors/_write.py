@@ -19,6 +19,11 @@ lifecycle (`journal`), the kind's own extra statements (`sql`) and durable wake-
 Revisions: each applied table row bumps the row's revision by one (its event carries that
 revision); `touch=True` bumps it once more for a change outside the lifecycle (a rename).
 
+Envelope: a write that answers a command gets the command's correlation (its commandId, or
+`Write.correlation_id`) and cause on every event and its receipt, through `run_mutation`; a
+write without one may name `correlation_id` / `causation_id` (what made the actor write:
+a timer, another aggregate's event), else its events are roots (their own IDs).
+
 Timers: a row with a `timeout_ms` arms the aggregate's state timer (its `on_timeout` event,
 guarded by the revision it was armed at); any later transition of that aggregate replaces or
 removes it, in the same transaction. See `_timers`.
@@ -26,6 +31,7 @@ removes it, in the same transaction. See `_timers`.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -34,7 +40,16 @@ from typing import Any, Generic, Protocol, TypeVar
 import attrs
 
 from maia.core import Clock, MaiaError
-from storage import Applied, MutationKey, MutationResult, ReceiptTarget, append_event, run_mutation
+from storage import (
+    Applied,
+    Envelope,
+    MutationKey,
+    MutationResult,
+    ReceiptTarget,
+    append_event,
+    event_context,
+    run_mutation,
+)
 
 from ._table import NODE, Transition, TransitionTable
 from ._timers import DurableTimers, TimerRow, Wake, arm_timer, disarm_timer, state_timer_name
@@ -140,6 +155,9 @@ class Write:
     sql: Callable[[sqlite3.Connection, tuple[Any, ...]], None] | None = None
     wakes: tuple[Wake, ...] = ()
     extra_targets: tuple[ReceiptTarget, ...] = ()
+    # The envelope of its events (see the module): a command's correlation by default.
+    correlation_id: str | None = None
+    causation_id: str | None = None
 
 
 @attrs.frozen
@@ -303,15 +321,18 @@ class WritePath:
     def _open(self, conn: sqlite3.Connection, now: int, mono: int) -> Tx:
         return Tx(conn, self.kind, self.actor_id, now, mono, self.store.node_epoch)
 
-    async def transact(self, body: Callable[[Tx], T]) -> T:
+    async def transact(self, body: Callable[[Tx], T], *,
+                       envelope: EnvelopeOf | None = None) -> T:  # fmt: skip
         """Run `body(tx)` as one storage transaction; its value once committed. Raises what
-        `body` raised (nothing written) and what the storage actor raises."""
+        `body` raised (nothing written) and what the storage actor raises. `envelope`: what
+        its events descend from, read on the transaction's connection (see the module)."""
         now, mono = self.clock.wall_ms(), self.clock.monotonic_ms()
 
         def run(conn: sqlite3.Connection) -> tuple[T, Any]:
-            tx = self._open(conn, now, mono)
-            value = body(tx)
-            return value, tx.finish()
+            with _context(conn, envelope):
+                tx = self._open(conn, now, mono)
+                value = body(tx)
+                return value, tx.finish()
 
         value: T
         value, timers = await self.store.write(run)
@@ -319,10 +340,13 @@ class WritePath:
         return value
 
     async def mutate(self, command: Command, body: Callable[[Tx], Any], *,
-                     project_id: str | None = None) -> MutationResult:  # fmt: skip
+                     project_id: str | None = None, correlation_id: str | None = None,
+                     envelope: EnvelopeOf | None = None) -> MutationResult:  # fmt: skip
         """`body(tx)` as the client mutation `command`: idempotent by its key, with its
         receipt (the transaction's targets) and `body`'s value as its stored result. A
-        retried command gets its stored result (`delivery: duplicate`) without running."""
+        retried command gets its stored result (`delivery: duplicate`) without running.
+        Its events get the command's correlation (`correlation_id`, else its commandId) in
+        `envelope`'s context."""
         now, mono = self.clock.wall_ms(), self.clock.monotonic_ms()
         key = MutationKey(command.actor_id, command.operation, command.command_id)
         box: dict[str, Any] = {}
@@ -335,8 +359,9 @@ class WritePath:
                 return Applied(value, targets=tuple(tx.targets), event_ids=tuple(tx.event_ids),
                                project_id=project_id)  # fmt: skip
 
-            return run_mutation(conn, key=key, input_digest=command.digest, now_ms=now,
-                                apply=applied)  # fmt: skip
+            with _context(conn, envelope):
+                return run_mutation(conn, key=key, input_digest=command.digest, now_ms=now,
+                                    apply=applied, correlation_id=correlation_id)  # fmt: skip
 
         result: MutationResult = await self.store.write(run)
         if result.delivery == "new":
@@ -358,7 +383,13 @@ class WritePath:
         records = tuple(s.after for s in steps)
         box: dict[str, Any] = {}
 
+        envelope = Envelope(write.correlation_id, write.causation_id)
+
         def body(tx: Tx) -> Any:
+            with event_context(envelope):
+                return _body(tx)
+
+        def _body(tx: Tx) -> Any:
             if refusal is not None:
                 raise refusal
             for step in steps:
@@ -379,11 +410,20 @@ class WritePath:
             value = await self.transact(body)
             return Committed(records, None, box["events"], value)
         project_id = next((c.rows.owner(c.after).project_id for c in write.changes), None)
-        result = await self.mutate(command, body, project_id=project_id)
+        result = await self.mutate(command, body, project_id=project_id,
+                                   correlation_id=write.correlation_id)  # fmt: skip
         if result.delivery != "new":
             befores = tuple(c.before for c in write.changes)
             return Committed(befores, result, (), result.result)
         return Committed(records, result, box["events"], box["value"])
+
+
+EnvelopeOf = Callable[[sqlite3.Connection], Envelope]  # a write's envelope, read in it
+
+
+def _context(conn: sqlite3.Connection,
+             envelope: EnvelopeOf | None) -> contextlib.AbstractContextManager[Any]:  # fmt: skip
+    return contextlib.nullcontext() if envelope is None else event_context(envelope(conn))
 
 
 def _execute(conn: sqlite3.Connection, step: _Step, now: int, event_ids: list[str],

@@ -10,10 +10,17 @@ shared machine hits both), figures are medians over rounds after a warm-up, and 
 ratio is the median of the per-round ratios. The echo's own p50/p99 are reported beside
 the Node's, since on a loaded machine the tail belongs to the machine.
 The SDK (anyio + wsproto) is measured too, as `sdk_rt_per_s_c1`.
+
+`node.status` reads storage and checks the configuration files (two thread hops under one
+lock, in the handler), so its ratio says more about that handler than about the API. The
+same rounds also send `node.hello` on a greeted connection (no I/O in its handler): the
+`hello_*` figures and `vs_echo_*_hello` ratios are the frame path alone (decode, dispatch,
+schema check, encode, the WebSocket layer).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -49,6 +56,7 @@ trio.run(main)
 
 STATUS = '{"id": 1, "method": "node.status", "params": {}}'
 HELLO = '{"id": 0, "method": "node.hello", "params": {"protocol": "maia.protocol/v1alpha1"}}'
+HELLO_AGAIN = HELLO.replace('"id": 0', '"id": 1')
 
 
 async def _client_loop(
@@ -116,6 +124,49 @@ def start_node(home: Path) -> subprocess.Popen[bytes]:
     raise SystemExit("bench/api.py: the Node did not start")
 
 
+def _compare(
+    report: Report,
+    url: str,
+    auth: list[tuple[bytes, bytes]],
+    echo_url: str,
+    frame: str,
+    prefix: str,
+    conns: int,
+    per_conn: int,
+    rounds: int,
+) -> None:
+    """Node and echo rounds of `frame`, alternating, so a load swing on a shared machine hits
+    both alike; the ratio is the median of the per-round ratios."""
+    node_samples: list[float] = []
+    echo_samples: list[float] = []
+    node_rates: list[float] = []
+    echo_rates: list[float] = []
+    for round_number in range(rounds + 1):  # round 0 is the warm-up
+        rate, samples = measure(url, auth, frame, conns, per_conn, True)
+        echo_rate, echoed = measure(echo_url, [], frame, conns, per_conn, False)
+        if round_number:
+            node_rates.append(rate)
+            echo_rates.append(echo_rate)
+            node_samples.extend(samples)
+            echo_samples.extend(echoed)
+    figures, ratios = report.figures, report.ratios
+    figures[f"{prefix}rt_per_s_c{conns}"] = round(statistics.median(node_rates), 1)
+    figures[f"{prefix}echo_rt_per_s_c{conns}"] = round(statistics.median(echo_rates), 1)
+    suffix = "_hello" if prefix else ""
+    ratios[f"vs_echo_c{conns}{suffix}"] = round(
+        statistics.median(n / e for n, e in zip(node_rates, echo_rates, strict=True)), 3
+    )
+    if conns == 1:
+        figures[f"{prefix}p50_ms_c1"] = round(percentile(node_samples, 0.50) * 1000, 3)
+        figures[f"{prefix}p99_ms_c1"] = round(percentile(node_samples, 0.99) * 1000, 3)
+        # The echo's own latencies: on a loaded machine p99 is the machine's.
+        figures[f"{prefix}echo_p50_ms_c1"] = round(percentile(echo_samples, 0.50) * 1000, 3)
+        figures[f"{prefix}echo_p99_ms_c1"] = round(percentile(echo_samples, 0.99) * 1000, 3)
+        ratios[f"p99_vs_echo_c1{suffix}"] = round(
+            figures[f"{prefix}echo_p99_ms_c1"] / figures[f"{prefix}p99_ms_c1"], 3
+        )
+
+
 def main() -> None:
     args = parse_args(__doc__ or "api")
     rounds, count = (3, 200) if args.quick else (5, 2000)
@@ -135,36 +186,9 @@ def main() -> None:
             for conns in (1, 16):
                 per_conn = count if conns == 1 else max(50, count // 8)
                 log(f"api: {conns} connection(s), {per_conn} round trips each, {rounds} rounds")
-                # Node and echo rounds alternate, so a load swing on a shared machine hits
-                # both alike; the ratio is the median of the per-round ratios.
-                node_samples: list[float] = []
-                echo_samples: list[float] = []
-                node_rates: list[float] = []
-                echo_rates: list[float] = []
-                for round_number in range(rounds + 1):  # round 0 is the warm-up
-                    rate, samples = measure(record.url, auth, STATUS, conns, per_conn, True)
-                    echo_rate, echoed = measure(echo_url, [], STATUS, conns, per_conn, False)
-                    if round_number:
-                        node_rates.append(rate)
-                        echo_rates.append(echo_rate)
-                        node_samples.extend(samples)
-                        echo_samples.extend(echoed)
-                report.figures[f"rt_per_s_c{conns}"] = round(statistics.median(node_rates), 1)
-                report.figures[f"echo_rt_per_s_c{conns}"] = round(statistics.median(echo_rates), 1)
-                report.ratios[f"vs_echo_c{conns}"] = round(
-                    statistics.median(n / e for n, e in zip(node_rates, echo_rates, strict=True)),
-                    3,
-                )
-                if conns == 1:
-                    report.figures["p50_ms_c1"] = round(percentile(node_samples, 0.50) * 1000, 3)
-                    report.figures["p99_ms_c1"] = round(percentile(node_samples, 0.99) * 1000, 3)
-                    # The echo's own latencies: on a loaded machine p99 is the machine's.
-                    report.figures["echo_p50_ms_c1"] = round(
-                        percentile(echo_samples, 0.50) * 1000, 3
-                    )
-                    report.figures["echo_p99_ms_c1"] = round(
-                        percentile(echo_samples, 0.99) * 1000, 3
-                    )
+                for prefix, frame in (("", STATUS), ("hello_", HELLO_AGAIN)):
+                    _compare(report, record.url, auth, echo_url, frame, prefix, conns,
+                             per_conn, rounds)  # fmt: skip
             report.figures["sdk_rt_per_s_c1"] = round(
                 median_of_rounds(rounds, lambda: measure_sdk(home, count)), 1
             )
@@ -176,9 +200,10 @@ def main() -> None:
             node.terminate()
             node.wait(timeout=30)
     report.notes = (
-        "node.status over the API (storage read included) vs a raw trio-websocket echo "
-        "of the same frame; server processes separate from the clients; p50/p99 of every "
-        "c1 sample"
+        "node.status over the API (storage read and config-file check included) vs a raw "
+        "trio-websocket echo of the same frame; hello_*: node.hello on a greeted connection "
+        "(the frame path alone); server processes separate from the clients; p50/p99 of every "
+        f"c1 sample; load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     report.emit(args.json)
 

@@ -11,6 +11,11 @@ The four kinds alternate inside each round (a load swing hits all alike), after 
 figures are medians. `vs_minimal` is the minimal client's time over Maia's (higher is
 better; 0.333 is the goal's 3x), the worse of the two commands. The interpreter's own start
 (`python -c pass`), `maia --help` and `maia session list --schema` are reported beside.
+
+`--baseline DIR` (a source tree of another revision, e.g. `git archive REV | tar -x -C DIR`,
+bytecode compiled there as `./dev` does here) also times that revision's two commands,
+interleaved in the same rounds, against a second Node started from DIR (its registry may
+differ): `session_list_ms_baseline`, `node_status_ms_baseline`, `vs_minimal_baseline`.
 """
 
 from __future__ import annotations
@@ -137,12 +142,25 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     return elapsed
 
 
+def baseline_dir(argv: list[str]) -> Path | None:
+    """`--baseline DIR` taken out of `argv` (the shared flags parse the rest)."""
+    if "--baseline" not in argv:
+        return None
+    index = argv.index("--baseline")
+    folder = Path(argv[index + 1]).resolve()
+    del argv[index : index + 2]
+    if not (folder / "maia" / "cli").is_dir():
+        raise SystemExit(f"bench/cli.py: {folder} is not a Maia source tree")
+    return folder
+
+
 def start_node(home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     from maia.core import read_discovery
 
     process = subprocess.Popen(
         [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
         env=env,
+        cwd=home.parent,  # not the repository: `-m` puts the cwd first on sys.path
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -159,7 +177,9 @@ def start_node(home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 
 def main() -> None:
-    args = parse_args(__doc__ or "cli")
+    argv = sys.argv[1:]
+    baseline = baseline_dir(argv)
+    args = parse_args(__doc__ or "cli", argv)
     runs, warmup, sessions = (8, 2, 3) if args.quick else (20, 3, 10)
     load_before = os.getloadavg()[0]
     report = Report("cli")
@@ -171,9 +191,19 @@ def main() -> None:
         env = {**os.environ, "MAIA_HOME": str(home)}
         env.pop("MAIA_NODE", None)
         node = start_node(home, env)
+        old_node = None
+        old_env = dict(env)
+        old_maia = [sys.executable, "-c", "import sys; from maia.cli import main; sys.exit(main())"]
         try:
             for index in range(sessions):
                 timed([*maia, "session", "create", "--title", f"bench {index}"], env, project)
+            if baseline is not None:
+                old_env["MAIA_HOME"] = str(Path(folder) / "home-baseline")
+                old_env["PYTHONPATH"] = str(baseline)
+                old_node = start_node(Path(old_env["MAIA_HOME"]), old_env)
+                for index in range(sessions):
+                    timed([*old_maia, "session", "create", "--title", f"bench {index}"],
+                          old_env, project)  # fmt: skip
             from maia.protocol import REGISTRY
 
             digest = REGISTRY.digest  # what the CLI would send: the registry it was built on
@@ -186,16 +216,25 @@ def main() -> None:
                 "help": [*maia, "--help"],
                 "schema": [*maia, "session", "list", "--schema"],
             }
+            envs = dict.fromkeys(kinds, env)
+            if baseline is not None:
+                kinds["session_list_baseline"] = [*old_maia, "session", "list", "--json"]
+                kinds["node_status_baseline"] = [*old_maia, "node", "status"]
+                kinds["session_list_python_c"] = [*old_maia, "session", "list", "--json"]
+                envs.update(session_list_baseline=old_env, node_status_baseline=old_env,
+                            session_list_python_c=env)  # fmt: skip
             samples: dict[str, list[float]] = {kind: [] for kind in kinds}
             log(f"cli: {len(kinds)} commands, {warmup} warm-up + {runs} runs each, interleaved")
             for round_number in range(warmup + runs):
-                for kind, argv in kinds.items():
-                    elapsed = timed(argv, env, project)
+                for kind, command in kinds.items():
+                    elapsed = timed(command, envs[kind], project)
                     if round_number >= warmup:
                         samples[kind].append(elapsed)
         finally:
-            node.terminate()
-            node.wait(timeout=30)
+            for running in (node, old_node):
+                if running is not None:
+                    running.terminate()
+                    running.wait(timeout=30)
     median = {kind: statistics.median(values) for kind, values in samples.items()}
     report.figures["session_list_ms"] = round(median["session_list"], 1)
     report.figures["node_status_ms"] = round(median["node_status"], 1)
@@ -211,6 +250,14 @@ def main() -> None:
     report.ratios["vs_minimal"] = round(min(list_ratio, status_ratio), 3)
     report.ratios["vs_minimal_session_list"] = round(list_ratio, 3)
     report.ratios["vs_minimal_node_status"] = round(status_ratio, 3)
+    if baseline is not None:
+        report.figures["session_list_ms_baseline"] = round(median["session_list_baseline"], 1)
+        report.figures["node_status_ms_baseline"] = round(median["node_status_baseline"], 1)
+        report.figures["session_list_ms_python_c"] = round(median["session_list_python_c"], 1)
+        report.ratios["vs_minimal_baseline"] = round(
+            min(median["minimal_list"] / median["session_list_baseline"],
+                median["minimal_status"] / median["node_status_baseline"]), 3
+        )  # fmt: skip
     bytecode = "off" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
     report.notes = (
         f"wall time of fresh processes, median of {runs} after {warmup} warm-up, interleaved; "
@@ -218,7 +265,9 @@ def main() -> None:
         f"hello + the same call; vs_minimal = minimal/Maia, the worse of list and status; "
         f"maia = {shutil.which(maia[0]) or maia[0]}; PYTHONDONTWRITEBYTECODE "
         f"{'set' if bytecode == 'off' else 'unset'}"
-    )
+        + (f"; baseline = {baseline} (python -c, PYTHONPATH), its own Node; session_list_ms_"
+           f"python_c = this tree the same way" if baseline is not None else "")
+    )  # fmt: skip
     report.emit(args.json)
 
 

@@ -6,7 +6,12 @@ Node's RSS every `--sample-every` turns, then waits `--idle-s` seconds and sampl
 Prints one JSON object: the samples, and the last-quarter slope (KiB per 1,000 turns), which
 is ~0 when memory plateaus. Bounded: a fixed count of turns, each wait with a timeout.
 
+With `--idle-sessions N` it first creates N Sessions that never run a turn (so no worker
+process) and reports the RSS of the Node idle at start (`idleRssMiB`), once they exist
+(`idleSessionsRssMiB`) and per Session (`bytesPerIdleSession`).
+
     .venv/bin/python bench/rss.py --turns 16000 --idle-s 70
+    .venv/bin/python bench/rss.py --turns 0 --idle-sessions 10000 --idle-s 5
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ if __package__ in (None, ""):
 import psutil
 import trio
 
-from maia.client import open_client
+from maia.client import MaiaClient, open_client
 from maia.core import read_discovery
 
 
@@ -34,14 +39,39 @@ def _rss_mib(process: psutil.Process) -> float:
     return round(process.memory_info().rss / 2**20, 1)
 
 
+async def _idle_sessions(client: MaiaClient, project_id: str, count: int) -> None:
+    """Create `count` Sessions, 8 at a time, none of which ever runs a turn."""
+    made = 0
+
+    async def lane() -> None:
+        nonlocal made
+        while made < count:
+            made += 1
+            await client.session.create(project_id=project_id)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(8):
+            nursery.start_soon(lane)
+
+
 async def _drive(home: Path, node: psutil.Process, args: argparse.Namespace) -> dict[str, Any]:
+    await trio.sleep(1.0)  # let the Node settle after its start
+    idle_rss = node.memory_info().rss
     samples: list[dict[str, float]] = [{"turns": 0, "rssMiB": _rss_mib(node)}]
+    extra: dict[str, Any] = {"idleRssMiB": round(idle_rss / 2**20, 1)}
     done = 0
     async with open_client(home=home, timeout_s=60) as client:
         project = await client.project.add(root_path=str(home))
+        if args.idle_sessions:
+            await _idle_sessions(client, project.project.project_id, args.idle_sessions)
+            await trio.sleep(1.0)
+            rss = node.memory_info().rss
+            extra["idleSessions"] = args.idle_sessions
+            extra["idleSessionsRssMiB"] = round(rss / 2**20, 1)
+            extra["bytesPerIdleSession"] = round((rss - idle_rss) / args.idle_sessions)
         sessions = [
             (await client.session.create(project_id=project.project.project_id)).session
-            for _ in range(args.sessions)
+            for _ in range(args.sessions if args.turns else 0)
         ]
         samples.append({"turns": 0, "rssMiB": _rss_mib(node)})
 
@@ -68,11 +98,12 @@ async def _drive(home: Path, node: psutil.Process, args: argparse.Namespace) -> 
         * 1024
         / max(1, (tail[-1]["turns"] - tail[0]["turns"]) / 1000)
     )
-    # SQLite's page cache grows with the database (the writer may cache 64 MiB): report it.
+    # SQLite's page cache follows the database up to its bound (4 MiB for the writer by
+    # default, MAIA_STORAGE_CACHE_MIB): the file sizes say how much it could hold.
     sizes = {name: round((home / name).stat().st_size / 2**20, 1)
              for name in ("maia.db", "maia.db-wal") if (home / name).exists()}  # fmt: skip
     return {"turns": done, "samples": samples, "afterIdle": idle, "fileMiB": sizes,
-            "lastQuarterKiBPer1000Turns": round(slope, 1)}  # fmt: skip
+            "lastQuarterKiBPer1000Turns": round(slope, 1), **extra}  # fmt: skip
 
 
 def main() -> None:
@@ -82,6 +113,7 @@ def main() -> None:
     parser.add_argument("--lanes", type=int, default=1)
     parser.add_argument("--sample-every", type=int, default=1000)
     parser.add_argument("--idle-s", type=float, default=70.0)
+    parser.add_argument("--idle-sessions", type=int, default=0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch) / "home"

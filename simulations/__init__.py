@@ -3,6 +3,9 @@ lease and restart fixtures, and random schedules checked against invariants.
 
 One `random.Random(seed)` drives a run; no global randomness and no wall time reach a
 world, so a seed's trace is identical on every run. See docs/simulation.md.
+
+For real runs: `start_proxy` puts a fault-injecting WebSocket proxy on loopback between two
+real Nodes, and `check_trace` judges a real run's trace by the same `Checker`.
 """
 
 from ._checker import LIVENESS_BOUND_MS as LIVENESS_BOUND_MS
@@ -25,9 +28,26 @@ from ._model import FaultKind as FaultKind
 from ._model import NetworkSpec as NetworkSpec
 from ._model import Scenario as Scenario
 from ._network import Network as Network
+from ._proxy import LoopbackProxy as LoopbackProxy
+from ._proxy import start_proxy as start_proxy
+from ._proxy_link import Direction as Direction
+from ._proxy_link import Fate as Fate
+from ._proxy_link import LinkFaults as LinkFaults
+from ._proxy_link import NotLoopback as NotLoopback
+from ._proxy_link import ProxyError as ProxyError
+from ._proxy_link import ProxyEvent as ProxyEvent
+from ._proxy_relay import ProxySettings as ProxySettings
 from ._runner import RunResult as RunResult
 from ._runner import Summary as Summary
 from ._runner import run_many as run_many
 from ._runner import run_scenario as run_scenario
 from ._runner import run_seed as run_seed
+from ._trace import TRACE_SCHEMA as TRACE_SCHEMA
+from ._trace import TraceError as TraceError
+from ._trace import TraceVerdict as TraceVerdict
+from ._trace import TraceWriter as TraceWriter
+from ._trace import check_trace as check_trace
+from ._trace import merge_traces as merge_traces
+from ._trace import parse_event as parse_event
+from ._trace import read_trace as read_trace
 from ._world import World as World

@@ -1,10 +1,14 @@
-"""The invariants the harness checks at every step, from its own record of what happened.
+"""The invariants, judged from an independent record of what happened: the one rule set
+the simulated world and the checker of real-run traces (`simulations._trace`) both feed.
 
-The checker does not ask the machines whether they behaved: it keeps an independent model
+The checker does not ask the machines whether they behaved: it keeps its own model
 (every grant issued with its issue reading, every status Control accepted, every
-discontinuity as the faults caused it, every process tree alive) and judges each decision
-against it:
+discontinuity as the faults caused it, every process tree alive, every evidence record
+stored and acknowledged) and judges each decision against it:
 - `two_executions`: never two live executions of one assignment;
+- `replacement_before_cleanup`: Control launches a new epoch of an assignment only after it
+  heard a `stopped` report for every earlier epoch from the Node that held it (item 10);
+- `record_not_once`: every acknowledged evidence record is stored exactly once;
 - `deadline_after_horizon`: a Node's local deadline never falls after Control's horizon;
 - `placement_without_item9`: work is placed only when item 9 holds;
 - `replay_changed_state`: a replayed or refused message changes nothing;
@@ -24,6 +28,9 @@ from supervision.leases import (
 )
 
 LIVENESS_BOUND_MS = 120_000
+
+RunKey = tuple[str, int, str]
+"""(node, lease epoch, run): one process tree; the simulation leaves `run` empty."""
 
 
 @attrs.frozen
@@ -52,6 +59,11 @@ class Checker:
     discontinuity_order: int = -1
     order: int = 0
     placements: dict[str, list[int]] = attrs.Factory(dict)
+    live: dict[str, list[RunKey]] = attrs.Factory(dict)
+    launched: dict[str, dict[int, str]] = attrs.Factory(dict)
+    stopped: set[tuple[str, str, int]] = attrs.Factory(set)
+    stored: dict[str, dict[int, int]] = attrs.Factory(dict)
+    acknowledged: dict[str, int] = attrs.Factory(dict)
 
     def fail(self, invariant: str, t: int, detail: str) -> None:
         self.violations.append(Violation(self.seed, invariant, t, detail))
@@ -80,6 +92,76 @@ class Checker:
         if last is None or status.report_sequence > last.report_sequence:
             self.statuses[status.node_id] = status
             self.heartbeats[status.node_id] = control_mono
+            for report in status.reports:
+                if report.phase == "stopped":
+                    self.stopped.add((status.node_id, report.assignment_id, report.lease_epoch))
+
+    def launch(self, t: int, node_id: str, assignment_id: str, epoch: int) -> None:
+        """Control launches `epoch` of `assignment_id` on `node_id` (a re-send changes
+        nothing): every earlier epoch must be reconciled by a `stopped` report."""
+        epochs = self.launched.setdefault(assignment_id, {})
+        if epoch in epochs:
+            return
+        for earlier, holder in sorted(epochs.items()):
+            self.check(
+                (holder, assignment_id, earlier) in self.stopped,
+                "replacement_before_cleanup",
+                t,
+                f"{assignment_id}: epoch {epoch} on {node_id} launched before {holder} "
+                f"reported epoch {earlier} stopped",
+            )
+        epochs[epoch] = node_id
+
+    # What ran ---------------------------------------------------------------------------
+
+    def run_started(
+        self, t: int, node_id: str, assignment_id: str, epoch: int, run: str = ""
+    ) -> None:
+        """A process tree for the assignment's epoch started: no other may be alive."""
+        live = self.live.setdefault(assignment_id, [])
+        others = [key for key in live if key != (node_id, epoch, run)]
+        self.check(
+            not others,
+            "two_executions",
+            t,
+            f"{assignment_id}: {node_id} epoch {epoch} starts while "
+            + ", ".join(f"{n} epoch {e}" + (f" run {r}" if r else "") for n, e, r in others)
+            + " runs",
+        )
+        live.append((node_id, epoch, run))
+
+    def run_ended(self, node_id: str, assignment_id: str, epoch: int, run: str = "") -> None:
+        """That process tree is gone (confirmed, not assumed)."""
+        live = self.live.get(assignment_id, [])
+        if (node_id, epoch, run) in live:
+            live.remove((node_id, epoch, run))
+
+    # Evidence ---------------------------------------------------------------------------
+
+    def record_stored(self, t: int, source: str, sequence: int) -> None:
+        """Control wrote record `sequence` of `source` into its journal."""
+        copies = self.stored.setdefault(source, {})
+        copies[sequence] = copies.get(sequence, 0) + 1
+        self.check(
+            copies[sequence] == 1,
+            "record_not_once",
+            t,
+            f"{source}#{sequence} stored {copies[sequence]} times",
+        )
+
+    def record_acknowledged(self, t: int, source: str, through: int) -> None:
+        """Control acknowledged `source` through `through`: each of those is stored once."""
+        copies = self.stored.get(source, {})
+        done = self.acknowledged.get(source, 0)
+        for sequence in range(done + 1, through + 1):
+            count = copies.get(sequence, 0)
+            self.check(
+                count == 1,
+                "record_not_once",
+                t,
+                f"{source}#{sequence} acknowledged but stored {count} times",
+            )
+        self.acknowledged[source] = max(done, through)
 
     def placement(
         self,

@@ -236,6 +236,9 @@ class ControlParty(Party):
             elif isinstance(action, RequestRefused | StatusIgnored):
                 world.checker.check(state == before, "replay_changed_state", world.t, str(action))
             elif isinstance(action, LaunchAssignment):
+                world.checker.launch(
+                    world.t, action.node_id, action.assignment_id, action.lease_epoch
+                )
                 world.send(
                     CONTROL, action.node_id, LaunchMsg(action.assignment_id, action.lease_epoch)
                 )

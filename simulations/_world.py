@@ -127,17 +127,8 @@ class World:
         )
 
     def start_execution(self, node_id: str, assignment_id: str, epoch: int) -> None:
-        live = self.executions[assignment_id]
-        others = [e for e in live if (e.node_id, e.lease_epoch) != (node_id, epoch)]
-        self.checker.check(
-            not others,
-            "two_executions",
-            self.t,
-            f"{assignment_id}: {node_id} epoch {epoch} starts while "
-            + ", ".join(f"{e.node_id} epoch {e.lease_epoch}" for e in others)
-            + " runs",
-        )
-        live.append(Execution(node_id, assignment_id, epoch, self.t))
+        self.checker.run_started(self.t, node_id, assignment_id, epoch)
+        self.executions[assignment_id].append(Execution(node_id, assignment_id, epoch, self.t))
 
     def stop_execution(
         self, node_id: str, assignment_id: str, epoch: int, *, kill: bool = False
@@ -160,6 +151,7 @@ class World:
             self.schedule(self.t + 500, "exec_end", execution)
             return
         self.executions[execution.assignment_id].remove(execution)
+        self.checker.run_ended(execution.node_id, execution.assignment_id, execution.lease_epoch)
         if node.status != "down":
             self._to_party(node, (execution.assignment_id, CleanupConfirmed(execution.lease_epoch)))
 

@@ -6,10 +6,13 @@ a `Storage.write` fn, so a transition writes its state, event and receipt in one
 See docs/storage.md.
 """
 
+from ._actor import CACHE_MIB_VARIABLE as CACHE_MIB_VARIABLE
+from ._actor import DEFAULT_CACHE_MIB as DEFAULT_CACHE_MIB
 from ._actor import SYNCHRONOUS_MODES as SYNCHRONOUS_MODES
 from ._actor import Storage as Storage
 from ._actor import StorageStatistics as StorageStatistics
 from ._actor import WriteFn as WriteFn
+from ._actor import cache_mib_setting as cache_mib_setting
 from ._actor import open_storage as open_storage
 from ._cas import REVISIONED_TABLES as REVISIONED_TABLES
 from ._cas import compare_and_set as compare_and_set
@@ -23,10 +26,16 @@ from ._cursors import DEFAULT_CURSOR_TTL_MS as DEFAULT_CURSOR_TTL_MS
 from ._cursors import JOURNAL_SCOPE as JOURNAL_SCOPE
 from ._cursors import CursorSigner as CursorSigner
 from ._cursors import load_or_create_node_key as load_or_create_node_key
+from ._events import EVENT_COLUMNS as EVENT_COLUMNS
+from ._events import EVENT_SCHEMA_VERSION as EVENT_SCHEMA_VERSION
 from ._events import MAX_PAGE as MAX_PAGE
+from ._events import Envelope as Envelope
 from ._events import EventPage as EventPage
 from ._events import EventRecord as EventRecord
 from ._events import append_event as append_event
+from ._events import current_envelope as current_envelope
+from ._events import event_context as event_context
+from ._events import event_correlation as event_correlation
 from ._events import oldest_retained_position as oldest_retained_position
 from ._events import prune_events as prune_events
 from ._events import read_events as read_events
@@ -49,6 +58,7 @@ from ._receipts import MIN_RECEIPT_RETENTION_MS as MIN_RECEIPT_RETENTION_MS
 from ._receipts import RECEIPT_SCHEMA_VERSION as RECEIPT_SCHEMA_VERSION
 from ._receipts import Receipt as Receipt
 from ._receipts import ReceiptTarget as ReceiptTarget
+from ._receipts import command_correlation as command_correlation
 from ._receipts import find_receipt as find_receipt
 from ._receipts import get_receipt as get_receipt
 from ._receipts import list_receipts as list_receipts

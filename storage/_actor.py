@@ -24,8 +24,9 @@ writer thread and the state both sides share live in `_writer`.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -43,6 +44,30 @@ T = TypeVar("T")
 WriteFn = Callable[[sqlite3.Connection], T]  # what write and read run, in a storage thread
 
 SYNCHRONOUS_MODES: Final = frozenset({"OFF", "NORMAL", "FULL", "EXTRA"})
+# The writer's SQLite page cache, in MiB: small by default, since hot pages stay in the OS
+# page cache anyway and a large one grows the Node's RSS with the database (docs/storage.md).
+DEFAULT_CACHE_MIB: Final = 4
+MAX_CACHE_MIB: Final = 1024
+CACHE_MIB_VARIABLE: Final = "MAIA_STORAGE_CACHE_MIB"
+
+
+def cache_mib_setting(environ: Mapping[str, str] | None = None) -> int:
+    """The writer's page cache size in MiB: `MAIA_STORAGE_CACHE_MIB` if set, else the default.
+
+    Raises ValueError naming the variable for a value that is not an integer 1-1024.
+    """
+    raw = (os.environ if environ is None else environ).get(CACHE_MIB_VARIABLE)
+    if raw is None or raw.strip() == "":
+        return DEFAULT_CACHE_MIB
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_CACHE_MIB:
+        raise ValueError(
+            f"{CACHE_MIB_VARIABLE} must be an integer from 1 to {MAX_CACHE_MIB} (MiB), not {raw!r}"
+        )
+    return value
 
 
 @attrs.frozen
@@ -218,19 +243,24 @@ async def open_storage(
     readers: int = 2,
     open_timeout_s: float = 120.0,
     key_path: Path | None = None,
+    cache_mib: int | None = None,
 ) -> AsyncIterator[Storage]:
     """Open (creating and migrating as needed) the database at `path` and run its actor.
 
     Each open increments the node epoch. Raises `storage_version_unsupported` for a database
     from a newer Maia (left untouched), `configuration_invalid` for a node key others can
     read, ValueError for a bad setting, sqlite3.Error if the file cannot be opened or
-    migrated. The node key defaults to `<db dir>/secrets/node.key`.
+    migrated. The node key defaults to `<db dir>/secrets/node.key`. `cache_mib` bounds the
+    writer's page cache (None: `cache_mib_setting()`, from `MAIA_STORAGE_CACHE_MIB` or 4).
     """
     mode = synchronous.upper()
     if mode not in SYNCHRONOUS_MODES:
         raise ValueError(f"synchronous must be one of {sorted(SYNCHRONOUS_MODES)}")
     if mailbox_size < 1 or max_batch < 1 or readers < 1:
         raise ValueError("mailbox_size, max_batch and readers must be positive")
+    cache = cache_mib_setting() if cache_mib is None else cache_mib
+    if not 1 <= cache <= MAX_CACHE_MIB:
+        raise ValueError(f"cache_mib must be 1-{MAX_CACHE_MIB}, not {cache}")
     store = Storage(
         path,
         clock=clock,
@@ -240,6 +270,7 @@ async def open_storage(
         max_batch=max_batch,
         readers=readers,
         key_path=key_path or path.parent / "secrets" / "node.key",
+        cache_mib=cache,
     )
     await store._start(open_timeout_s)
     try:

@@ -63,15 +63,18 @@ def run_transaction(
     batch's surviving events to `committed` in journal order. Raises nothing of SQLite's."""
     appended: list[EventRecord] = []
     collect_appended(appended)
+    # One cursor for the batch's own statements (BEGIN, the savepoints, COMMIT): cheaper than
+    # `conn.execute`, which makes a cursor per call, twice per request.
+    control = conn.cursor()
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        control.execute("BEGIN IMMEDIATE")
         for request in batch:
             if not request.replayable:
-                _guarded(conn, request, appended, failures)
+                _guarded(conn, request, appended, failures, control)
         replayable = [request for request in batch if request.replayable]
         if replayable:
             _run_replayable(conn, replayable, appended, failures)
-        conn.execute("COMMIT")
+        control.execute("COMMIT")
         committed.extend(appended)
     except sqlite3.Error as error:
         failures.commits += 1
@@ -90,20 +93,22 @@ def _guarded(
     request: Request,
     appended: list[EventRecord],
     failures: FailureCounts,
+    control: sqlite3.Cursor | None = None,
 ) -> None:
     """Run one request in its own SAVEPOINT: if it raises, only its writes roll back."""
-    conn.execute("SAVEPOINT request")
+    control = control or conn.cursor()
+    control.execute("SAVEPOINT request")
     mark = len(appended)
     try:
         value = request.fn(conn)
     except BaseException as error:
         del appended[mark:]  # rolled back: these events never happened
-        conn.execute("ROLLBACK TO request")
-        conn.execute("RELEASE request")
+        control.execute("ROLLBACK TO request")
+        control.execute("RELEASE request")
         failures.requests += 1
         request.answer = outcome.Error(error)
     else:
-        conn.execute("RELEASE request")
+        control.execute("RELEASE request")
         request.answer = outcome.Value(value)
 
 

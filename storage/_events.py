@@ -8,14 +8,23 @@ events, so a rolled-back savepoint leaves no hole and pruning never restarts a s
 Pruning deletes a prefix of the journal and records the oldest retained position; a reader
 behind it must reset (`cursor_reset_required`), never guess.
 
+The envelope (spec: EventV1): every event has a `causationId` and a `correlationId`, and an
+`attemptId`, `activationId` and `commandId` where they apply. A caller names them on
+`append_event`, or opens an `event_context` around the code that appends (the writer thread
+keeps it, like the collection below): `run_mutation` opens one for each command, so a
+command's correlation reaches every event it causes without each call site passing it. A
+root event with neither (a Node-initiated transition) is its own cause and correlation.
+Rows written before the envelope columns existed read with the same defaults.
+
 Call these inside a `Storage.write` fn (append, prune) or a `Storage.read` fn (reads).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Final, Literal
 
 import attrs
@@ -31,11 +40,51 @@ MAX_PAGE: Final = 1000
 # once the batch committed (see `Storage.add_commit_listener`). Unset outside the writer.
 _collected = threading.local()
 
-_COLUMNS: Final = (
+EVENT_SCHEMA_VERSION: Final = "maia.event.v1"
+# The event columns in `EventRecord.from_row`'s order (readers elsewhere select these too).
+EVENT_COLUMNS: Final = (
     "position, event_id, event_type, owner_type, owner_id, owner_seq, aggregate_revision,"
     " project_id, session_id, actor_id, causation_id, correlation_id, classification,"
-    " occurred_ms, payload"
+    " occurred_ms, payload, schema_version, attempt_id, activation_id, command_id"
 )
+_COLUMNS: Final = EVENT_COLUMNS
+_envelope = threading.local()
+
+
+@attrs.frozen
+class Envelope:
+    """What the events appended inside an `event_context` share (None: not known here)."""
+
+    correlation_id: str | None = None
+    causation_id: str | None = None
+    attempt_id: str | None = None
+    activation_id: str | None = None
+    command_id: str | None = None
+    actor_id: str | None = None  # the client actor whose command it records
+
+
+def current_envelope() -> Envelope:
+    """The innermost open `event_context` of this thread (an empty envelope outside one)."""
+    current: Envelope | None = getattr(_envelope, "value", None)
+    return current if current is not None else Envelope()
+
+
+@contextlib.contextmanager
+def event_context(envelope: Envelope, *, inherit: bool = True) -> Iterator[Envelope]:
+    """Events appended in the block get `envelope`'s fields (an explicit argument of
+    `append_event` still wins). With `inherit`, fields it leaves None come from the
+    enclosing context; without, it replaces that context whole (a command's own)."""
+    outer: Envelope | None = getattr(_envelope, "value", None)
+    value = envelope
+    if inherit and outer is not None:
+        value = Envelope(*(mine if mine is not None else theirs
+                           for mine, theirs in zip(attrs.astuple(envelope),
+                                                   attrs.astuple(outer), strict=True)))  # fmt: skip
+    _envelope.value = value
+    try:
+        yield value
+    finally:
+        _envelope.value = outer
 
 
 @attrs.frozen
@@ -52,14 +101,19 @@ class EventRecord:
     project_id: str | None
     session_id: str | None
     actor_id: str | None
-    causation_id: str | None
-    correlation_id: str | None
+    causation_id: str  # what caused it: a command, the turn's dispatch; itself for a root
+    correlation_id: str  # the command (or root event) it descends from
     classification: str
     occurred_ms: int
     payload: Any
+    schema_version: str = EVENT_SCHEMA_VERSION
+    attempt_id: str | None = None  # the worker attempt it came from
+    activation_id: str | None = None  # the turn's dispatch (activation) it belongs to
+    command_id: str | None = None  # the client command it answers
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> EventRecord:
+        # Rows from before the envelope columns: their own cause and correlation, v1.
         return cls(
             position=row[0],
             event_id=row[1],
@@ -71,11 +125,15 @@ class EventRecord:
             project_id=row[7],
             session_id=row[8],
             actor_id=row[9],
-            causation_id=row[10],
-            correlation_id=row[11],
+            causation_id=row[10] or row[1],
+            correlation_id=row[11] or row[1],
             classification=row[12],
             occurred_ms=row[13],
             payload=orjson.loads(row[14]),
+            schema_version=row[15] or EVENT_SCHEMA_VERSION,
+            attempt_id=row[16],
+            activation_id=row[17],
+            command_id=row[18],
         )
 
 
@@ -103,12 +161,23 @@ def append_event(
     causation_id: str | None = None,
     correlation_id: str | None = None,
     classification: Classification = "operator",
+    attempt_id: str | None = None,
+    activation_id: str | None = None,
+    command_id: str | None = None,
 ) -> EventRecord:
     """Append one event for `owner_id`; returns it with its position and owner sequence.
+    Envelope fields left None come from the open `event_context`, else the defaults.
 
     Raises TypeError if `payload` is not JSON-serializable.
     """
     event_id = new_ordered_id("event")
+    ambient = current_envelope()
+    correlation_id = correlation_id or ambient.correlation_id or event_id
+    causation_id = causation_id or ambient.causation_id or event_id
+    attempt_id = attempt_id or ambient.attempt_id
+    activation_id = activation_id or ambient.activation_id
+    command_id = command_id or ambient.command_id
+    actor_id = actor_id or ambient.actor_id
     body = orjson.dumps(payload).decode()
     # Two plain statements beat one INSERT .. RETURNING (which SQLite materializes) by ~40%.
     sequence = conn.execute(
@@ -132,18 +201,29 @@ def append_event(
         classification,
         now_ms,
     )
+    extra = (EVENT_SCHEMA_VERSION, attempt_id, activation_id, command_id)
     position = conn.execute(
         "INSERT INTO events (event_id, event_type, owner_type, owner_id, owner_seq,"
         " aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,"
-        " classification, occurred_ms, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (*columns, body),
+        " classification, occurred_ms, payload, schema_version, attempt_id, activation_id,"
+        " command_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (*columns, body, *extra),
     ).lastrowid
     assert position is not None
-    record = EventRecord(position, *columns, payload)
+    record = EventRecord(position, *columns, payload, *extra)
     collected: list[EventRecord] | None = getattr(_collected, "events", None)
     if collected is not None:
         collected.append(record)
     return record
+
+
+def event_correlation(conn: sqlite3.Connection, event_id: str) -> str | None:
+    """The correlation of a retained event (its own ID for a row from before the envelope),
+    or None when it is not kept."""
+    row = conn.execute(
+        "SELECT coalesce(correlation_id, event_id) FROM events WHERE event_id = ?", (event_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
 
 
 def collect_appended(events: list[EventRecord] | None) -> None:

@@ -1,10 +1,13 @@
 """Time-ordered IDs for rows written on the hot path (events, receipts, new aggregates).
 
-`new_ordered_id(prefix)` has the same `<prefix>_<32 hex>` shape as `maia.protocol.new_id`
-(so every ID check accepts it): 12 hex digits of wall-clock milliseconds, 6 of a sequence
-within that millisecond, 14 random (56 bits), like a UUIDv7. Why: an index on a random key
-puts each insert on a random leaf page, so a batch of 60 mutations dirtied ~60 pages per such
-index and wrote them all to the WAL at commit. Within one process the IDs strictly increase
+`new_ordered_id(prefix)` is `<prefix>_<50 hex>`: 12 hex digits of wall-clock milliseconds,
+6 of a sequence within that millisecond, then 32 random (128 bits, as the spec's identifier
+grammar asks of every ID; until registry 0.9.0 the tail was 14 random digits in a 32-digit
+ID, and such rows stay valid: `maia.core.GENERATED_ID_PATTERN` takes both).
+
+Why time first: an index on a random key puts each insert on a random leaf page, so a batch
+of 60 mutations dirtied ~60 pages per such index and wrote them all to the WAL at commit.
+Within one process the IDs strictly increase
 (the sequence also carries them past a clock that steps back), so an insert is an append to
 the rightmost page, which SQLite splits cheaply and fills completely; a random tail within
 the millisecond still inserted mid-page. See docs/storage.md for the measured effect.
@@ -15,12 +18,11 @@ the OS rather than the injected clock (like `new_id`'s randomness).
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from typing import Final
 
-from maia.core import ID_PREFIXES
+from maia.core import ID_PREFIXES, random_hex
 
 _MAX_SEQUENCE: Final = 0xFFFFFF
 _lock = threading.Lock()
@@ -29,7 +31,7 @@ _sequence = 0
 
 
 def new_ordered_id(prefix: str) -> str:
-    """A fresh `<prefix>_<12 hex ms><6 hex sequence><14 hex random>` ID, greater than every
+    """A fresh `<prefix>_<12 hex ms><6 hex sequence><32 hex random>` ID, greater than every
     ID this process made before; raises ValueError for an unknown prefix."""
     global _last_ms, _sequence
     if prefix not in ID_PREFIXES:
@@ -43,4 +45,4 @@ def new_ordered_id(prefix: str) -> str:
         else:
             _last_ms, _sequence = _last_ms + 1, 0
         ms, sequence = _last_ms, _sequence
-    return f"{prefix}_{ms:012x}{sequence:06x}{os.urandom(7).hex()}"
+    return f"{prefix}_{ms:012x}{sequence:06x}{random_hex()}"

@@ -12,7 +12,6 @@ same commandId runs again; only applied mutations are remembered.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Callable
 from typing import Any, Literal
@@ -20,8 +19,9 @@ from typing import Any, Literal
 import attrs
 import orjson
 
-from maia.core import Clock, MaiaError
+from maia.core import Clock, MaiaError, digest_json
 
+from ._events import Envelope, event_context
 from ._ids import new_ordered_id
 from ._previews import consume_preview
 from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
@@ -77,6 +77,7 @@ def run_mutation(
     confirmation: Confirmation | None = None,
     clock: Clock | None = None,
     node_epoch: int | None = None,
+    correlation_id: str | None = None,
 ) -> MutationResult:
     """Run `apply` once for `key`, or replay the stored result of an earlier run.
 
@@ -85,6 +86,9 @@ def run_mutation(
     `idempotency_conflict`. With `confirmation`, its preview is spent first (needs `clock` and
     `node_epoch`); its refusals (`confirmation_required`, `preview_expired`, `proof_spent`,
     `preview_mismatch`) and anything `apply` raises propagate and record nothing.
+
+    The events `apply` appends, and the receipt, carry `correlation_id` (default: the
+    commandId) and the command as their cause (an `event_context` of the command's own).
     """
     stored = find_receipt(
         conn, actor_id=key.actor_id, operation_id=key.operation_id, command_id=key.command_id
@@ -111,42 +115,50 @@ def run_mutation(
             clock=clock,
             node_epoch=node_epoch,
         )
-    applied = apply(conn)
-    receipt = _write_receipt(conn, key, input_digest, now_ms, applied)
+    correlation = correlation_id or key.command_id
+    envelope = Envelope(correlation, key.command_id, command_id=key.command_id,
+                        actor_id=key.actor_id)  # fmt: skip
+    with event_context(envelope, inherit=False):
+        applied = apply(conn)
+    receipt = _write_receipt(conn, key, input_digest, now_ms, applied, correlation)
     # The round-tripped result, so a first answer and its duplicates are the same values.
     return MutationResult("new", receipt.result, receipt)
 
 
 def _write_receipt(
-    conn: sqlite3.Connection, key: MutationKey, input_digest: str, now_ms: int, applied: Applied
+    conn: sqlite3.Connection,
+    key: MutationKey,
+    input_digest: str,
+    now_ms: int,
+    applied: Applied,
+    correlation_id: str | None = None,
 ) -> Receipt:
     receipt_id = new_ordered_id("receipt")
     targets = [t.to_wire() for t in applied.targets]
     result_json = orjson.dumps(applied.result)
     targets_json = orjson.dumps(targets)
-    events_json = orjson.dumps(list(applied.event_ids))
-    effects_json = orjson.dumps(list(applied.effect_ids))
-    # The evidence digest binds what the mutation did: sorted-key compact JSON (orjson) of the
-    # receipt's facts and the result. Cheaper than RFC 8785 and only ever recomputed here.
-    evidence = orjson.dumps(
+    events_json = orjson.dumps(applied.event_ids)  # tuples are written as JSON arrays
+    effects_json = orjson.dumps(applied.effect_ids)
+    # The evidence digest binds what the mutation did: sha256 over RFC 8785 canonical JSON
+    # of the receipt's facts and the result, like every other digest (issue 20 item 5).
+    evidence_digest = digest_json(
         {
             "commandId": key.command_id,
             "operationId": key.operation_id,
             "actorId": key.actor_id,
             "normalizedInputDigest": input_digest,
             "outcome": applied.outcome,
-            "targets": targets,
-            "eventIds": applied.event_ids,
-            "effectIds": applied.effect_ids,
-            "result": applied.result,
-        },
-        option=orjson.OPT_SORT_KEYS,
+            "targets": orjson.loads(targets_json),
+            "eventIds": list(applied.event_ids),
+            "effectIds": list(applied.effect_ids),
+            "result": orjson.loads(result_json),
+        }
     )
-    evidence_digest = "sha256:" + hashlib.sha256(evidence).hexdigest()
     sequence = conn.execute(
         "INSERT INTO receipts (receipt_id, actor_id, operation_id, command_id, project_id,"
         " input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,"
-        " created_ms, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " created_ms, target_id, correlation_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             receipt_id,
             key.actor_id,
@@ -162,6 +174,7 @@ def _write_receipt(
             result_json,
             now_ms,
             applied.targets[0].target_id if applied.targets else None,
+            correlation_id,
         ),
     ).lastrowid
     assert sequence is not None
@@ -185,4 +198,5 @@ def _write_receipt(
         created_ms=now_ms,
         result=orjson.loads(result_json),
         sequence=sequence,
+        correlation_id=correlation_id,
     )

@@ -24,7 +24,7 @@ Outcome = Literal["applied", "rejected", "reconciled", "outcome-unknown"]
 
 _COLUMNS: Final = (
     "receipt_id, command_id, operation_id, actor_id, project_id, input_digest, outcome,"
-    " targets, event_ids, effect_ids, evidence_digest, created_ms, result, rowid"
+    " targets, event_ids, effect_ids, evidence_digest, created_ms, result, rowid, correlation_id"
 )
 
 
@@ -76,6 +76,14 @@ class Receipt:
     created_ms: int
     result: Any
     sequence: int  # insertion order, for paging
+    # The correlation its command's events carry; None on receipts from before the envelope.
+    # Not a field of OperationReceiptV1 (receipt.get answers it beside the receipt).
+    correlation_id: str | None = None
+
+    @property
+    def correlation(self) -> str:
+        """The correlation of the command's events (its commandId unless told otherwise)."""
+        return self.correlation_id or self.command_id
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Receipt:
@@ -94,6 +102,7 @@ class Receipt:
             created_ms=row[11],
             result=orjson.loads(row[12]),
             sequence=row[13],
+            correlation_id=row[14],
         )
 
     def to_wire(self) -> dict[str, Any]:
@@ -143,6 +152,17 @@ def find_receipt(
         (actor_id, operation_id, command_id),
     ).fetchone()
     return None if row is None else Receipt.from_row(row)
+
+
+def command_correlation(conn: sqlite3.Connection, target_id: str, operation_id: str) -> str | None:
+    """The correlation of the `operation_id` command that first touched `target_id` (the
+    turn.send of a turn), or None when no such receipt is kept."""
+    row = conn.execute(
+        "SELECT correlation_id, command_id FROM receipts"
+        " WHERE target_id = ? AND operation_id = ? ORDER BY rowid LIMIT 1",
+        (target_id, operation_id),
+    ).fetchone()
+    return None if row is None else str(row[0] or row[1])
 
 
 def list_receipts(

@@ -369,9 +369,70 @@ ALTER TABLE turn_items ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turn_items ADD COLUMN artifact TEXT;
 """
 
+# Issue 20 item 4, the event envelope: an event's schema version, the worker attempt and the
+# activation (one dispatch of a turn) it belongs to, and the command it answers; a receipt's
+# correlation. Rows written before keep NULL and read with defaults (`storage/_events.py`).
+_EVENT_ENVELOPE = """
+ALTER TABLE events ADD COLUMN schema_version TEXT;
+ALTER TABLE events ADD COLUMN attempt_id TEXT;
+ALTER TABLE events ADD COLUMN activation_id TEXT;
+ALTER TABLE events ADD COLUMN command_id TEXT;
+ALTER TABLE receipts ADD COLUMN correlation_id TEXT;
+"""
+
+# Issue 16: Execution Nodes enrolled on this Control Node (actors/machine/_sql.py). Secrets
+# are stored hashed (the enrollment token's and the machine credential's sha256); the token
+# key is the HMAC key the one-time tokens are derived from, so a receipt never holds one.
+_MACHINES = """
+CREATE TABLE machines (
+    machine_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL,
+    incarnation INTEGER NOT NULL,
+    revocation_revision INTEGER NOT NULL,
+    credential_revision INTEGER,
+    recovery_required INTEGER NOT NULL DEFAULT 0,
+    token_hash TEXT,
+    token_expires_ms INTEGER,
+    credential_hash TEXT,
+    execution_node_id TEXT,
+    revision INTEGER NOT NULL,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    enrolled_ms INTEGER,
+    last_seen_ms INTEGER
+);
+CREATE TABLE machine_keys (
+    name TEXT PRIMARY KEY,
+    secret TEXT NOT NULL
+);
+"""
+
+# Issue 16: machine assignments (one Project on one Execution Node; the lease epoch is
+# durable, never reused) and which Sessions are placed on one (session create --machine).
+_MACHINE_ASSIGNMENTS = """
+CREATE TABLE machine_assignments (
+    assignment_id TEXT PRIMARY KEY,
+    machine_id TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    lease_epoch INTEGER NOT NULL DEFAULT 0,
+    next_sequence INTEGER NOT NULL DEFAULT 1,
+    phase TEXT NOT NULL,
+    environment_revision INTEGER NOT NULL DEFAULT 1,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    UNIQUE (machine_id, project_id)
+);
+CREATE TABLE machine_placements (
+    session_id TEXT PRIMARY KEY,
+    assignment_id TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
-    _SESSION_FAILURE,
+    _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

@@ -54,6 +54,7 @@ class _StorageWriter:
         max_batch: int,
         readers: int,
         key_path: Path,
+        cache_mib: int,
     ) -> None:
         self.path = path
         self._key_path = key_path
@@ -61,6 +62,7 @@ class _StorageWriter:
         self.clock = clock
         self.identity: NodeIdentity | None = None
         self._synchronous = synchronous
+        self.cache_mib = cache_mib
         self._mailbox_size = mailbox_size
         self._admission_timeout_s = admission_timeout_s
         self._max_batch = max_batch
@@ -151,9 +153,9 @@ class _StorageWriter:
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA busy_timeout = 5000")
-            # 64 MiB of page cache: client IDs (commandId) are random, so their index inserts
-            # touch pages all over it.
-            conn.execute("PRAGMA cache_size = -65536")
+            # Bounded (`cache_mib`, 4 MiB by default): a cache that grows with the database
+            # grows the Node's RSS; pages it drops come back from the OS page cache.
+            conn.execute(f"PRAGMA cache_size = -{self.cache_mib * 1024}")
             conn.execute("PRAGMA temp_store = MEMORY")
             migrate(conn, self.path)
             self.identity = open_node_identity(conn, self.clock.wall_ms())

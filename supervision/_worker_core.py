@@ -18,7 +18,7 @@ from worker_bridge import Hello, TrioFrameStream
 
 from ._process_group import StderrRing
 from ._worker_config import WorkerSpec, WorkerTimings
-from ._worker_types import ExitInfo, TurnEvent, WorkerState
+from ._worker_types import DiagnosticsSink, ExitInfo, TurnEvent, WorkerState
 
 ACK_EVERY = 128  # consumed events between acks while more wait (half the window)
 DIAGNOSTICS_KEPT = 256
@@ -38,8 +38,10 @@ class _HandleCore:
         stream: TrioFrameStream,
         attempt_id: str,
         epoch: int,
+        diagnostics: DiagnosticsSink | None = None,
     ) -> None:
         self.spec = spec
+        self.diagnostics_sink = diagnostics  # the Node's observation stream, if any
         self.timings = timings
         self.process = process
         self.stream = stream

@@ -10,6 +10,7 @@ break the worker's sequence check.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,7 +34,9 @@ from worker_bridge import (
 
 from ._worker_core import ACK_EVERY
 from ._worker_fencing import _HandleLifetime
-from ._worker_types import WIRE_KINDS, TurnEvent, WorkerState, tool_refusal
+from ._worker_types import WIRE_KINDS, DiagnosticBatch, TurnEvent, WorkerState, tool_refusal
+
+log = logging.getLogger("maia.workers")
 
 
 class _HandleFrames(_HandleLifetime):
@@ -99,6 +102,7 @@ class _HandleFrames(_HandleLifetime):
                 self.diagnostics.extend(records)
                 self.diagnostics_received += len(records)
                 self.diagnostics_dropped += dropped
+                self._report_diagnostics(records, dropped)
             case Error(message=message):
                 self.fence(f"the worker reported an error: {message[:200]}")
             case ToolCall(turn_id=turn_id, call_id=call_id, name=name, arguments=arguments):
@@ -117,6 +121,23 @@ class _HandleFrames(_HandleLifetime):
                     self._nursery_send(ToolResult(turn_id, call_id, False, "turn abandoned"))
             case Terminal() | Ack():
                 pass
+
+    def _report_diagnostics(self, records: list[dict[str, Any]], dropped: int) -> None:
+        """Hand the batch to the sink (the Node's observation stream and, for a drop, its
+        journal); a failing sink is logged, never the worker's problem."""
+        sink = self.diagnostics_sink
+        if sink is None:
+            return
+        session = self.spec.activation.get("sessionId")
+        turn = self._turn_id  # None once the turn ended: then the turn its records name
+        if turn is None and records and isinstance(records[0].get("turnId"), str):
+            turn = records[0]["turnId"]
+        batch = DiagnosticBatch(self.attempt_id, session if isinstance(session, str) else None,
+                                turn, tuple(records), dropped)  # fmt: skip
+        try:
+            sink(batch)
+        except Exception:
+            log.exception("worker %s: the diagnostics sink failed", self.attempt_id)
 
     def _nursery_send(self, frame: ToolResult) -> None:
         assert self._nursery is not None

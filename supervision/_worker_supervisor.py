@@ -29,7 +29,7 @@ from worker_bridge import NODE, Connection, TrioFrameStream
 from ._process_group import become_subreaper, release_subreaper, sweep_strays
 from ._worker_config import EpochSource, WorkerSpec, WorkerTimings
 from ._worker_handle import WorkerHandle
-from ._worker_types import WorkerFailed, WorkerState
+from ._worker_types import DiagnosticsSink, WorkerFailed, WorkerState
 
 
 class WorkerSupervisor:
@@ -41,8 +41,10 @@ class WorkerSupervisor:
         epochs: EpochSource,
         timings: WorkerTimings,
         scope: str | None = None,
+        diagnostics: DiagnosticsSink | None = None,
     ) -> None:
         self._nursery = nursery
+        self.diagnostics = diagnostics  # every attempt's observation-batches go here
         self._epochs = epochs
         self.timings = timings
         self.scope = scope
@@ -96,6 +98,7 @@ class WorkerSupervisor:
             stream=stream,
             attempt_id=attempt_id,
             epoch=epoch,
+            diagnostics=self.diagnostics,
         )
         self.handles[attempt_id] = handle
         handle.start_tasks(self._nursery)
@@ -135,12 +138,19 @@ class WorkerSupervisor:
 
 @asynccontextmanager
 async def open_worker_supervisor(
-    epochs: EpochSource, timings: WorkerTimings | None = None, *, scope: str | None = None
+    epochs: EpochSource,
+    timings: WorkerTimings | None = None,
+    *,
+    scope: str | None = None,
+    diagnostics: DiagnosticsSink | None = None,
 ) -> AsyncIterator[WorkerSupervisor]:
     """A worker supervisor for the block; on exit every worker is stopped (bounded). With a
-    `scope`, the scope's strays are swept before the block and after the stop."""
+    `scope`, the scope's strays are swept before the block and after the stop; `diagnostics`
+    gets every attempt's observation-batches."""
     async with trio.open_nursery() as nursery:
-        supervisor = WorkerSupervisor(nursery, epochs, timings or WorkerTimings(), scope)
+        supervisor = WorkerSupervisor(
+            nursery, epochs, timings or WorkerTimings(), scope, diagnostics
+        )
         try:
             await supervisor.sweep_strays()
             yield supervisor

@@ -101,6 +101,23 @@ WIRE_KINDS = {
 
 
 @attrs.frozen
+class DiagnosticBatch:
+    """One observation-batch of a worker attempt, for the Node's observation stream: its
+    records (at most 128) and how many the worker's queue dropped before it."""
+
+    attempt_id: str
+    session_id: str | None  # the activation's sessionId
+    turn_id: str | None  # the turn running when it arrived
+    records: tuple[dict[str, Any], ...]
+    dropped: int
+
+
+# Where a supervisor hands each batch (the Node's observation hub). Called in the reader's
+# task: it must never block or raise.
+DiagnosticsSink = Callable[[DiagnosticBatch], None]
+
+
+@attrs.frozen
 class ExitInfo:
     """How an attempt ended: exit status or signal, the fence reason, the stderr tail."""
 

@@ -34,9 +34,11 @@ FACES = (
     "maia.service",
     "maia.observe",
     "maia.node",
+    "maia.machines",
     "maia.client",
     "maia.cli",
     "maia.console",
+    "maia.conformance",
 )
 # Which faces a face may import (beyond every layer below the faces).
 FACE_DEPENDS: dict[str, frozenset[str]] = {
@@ -44,8 +46,10 @@ FACE_DEPENDS: dict[str, frozenset[str]] = {
     "maia.observe": frozenset(),
     "maia.node": frozenset({"maia.service", "maia.observe"}),
     "maia.client": frozenset(),
-    "maia.cli": frozenset({"maia.client", "maia.node"}),
+    "maia.machines": frozenset({"maia.node", "maia.service", "maia.observe"}),
+    "maia.cli": frozenset({"maia.client", "maia.node", "maia.conformance", "maia.machines"}),
     "maia.console": frozenset({"maia.cli", "maia.client"}),
+    "maia.conformance": frozenset({"maia.node", "maia.observe"}),  # it starts Nodes
 }
 
 

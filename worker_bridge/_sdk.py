@@ -74,6 +74,14 @@ class WorkerContext:
             self._diagnostics.push(record)
             self._tick.notify()
 
+    def diagnostics(self, records: list[dict[str, Any]]) -> int:
+        """Queue `records` in one step (the ticker takes no batch between them); returns
+        how many were dropped because the queue was full."""
+        with self._tick:
+            dropped = sum(not self._diagnostics.push(record) for record in records)
+            self._tick.notify()
+        return dropped
+
     def go_silent(self) -> None:
         """Stop heartbeating and answering (test directive `/silent`)."""
         self._silent = True

@@ -100,3 +100,8 @@ class Turn:
 
     def diagnostic(self, record: dict[str, Any]) -> None:
         self.context.diagnostic({"turnId": self.turn_id, **record})
+
+    def diagnostics(self, records: list[dict[str, Any]]) -> int:
+        """Queue `records` at once (no batch is taken between them); returns how many
+        the full queue dropped."""
+        return self.context.diagnostics([{"turnId": self.turn_id, **r} for r in records])

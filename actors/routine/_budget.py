@@ -30,6 +30,7 @@ class Candidate:
     claimed_ms: int
     attempts: int
     project_id: str = ""
+    attached: bool = False  # a Session was made for it: it was taken up before
 
 
 @attrs.frozen
@@ -53,6 +54,13 @@ def _by_claim(c: Candidate) -> tuple[int, str]:
     return (c.claimed_ms, c.fire_id)
 
 
+def _by_seniority(c: Candidate) -> tuple[bool, int, str]:
+    """Fires taken up before (attempted this run, or attached to a Session) keep their place
+    ahead of fresh claims: two claims in the same millisecond would otherwise swap on the
+    fire ID once the first has been attempted."""
+    return (not (c.attempts or c.attached), c.claimed_ms, c.fire_id)
+
+
 def take_up(
     candidates: Sequence[Candidate], limits: PendingLimits
 ) -> tuple[list[Candidate], list[Candidate]]:
@@ -61,7 +69,7 @@ def take_up(
     taken: list[Candidate] = []
     waiting: list[Candidate] = []
     per_project: dict[str, int] = {}
-    for c in sorted(candidates, key=_by_claim):
+    for c in sorted(candidates, key=_by_seniority):
         limit = limits.projects.get(c.project_id)
         count = per_project.get(c.project_id, 0)
         node_full = limits.node is not None and len(taken) >= limits.node

@@ -140,7 +140,8 @@ class Scheduler:
         fires = [f for f in fires if f.claimed_ms is not None]
         candidates = [Candidate(f.routine_id, f.fire_id, f.claimed_ms or 0,
                                 self.attempts.get(f.fire_id, 0),
-                                projects.get(f.routine_id, "")) for f in fires]  # fmt: skip
+                                projects.get(f.routine_id, ""),
+                                f.session_id is not None) for f in fires]  # fmt: skip
         self.attempts = {c.fire_id: c.attempts for c in candidates if c.attempts}  # bounded
         limits = await self._limits({c.project_id for c in candidates})
         launch = plan_launches(candidates, now, limits=limits)

@@ -85,18 +85,21 @@ def _write(
 ) -> RoutineRow:
     core, after, actions = planned.before, planned.after, planned.actions
 
-    def journal(event_type: str, payload: dict[str, Any], session_id: str | None = None) -> None:
+    def journal(event_type: str, payload: dict[str, Any], session_id: str | None = None,
+                correlation_id: str | None = None) -> None:  # fmt: skip
         events.append(append_event(
             conn, owner_id=row.routine_id, owner_type="routine", event_type=event_type,
             payload=payload, now_ms=now_ms, aggregate_revision=after.revision,
             project_id=row.project_id, session_id=session_id, actor_id=actor_id,
+            correlation_id=correlation_id,
         ))  # fmt: skip
 
     for action in actions:
         match action:
             case RecordFire(fire=fire, emits=emits):
                 write_fire(conn, row.routine_id, fire, now_ms)
-                journal(emits, fire_payload(fire), fire.session_id)
+                # a fire correlates what it launches: its Session, turn and their events
+                journal(emits, fire_payload(fire), fire.session_id, fire.fire_id)
             case SetRoutine(state=state, revision=revision, next_fire_ms=next_fire, emits=emits):
                 claim = revision == core.revision  # a claim keeps the revision: CAS the slot
                 set_routine(
@@ -113,7 +116,7 @@ def _write(
             case AttachSession(fire_id=fire_id, session_id=session_id):
                 attach_session(conn, fire_id, session_id, now_ms)
                 journal("routine.fire_attached", {"fireId": fire_id, "sessionId": session_id},
-                        session_id)  # fmt: skip
+                        session_id, fire_id)  # fmt: skip
             case SlotsOmitted(before_ms=before):
                 journal("routine.slots_omitted", {"before": format_timestamp_ms(before)})
     return row

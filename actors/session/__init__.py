@@ -31,6 +31,9 @@ from ._core import plan_actions as plan_actions
 from ._core import turn_end_event as turn_end_event
 from ._create import CreateSession as CreateSession
 from ._create import UnbornSession as UnbornSession
+from ._envelope import commit_cause as commit_cause
+from ._envelope import dispatch_context as dispatch_context
+from ._envelope import running_cause as running_cause
 from ._launch import kill_leftovers as kill_leftovers
 from ._launch import state_dir as state_dir
 from ._launch import worker_spec as worker_spec

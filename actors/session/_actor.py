@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 import attrs
@@ -29,12 +30,8 @@ from storage import MutationResult, ReceiptTarget
 
 from . import _core as core
 from . import _queue as q
-from ._messages import (
-    ActivationFree,
-    Command,
-    Resume,
-    SessionContext,
-)
+from ._envelope import commit_cause, dispatch_context
+from ._messages import ActivationFree, Command, Resume, SessionContext
 from ._store import Draft, apply_plan, session_step, set_activity
 from ._views import mutation_session, session_view, turn_view
 
@@ -88,13 +85,15 @@ class SessionCore:
         views: list[Turn] = []
         box: dict[str, Draft] = {}
 
+        memory = self.memory  # what the events descend from: see `_envelope`
+
         def run(tx: Tx) -> T:
             draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
             value = body(tx.conn, draft)
             self._views(tx.conn, draft, views)
             return value
 
-        value = await self.path.transact(run)
+        value = await self.path.transact(run, envelope=lambda c: commit_cause(c, memory))
         self._adopt(box["draft"], views)
         return value
 
@@ -105,6 +104,7 @@ class SessionCore:
         result's JSON (it runs only for a new command)."""
         views: list[Turn] = []
         box: dict[str, Draft] = {}
+        memory = self.memory  # what the events descend from: see `_envelope`
 
         def run(tx: Tx) -> Any:
             draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
@@ -113,7 +113,9 @@ class SessionCore:
             return value
 
         key = WriteCommand(command.command_id, command.actor_id, command.digest, op_id)
-        result = await self.path.mutate(key, run, project_id=self.memory.project_id)
+        result = await self.path.mutate(key, run, project_id=self.memory.project_id,
+                                        correlation_id=command.correlation_id,
+                                        envelope=lambda c: commit_cause(c, memory))  # fmt: skip
         if "draft" in box and result.delivery == "new":
             self._adopt(box["draft"], views)
         return result
@@ -142,12 +144,18 @@ class SessionCore:
     def apply_rows(self, conn: sqlite3.Connection, draft: Draft, after: q.QueueState,
                    actions: tuple[q.QueueAction, ...]) -> None:  # fmt: skip
         """Write what the queue's actions mean for the rows (before their side effects):
-        the pure core's plan (`_core.plan_actions`), then the announced activity."""
+        the pure core's plan (`_core.plan_actions`), then the announced activity. A dispatch
+        is an activation in its turn's own correlation (`_envelope.dispatch_context`)."""
         turns = {turn_id: memo.state for turn_id, memo in draft.turns.items()}
         plan = core.plan_actions(draft.state, turns, actions,
                                  wall_time_ms=self.wall_time_limit_ms(),
                                  snapshots=self._snapshots())  # fmt: skip
-        apply_plan(conn, draft, plan)
+        worker = getattr(self, "worker", None)
+
+        def dispatching(turn_id: str) -> AbstractContextManager[None]:
+            return dispatch_context(conn, draft, turn_id, worker)
+
+        apply_plan(conn, draft, plan, dispatching=dispatching)
         set_activity(conn, draft, activity_of(after))
 
     def wall_time_limit_ms(self) -> int:

@@ -110,7 +110,7 @@ class SendOps(ClientOps):
         key = MutationKey(command.actor_id, "turn.send", command.command_id)
         try:
             result = run_mutation(conn, key=key, input_digest=command.digest, now_ms=draft.now,
-                                  apply=apply)  # fmt: skip
+                                  apply=apply, correlation_id=command.correlation_id)  # fmt: skip
         except MaiaError as error:
             error.details.setdefault("sessionId", self.session_id)
             raise

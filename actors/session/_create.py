@@ -90,6 +90,7 @@ class UnbornSession:
             command=WriteCommand(command.command_id, command.actor_id, command.digest,
                                  "session.create"),
             result=result,
+            correlation_id=command.correlation_id,
         ))  # fmt: skip
         assert committed.mutation is not None
         if committed.applied:

@@ -32,6 +32,7 @@ class Command:
     command_id: str
     actor_id: str
     digest: str
+    correlation_id: str | None = None  # of its events and receipt; None: the commandId
 
 
 @attrs.frozen

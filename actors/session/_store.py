@@ -12,6 +12,8 @@ and only after the commit does the actor adopt the draft. The SQL is the kind's 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import attrs
@@ -20,7 +22,7 @@ from actors._timers import Wake
 from actors._write import Change, Entry, Tx
 from maia.core import MaiaError
 from maia.protocol import Turn
-from storage import ReceiptTarget
+from storage import Envelope, ReceiptTarget
 
 from . import _sql as sql
 from ._core import Arm, EndTurn, SessionStep, Step, TurnStep, end_events
@@ -47,6 +49,7 @@ class TurnMemo:
     state: TurnState
     revision: int
     text: str
+    cause: Envelope | None = None  # set at dispatch: what its worker's events carry
 
 
 @attrs.define
@@ -103,7 +106,8 @@ class Draft:
 
     def copy(self, now: int) -> Draft:
         # Direct construction: attrs.evolve per memo was a visible share of each commit.
-        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text) for k, v in self.turns.items()}
+        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause)
+                 for k, v in self.turns.items()}  # fmt: skip
         return Draft(self.session_id, self.project_id, self.state, self.revision,
                      self.activity, turns, now)  # fmt: skip
 
@@ -232,10 +236,17 @@ def end_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, outcome: str,
         turn_step(conn, draft, turn_id, step.event, caller=caller, reason=step.reason)
 
 
-def apply_plan(conn: sqlite3.Connection, draft: Draft, plan: list[Step]) -> None:
-    """Apply the pure core's plan (`_core`) in the draft's transaction, in order."""
+def apply_plan(conn: sqlite3.Connection, draft: Draft, plan: list[Step], *,
+               dispatching: Callable[[str], AbstractContextManager[Any]] | None = None,
+               ) -> None:  # fmt: skip
+    """Apply the pure core's plan (`_core`) in the draft's transaction, in order; a turn's
+    dispatch inside `dispatching(turn_id)` (its envelope: see `_envelope`)."""
     for step in plan:
         match step:
+            case TurnStep(turn_id, TurnEvent.DISPATCH, reason, payload) if dispatching:
+                with dispatching(turn_id):
+                    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH, reason=reason,
+                              payload=dict(payload))  # fmt: skip
             case SessionStep(event):
                 session_step(conn, draft, event)
             case TurnStep(turn_id, event, reason, payload):

@@ -156,10 +156,14 @@ def output_text(conn: sqlite3.Connection, turn_id: str) -> str | None:
 
 def _output(conn: sqlite3.Connection, turn_id: str) -> tuple[str | None, bool]:
     rows = conn.execute(
-        "SELECT substr(text, 1, ?), length(text) > ? OR truncated FROM turn_items"
-        " WHERE turn_id = ? AND kind = 'message' ORDER BY seq",
-        (OUTPUT_TEXT_CHARS + 1, OUTPUT_TEXT_CHARS, turn_id),
+        # Whole texts (each item's is bounded when stored): SQLite's substr() and length()
+        # would end at a NUL character.
+        "SELECT text, truncated FROM turn_items WHERE turn_id = ? AND kind = 'message'"
+        " ORDER BY seq",
+        (turn_id,),
     ).fetchall()
+    rows = [((t or "")[: OUTPUT_TEXT_CHARS + 1], len(t or "") > OUTPUT_TEXT_CHARS or cut)
+            for t, cut in rows]  # fmt: skip
     if not rows:
         return None, False
     text = "".join(r[0] for r in rows)

@@ -23,6 +23,7 @@ import attrs
 
 from actors import Command, EffectScope, Envelope, Fired, Wake, Write, WritePath
 from maia.core import MaiaError
+from storage import event_correlation
 
 from ._changes import (
     Proof,
@@ -187,7 +188,13 @@ class WebhookActor:
         record = self.record
         if actions and record is not None and record.state is WebhookState.ACTIVE:
             gone = gone_write(record, actions[0].reason, now)
-            write = attrs.evolve(gone, sql=_both(record_it, gone.sql))
+            # caused by the delivery of its event, in that event's correlation
+            cause = delivery.event_id if delivery is not None else None
+            correlation = None
+            if cause is not None:
+                correlation = await self.ctx.store.read(lambda c: event_correlation(c, cause))
+            write = attrs.evolve(gone, sql=_both(record_it, gone.sql), causation_id=cause,
+                                 correlation_id=correlation)  # fmt: skip
         committed = await self.path.commit(write)
         if committed.records:
             self.record = committed.records[0]

@@ -102,3 +102,35 @@ def check(root: Path, as_json: bool) -> None:
             click.echo(f"maia contract check: {problem}", err=True)
     if stale or problems:
         raise SystemExit(1)
+
+
+@contract.group()
+def fixtures() -> None:
+    """The operation fixtures under tests/fixtures/ops (docs/conformance.md)."""
+
+
+@fixtures.command()
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+@click.option(
+    "--fixtures",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The fixture folder (default: ROOT/tests/fixtures/ops).",
+)
+@click.option("--op", "only", multiple=True, help="Verify only this op (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def verify(root: Path, folder: Path | None, only: tuple[str, ...], as_json: bool) -> None:
+    """Run every op's fixtures against a real Node; exit non-zero naming each failure."""
+    from maia.conformance import verify_fixtures
+
+    report = verify_fixtures(
+        folder or root / "tests" / "fixtures" / "ops", repo=root.resolve(), only=only or None
+    )
+    if as_json:
+        click.echo(json.dumps(report.to_json()))
+    else:
+        for line in report.lines():
+            click.echo(f"maia contract fixtures verify: {line}")
+    if not report.ok:
+        raise SystemExit(1)

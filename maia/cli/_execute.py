@@ -29,21 +29,14 @@ from ._invocation import Invocation
 from ._output import Out as Out
 from ._output import now_ms as now_ms
 from ._output import run_local
-from ._render import COLUMNS, table
+from ._refs import Ambiguous as Ambiguous
+from ._refs import ambiguous_exit, is_exact_id
 
 
 class Requester(Protocol):
     """What `execute` needs of a client (the SDK's `MaiaClient` is one)."""
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
-
-
-class Ambiguous(Exception):
-    """A reference named more than one thing (exit 2, the candidates listed)."""
-
-    def __init__(self, reference: str, kind: str, candidates: list[dict[str, Any]]) -> None:
-        super().__init__(reference)
-        self.reference, self.kind, self.candidates = reference, kind, candidates
 
 
 class Refused(Exception):
@@ -59,11 +52,13 @@ async def resolve(client: Requester, reference: str, kind: str) -> str:
 
 
 async def resolve_references(client: Requester, invocation: Invocation) -> dict[str, Any]:
-    """The invocation's params with every reference replaced by its exact ID."""
+    """The invocation's params with every reference replaced by its exact ID (a whole ID
+    asks nothing of the Node: `is_exact_id`)."""
     params = dict(invocation.params)
     for wire, kind in invocation.references.items():
-        if isinstance(params.get(wire), str):
-            params[wire] = await resolve(client, params[wire], kind)
+        value = params.get(wire)
+        if isinstance(value, str) and not is_exact_id(value, kind):
+            params[wire] = await resolve(client, value, kind)
     return params
 
 
@@ -162,9 +157,11 @@ async def execute(
             return await _waits.send_and_wait(client, params, invocation, out)
         result = await call(client, invocation.operation_id, params, out)
         out.result(invocation.operation_id, result)
+        if _exit.unserved_cursor(invocation.operation_id, result):
+            return _exit.ERROR  # printed as a result, but the cursor was not served
         return _exit.OK
     except Ambiguous as ambiguous:
-        return _ambiguous(ambiguous, out)
+        return ambiguous_exit(ambiguous, out)
     except Refused as refused:
         out.message(str(refused))
         return _exit.ERROR
@@ -174,17 +171,3 @@ async def execute(
     except TimeoutError:
         out.message("timed out")
         return _exit.TIMEOUT
-
-
-def _ambiguous(ambiguous: Ambiguous, out: Out) -> int:
-    count = len(ambiguous.candidates)
-    out.message(f"{ambiguous.reference!r} names {count} {ambiguous.kind}s; give more of the ID:")
-    out.stderr.write(table(ambiguous.candidates, COLUMNS["candidates"], out.now_ms))
-    if out.fmt != "human":
-        error = MaiaError(
-            "validation_failed",
-            f"the reference names {count} {ambiguous.kind}s",
-            {"candidates": ambiguous.candidates},
-        )
-        out.json({"ok": False, "error": error.to_wire()})
-    return _exit.USAGE

@@ -29,6 +29,16 @@ _BY_CODE: Final = {
 }
 
 
+def unserved_cursor(operation_id: str, result: object) -> bool:
+    """Whether an events.read answered cursor_reset_required or invalid_cursor (a result,
+    not an error, but nothing was read: exit 1)."""
+    return (
+        operation_id == "events.read"
+        and isinstance(result, dict)
+        and result.get("status", "page") != "page"
+    )
+
+
 def exit_code(error: MaiaError) -> int:
     """The exit code of a failure: `unavailable` from the transport (the Node is not there)
     is 6; the Node's own `unavailable` (a part restarting) is a plain error."""

@@ -142,9 +142,14 @@ def _option(op: OperationDescriptor, plan: FieldPlan) -> click.Parameter:
 
 
 def _session_completion() -> Any:
+    return _complete_session
+
+
+def _complete_session(ctx: click.Context, param: click.Parameter, incomplete: str) -> Any:
+    """Loads the completion module (click's shell completion) only when a shell asks."""
     from ._completion import complete_session
 
-    return complete_session
+    return complete_session(ctx, param, incomplete)
 
 
 def _scalar_type(shape: Shape) -> click.ParamType[Any]:
@@ -158,8 +163,6 @@ def _scalar_type(shape: Shape) -> click.ParamType[Any]:
 
 def op_params(op: OperationDescriptor) -> list[click.Parameter]:
     """The click parameters of the op's input fields (positionals first)."""
-    from ._completion import complete_session
-
     positional = positional_fields(op)
     params: list[click.Parameter] = []
     for plan in positional:
@@ -169,7 +172,7 @@ def op_params(op: OperationDescriptor) -> list[click.Parameter]:
             click.Argument(
                 [plan.name],
                 metavar=metavar if required else f"[{metavar}]",
-                shell_complete=complete_session if reference_kind(op, plan) == "session" else None,
+                shell_complete=_complete_session if reference_kind(op, plan) == "session" else None,
                 required=required,
             )
         )

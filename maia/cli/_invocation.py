@@ -48,6 +48,7 @@ LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
     ("version",): "Print the version, protocol, registry digest and operations.",
     ("contract", "generate"): "Rewrite the registry's generated projections.",
     ("contract", "check"): "Check the registry's generated projections.",
+    ("contract", "fixtures", "verify"): "Run every op's fixtures against a real Node.",
     ("config", "check"): "Check every configuration file: each problem with its line (no Node).",
     ("executor", "check"): "Probe an agent executor's binary and version (no Node).",
 }

@@ -6,7 +6,9 @@ line is parsed (`parse_invocation`, no I/O); local commands (`node start|stop`, 
 `completion`, `console`, bare `maia`) run here; an op opens the SDK client and runs
 `execute` under anyio's asyncio backend: the SDK and `execute` are anyio-only, and asyncio
 imports in a fraction of trio's time (a short command is mostly start-up). Nothing imports
-an event loop or the SDK until an op actually runs; an op never imports trio.
+an event loop or the SDK until an op actually runs; an op never imports trio. A plain op
+call (one question, one answer: `session list`, `node status`) runs on the SDK's blocking
+client (`_quick.py`) and imports no event loop at all.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ SERVED_COMMANDS: dict[tuple[str, ...], str] = {
     ("home",): "maia.console._launch:home",
 }
 CONSOLE_MISSING = "maia: the console is not available in this build\n"
+# `_completion.COMPLETE_VAR` (a test keeps them equal), named here so a run need not load it.
+COMPLETE_VAR = "_MAIA_COMPLETE"
 
 
 def _run_served(path: tuple[str, ...], args: Sequence[str]) -> int:
@@ -94,7 +98,7 @@ def _run_local(invocation: Any) -> int:
         from ._contract_cmd import contract
 
         try:
-            contract.main([path[1], *args], prog_name="maia contract", standalone_mode=False)
+            contract.main([*path[1:], *args], prog_name="maia contract", standalone_mode=False)
         except SystemExit as exit_:
             return exit_.code if isinstance(exit_.code, int) else 1
         return 0
@@ -107,23 +111,36 @@ def _run_local(invocation: Any) -> int:
 
 
 def _run_op(invocation: object) -> int:
+    from . import _exit
+    from ._invocation import Invocation
+    from ._quick import needs_execute, run_quick
+
+    assert isinstance(invocation, Invocation)
+    if not needs_execute(invocation):
+        try:
+            return run_quick(invocation, _interactive())
+        except KeyboardInterrupt:
+            sys.stderr.write("maia: interrupted\n")
+            return _exit.INTERRUPTED
     import anyio
 
     from maia.client import open_client
     from maia.core import MaiaError
 
-    from . import _exit
     from ._execute import execute
-    from ._invocation import Invocation
     from ._output import Out
-
-    assert isinstance(invocation, Invocation)
 
     async def run() -> int:
         try:
             async with open_client(invocation.node, home=invocation.home) as client:
-                return await execute(invocation, client, stdout=sys.stdout, stderr=sys.stderr,
-                                     interactive=_interactive(), owns_sigint=True)  # fmt: skip
+                try:
+                    return await execute(invocation, client, stdout=sys.stdout,
+                                         stderr=sys.stderr, interactive=_interactive(),
+                                         owns_sigint=True)  # fmt: skip
+                finally:
+                    from ._deprecated import report
+
+                    report(client.deprecations, sys.stderr)  # the Node's, for old op names
         except MaiaError as error:
             Out(sys.stdout, sys.stderr, invocation.output).error(error)
             return _exit.exit_code(error)
@@ -173,9 +190,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if args == ["--version"]:  # fast path: no registry needed
         sys.stdout.write(f"maia {__version__}\n")
         return 0
-    import click
+    from ._attrs_cache import install
 
-    from ._completion import COMPLETE_VAR
+    install()  # before the first attrs class: its methods as compiled at install
+    import click
 
     if os.environ.get(COMPLETE_VAR):
         from ._invocation import command_tree
@@ -184,10 +202,15 @@ def _main(argv: Sequence[str] | None) -> int:
             command_tree().main(args, prog_name="maia", complete_var=COMPLETE_VAR)
         except SystemExit as exit_:  # click exits after completing
             return exit_.code if isinstance(exit_.code, int) else 0
+    from maia.protocol import REGISTRY
+
     from ._approval_cmd import approval_alias
     from ._config_cmd import config_alias
+    from ._deprecated import report, rewrite_deprecated
     from ._invocation import parse_invocation
 
+    args, deprecated = rewrite_deprecated(args, REGISTRY.deprecations)
+    report(deprecated, sys.stderr)
     try:
         invocation = parse_invocation(approval_alias(config_alias(args)))
     except Refusal as refusal:

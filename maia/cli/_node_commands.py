@@ -34,6 +34,8 @@ from maia.node import (
     run_node,
 )
 
+from ._machine_cmd import machine_argv, machine_children, machine_options
+
 READY_TIMEOUT_S = 60.0
 STOP_WAIT_S = 60.0
 
@@ -54,18 +56,21 @@ def node_group() -> None:
 @click.option("--detach", is_flag=True, help="Run in the background; return once it is ready.")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, help="API port (0: a free one).")
 @home_option
-def start_command(detach: bool, port: int, home: Path | None) -> None:
+@machine_options
+def start_command(detach: bool, port: int, home: Path | None, **machines: Any) -> None:
     """Run the Node (in the foreground unless --detach)."""
     node_home = NodeHome.resolve(home)
+    children = machine_children(machines)
     if detach:
-        sys.exit(_start_detached(node_home, port))
+        sys.exit(_start_detached(node_home, port, machine_argv(machines)))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
 
     def ready(running: NodeRunning) -> None:
         click.echo(f"Maia Node {running.node_id} (pid {running.pid}) listening on {running.url}")
 
     try:
-        trio.run(lambda: run_node(NodeConfig(node_home, port), on_ready=ready))
+        trio.run(lambda: run_node(NodeConfig(node_home, port, children=children),
+                                   on_ready=ready))  # fmt: skip
     except NodeStartError as error:
         click.echo(f"maia node: {error}", err=True)  # on stderr: node.log when detached
         sys.exit(1)
@@ -77,7 +82,7 @@ def start_command(detach: bool, port: int, home: Path | None) -> None:
     click.echo("Maia Node stopped")
 
 
-def _start_detached(home: NodeHome, port: int) -> int:
+def _start_detached(home: NodeHome, port: int, extra: list[str] | None = None) -> int:
     try:
         home.ensure()
     except MaiaError as error:
@@ -97,7 +102,7 @@ def _start_detached(home: NodeHome, port: int) -> int:
     # -P: the caller's folder is never on sys.path, so its own `storage/` or `maia/`
     # package cannot shadow Maia's.
     command = [sys.executable, "-P", "-m", "maia.node", "start", "--home", str(home.root)]
-    command += ["--port", str(port)]
+    command += ["--port", str(port), *(extra or [])]
     try:
         log_fd = open_private(home.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     except (MaiaError, OSError) as error:

@@ -168,6 +168,18 @@ def list_key(result: dict[str, Any]) -> str | None:
     return None
 
 
+def unserved_cursor_text(result: dict[str, Any]) -> str:
+    """An events.read that did not serve its cursor: why, and where to start again."""
+    text = f"{result['status']}: {result.get('reason', '')}\n"
+    snapshot = result.get("snapshot")
+    if isinstance(snapshot, dict):
+        text += (
+            f"the journal now holds positions {snapshot['oldestRetainedPosition']}"
+            f"-{snapshot['headPosition']}; start again with --after {snapshot['cursor']}\n"
+        )
+    return text
+
+
 _META: Final = frozenset(
     {"delivery", "receiptId", "method", "nextCursor", "hasMore", "nextItemCursor"}
 )
@@ -182,6 +194,8 @@ def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> 
         from ._config_cmd import render_config_show
 
         return render_config_show(result)
+    if operation_id == "events.read" and result.get("status", "page") != "page":
+        return unserved_cursor_text(result)
     if operation_id == "turn.queue.list":
         rows = ([result["activeTurn"]] if result.get("activeTurn") else []) + result["queue"]
         return table(rows, COLUMNS["queue"], now_ms, colour)

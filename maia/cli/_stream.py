@@ -1,11 +1,15 @@
-"""`turn send --wait`: the reply streamed as it arrives, on the observation stream.
+"""`turn send --wait` followed live (on a terminal, or `--jsonl`): the reply streamed as it
+arrives, on the observation stream. (Without a live stream, `turn send --wait` is one
+`turn.send` with its bounded wait: `maia.client.send_and_wait_wire`.)
 
 Order makes it exact: attach to the Session first (`session.attach` through the SDK's
 `attach_session`), then send, so every record of the new turn comes after the attach point.
 Deltas of the turn's message items go to stdout as they arrive (`--jsonl`: every record of
-the turn, one a line). The end is decided by the Node's bounded `turn.wait` running beside
-the stream, so a stream that cannot be opened (an older Node) or is cut only loses the live
-text: what was not streamed is printed from the finished turn's `outputText`.
+the turn, one a line). The subscription ends with the turn's terminal record
+(`turn.completed`): every record of the turn came before it, so the text is whole, and one
+`turn.wait` that answers at once reads the ended turn. A stream that cannot be opened (an
+older Node) or is cut only loses the live text: the end then comes from the Node's bounded
+`turn.wait`, and what was not streamed is printed from the finished turn's `outputText`.
 """
 
 from __future__ import annotations
@@ -18,7 +22,6 @@ import anyio
 from maia.core import WAIT_MILLISECONDS_MAX, MaiaError
 
 ATTACH_WAIT_S: Final = 3.0  # how long to wait for the stream before sending anyway
-DRAIN_S: Final = 2.0  # after the turn ended, how long the stream may take to catch up
 TURN_ENDED: Final = ("completed", "failed", "interrupted")
 
 
@@ -30,6 +33,7 @@ class TurnStream:
         self.turn_id: str | None = None
         self.attached = anyio.Event()
         self.ended = anyio.Event()
+        self.gone = anyio.Event()  # the stream ended without our turn's end (or never opened)
         self.printed: dict[str, str] = {}  # item ID -> message text printed so far
         self.order: list[str] = []
         self.pending: list[dict[str, Any]] = []  # records seen before the turn ID was known
@@ -87,48 +91,68 @@ class TurnStream:
             pass
         finally:
             self.attached.set()
+            self.gone.set()
 
 
 async def send_and_stream(
     client: Any, params: dict[str, Any], out: Any, limit: float
-) -> tuple[dict[str, Any], dict[str, Any], str]:
-    """Attach, send, stream, and wait for the turn to end (bounded by `limit` seconds).
+) -> tuple[dict[str, Any], str]:
+    """Attach, send, and stream until the turn's terminal record (bounded by `limit`
+    seconds); if the stream is lost first, wait with the Node's bounded `turn.wait`.
 
-    Returns (the send result, the turn as last seen, the text printed live). Raises
+    Returns (the send result with the turn as last seen, the text printed live). Raises
     MaiaError from `turn.send` or `turn.wait`.
     """
     stream = TurnStream(out)
     sent: dict[str, Any] = {}
     turn: dict[str, Any] = {}
     failure: Exception | None = None
+    deadline = anyio.current_time() + limit
     async with anyio.create_task_group() as group:
-        if out.fmt != "json":
-            group.start_soon(stream.follow, client, params["sessionId"])
-            with anyio.move_on_after(ATTACH_WAIT_S):
-                await stream.attached.wait()
-        else:
-            stream.attached.set()
+        group.start_soon(stream.follow, client, params["sessionId"])
+        with anyio.move_on_after(ATTACH_WAIT_S):
+            await stream.attached.wait()
         try:
             sent = await client.request("turn.send", params)
             turn = sent["turn"]
             stream.know(turn["turnId"])
-            with anyio.move_on_after(limit):
-                while turn["state"] not in TURN_ENDED:
-                    answer = await client.request(
-                        "turn.wait",
-                        {"turnId": turn["turnId"], "waitMilliseconds": WAIT_MILLISECONDS_MAX},
-                    )
-                    turn = answer["turn"]
-            if turn["state"] in TURN_ENDED and stream.text != (turn.get("outputText") or ""):
-                with anyio.move_on_after(DRAIN_S):
-                    await stream.ended.wait()
+            if turn["state"] not in TURN_ENDED:
+                with anyio.move_on_at(deadline):
+                    await _first(stream.ended, stream.gone)
+                turn = await _waited(client, turn, deadline)
         except Exception as error:  # re-raised below, not wrapped by the task group
             failure = error
         finally:
             group.cancel_scope.cancel()
     if failure is not None:
         raise failure
-    return sent, turn, stream.text
+    return {**sent, "turn": turn}, stream.text
+
+
+async def _first(*events: anyio.Event) -> None:
+    """Return once any of `events` is set."""
+    async with anyio.create_task_group() as group:
+
+        async def one(event: anyio.Event) -> None:
+            await event.wait()
+            group.cancel_scope.cancel()
+
+        for event in events:
+            group.start_soon(one, event)
+
+
+async def _waited(client: Any, turn: dict[str, Any], deadline: float) -> dict[str, Any]:
+    """The turn from the Node's bounded `turn.wait`, repeated until it ends or `deadline`
+    (at once when the stream already saw its end)."""
+    while True:
+        left_ms = int((deadline - anyio.current_time()) * 1000)
+        call_ms = max(0, min(WAIT_MILLISECONDS_MAX, left_ms))
+        answer = await client.request(
+            "turn.wait", {"turnId": turn["turnId"], "waitMilliseconds": call_ms}
+        )
+        turn = answer["turn"]
+        if turn["state"] in TURN_ENDED or call_ms <= 0:
+            return turn
 
 
 def _human_record(record: dict[str, Any], out: Any) -> None:

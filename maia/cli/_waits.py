@@ -2,9 +2,11 @@
 `events read --follow`, and the default Project of `session create` (the current
 directory's).
 
-`turn send --wait` streams the reply on the observation stream (`_stream.py`) and takes the
-end from the Node's bounded `turn.wait`; `session wait` and `turn wait` repeat the Node's
-bounded wait (at most 4 s a call, answered as soon as the state is reached): none polls.
+`turn send --wait` is `turn.send` with its bounded wait on the one connection (a short turn:
+the hello and that request), `turn.wait` after it for a longer turn; on a terminal, or with
+`--jsonl`, it also follows the turn live on the observation stream (`_stream.py`).
+`session wait` and `turn wait` repeat the Node's bounded wait (at most 4 s a call, answered
+as soon as the state is reached): none polls.
 `events read --follow` pages the journal with `events.read` (so `--after CURSOR` keeps the
 journal's meaning) and, once caught up, reads again when the observation stream carries new
 records; Ctrl-C, like `--timeout`, prints the cursor to continue from.
@@ -63,24 +65,48 @@ async def current_project(client: Any, out: Any) -> str:
     return str(project["projectId"])
 
 
+def streams_live(out: Any) -> bool:
+    """Whether `turn send --wait` follows the turn live: --jsonl (the stream's records are
+    its output) or human text on a terminal (a person watches it arrive). Otherwise (--json,
+    human text into a pipe or file) the one request on the one connection does it."""
+    if out.fmt == "jsonl":
+        return True
+    if out.fmt != "human":
+        return False
+    isatty = getattr(out.stdout, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
 async def send_and_wait(
     client: Any, params: dict[str, Any], invocation: Invocation, out: Any
 ) -> int:
-    """`turn send --wait`: send, stream the reply, and exit with the turn's outcome: 0
-    completed, 5 failed or interrupted, 3 when `--timeout` (default 10 min) passes first."""
+    """`turn send --wait`: send and exit with the turn's outcome: 0 completed, 5 failed or
+    interrupted, 3 when `--timeout` (default 10 min) passes first. Without a live stream
+    (`streams_live`) it is `turn.send` with its bounded wait, then `turn.wait` only if the
+    turn runs longer (`maia.client.send_and_wait_wire`), all on the client's connection."""
     from ._execute import progress
-    from ._stream import TURN_ENDED, send_and_stream
 
     limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_TURN_WAIT_S
+    streamed = ""
     async with progress(out, "the turn"):
-        sent, turn, streamed = await send_and_stream(client, params, out, limit)
+        if streams_live(out):
+            from ._stream import send_and_stream
+
+            final, streamed = await send_and_stream(client, params, out, limit)
+        else:
+            from maia.client import send_and_wait_wire
+
+            final = await send_and_wait_wire(client, params, timeout_s=limit)
+    turn = final["turn"]
     if turn["state"] not in TURN_ENDED:
         out.message(
             f"turn {turn['turnId']} did not end within {limit:g} s (it goes on: "
             f"maia turn show {turn['turnId']})"
         )
         return _exit.TIMEOUT
-    final = {**sent, "turn": turn}
     output = turn.get("outputText") or ""
     if out.fmt == "json":
         out.json({"ok": True, "result": final})
@@ -200,7 +226,9 @@ async def follow_events(
     130) or `--timeout` passes (exit 0); either way the cursor to continue from goes to
     stderr. Pages come from `events.read` (so `--after` and the printed cursor keep the
     journal's meaning); after catching up it reads again only when the observation stream
-    says something happened. A reset cursor ends it with the Node's error. With
+    says something happened. A cursor the Node can no longer serve (pruned, expired, an
+    earlier run) is said on stderr and the follow goes on from the oldest retained event; an
+    invalid cursor ends it with `invalid_cursor`. With
     `owns_sigint` (the CLI) SIGINT is caught here; otherwise (the console, which keeps
     SIGINT and cancels the command) the cancel prints the cursor on its way out.
     """
@@ -218,6 +246,14 @@ async def follow_events(
                 try:
                     while True:
                         page = await client.request("events.read", {**params, "position": position})
+                        if page["status"] == "cursor_reset_required":  # say so, go on from
+                            from ._render import unserved_cursor_text  # the oldest kept
+
+                            out.message(unserved_cursor_text(page).rstrip())
+                            position = {"kind": "cursor", "cursor": page["snapshot"]["cursor"]}
+                            continue
+                        if page["status"] != "page":
+                            raise MaiaError(page["status"], page.get("reason", ""), {})
                         for event in page["events"]:
                             out.data(_event_text(event, out))
                         position = {"kind": "cursor", "cursor": page["nextCursor"]}

@@ -39,6 +39,9 @@ from ._transport import MAX_MESSAGE_BYTES, WebSocket, error_from_wire, open_webs
 DEFAULT_TIMEOUT_S = 10.0  # above the Node's own 5 s deadline, so its answer arrives first
 
 
+MAX_DEPRECATIONS = 16
+
+
 class _Slot:
     __slots__ = ("done", "error", "result")
 
@@ -68,6 +71,8 @@ class MaiaClient:
         self._socket: WebSocket | None = None
         self._reader_scope: anyio.CancelScope | None = None
         self.hello: dict[str, Any] = {}
+        # The deprecation diagnostics the Node sent (a deprecated name was called), newest last.
+        self.deprecations: list[dict[str, Any]] = []
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Send one request and return its JSON result.
@@ -194,6 +199,9 @@ class MaiaClient:
             return
         if frame.get("ok") is True:
             slot.result = frame.get("result")
+            deprecations = frame.get("deprecations")
+            if isinstance(deprecations, list) and deprecations:  # a deprecated name answered
+                self.deprecations = [*self.deprecations, *deprecations][-MAX_DEPRECATIONS:]
         else:
             slot.error = error_from_wire(frame.get("error"))
         slot.done.set()

@@ -1,7 +1,9 @@
 """Streams you can follow from the SDK: `observe_events` and `attach_session`.
 
-Both open `/api/v1/observations` (subprotocol `maia.node.observations.v1`), send one
-subscribe request and yield the Node's frames as `StreamFrame`s. Each keeps the cursor of the
+Both open `/api/v1/observations` (subprotocol `maia.node.observations.v1`), say `node.hello`
+(this SDK's protocol and registry digest, as `open_client` does; another registry is
+`protocol_incompatible` unless `require_registry_match=False`), send one subscribe request
+and yield the Node's frames as `StreamFrame`s. Each keeps the cursor of the
 last frame it yielded; when the connection drops, or the Node ends the stream with `gap`
 (observations) or `resync` (attach), the feed reconnects by itself and resumes from that
 cursor, so a consumer sees each durable record once, in order. A `reset` frame (the cursor
@@ -28,6 +30,7 @@ from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 from maia.core import MaiaError
 
 from ._locate import Endpoint
+from ._projection import hello_params
 from ._transport import WebSocket, _await_accept, error_from_wire, split_url
 
 OBSERVATIONS_PATH: Final = "/api/v1/observations"
@@ -89,6 +92,41 @@ async def open_observation_socket(endpoint: Endpoint, timeout_s: float = _TIMEOU
         raise
 
 
+async def say_hello(socket: WebSocket, *, require_registry_match: bool = True,
+                    timeout_s: float = _TIMEOUT_S) -> dict[str, Any]:  # fmt: skip
+    """Send `node.hello` on an open observation socket and return its result.
+
+    Raises `MaiaError`: the Node's refusal (`protocol_incompatible`, ...), `unavailable`
+    when no answer comes within `timeout_s`, `protocol_incompatible` for another registry
+    digest unless `require_registry_match=False`."""
+    from maia.protocol import REGISTRY
+
+    hello_request = {"id": 0, "method": "node.hello", "params": hello_params()}
+    await socket.send(orjson.dumps(hello_request).decode())
+    with anyio.move_on_after(timeout_s):
+        message = await socket.receive()
+        if message is None:
+            raise MaiaError("unavailable", "the Node closed the stream during node.hello", {})
+        try:
+            envelope = orjson.loads(message)
+        except orjson.JSONDecodeError:
+            envelope = None
+        if not isinstance(envelope, dict):
+            raise MaiaError("unavailable", "the Node's answer to node.hello is not JSON", {})
+        if envelope.get("ok") is not True:
+            raise error_from_wire(envelope.get("error"))
+        hello: dict[str, Any] = envelope.get("result", {})
+        if require_registry_match and hello.get("registryMatch") is not True:
+            raise MaiaError(
+                "protocol_incompatible",
+                f"registry {REGISTRY.digest} is not {hello.get('registryDigest')}: this SDK "
+                "was built on another operation registry than the Node's (upgrade both)",
+                {"client": REGISTRY.digest, "node": hello.get("registryDigest")},
+            )
+        return hello
+    raise MaiaError("unavailable", f"no answer to node.hello within {timeout_s:g} s", {})
+
+
 def _endpoint_of(target: Any) -> Endpoint:
     endpoint = getattr(target, "endpoint", target)  # a MaiaClient or an Endpoint
     if not isinstance(endpoint, Endpoint):
@@ -101,8 +139,11 @@ class _Feed:
 
     method: str = ""
 
-    def __init__(self, target: Any, *, heartbeats: bool, max_retries: int) -> None:
+    def __init__(self, target: Any, *, heartbeats: bool, max_retries: int,
+                 require_registry_match: bool = True) -> None:  # fmt: skip
         self._endpoint = _endpoint_of(target)
+        self._require_registry_match = require_registry_match
+        self.hello: dict[str, Any] = {}  # the last connection's node.hello result
         self._heartbeats = heartbeats
         self._max_retries = max_retries
         self._socket: WebSocket | None = None
@@ -138,8 +179,15 @@ class _Feed:
     async def _connect(self) -> WebSocket:
         self._endpoint = self._endpoint.refreshed()
         socket = await open_observation_socket(self._endpoint)
-        request = {"id": next(self._ids), "method": self.method, "params": self._params()}
-        await socket.send(orjson.dumps(request).decode())
+        try:
+            self.hello = await say_hello(
+                socket, require_registry_match=self._require_registry_match
+            )
+            request = {"id": next(self._ids), "method": self.method, "params": self._params()}
+            await socket.send(orjson.dumps(request).decode())
+        except BaseException:
+            await socket.aclose()
+            raise
         return socket
 
     async def _backoff(self, error: MaiaError) -> None:
@@ -203,8 +251,10 @@ class ObservationFeed(_Feed):
     method = "observe.events"
 
     def __init__(self, target: Any, query: dict[str, Any] | None, cursor: str | None,
-                 *, heartbeats: bool, max_retries: int) -> None:  # fmt: skip
-        super().__init__(target, heartbeats=heartbeats, max_retries=max_retries)
+                 *, heartbeats: bool, max_retries: int,
+                 require_registry_match: bool = True) -> None:  # fmt: skip
+        super().__init__(target, heartbeats=heartbeats, max_retries=max_retries,
+                         require_registry_match=require_registry_match)  # fmt: skip
         self.query = dict(query or {})
         self.cursor = cursor
 
@@ -226,8 +276,10 @@ class SessionFeed(_Feed):
     method = "session.attach"
 
     def __init__(self, target: Any, session_id: str, cursor: dict[str, int] | None,
-                 *, heartbeats: bool, max_retries: int) -> None:  # fmt: skip
-        super().__init__(target, heartbeats=heartbeats, max_retries=max_retries)
+                 *, heartbeats: bool, max_retries: int,
+                 require_registry_match: bool = True) -> None:  # fmt: skip
+        super().__init__(target, heartbeats=heartbeats, max_retries=max_retries,
+                         require_registry_match=require_registry_match)  # fmt: skip
         self.session_id = session_id
         self.cursor = dict(cursor) if cursor is not None else None
         self._resync_without_progress = 0
@@ -270,6 +322,7 @@ def observe_events(
     cursor: str | None = None,
     heartbeats: bool = False,
     max_retries: int = 8,
+    require_registry_match: bool = True,
 ) -> ObservationFeed:
     """Follow the observation stream of the Node `target` (a MaiaClient or an Endpoint).
 
@@ -278,7 +331,8 @@ def observe_events(
     raises `MaiaError` for what resuming cannot cure, or `unavailable` after `max_retries`
     failed reconnects in a row.
     """
-    return ObservationFeed(target, query, cursor, heartbeats=heartbeats, max_retries=max_retries)
+    return ObservationFeed(target, query, cursor, heartbeats=heartbeats, max_retries=max_retries,
+                           require_registry_match=require_registry_match)  # fmt: skip
 
 
 def attach_session(
@@ -288,10 +342,12 @@ def attach_session(
     cursor: dict[str, int] | None = None,
     heartbeats: bool = False,
     max_retries: int = 8,
+    require_registry_match: bool = True,
 ) -> SessionFeed:
     """Follow one Session's turns and items (`session.attach`) on the Node `target`.
 
     Yields `attached`, `records`, `synchronized` (and `heartbeat` if asked) frames; after a
     reconnect it resumes from `feed.cursor` ({epoch, sequence}). Raises as `observe_events`.
     """
-    return SessionFeed(target, session_id, cursor, heartbeats=heartbeats, max_retries=max_retries)
+    return SessionFeed(target, session_id, cursor, heartbeats=heartbeats, max_retries=max_retries,
+                       require_registry_match=require_registry_match)  # fmt: skip

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
@@ -28,37 +27,14 @@ from wsproto.events import (
     TextMessage,
 )
 
-from maia.core import ERROR_CODES, MaiaError
+from maia.core import MaiaError
 
-MAX_MESSAGE_BYTES = 1024 * 1024
+from ._wire import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
+from ._wire import error_from_wire as error_from_wire
+from ._wire import split_url as split_url
+
 _READ_CHUNK = 65536
 _MAX_REJECT_BODY = 64 * 1024
-
-
-def error_from_wire(value: Any) -> MaiaError:
-    """A `MaiaError` from the wire's error object (an unknown code becomes internal_error)."""
-    if not isinstance(value, dict):
-        return MaiaError("internal_error", "the Node sent a malformed error", {"error": value})
-    code, message = value.get("code"), value.get("message")
-    raw_details = value.get("details")
-    details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
-    if not isinstance(code, str) or code not in ERROR_CODES:
-        return MaiaError("internal_error", str(message), {**details, "nodeCode": code})
-    return MaiaError(code, str(message), details)
-
-
-def split_url(url: str) -> tuple[str, int, str]:
-    """(host, port, path) of a `ws://` URL. Raises `MaiaError(configuration_invalid)`."""
-    parts = urlsplit(url)
-    if parts.scheme != "ws" or not parts.hostname or parts.port is None:
-        raise MaiaError(
-            "configuration_invalid",
-            f"configuration is invalid: the Node URL {url!r} must look like "
-            "ws://127.0.0.1:PORT/api/v1",
-            {"url": url},
-        )
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return host, parts.port, parts.path or "/"
 
 
 class WebSocket:

@@ -10,6 +10,7 @@ from ._agent_executors import PERMISSION_MODES as PERMISSION_MODES
 from ._agent_executors import read_agent_options as read_agent_options
 from ._check import CheckReport as CheckReport
 from ._check import check_configuration as check_configuration
+from ._deprecated_keys import without_deprecated_keys as without_deprecated_keys
 from ._effective import DEFAULT_EXECUTOR_REF as DEFAULT_EXECUTOR_REF
 from ._effective import EffectiveConfig as EffectiveConfig
 from ._files import ConfigFile as ConfigFile

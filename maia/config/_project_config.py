@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from ._deprecated_keys import without_deprecated_keys
 from ._jsonc import Locations, Path
 from ._limits import DEFAULT_WALL_TIME_MS, read_limits
 from ._problems import SELF_PREFIX, Checker, Problem, raise_if_any
@@ -138,6 +139,7 @@ def check_project_config(
     `projectKey` must equal the Project's key in the inventory; with `user_currency`, a
     daily cost limit must be in the user's currency (a narrowing must be comparable).
     """
+    document = without_deprecated_keys(document, source)
     checker = Checker(source, locations)
     refs = _Refs(checker, project_id)
     body = checker.obj(document, (), _TOP)

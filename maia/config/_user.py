@@ -24,6 +24,7 @@ import attrs
 from maia.core import MaiaError, parse_definition_ref
 
 from ._agent_executors import AGENT_KINDS, ALL_AGENT_KEYS, read_agent_options
+from ._deprecated_keys import without_deprecated_keys
 from ._jsonc import JsoncError, Locations, loads_jsonc_located
 from ._limits import DEFAULT_WALL_TIME_MS, CapacityLimits, read_limits
 from ._observability import ObservabilityPolicy, read_observability
@@ -197,6 +198,7 @@ def check_user_config(
     document: Any, source: str = "config.jsonc", locations: Locations | None = None
 ) -> tuple[UserConfig, list[Problem]]:
     """The UserConfig of a parsed document and every problem found in it (empty: valid)."""
+    document = without_deprecated_keys(document, source)
     checker = Checker(source, locations)
     top = {"schemaVersion", "swarm", "defaults", "observability", "executors", "sessions"}
     top.add("webhooks")

@@ -41,6 +41,7 @@ from ._fields import FieldSpec as FieldSpec
 from ._fields import field as field
 from ._fields import spec as spec
 from ._ids import GENERATED_ID_PATTERN as GENERATED_ID_PATTERN
+from ._ids import ID_GRAMMAR_PATTERN as ID_GRAMMAR_PATTERN
 from ._ids import ID_PREFIXES as ID_PREFIXES
 from ._ids import WIRE_ID_MAX_LENGTH as WIRE_ID_MAX_LENGTH
 from ._ids import WIRE_ID_PATTERN as WIRE_ID_PATTERN
@@ -48,6 +49,7 @@ from ._ids import check_wire_id as check_wire_id
 from ._ids import id_prefix as id_prefix
 from ._ids import is_wire_id as is_wire_id
 from ._ids import new_id as new_id
+from ._ids import random_hex as random_hex
 from ._limits import INPUT_PREVIEW_MAX_BYTES as INPUT_PREVIEW_MAX_BYTES
 from ._limits import MAX_SESSION_PENDING_TURNS as MAX_SESSION_PENDING_TURNS
 from ._limits import WAIT_MILLISECONDS_MAX as WAIT_MILLISECONDS_MAX

@@ -9,6 +9,7 @@ so the SDK never imports the Node and the Node never imports the SDK.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -65,9 +66,32 @@ class Discovery:
         return started is not None and abs(started - self.start_time) <= _START_TIME_TOLERANCE_S
 
 
+def _proc_start_time(pid: int) -> float | None:
+    """Linux's /proc answer as psutil computes it (boot time + start ticks), without
+    importing psutil (a CLI start asks this once). Raises LookupError where /proc cannot
+    say (no /proc, another format)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        boot = next(line for line in Path("/proc/stat").read_bytes().splitlines()
+                    if line.startswith(b"btime "))  # fmt: skip
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        if fields[0] == b"Z":
+            return None
+        return float(boot.split()[1]) + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except FileNotFoundError:
+        if Path("/proc/self/stat").exists():
+            return None  # /proc works: the process is gone
+        raise LookupError("no /proc") from None
+    except (OSError, ValueError, IndexError, StopIteration) as error:
+        raise LookupError("/proc cannot say") from error
+
+
 def process_start_time(pid: int) -> float | None:
     """The start time of process `pid` (seconds since the epoch), or None if it is gone."""
-    import psutil  # only where liveness is asked: `import maia.core` stays cheap
+    if pid > 0:
+        with contextlib.suppress(LookupError):
+            return _proc_start_time(pid)
+    import psutil  # only where /proc cannot answer: `import maia.core` stays cheap
 
     try:
         process = psutil.Process(pid)

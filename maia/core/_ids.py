@@ -1,7 +1,10 @@
 """Identifiers: generation of `<prefix>_<32 hex>` IDs and the wire grammar.
 
 The wire accepts any identifier of 1–128 characters matching the protocol grammar; the Node
-generates IDs with a known type prefix and 128 bits of entropy.
+generates IDs with a known type prefix and 128 bits of entropy, which match the spec's
+target identifier grammar (`ID_GRAMMAR_PATTERN`). Time-ordered IDs (`storage.new_ordered_id`)
+put 18 hex digits of time and sequence before their 32 random ones (`<prefix>_<50 hex>`);
+rows written before that carry 32 hex digits and stay valid.
 
 Why a pool: one `os.urandom` call per ID was measured at up to 0.4 ms on the Node's hot path
 (a syscall that releases the GIL, then waits to take it back from the storage thread). The
@@ -21,7 +24,10 @@ from ._errors import MaiaError
 
 WIRE_ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:-]*$"
 WIRE_ID_MAX_LENGTH: Final = 128
-GENERATED_ID_PATTERN: Final = r"^[a-z][a-z0-9-]{1,31}_[0-9a-f]{32}$"
+# What the Node mints: 32 hex (random) or 50 hex (time-ordered: 18 of time, then 32 random).
+GENERATED_ID_PATTERN: Final = r"^[a-z][a-z0-9-]{1,31}_(?:[0-9a-f]{32}|[0-9a-f]{50})$"
+# The spec's identifier grammar (type prefix, 128 bits of entropy in 16-128 characters).
+ID_GRAMMAR_PATTERN: Final = r"^[a-z][a-z0-9-]{1,31}_[A-Za-z0-9_-]{16,128}$"
 
 ID_PREFIXES: Final = frozenset(
     {
@@ -69,7 +75,7 @@ def _drop_pool() -> None:
 os.register_at_fork(after_in_child=_drop_pool)
 
 
-def _random_hex() -> str:
+def random_hex() -> str:
     """32 lowercase hex digits (128 bits) from the OS CSPRNG, never handed out before."""
     global _pool, _pool_at
     with _pool_lock:
@@ -84,7 +90,7 @@ def new_id(prefix: str) -> str:
     """A fresh `<prefix>_<32 lowercase hex>` ID. Raises ValueError for an unknown prefix."""
     if prefix not in ID_PREFIXES:
         raise ValueError(f"unknown ID prefix {prefix!r}")
-    return f"{prefix}_{_random_hex()}"
+    return f"{prefix}_{random_hex()}"
 
 
 def is_wire_id(value: str) -> bool:

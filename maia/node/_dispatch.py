@@ -44,14 +44,20 @@ Handler = Callable[[Call, Any], Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
 
 
-class _Registry(Protocol):
+class _Lookup(Protocol):
     def get(self, op_id: str, /) -> OperationDescriptor | None: ...
+
+
+class _Registry(_Lookup, Protocol):
+    def resolve(self, name: str, /) -> tuple[OperationDescriptor | None, Any]: ...
+
+    def deprecation(self, name: str, /) -> Any: ...
 
 
 class HandlerTable:
     """Handlers keyed by operation ID; refuses IDs its registry does not know."""
 
-    def __init__(self, registry: _Registry = REGISTRY) -> None:
+    def __init__(self, registry: _Lookup = REGISTRY) -> None:
         self._registry = registry
         self._handlers: dict[str, Handler] = {}
 
@@ -106,7 +112,9 @@ class Dispatcher:
         role_denied, command_not_implemented, deadline_exceeded, internal_error, or what
         the handler raised.
         """
-        descriptor = self._registry.get(call.method)
+        # A deprecated name reaches its op (a renamed op's alias reaches the replacement);
+        # the server adds the deprecation diagnostic to the answer (`deprecation_of`).
+        descriptor, _ = self._registry.resolve(call.method)
         if descriptor is None:
             raise MaiaError(
                 "unknown_method", f"no operation named {call.method}", {"method": call.method}
@@ -118,7 +126,7 @@ class Dispatcher:
                 {"role": call.role, "method": call.method},
             )
         value = decode_input(descriptor, params)
-        handler = self._handlers.get(call.method)
+        handler = self._handlers.get(descriptor.operation_id)
         if handler is None:
             raise MaiaError(
                 "command_not_implemented",
@@ -143,3 +151,8 @@ class Dispatcher:
                 {"method": call.method, "ms": math.floor(self._deadline_s * 1000)},
             )
         return encode_output(descriptor, result)
+
+    def deprecation_of(self, method: str) -> dict[str, Any] | None:
+        """The machine-readable deprecation diagnostic of a method name, or None."""
+        deprecation = self._registry.deprecation(method)  # a dict look-up: no alias, None
+        return None if deprecation is None else dict(deprecation.diagnostic())

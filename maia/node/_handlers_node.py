@@ -1,8 +1,9 @@
 """Handlers of node.hello and node.status.
 
 `node.hello` checks the client's protocol version (a mismatch is `protocol_incompatible`)
-and reports whether its registry digest equals ours; the SDK refuses to go on when it does
-not (during alpha, client and Node upgrade together). `node.status` reads storage once:
+and reports whether its registry digest equals ours (`maia.protocol.answer_hello`, which the
+observation socket's hello shares; no digest is no match); the SDK refuses to go on when it
+does not (during alpha, client and Node upgrade together). `node.status` reads storage once:
 `integrity: ok` means what the spec says, the storage connection is open and answered a
 read, not that an integrity check passed. Its counts come from one shared read at most
 `STATUS_TTL_MS` old (`_status_counts`), so polling it from many clients does not load storage.
@@ -17,7 +18,7 @@ import attrs
 
 from maia import __version__
 from maia.core import MaiaError
-from maia.protocol import ConfigScopeStatus
+from maia.protocol import ConfigScopeStatus, answer_hello
 from maia.service import ServiceContext, config_files_status
 
 from ._dispatch import HANDLERS, Call
@@ -44,21 +45,9 @@ MAX_FILE_PROBLEMS = 5  # node.status names the file; `maia config check` lists e
 @HANDLERS.handler("node.hello")
 async def node_hello(call: Call, params: NodeHelloInput) -> NodeHelloOutput:
     """Raises `protocol_incompatible` when the client speaks another protocol version."""
-    services: NodeServices = call.services
-    if params.protocol != PROTOCOL_VERSION:
-        raise MaiaError(
-            "protocol_incompatible",
-            f"protocol {params.protocol} is not {PROTOCOL_VERSION}",
-            {"client": params.protocol, "node": PROTOCOL_VERSION},
-        )
-    return NodeHelloOutput(
-        node_id=services.storage_or_raise().node_id,
-        epoch=services.storage_or_raise().node_epoch,
-        protocol=PROTOCOL_VERSION,
-        registry_digest=REGISTRY.digest,
-        version=__version__,
-        capabilities=NODE_CAPABILITY_NAMES,
-        registry_match=params.registry_digest in (None, REGISTRY.digest),
+    store = call.services.storage_or_raise()
+    return answer_hello(
+        params, node_id=store.node_id, epoch=store.node_epoch, registry_digest=REGISTRY.digest
     )
 
 

@@ -222,7 +222,8 @@ class _Connection:
         )
         try:
             result = await self._server._dispatcher.dispatch(call, request.params)
-            frame = encode_result(request.id, result)
+            deprecation = self._server._dispatcher.deprecation_of(request.method)
+            frame = encode_result(request.id, result, deprecation)
         except MaiaError as error:
             await self._send(encode_error(request.id, error))
             return False

@@ -26,6 +26,9 @@ class NodeConfig:
     home: NodeHome
     port: int = 0
     clock: Clock = attrs.field(factory=SystemClock)
+    # More children of the root tree, started after the API in this order: (name, start)
+    # with start(services, ctx, task_status=...) (the machine link, maia.machines).
+    children: tuple[tuple[str, Any], ...] = ()
 
 
 @attrs.frozen

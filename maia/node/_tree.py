@@ -88,6 +88,7 @@ async def _services_child(
         clock=config.clock,
         home=config.home.root,
         live=hub.publish_live if hub is not None else None,
+        diagnostics=hub.diagnostics.report if hub is not None else None,
     ) as sessions:
         services.sessions = sessions
         services.worker_count = sessions.runtime.extension(WorkerPool).live_workers
@@ -150,6 +151,7 @@ def root_tree(services: NodeServices, state: TreeState) -> Supervisor:
             child("observations", _observations_child),
             child("services", _services_child, SERVICES_READY_TIMEOUT_MS),
             child("api", _api_child),
+            *(child(name, start) for name, start in services.config.children),
         ],
         strategy=Strategy.REST_FOR_ONE,
         policy=RestartPolicy(intensity=3, period_ms=10_000),

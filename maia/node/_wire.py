@@ -120,9 +120,15 @@ def parse_request(frame: str | bytes) -> Request:
     return Request(id=request_id, method=method, params=params)
 
 
-def encode_result(request_id: RequestId, result: Any) -> str:
-    """A success frame. Raises `TypeError` when `result` is not JSON-safe (our bug)."""
-    return orjson.dumps({"id": request_id, "ok": True, "result": result}).decode()
+def encode_result(
+    request_id: RequestId, result: Any, deprecation: dict[str, Any] | None = None
+) -> str:
+    """A success frame; a deprecated method's answer carries `deprecations: [diagnostic]`.
+    Raises `TypeError` when `result` is not JSON-safe (our bug)."""
+    body: dict[str, Any] = {"id": request_id, "ok": True, "result": result}
+    if deprecation is not None:
+        body["deprecations"] = [deprecation]
+    return orjson.dumps(body).decode()
 
 
 def encode_error(request_id: RequestId, error: MaiaError) -> str:

@@ -1,7 +1,8 @@
 """Events you can follow: the observation hub and the streams of `/api/v1/observations`.
 
-The hub (`open_hub`) is fed by storage after each commit and by the Session actor's live
-item records; it fans both out to bounded per-subscriber buffers. The socket
+The hub (`open_hub`) is fed by storage after each commit, by the Session actor's live
+item records and by the workers' diagnostics (`DiagnosticsRecorder`, which also journals
+their drops as gap events); it fans them out to bounded per-subscriber buffers. The socket
 (`accept_observations`, `serve_observation_connection`) serves two streams: `observe.events`
 (ObservationRecordV1 batches with signed cursors, snapshots, gaps and resets) and
 `session.attach` (one Session's turns and items, synchronized with open items' text).
@@ -11,12 +12,15 @@ See docs/observations.md.
 from ._attach import AttachStream as AttachStream
 from ._buffer import DEFAULT_CAPACITY as DEFAULT_CAPACITY
 from ._buffer import Subscriber as Subscriber
+from ._diagnostics import DiagnosticsRecorder as DiagnosticsRecorder
+from ._diagnostics import open_hub as open_hub
+from ._diagnostics import run_recorder as run_recorder
 from ._frames import MAX_FRAME_BYTES as MAX_FRAME_BYTES
 from ._frames import MAX_FRAME_RECORDS as MAX_FRAME_RECORDS
+from ._hub import Dispatch as Dispatch
 from ._hub import HubStatistics as HubStatistics
 from ._hub import LiveSink as LiveSink
 from ._hub import ObservationHub as ObservationHub
-from ._hub import open_hub as open_hub
 from ._observe import OBSERVATIONS_SCOPE as OBSERVATIONS_SCOPE
 from ._observe import ObservationStream as ObservationStream
 from ._query import ObservationQuery as ObservationQuery

@@ -26,6 +26,11 @@ def frame(request_id: Any, body: dict[str, Any]) -> str:
     return orjson.dumps({"id": request_id, "ok": True, "result": {"frame": body}}).decode()
 
 
+def result_frame(request_id: Any, result: dict[str, Any]) -> str:
+    """A plain result (the hello's answer) in the envelope."""
+    return orjson.dumps({"id": request_id, "ok": True, "result": result}).decode()
+
+
 def error_frame(request_id: Any, error: MaiaError) -> str:
     """The terminal error in the envelope."""
     return orjson.dumps({"id": request_id, "ok": False, "error": error.to_wire()}).decode()

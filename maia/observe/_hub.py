@@ -14,8 +14,7 @@ matching subscribers' `push`, which never blocks.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
@@ -23,10 +22,11 @@ import trio
 
 from maia.core import Clock
 from storage import EventRecord, Storage
+from supervision.workers import DiagnosticBatch
 
 from ._buffer import DEFAULT_CAPACITY, Subscriber
 from ._query import Matcher, ObservationQuery
-from ._shape import TERMINAL_TURN_EVENTS, Entry, LiveItem
+from ._shape import DIAGNOSTIC_EVENT, TERMINAL_TURN_EVENTS, DiagnosticItem, Entry, LiveItem
 
 MAX_OPEN_TEXT: Final = 262_144  # the protocol's item text limit
 MAX_PENDING_TURNS: Final = 4096
@@ -48,6 +48,18 @@ class ObservationSubscriber(Subscriber):
         super().__init__(capacity)
         self.query = query
         self.matcher = Matcher(query)
+
+
+@attrs.frozen
+class Dispatch:
+    """A Session's dispatched turn as its `turn.dispatching` event said: what its worker's
+    diagnostics are caused by and correlated with."""
+
+    turn_id: str
+    event_id: str
+    correlation_id: str
+    activation_id: str | None
+    project_id: str | None
 
 
 @attrs.frozen
@@ -81,9 +93,14 @@ class ObservationHub:
         self._running: dict[str, str] = {}  # Session -> turn whose turn.started was delivered
         self._projects: dict[str, str | None] = {}
         self._pending: dict[tuple[str, str], list[LiveItem]] = {}
+        self._dispatches: dict[str, Dispatch] = {}  # Session -> its last dispatched turn
+        self._diagnostic_numbers: dict[str, int] = {}  # attempt -> records published
         self._advanced = trio.Event()
         self._overflowed = 0
         self._live_published = 0
+        self.diagnostics_published = 0
+        # The workers' sink (a `DiagnosticsRecorder`), set by `open_hub`.
+        self.diagnostics: Any = None
 
     # -- subscriptions --------------------------------------------------------------------
 
@@ -163,7 +180,15 @@ class ObservationHub:
         payload = event.payload if isinstance(event.payload, dict) else {}
         turn_id = payload.get("turnId")
         session_id = event.owner_id
-        if event.event_type == "turn.started" and isinstance(turn_id, str):
+        if event.event_type == "turn.dispatching" and isinstance(turn_id, str):
+            # Kept after the turn ends (its last diagnostics may arrive later), bounded.
+            self._dispatches.pop(session_id, None)
+            if len(self._dispatches) >= MAX_PENDING_TURNS:
+                del self._dispatches[next(iter(self._dispatches))]  # the oldest dispatch
+            self._dispatches[session_id] = Dispatch(turn_id, event.event_id,
+                                                    event.correlation_id, event.activation_id,
+                                                    event.project_id)  # fmt: skip
+        elif event.event_type == "turn.started" and isinstance(turn_id, str):
             self._running[session_id] = turn_id
             self._projects[session_id] = event.project_id
             for live in self._pending.pop((session_id, turn_id), ()):
@@ -249,22 +274,50 @@ class ObservationHub:
         for subscriber in self._sessions.get(session_id, ()):
             subscriber.push(entry)
 
+    # -- worker diagnostics ---------------------------------------------------------------
+
+    def dispatch_of(self, session_id: str | None, turn_id: str | None) -> Dispatch | None:
+        """The dispatch of the Session's turn `turn_id` (or of its last turn when None), as
+        the journal told the hub; None when the hub did not see it."""
+        dispatch = None if session_id is None else self._dispatches.get(session_id)
+        if dispatch is not None and turn_id is not None and dispatch.turn_id != turn_id:
+            return None
+        return dispatch
+
+    def publish_diagnostics(self, batch: DiagnosticBatch) -> None:
+        """A worker's observation-batch as `diagnostic` records (never stored); the first
+        carries the count the worker dropped before it."""
+        if not batch.records:
+            return
+        dispatch = self.dispatch_of(batch.session_id, batch.turn_id)
+        numbers = self._diagnostic_numbers
+        if batch.attempt_id not in numbers and len(numbers) >= MAX_PENDING_TURNS:
+            numbers.clear()  # attempts come and go: numbering restarts, IDs stay unique enough
+        number = numbers.get(batch.attempt_id, 0)
+        now = self.clock.wall_ms()
+        project = dispatch.project_id if dispatch is not None else None
+        for index, record in enumerate(batch.records):
+            number += 1
+            item = DiagnosticItem(
+                batch.attempt_id, batch.session_id, batch.turn_id, record, now, number,
+                project_id=project, position=self.delivered_position,
+                dropped_before=batch.dropped if index == 0 else 0,
+                causation_id=dispatch.event_id if dispatch else None,
+                correlation_id=dispatch.correlation_id if dispatch else None,
+                activation_id=dispatch.activation_id if dispatch else None,
+            )  # fmt: skip
+            entry = Entry(diagnostic=item)
+            for observer in self._observers:
+                if observer.matcher.matches(
+                    event_type=DIAGNOSTIC_EVENT,
+                    importance="diagnostic",
+                    project_id=project,
+                    session_id=batch.session_id,
+                    classification="operator",
+                ):
+                    observer.push(entry)
+        numbers[batch.attempt_id] = number
+        self.diagnostics_published += len(batch.records)
+
 
 LiveSink = Callable[[str, str, str, str, str, str], None]
-
-
-@contextlib.asynccontextmanager
-async def open_hub(
-    store: Storage, clock: Clock, *, buffer_capacity: int = DEFAULT_CAPACITY
-) -> AsyncIterator[ObservationHub]:
-    """Run a hub on `store` for the block: it listens to commits from entry to exit."""
-    hub = ObservationHub(store, clock, buffer_capacity=buffer_capacity)
-    remove = store.add_commit_listener(hub.on_commit)
-    try:
-        head = await store.read(
-            lambda conn: conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
-        )
-        hub.delivered_position = max(hub.delivered_position, int(head))
-        yield hub
-    finally:
-        remove()

@@ -13,17 +13,13 @@ from typing import Any, Final
 import attrs
 
 from maia.core import MaiaError
-from storage import EventRecord, oldest_retained_position
+from storage import EVENT_COLUMNS, EventRecord, oldest_retained_position
 
 from ._query import Matcher, ObservationQuery
 
 REPLAY_PAGE: Final = 512
 SNAPSHOT_SCAN_MAX: Final = 20_000  # rows looked at for a tail snapshot before it is truncated
-_COLUMNS: Final = (
-    "position, event_id, event_type, owner_type, owner_id, owner_seq, aggregate_revision,"
-    " project_id, session_id, actor_id, causation_id, correlation_id, classification,"
-    " occurred_ms, payload"
-)
+_COLUMNS: Final = EVENT_COLUMNS
 
 
 def _where(query: ObservationQuery) -> tuple[str, list[Any]]:

@@ -7,6 +7,10 @@ already covered. Every frame carries a fresh signed cursor naming the journal po
 through which the client has everything its query matches; a frame is all or nothing, so a
 client that resumes with the cursor of the last frame it read sees each record once.
 
+Between the start and the live part the Node sends one `summary` frame: how the stream
+started (snapshot, replay, or reset then snapshot), how many records that start carried and
+of which event types, the journal's retained range, and the cursor at the live edge.
+
 A cursor that cannot be served any more (expired, from an earlier run of the Node, behind
 the pruned horizon) gets a `reset` frame with a fresh snapshot descriptor, then the snapshot
 and live batches follow on the same connection. A cursor that does not verify ends the
@@ -17,10 +21,12 @@ stream with `invalid_cursor`. A subscriber whose buffer overflowed gets a `gap` 
 from __future__ import annotations
 
 import functools
+import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from maia.core import MaiaError, format_timestamp_ms
+from storage import oldest_retained_position
 
 from ._frames import frame, pack, records_frame
 from ._hub import ObservationHub, ObservationSubscriber
@@ -28,7 +34,15 @@ from ._journal import replay_page, tail_snapshot
 from ._query import ObservationQuery, ObserveInput
 from ._shape import Entry, watermark
 
+
+def _bounds(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The journal's oldest retained position and its head."""
+    head = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+    return oldest_retained_position(conn), int(head)
+
+
 OBSERVATIONS_SCOPE: Final = "observations"
+SUMMARY_TYPES_MAX: Final = 64  # event types named in a summary; the rest count as "other"
 Send = Callable[[str], Awaitable[None]]
 
 
@@ -46,6 +60,8 @@ class ObservationStream:
         self.heartbeat_s = heartbeat_s
         self.covered = 0  # journal position through which the client has every match
         self.sent_records = 0
+        self.mode = "snapshot"
+        self.start_types: dict[str, int] = {}  # event types the start carried, for the summary
 
     def _cursor(self) -> str:
         return self.hub.store.cursors.issue(
@@ -64,6 +80,7 @@ class ObservationStream:
         subscriber = self.hub.subscribe_observations(self.query)
         try:
             await self._start(subscriber)
+            await self._summary()
             await self._live(subscriber)
         finally:
             self.hub.unsubscribe(subscriber)
@@ -75,11 +92,13 @@ class ObservationStream:
                 position = store.cursors.open(
                     self.cursor, filter_digest=self.digest, scope=OBSERVATIONS_SCOPE
                 )
+                self.mode = "replay"
                 await self._replay(position)
                 return
             except MaiaError as error:
                 if error.code != "cursor_reset_required":
                     raise
+                self.mode = "reset"
                 await self._snapshot(reset=error)
                 return
         await self._snapshot(reset=None)
@@ -93,6 +112,7 @@ class ObservationStream:
                 functools.partial(replay_page, query=query, after=after)
             )
             entries = [Entry(event) for event in page.events]
+            self._count(entries)
             while entries:
                 encoded, count = pack(entries, self._encode)
                 sent, entries = entries[:count], entries[count:]
@@ -122,6 +142,7 @@ class ObservationStream:
                 )
             )
         entries = [Entry(event) for event in snap.events]
+        self._count(entries)
         while True:
             encoded, count = pack(entries, self._encode)
             del entries[:count]
@@ -135,6 +156,31 @@ class ObservationStream:
             self.sent_records += len(encoded)
             if final:
                 return
+
+    def _count(self, entries: list[Entry]) -> None:
+        types = self.start_types
+        for entry in entries:
+            assert entry.event is not None
+            kind = entry.event.event_type
+            if kind not in types and len(types) >= SUMMARY_TYPES_MAX:
+                kind = "other"
+            types[kind] = types.get(kind, 0) + 1
+
+    async def _summary(self) -> None:
+        """The one `summary` frame: what the start carried, and where live records begin."""
+        horizon, head = await self.hub.store.read(_bounds)
+        body = {
+            "type": "summary",
+            "mode": self.mode,
+            "recordCount": sum(self.start_types.values()),
+            "eventTypeCounts": dict(sorted(self.start_types.items())),
+            "oldestRetainedPosition": horizon,
+            "headPosition": head,
+            "resolvedFilterDigest": self.digest,
+            "watermark": watermark(self.covered),
+            "cursor": self._cursor(),
+        }
+        await self.send(frame(self.request_id, body))
 
     async def _batch(self, encoded: list[bytes], coalesced: int) -> None:
         tail = {

@@ -5,8 +5,9 @@ authoritative records) and live item records (`LiveItem`: `item.started` and `it
 ephemeral, never stored per delta). An `Entry` wraps either and caches its encoded
 ObservationRecordV1 (with and without content), so fifty subscribers encode a record once.
 
-Fields of ObservationRecordV1 that a single Node has no value for are null (activationId,
-effectId, commandId, receiptId, connectionId, artifactRef); partitionId is always 0 and
+A journal event's record carries the event's envelope: causationId and correlationId always,
+attemptId, activationId and commandId where the event has them. Fields a single Node has no
+value for are null (effectId, receiptId, connectionId, artifactRef); partitionId is always 0 and
 partitionSequence is the journal position; observationId is the event ID (the same on
 replay); observedAt equals occurredAt (the Node observes its own journal as it commits).
 """
@@ -29,6 +30,8 @@ TOPOLOGY_REVISION: Final = 1
 MAX_INLINE_PAYLOAD_BYTES: Final = 64 * 1024  # larger payloads are redacted: read events.read
 CONTENT_KEYS: Final = frozenset({"text", "input", "content", "summary", "prompt"})
 TERMINAL_TURN_EVENTS: Final = frozenset({"turn.completed", "turn.failed", "turn.interrupted"})
+DIAGNOSTIC_EVENT: Final = "worker.diagnostic"  # a worker's diagnostic record (live only)
+DIAGNOSTICS_GAP_EVENT: Final = "worker.diagnostics.gap"  # the journal's record of a drop
 
 
 @attrs.define(eq=False)
@@ -48,14 +51,34 @@ class LiveItem:
     coalesced: int = 1  # how many published records this one stands for
 
 
+@attrs.define(eq=False)
+class DiagnosticItem:
+    """One record of a worker's observation-batch: delivered live, never stored."""
+
+    attempt_id: str
+    session_id: str | None
+    turn_id: str | None
+    record: dict[str, Any]
+    occurred_ms: int
+    number: int  # per attempt, from 1
+    project_id: str | None = None
+    position: int = 0  # the journal position it follows
+    dropped_before: int = 0  # records the worker dropped just before it
+    causation_id: str | None = None  # the turn's dispatch, when the hub saw it
+    correlation_id: str | None = None
+    activation_id: str | None = None
+
+
 class Entry:
     """One record as subscribers share it, with its encodings cached."""
 
-    __slots__ = ("_encoded", "event", "live")
+    __slots__ = ("_encoded", "diagnostic", "event", "live")
 
-    def __init__(self, event: EventRecord | None = None, live: LiveItem | None = None) -> None:
+    def __init__(self, event: EventRecord | None = None, live: LiveItem | None = None,
+                 diagnostic: DiagnosticItem | None = None) -> None:  # fmt: skip
         self.event = event
         self.live = live
+        self.diagnostic = diagnostic
         self._encoded: dict[tuple[bool, int, int], bytes] = {}
 
     @property
@@ -71,6 +94,9 @@ class Entry:
         if cached is None:
             if self.event is not None:
                 body = _event_record(self.event, node_id, epoch, include_content)
+            elif self.diagnostic is not None:
+                body = _diagnostic_record(self.diagnostic, node_id, epoch, include_content)
+                dropped_before = max(dropped_before, self.diagnostic.dropped_before)
             else:
                 assert self.live is not None
                 body = _live_record(self.live, node_id, epoch, include_content)
@@ -95,7 +121,10 @@ def _event_record(
     event: EventRecord, node_id: str, epoch: int, include_content: bool
 ) -> dict[str, Any]:
     payload, disposition = _payload(event.payload, include_content)
-    attempt = event.payload.get("attemptId") if isinstance(event.payload, dict) else None
+    attempt = event.attempt_id
+    if attempt is None and isinstance(event.payload, dict):  # rows from before the envelope
+        named = event.payload.get("attemptId")
+        attempt = named if isinstance(named, str) else None
     at = format_timestamp_ms(event.occurred_ms)
     return {
         "schemaVersion": OBSERVATION_SCHEMA,
@@ -112,14 +141,14 @@ def _event_record(
         "ownerSequence": event.owner_sequence,
         "projectId": event.project_id,
         "sessionId": event.session_id,
-        "activationId": None,
-        "attemptId": attempt if isinstance(attempt, str) else None,
+        "activationId": event.activation_id,
+        "attemptId": attempt,
         "effectId": None,
-        "commandId": None,
+        "commandId": event.command_id,
         "receiptId": None,
         "connectionId": None,
-        "causationId": event.causation_id or event.event_id,
-        "correlationId": event.correlation_id or event.session_id or event.owner_id,
+        "causationId": event.causation_id,
+        "correlationId": event.correlation_id,
         "classification": event.classification,
         "occurredAt": at,
         "observedAt": at,
@@ -171,6 +200,46 @@ def _live_record(live: LiveItem, node_id: str, epoch: int, include_content: bool
         "payload": body,
         "artifactRef": None,
         "coalescedRecordCount": live.coalesced - 1,
+    }
+
+
+def _diagnostic_record(
+    item: DiagnosticItem, node_id: str, epoch: int, include_content: bool
+) -> dict[str, Any]:
+    payload, disposition = _payload(item.record, include_content)
+    at = format_timestamp_ms(item.occurred_ms)
+    root = item.turn_id or item.attempt_id
+    return {
+        "schemaVersion": OBSERVATION_SCHEMA,
+        "observationId": f"{item.attempt_id}.{item.number}",
+        "domain": "agent",
+        "importance": "diagnostic",
+        "eventType": DIAGNOSTIC_EVENT,
+        "nodeId": node_id,
+        "nodeEpoch": epoch,
+        "partitionId": PARTITION,
+        "partitionSequence": item.position,
+        "ownerType": "attempt",
+        "ownerId": item.attempt_id,
+        "ownerSequence": None,
+        "projectId": item.project_id,
+        "sessionId": item.session_id,
+        "activationId": item.activation_id,
+        "attemptId": item.attempt_id,
+        "effectId": None,
+        "commandId": None,
+        "receiptId": None,
+        "connectionId": None,
+        "causationId": item.causation_id or root,
+        "correlationId": item.correlation_id or item.session_id or item.attempt_id,
+        "classification": "operator",
+        "occurredAt": at,
+        "observedAt": at,
+        "schemaRef": f"maia.worker.v1#{DIAGNOSTIC_EVENT}",
+        "payloadDisposition": disposition,
+        "payload": payload,
+        "artifactRef": None,
+        "coalescedRecordCount": 0,
     }
 
 

@@ -1,11 +1,16 @@
 """The observation socket: `/api/v1/observations`, subprotocol `maia.node.observations.v1`.
 
 The Node's upgrade gate (token, Origin, Host, connection limit) runs before anything here.
-The client proposes the subprotocol (a connection without it is refused with HTTP 400) and
-sends one request in the API envelope: `{id, method: "observe.events" | "session.attach",
-params}`. The Node answers with the stream's frames under that id; the stream ends with a
-terminal frame (`gap`, `resync`) or an error, and the Node closes the connection. One
-subscription per connection: later requests are answered with `invalid_request`.
+The client proposes the subprotocol (a connection without it is refused with HTTP 400) and,
+like every connection, starts with `node.hello` (`{id, method: "node.hello", params}`),
+answered as on `/api/v1`; the hello's protocol version and registry digest are bound to the
+connection (`Greeting`). A request before it answers `hello_required` (so an old client that
+skips it learns why), a failed hello answers its error; either way the client may still say
+hello within `FIRST_FRAME_TIMEOUT_S`. Then one subscribe request in the same envelope:
+`{id, method: "observe.events" | "session.attach", params}`, both registered operations.
+The Node answers with the stream's frames under that id; the stream ends with a terminal
+frame (`gap`, `resync`) or an error, and the Node closes the connection. One subscription
+per connection: later requests are answered with `invalid_request`.
 
 A frame the client does not take within `SEND_TIMEOUT_S` (a consumer that stopped reading
 and whose TCP buffers are full) ends the connection without a last frame; the client
@@ -18,17 +23,25 @@ import contextlib
 import json
 from typing import Any, Final
 
+import attrs
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest
 
-from maia.protocol import REGISTRY, MaiaError, SessionAttachInput, check, decode_input
+from maia.protocol import (
+    REGISTRY,
+    MaiaError,
+    NodeHelloInput,
+    SessionAttachInput,
+    answer_hello,
+    decode_input,
+    encode_output,
+)
 from worker_bridge import STRICT_DECODER
 
 from ._attach import AttachStream
-from ._frames import error_frame
+from ._frames import error_frame, result_frame
 from ._hub import ObservationHub
 from ._observe import ObservationStream
-from ._query import ObserveInput
 from ._untrusted import refuse_lone_surrogates
 
 OBSERVATIONS_PATH: Final = "/api/v1/observations"
@@ -37,7 +50,18 @@ HEARTBEAT_S: Final = 5.0
 SEND_TIMEOUT_S: Final = 30.0
 FIRST_FRAME_TIMEOUT_S: Final = 10.0
 MAX_REQUEST_BYTES: Final = 64 * 1024
+HELLO: Final = "node.hello"
 METHODS: Final = ("observe.events", "session.attach")
+MAX_HELLO_ATTEMPTS: Final = 8  # frames answered before a good hello; then the Node closes
+
+
+@attrs.frozen
+class Greeting:
+    """What the connection's hello said: its protocol, registry digest and whether it matched."""
+
+    protocol: str
+    registry_digest: str | None
+    registry_match: bool
 
 
 def _invalid(detail: str, request_id: Any = None) -> MaiaError:
@@ -77,20 +101,17 @@ def parse_subscribe(message: str | bytes) -> tuple[Any, str, Any]:
     if unknown:
         raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id)
     method = value.get("method")
-    if method not in METHODS:
+    if method not in (HELLO, *METHODS):
         raise MaiaError(
             "unknown_method",
-            f"the observation socket serves {' and '.join(METHODS)}, not {method!r}",
+            f"the observation socket serves {HELLO}, then {' or '.join(METHODS)}, not {method!r}",
             {"method": str(method)[:128], "id": request_id},
         )
     params = value.get("params", {})
     try:
-        if method == "session.attach":
-            descriptor = REGISTRY.get("session.attach")
-            assert descriptor is not None
-            checked: Any = decode_input(descriptor, params)
-        else:
-            checked = check(ObserveInput, params, root="params")
+        descriptor = REGISTRY.get(method)
+        assert descriptor is not None  # all three are registered ops
+        checked: Any = decode_input(descriptor, params)
     except MaiaError as error:
         raise MaiaError(error.code, error.message, {**error.details, "id": request_id}) from None
     return request_id, method, checked
@@ -134,6 +155,8 @@ async def serve_observation_connection(
             raise _Stuck
 
     try:
+        if await _greet(socket, send, hub) is None:
+            return
         message: str | bytes | None = None
         with trio.move_on_after(FIRST_FRAME_TIMEOUT_S):
             message = await socket.get_message()
@@ -142,6 +165,8 @@ async def serve_observation_connection(
             return
         try:
             request_id, method, params = parse_subscribe(message)
+            if method == HELLO:
+                raise _invalid("node.hello was already answered on this connection", request_id)
         except MaiaError as error:
             await send(error_frame(error.details.get("id"), error))
             return
@@ -168,6 +193,38 @@ async def serve_observation_connection(
         with trio.move_on_after(2) as closing:
             closing.shield = True
             await socket.aclose()
+
+
+async def _greet(socket: WebSocketConnection, send: Any, hub: ObservationHub) -> Greeting | None:
+    """Answer frames until a good `node.hello` (its Greeting), or None: no hello within
+    `FIRST_FRAME_TIMEOUT_S` or `MAX_HELLO_ATTEMPTS` frames (the caller closes)."""
+    descriptor = REGISTRY.get(HELLO)
+    assert descriptor is not None
+    with trio.move_on_after(FIRST_FRAME_TIMEOUT_S):
+        for _ in range(MAX_HELLO_ATTEMPTS):
+            message = await socket.get_message()
+            request_id: Any = None
+            try:
+                request_id, method, params = parse_subscribe(message)
+                if method != HELLO:
+                    raise MaiaError(
+                        "hello_required",
+                        f"the first request must be {HELLO} (then {method})",
+                        {"method": method, "id": request_id},
+                    )
+                assert isinstance(params, NodeHelloInput)
+                result = answer_hello(
+                    params, node_id=hub.node_id, epoch=hub.epoch, registry_digest=REGISTRY.digest
+                )
+            except MaiaError as error:
+                await send(error_frame(error.details.get("id", request_id), error))
+                continue
+            await send(result_frame(request_id, encode_output(descriptor, result)))
+            return Greeting(params.protocol, params.registry_digest, result.registry_match)
+    await send(error_frame(None, MaiaError(
+        "hello_required", f"no successful {HELLO} within {FIRST_FRAME_TIMEOUT_S:g} s", {}
+    )))  # fmt: skip
+    return None
 
 
 async def _refuse_more(socket: WebSocketConnection, send: Any, scope: trio.CancelScope) -> None:

@@ -15,6 +15,7 @@ from maia.core import DEFINITION_REF_PATTERN as DEFINITION_REF_PATTERN
 from maia.core import DIGEST_PATTERN as DIGEST_PATTERN
 from maia.core import ERROR_CODES as ERROR_CODES
 from maia.core import GENERATED_ID_PATTERN as GENERATED_ID_PATTERN
+from maia.core import ID_GRAMMAR_PATTERN as ID_GRAMMAR_PATTERN
 from maia.core import ID_PREFIXES as ID_PREFIXES
 from maia.core import INPUT_PREVIEW_MAX_BYTES as INPUT_PREVIEW_MAX_BYTES
 from maia.core import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
@@ -61,6 +62,7 @@ from ._common import Empty as Empty
 from ._common import Project as Project
 from ._common import Session as Session
 from ._common import Turn as Turn
+from ._config_aliases import apply_config_aliases as apply_config_aliases
 from ._contract import BEGIN_MARKER as BEGIN_MARKER
 from ._contract import END_MARKER as END_MARKER
 from ._contract import compatibility_problems as compatibility_problems
@@ -75,9 +77,13 @@ from ._documents import error_document as error_document
 from ._documents import operation_schema as operation_schema
 from ._documents import schema_document as schema_document
 from ._generated import REGISTRY_DIGEST as REGISTRY_DIGEST
+from ._hello import answer_hello as answer_hello
+from ._operations import DEPRECATIONS as DEPRECATIONS
 from ._operations import OPERATION_GROUPS as OPERATION_GROUPS
 from ._operations import REGISTRY as REGISTRY
 from ._operations import REGISTRY_VERSION as REGISTRY_VERSION
+from ._registry import AGENT_EXPOSURE_RULE as AGENT_EXPOSURE_RULE
+from ._registry import AGENT_EXPOSURES as AGENT_EXPOSURES
 from ._registry import CALLER_ROLES as CALLER_ROLES
 from ._registry import COMMON_ERRORS as COMMON_ERRORS
 from ._registry import PROTOCOL_VERSION as PROTOCOL_VERSION
@@ -87,6 +93,10 @@ from ._registry import Registry as Registry
 from ._registry import RegistryError as RegistryError
 from ._registry import StreamDescriptor as StreamDescriptor
 from ._registry import build_registry as build_registry
+from ._versioning import DEPRECATION_KINDS as DEPRECATION_KINDS
+from ._versioning import MIN_DEPRECATION_DAYS as MIN_DEPRECATION_DAYS
+from ._versioning import Deprecation as Deprecation
+from ._versioning import policy_problems as policy_problems
 
 if TYPE_CHECKING:
     from ._ops_approval import APPROVAL_OPERATIONS as APPROVAL_OPERATIONS
@@ -105,16 +115,49 @@ if TYPE_CHECKING:
     from ._ops_config import ConfigScopeInput as ConfigScopeInput
     from ._ops_config import ConfigScopeStatus as ConfigScopeStatus
     from ._ops_config import ConfigShowOutput as ConfigShowOutput
+    from ._ops_machine import MACHINE_OPERATIONS as MACHINE_OPERATIONS
+    from ._ops_machine import Machine as Machine
+    from ._ops_machine import MachineChangeConfirmInput as MachineChangeConfirmInput
+    from ._ops_machine import MachineChangeInput as MachineChangeInput
+    from ._ops_machine import MachineChangePreviewOutput as MachineChangePreviewOutput
+    from ._ops_machine import MachineEnrollOutput as MachineEnrollOutput
+    from ._ops_machine import MachineLink as MachineLink
+    from ._ops_machine import MachineListInput as MachineListInput
+    from ._ops_machine import MachineListOutput as MachineListOutput
+    from ._ops_machine import MachineRef as MachineRef
+    from ._ops_machine import MachineRevokeOutput as MachineRevokeOutput
+    from ._ops_machine import MachineShowOutput as MachineShowOutput
     from ._ops_node import MailboxDepth as MailboxDepth
     from ._ops_node import NodeHelloInput as NodeHelloInput
     from ._ops_node import NodeHelloOutput as NodeHelloOutput
     from ._ops_node import NodeStatusOutput as NodeStatusOutput
     from ._ops_node import StorageEvents as StorageEvents
     from ._ops_node import StorageStatus as StorageStatus
+    from ._ops_observe import DOMAINS as DOMAINS
+    from ._ops_observe import OBSERVE_OPERATIONS as OBSERVE_OPERATIONS
+    from ._ops_observe import SNAPSHOT_LIMIT_DEFAULT as SNAPSHOT_LIMIT_DEFAULT
+    from ._ops_observe import SNAPSHOT_LIMIT_MAX as SNAPSHOT_LIMIT_MAX
+    from ._ops_observe import Classification as Classification
+    from ._ops_observe import Domain as Domain
+    from ._ops_observe import EventBatchFrame as EventBatchFrame
+    from ._ops_observe import GapFrame as GapFrame
+    from ._ops_observe import Importance as Importance
+    from ._ops_observe import ObservationHeartbeatFrame as ObservationHeartbeatFrame
+    from ._ops_observe import ObservationQuery as ObservationQuery
+    from ._ops_observe import ObservationRecord as ObservationRecord
+    from ._ops_observe import ObservationWatermark as ObservationWatermark
+    from ._ops_observe import ObserveInput as ObserveInput
+    from ._ops_observe import ObserveOutput as ObserveOutput
+    from ._ops_observe import PartitionSequence as PartitionSequence
+    from ._ops_observe import ResetFrame as ResetFrame
+    from ._ops_observe import SnapshotDescriptor as SnapshotDescriptor
+    from ._ops_observe import SnapshotFrame as SnapshotFrame
+    from ._ops_observe import SummaryFrame as SummaryFrame
     from ._ops_records import AttachedFrame as AttachedFrame
     from ._ops_records import Event as Event
     from ._ops_records import EventsReadInput as EventsReadInput
     from ._ops_records import EventsReadOutput as EventsReadOutput
+    from ._ops_records import EventsSnapshot as EventsSnapshot
     from ._ops_records import FromCursor as FromCursor
     from ._ops_records import FromEvent as FromEvent
     from ._ops_records import FromSequence as FromSequence
@@ -220,6 +263,18 @@ if TYPE_CHECKING:
 # most of a short command's start-up (the registry imports a group only when it is used).
 _LAZY: Final = {
     "APPROVAL_OPERATIONS": "_ops_approval",
+    "MACHINE_OPERATIONS": "_ops_machine",
+    "Machine": "_ops_machine",
+    "MachineChangeConfirmInput": "_ops_machine",
+    "MachineChangeInput": "_ops_machine",
+    "MachineChangePreviewOutput": "_ops_machine",
+    "MachineEnrollOutput": "_ops_machine",
+    "MachineLink": "_ops_machine",
+    "MachineListInput": "_ops_machine",
+    "MachineListOutput": "_ops_machine",
+    "MachineRef": "_ops_machine",
+    "MachineRevokeOutput": "_ops_machine",
+    "MachineShowOutput": "_ops_machine",
     "Approval": "_ops_approval",
     "ApprovalListInput": "_ops_approval",
     "ApprovalListOutput": "_ops_approval",
@@ -241,10 +296,31 @@ _LAZY: Final = {
     "NodeStatusOutput": "_ops_node",
     "StorageEvents": "_ops_node",
     "StorageStatus": "_ops_node",
+    "OBSERVE_OPERATIONS": "_ops_observe",
+    "DOMAINS": "_ops_observe",
+    "SNAPSHOT_LIMIT_DEFAULT": "_ops_observe",
+    "SNAPSHOT_LIMIT_MAX": "_ops_observe",
+    "Classification": "_ops_observe",
+    "Domain": "_ops_observe",
+    "Importance": "_ops_observe",
+    "ObservationQuery": "_ops_observe",
+    "ObserveInput": "_ops_observe",
+    "ObserveOutput": "_ops_observe",
+    "ObservationRecord": "_ops_observe",
+    "ObservationWatermark": "_ops_observe",
+    "SnapshotFrame": "_ops_observe",
+    "EventBatchFrame": "_ops_observe",
+    "ObservationHeartbeatFrame": "_ops_observe",
+    "GapFrame": "_ops_observe",
+    "ResetFrame": "_ops_observe",
+    "SummaryFrame": "_ops_observe",
+    "SnapshotDescriptor": "_ops_observe",
+    "PartitionSequence": "_ops_observe",
     "AttachedFrame": "_ops_records",
     "Event": "_ops_records",
     "EventsReadInput": "_ops_records",
     "EventsReadOutput": "_ops_records",
+    "EventsSnapshot": "_ops_records",
     "FromCursor": "_ops_records",
     "FromEvent": "_ops_records",
     "FromSequence": "_ops_records",

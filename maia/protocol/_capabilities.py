@@ -14,7 +14,11 @@ NODE_CAPABILITIES: Final[tuple[tuple[str, str], ...]] = (
     ("receipts", "every mutation leaves a receipt readable with receipt.get and receipt.list"),
     ("idempotent-mutations", "mutations are idempotent by (actor, operation, commandId)"),
     ("events", "events.read pages the journal by signed cursor, event ID or owner sequence"),
-    ("observations", "/api/v1/observations streams snapshots, batches, gaps and resets"),
+    (
+        "observations",
+        "/api/v1/observations: node.hello, then observe.events streams "
+        "snapshots, batches, gaps and resets",
+    ),
     ("session-attach", "session.attach follows one Session's turns and items live"),
     ("projects", "project.add, project.list, project.show"),
     ("schema-inspection", "every op's input and output JSON Schema (maia <noun> <verb> --schema)"),

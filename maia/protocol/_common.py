@@ -28,7 +28,7 @@ from maia.core._limits import (
 from maia.core._refs import DEFINITION_REF_PATTERN
 
 from ._agent_shapes import SessionPrompt, SessionStatus, Usage
-from ._registry import COMMON_ERRORS, OperationDescriptor
+from ._registry import AGENT_EXPOSURES, COMMON_ERRORS, OperationDescriptor, RegistryError
 
 LABEL_PATTERN = r"^[a-z0-9][a-z0-9._:/=-]*$"
 OPERATION_ID_PATTERN = r"^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$"
@@ -222,6 +222,14 @@ def mutation(**kwargs: Any) -> OperationDescriptor:
 
 
 def operation(**kwargs: Any) -> OperationDescriptor:
-    """An op (a read unless told), with the errors every op may answer added to its own."""
+    """An op (a read unless told), with the errors every op may answer added to its own.
+
+    Raises RegistryError at import when the op states no `agent_exposure` (the registry
+    refuses it too, for descriptors built otherwise)."""
+    if kwargs.get("agent_exposure") not in AGENT_EXPOSURES:
+        raise RegistryError(
+            f"{kwargs.get('operation_id')}: not classified for agent exposure (set "
+            f"agent_exposure to {', '.join(AGENT_EXPOSURES)}; docs/versioning.md says which)"
+        )
     errors = tuple(sorted({*kwargs.pop("errors", ()), *COMMON_ERRORS}))
     return OperationDescriptor(**kwargs, errors=errors)

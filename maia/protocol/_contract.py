@@ -2,12 +2,15 @@
 registry lock file `docs/registry.lock.json`, and the check that compares them.
 
 Pure: callers read and write the files (`maia contract generate|check`). The lock records a
-digest per op; removing or altering an op against it without raising `REGISTRY_VERSION` is
-refused, by `check` and by `generate` alike, so regenerating cannot launder a breaking change.
+digest per op and the deprecation aliases; what the version policy refuses against it (an
+op added, removed or altered without the bump `_versioning.policy_problems` asks, an alias
+removed early or kept past its `removeAfter`) is refused by `check` and by `generate` alike,
+so regenerating cannot launder a breaking change.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Iterable
 from typing import Any, Final
@@ -19,7 +22,14 @@ from maia.core._shapes import ListOf, MapOf, Nullable, Obj, Shape, Tagged, class
 from ._capabilities import NODE_CAPABILITIES
 from ._documents import operation_schema
 from ._jsonschema import class_doc, limits_text, type_text
-from ._registry import COMMON_ERRORS, PROTOCOL_VERSION, OperationDescriptor, Registry
+from ._registry import (
+    AGENT_EXPOSURE_RULE,
+    COMMON_ERRORS,
+    PROTOCOL_VERSION,
+    OperationDescriptor,
+    Registry,
+)
+from ._versioning import policy_problems
 
 BEGIN_MARKER: Final = "<!-- BEGIN GENERATED: maia contract generate -->"
 END_MARKER: Final = "<!-- END GENERATED -->"
@@ -68,6 +78,7 @@ def _op_section(op: OperationDescriptor) -> list[str]:
         f"receipt {'yes' if op.receipt else 'no'}",
         f"effect `{op.effect_class}`",
         f"callers {', '.join(f'`{c}`' for c in sorted(op.callers))}",
+        f"agents `{op.agent_exposure}`",
         f"surfaces {', '.join(op.availability)}",
         f"since {op.since} ({op.stability})",
     ]
@@ -125,13 +136,19 @@ def render_reference(registry: Registry) -> str:
         + ", ".join(f"`{c}`" for c in COMMON_ERRORS)
         + ".",
         "",
+        "### Deprecations",
+        "",
+        *_deprecation_lines(registry),
+        "",
         "### Operations",
         "",
-        "| operation | risk | receipt | summary |",
-        "|---|---|---|---|",
+        f"Agent exposure: {AGENT_EXPOSURE_RULE}",
+        "",
+        "| operation | risk | receipt | agents | summary |",
+        "|---|---|---|---|---|",
         *(
             f"| [`{op.operation_id}`](#{op.operation_id.replace('.', '')}) | {op.risk} "
-            f"| {'yes' if op.receipt else 'no'} | {_cell(op.summary)} |"
+            f"| {'yes' if op.receipt else 'no'} | {op.agent_exposure} | {_cell(op.summary)} |"
             for op in registry
         ),
         "",
@@ -149,6 +166,20 @@ def render_reference(registry: Registry) -> str:
         lines += [f"#### {name}", "", class_doc(cls), "", *_field_table(cls), ""]
     lines.append(END_MARKER)
     return "\n".join(lines) + "\n"
+
+
+def _deprecation_lines(registry: Registry) -> list[str]:
+    if not registry.deprecations:
+        return ["None: no operation, command, flag or config key is deprecated."]
+    return [
+        "| kind | name | replacement | deprecated in | on | remove after |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {d.kind} | `{d.name}` | {f'`{d.replacement}`' if d.replacement else '—'} "
+            f"| {d.deprecated_in} | {d.deprecated_on} | {d.remove_after} |"
+            for d in sorted(registry.deprecations, key=lambda d: (d.kind, d.name))
+        ),
+    ]
 
 
 def _collect(cls: type, found: dict[str, type]) -> None:
@@ -175,6 +206,9 @@ def lock_document(registry: Registry, registry_version: str) -> dict[str, Any]:
         "protocolVersion": PROTOCOL_VERSION,
         "registryVersion": registry_version,
         "registryDigest": registry.computed_digest,
+        "deprecations": sorted(
+            (d.projection() for d in registry.deprecations), key=lambda d: (d["kind"], d["name"])
+        ),
         "operations": {
             op.operation_id: {
                 "since": op.since,
@@ -219,25 +253,10 @@ def render_generated_module(registry: Registry, groups: Iterable[str]) -> str:
     )
 
 
-def _version_tuple(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in text.split("."))
-    except ValueError:
-        return (-1,)
-
-
-def compatibility_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """Removed or altered ops against the committed lock without a registry version bump."""
-    if _version_tuple(str(new["registryVersion"])) > _version_tuple(
-        str(old.get("registryVersion", ""))
-    ):
-        return []
-    problems = []
-    old_ops: dict[str, Any] = old.get("operations", {})
-    for name, entry in sorted(old_ops.items()):
-        current = new["operations"].get(name)
-        if current is None:
-            problems.append(f"{name} was removed without a registry version bump")
-        elif current["digest"] != entry.get("digest"):
-            problems.append(f"{name} was altered without a registry version bump")
-    return problems
+def compatibility_problems(
+    old: dict[str, Any], new: dict[str, Any], *, today: datetime.date | None = None
+) -> list[str]:
+    """What the version policy refuses in `new` against the committed lock `old` (`today`:
+    the UTC date a `removeAfter` is compared with; the current one unless given)."""
+    when = today or datetime.datetime.now(datetime.UTC).date()
+    return policy_problems(old, new, today=when)

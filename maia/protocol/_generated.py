@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:4677e85a6769506fff197ed7a930bca55349bf61f3f31154187b019be0c32fed"
+REGISTRY_DIGEST: Final = "sha256:3d3bd15035ff69f42dbb9018034832f53f5f9647546a36217656422eedba2012"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
@@ -14,8 +14,15 @@ OPERATION_INDEX: Final[dict[str, str]] = {
     "config.admit.preview": "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "config.show": "maia.protocol._ops_config:CONFIG_OPERATIONS",
     "events.read": "maia.protocol._ops_records:RECORD_OPERATIONS",
+    "machine.enroll.confirm": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.enroll.preview": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.list": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.revoke.confirm": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.revoke.preview": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
+    "machine.show": "maia.protocol._ops_machine:MACHINE_OPERATIONS",
     "node.hello": "maia.protocol._ops_node:NODE_OPERATIONS",
     "node.status": "maia.protocol._ops_node:NODE_OPERATIONS",
+    "observe.events": "maia.protocol._ops_observe:OBSERVE_OPERATIONS",
     "project.add": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "project.list": "maia.protocol._ops_session:SESSION_OPERATIONS",
     "project.relocate.confirm": "maia.protocol._ops_config:CONFIG_OPERATIONS",

@@ -110,12 +110,14 @@ class ApprovalRespondOutput:
 APPROVAL_OPERATIONS = (
     operation(
         operation_id="approval.list",
+        agent_exposure="eligible",
         summary="List approvals, pending first (filter by Session or state).",
         input_type=ApprovalListInput,
         output_type=ApprovalListOutput,
     ),
     operation(
         operation_id="approval.show",
+        agent_exposure="eligible",
         summary="Show an approval: what the agent asks and what became of it.",
         input_type=ApprovalRef,
         output_type=ApprovalShowOutput,
@@ -123,6 +125,7 @@ APPROVAL_OPERATIONS = (
     ),
     mutation(
         operation_id="approval.respond",
+        agent_exposure="human-only",
         summary="Allow or deny a pending approval.",
         input_type=ApprovalRespondInput,
         output_type=ApprovalRespondOutput,

@@ -30,13 +30,15 @@ from ._common import (
     revision_field,
     timestamp_field,
 )
+from ._config_status import MAX_PROBLEMS as MAX_PROBLEMS
+from ._config_status import ConfigProblem as ConfigProblem
+from ._config_status import ConfigScope as ConfigScope
+from ._config_status import ConfigScopeStatus as ConfigScopeStatus
+from ._config_status import FileState as FileState
 from ._ops_relocate import RELOCATE_OPERATIONS
 
-ConfigScope = Literal["user", "project"]
-FileState = Literal["admitted", "differs", "never-admitted", "invalid"]
 ChangeKind = Literal["added", "removed", "changed"]
 MAX_CHANGES = 100
-MAX_PROBLEMS = 100
 
 
 def _project_field() -> Any:
@@ -51,17 +53,6 @@ class ConfigScopeInput:
 
 
 @attrs.frozen
-class ConfigProblem:
-    """One mistake in a configuration file, with its place."""
-
-    source: str = path_field("The file.")
-    path: str = field(doc="The key's path ($ for the document).", min_length=1, max_length=512)
-    detail: str = field(doc="What is wrong.", min_length=1, max_length=1024)
-    line: int | None = field(doc="1-based line.", default=None, minimum=1)
-    column: int | None = field(doc="1-based column.", default=None, minimum=1)
-
-
-@attrs.frozen
 class ConfigChange:
     """One key that admission changes; lists are compared whole."""
 
@@ -69,26 +60,6 @@ class ConfigChange:
     change: ChangeKind = field(doc="added, removed or changed.")
     before: object = field(doc="The admitted value.", default=None, opaque="config value")
     after: object = field(doc="The file's value.", default=None, opaque="config value")
-
-
-@attrs.frozen
-class ConfigScopeStatus:
-    """A scope's file against what is admitted for it."""
-
-    scope: ConfigScope = field(doc="user or project.")
-    source: str = path_field("The file this scope is read from.")
-    file: FileState = field(
-        doc="admitted (the file is what is admitted), differs (edited since: admit it to "
-        "apply), never-admitted, or invalid (problems lists why)."
-    )
-    revision: int = count_field("The scope's revision (a Project's revision; 0: none yet).")
-    project_id: str | None = id_field("The Project (project scope).", default=None)
-    snapshot_id: str | None = id_field("The admitted snapshot.", default=None)
-    manifest_digest: str | None = digest_field("The admitted manifest.", default=None)
-    admitted_at: str | None = timestamp_field("When it was admitted.", default=None)
-    problems: tuple[ConfigProblem, ...] = field(
-        doc="What is wrong with the file now.", factory=tuple, max_items=MAX_PROBLEMS
-    )
 
 
 @attrs.frozen
@@ -166,6 +137,7 @@ _CONFIRM_ERRORS = (
 CONFIG_OPERATIONS = (
     operation(
         operation_id="config.show",
+        agent_exposure="eligible",
         summary="The effective configuration, where each value comes from, and whether a "
         "file differs from what is admitted.",
         input_type=ConfigScopeInput,
@@ -174,6 +146,7 @@ CONFIG_OPERATIONS = (
     ),
     operation(
         operation_id="config.admit.preview",
+        agent_exposure="eligible",
         summary="Check a configuration file and show exactly what admitting it changes.",
         input_type=ConfigScopeInput,
         output_type=ConfigAdmitPreviewOutput,
@@ -181,6 +154,7 @@ CONFIG_OPERATIONS = (
     ),
     mutation(
         operation_id="config.admit.confirm",
+        agent_exposure="human-only",
         summary="Admit the previewed configuration: new work uses it, no restart needed.",
         input_type=ConfigAdmitConfirmInput,
         output_type=ConfigAdmitConfirmOutput,

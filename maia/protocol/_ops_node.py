@@ -11,7 +11,7 @@ import attrs
 from maia.core._fields import field, spec
 
 from ._common import Empty, count_field, digest_field, id_field, operation, timestamp_field
-from ._ops_config import ConfigScopeStatus
+from ._config_status import ConfigScopeStatus
 
 VERSION_TEXT = spec(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/+-]*$")
 
@@ -114,6 +114,7 @@ class NodeStatusOutput:
 NODE_OPERATIONS = (
     operation(
         operation_id="node.hello",
+        agent_exposure="unsupported",
         summary="Start a connection: check the protocol and learn who the Node is.",
         input_type=NodeHelloInput,
         output_type=NodeHelloOutput,
@@ -123,6 +124,7 @@ NODE_OPERATIONS = (
     ),
     operation(
         operation_id="node.status",
+        agent_exposure="eligible",
         summary="The Node's health, identity and load.",
         input_type=Empty,
         output_type=NodeStatusOutput,

@@ -89,9 +89,14 @@ class ReceiptGetInput:
 
 @attrs.frozen
 class ReceiptGetOutput:
-    """One receipt; eventsPruned when retention removed some of its events."""
+    """One receipt, the correlation its command's events carry, and eventsPruned when
+    retention removed some of its events."""
 
     receipt: Receipt = field(doc="The receipt.")
+    correlation_id: str = id_field(
+        "The correlationId of every event the command caused (its commandId unless the "
+        "command was part of a larger one)."
+    )
     events_pruned: bool | None = field(
         doc="Present and true when a prune left a hole.", default=None
     )
@@ -172,8 +177,9 @@ class EventsReadInput:
 
 @attrs.frozen
 class Event:
-    """A durable event as the journal keeps it."""
+    """A durable event as the journal keeps it (the spec's EventV1 envelope)."""
 
+    schema_version: Literal["maia.event.v1"] = field(doc="Event schema.")
     event_id: str = id_field("The event.")
     event_type: str = field(doc="What happened.", min_length=1, max_length=64)
     owner_type: str = field(doc="Owning aggregate type.", min_length=1, max_length=64)
@@ -185,24 +191,108 @@ class Event:
     )
     occurred_at: str = timestamp_field("When.")
     payload: object = field(doc="Event-specific data.", opaque="event payload")
+    causation_id: str = id_field(
+        "What caused it: the command, the turn's dispatch (worker events), or the event "
+        "itself (a root)."
+    )
+    correlation_id: str = id_field(
+        "The command (or root event) it descends from: every event a command causes has it."
+    )
     aggregate_revision: int | None = revision_field("Owner revision after.", default=None)
     project_id: str | None = id_field("Project.", default=None)
     session_id: str | None = id_field("Session.", default=None)
     turn_id: str | None = id_field("Turn.", default=None)
+    actor_id: str | None = id_field("The client actor whose command it records.", default=None)
+    attempt_id: str | None = id_field("The worker attempt it came from.", default=None)
+    activation_id: str | None = id_field(
+        "The activation (one dispatch of a turn) it belongs to.", default=None
+    )
     command_id: str | None = id_field("Command.", default=None)
     receipt_id: str | None = id_field("Receipt.", default=None)
-    causation_id: str | None = id_field("What caused it.", default=None)
-    correlation_id: str | None = id_field("Correlation.", default=None)
+
+
+@attrs.frozen
+class EventsSnapshot:
+    """Where to start again after `cursor_reset_required`: a fresh cursor at the oldest
+    retained event and the bounds of what the journal holds now."""
+
+    cursor: str = field(
+        doc="Read from here (the oldest retained event).",
+        min_length=1,
+        max_length=MAX_CURSOR_LENGTH,
+    )
+    oldest_retained_position: int = field(doc="First journal position kept.", minimum=1)
+    head_position: int = count_field("Last journal position written (0: none yet).")
+    page_limit: int = field(
+        doc="Most events one read returns.", minimum=1, maximum=EVENTS_LIMIT_MAX
+    )
+    generated_at: str = timestamp_field("When this descriptor was made.")
+
+
+_STATUS_FIELDS: dict[str, tuple[str, ...]] = {
+    "page": ("nextCursor", "hasMore"),
+    "cursor_reset_required": ("reason", "snapshot"),
+    "invalid_cursor": ("reason",),
+}
+
+
+def _status_fields(value: EventsReadOutput) -> tuple[str, str] | None:
+    present = {
+        "nextCursor": value.next_cursor is not None,
+        "hasMore": value.has_more is not None,
+        "reason": value.reason is not None,
+        "snapshot": value.snapshot is not None,
+    }
+    for name in _STATUS_FIELDS[value.status]:
+        if not present[name]:
+            return (name, f"a {value.status} result carries {name}")
+    for name, there in present.items():
+        if there and name not in _STATUS_FIELDS[value.status]:
+            return (name, f"a {value.status} result has no {name}")
+    return None
 
 
 @attrs.frozen
 class EventsReadOutput:
-    """A page of events and the cursor to continue from."""
+    """A page of events and the cursor to continue from; or, for a cursor that cannot be
+    served, `cursor_reset_required` (with a fresh snapshot descriptor) or `invalid_cursor`."""
 
-    status: Literal["page"] = field(doc="Always page (a stale cursor is an error).")
-    events: tuple[Event, ...] = field(doc="Events in journal order.", max_items=EVENTS_LIMIT_MAX)
-    next_cursor: str = field(doc="Continue from here.", min_length=1, max_length=MAX_CURSOR_LENGTH)
-    has_more: bool = field(doc="Whether more events were ready.")
+    __maia_refine__: ClassVar[Any] = staticmethod(_status_fields)
+    __maia_schema__: ClassVar[dict[str, Any]] = {
+        "oneOf": [
+            {"properties": {"status": {"const": status}}, "required": list(required)}
+            for status, required in _STATUS_FIELDS.items()
+        ]
+    }
+
+    status: Literal["page", "cursor_reset_required", "invalid_cursor"] = field(
+        doc="page; cursor_reset_required (expired, restarted or pruned: start again from "
+        "snapshot); invalid_cursor (not a cursor this Node issued for this read)."
+    )
+    events: tuple[Event, ...] = field(
+        doc="Events in journal order (a page; empty otherwise).",
+        factory=tuple,
+        max_items=EVENTS_LIMIT_MAX,
+    )
+    next_cursor: str | None = field(
+        doc="Continue from here (page).", default=None, min_length=1, max_length=MAX_CURSOR_LENGTH
+    )
+    has_more: bool | None = field(doc="Whether more events were ready (page).", default=None)
+    oldest_retained_cursor: str | None = field(
+        doc="Present only when a prune left a hole: a cursor at the oldest retained event.",
+        default=None,
+        min_length=1,
+        max_length=MAX_CURSOR_LENGTH,
+    )
+    reason: str | None = field(
+        doc="Why the cursor was not served (reset, invalid).",
+        default=None,
+        min_length=1,
+        max_length=256,
+    )
+    snapshot: EventsSnapshot | None = field(
+        doc="Where to start again (cursor_reset_required).", default=None
+    )
 
 
 @attrs.frozen
@@ -307,6 +397,7 @@ class SessionAttachOutput:
 RECORD_OPERATIONS = (
     operation(
         operation_id="receipt.get",
+        agent_exposure="eligible",
         summary="One receipt, by receiptId or commandId.",
         input_type=ReceiptGetInput,
         output_type=ReceiptGetOutput,
@@ -314,6 +405,7 @@ RECORD_OPERATIONS = (
     ),
     operation(
         operation_id="receipt.list",
+        agent_exposure="eligible",
         summary="Receipts filtered by operation, target and time.",
         input_type=ReceiptListInput,
         output_type=ReceiptListOutput,
@@ -321,13 +413,15 @@ RECORD_OPERATIONS = (
     ),
     operation(
         operation_id="events.read",
+        agent_exposure="eligible",
         summary="A page of the event journal from a cursor, event or sequence.",
         input_type=EventsReadInput,
         output_type=EventsReadOutput,
-        errors=("invalid_cursor", "cursor_reset_required", "resource_not_found"),
+        errors=("resource_not_found",),
     ),
     operation(
         operation_id="session.attach",
+        agent_exposure="unsupported",
         summary="Follow one Session's turns and items live (observation socket).",
         input_type=SessionAttachInput,
         output_type=SessionAttachOutput,

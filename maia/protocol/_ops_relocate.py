@@ -105,6 +105,7 @@ _CONFIRM_ERRORS = (
 RELOCATE_OPERATIONS = (
     operation(
         operation_id="project.relocate.preview",
+        agent_exposure="eligible",
         summary="Check a Project's new root (after a move or a reclone) and show the move.",
         input_type=ProjectRelocatePreviewInput,
         output_type=ProjectRelocatePreviewOutput,
@@ -112,6 +113,7 @@ RELOCATE_OPERATIONS = (
     ),
     mutation(
         operation_id="project.relocate.confirm",
+        agent_exposure="human-only",
         summary="Move a Project to the previewed root.",
         input_type=ProjectRelocateConfirmInput,
         output_type=ProjectRelocateConfirmOutput,

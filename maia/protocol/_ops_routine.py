@@ -278,6 +278,7 @@ def _changed(**kw: object) -> OperationDescriptor:
 ROUTINE_OPERATIONS: Final = (
     operation(
         operation_id="routine.create.preview",
+        agent_exposure="eligible",
         summary="Preview a routine: its ID, next 3 fires, digest and one-time proof.",
         input_type=RoutineCreatePreviewInput,
         output_type=RoutineCreatePreviewOutput,
@@ -286,6 +287,7 @@ ROUTINE_OPERATIONS: Final = (
     _confirmed(
         "consequential",
         operation_id="routine.create.confirm",
+        agent_exposure="human-only",
         summary="Create the previewed routine (at revision 1).",
         input_type=RoutineCreateConfirmInput,
         output_type=RoutineResult,
@@ -294,6 +296,7 @@ ROUTINE_OPERATIONS: Final = (
     ),
     _changed(
         operation_id="routine.pause",
+        agent_exposure="eligible",
         summary="Pause a routine: no slot fires until it is resumed.",
         input_type=RoutineChangeInput,
         output_type=RoutineResult,
@@ -302,6 +305,7 @@ ROUTINE_OPERATIONS: Final = (
     ),
     _changed(
         operation_id="routine.resume",
+        agent_exposure="eligible",
         summary="Resume a routine at the first slot after now (missed slots are not replayed).",
         input_type=RoutineChangeInput,
         output_type=RoutineResult,
@@ -310,6 +314,7 @@ ROUTINE_OPERATIONS: Final = (
     ),
     operation(
         operation_id="routine.disable.preview",
+        agent_exposure="eligible",
         summary="Preview disabling a routine (final): digest and one-time proof.",
         input_type=RoutineChangeInput,
         output_type=RoutinePreviewOutput,
@@ -318,6 +323,7 @@ ROUTINE_OPERATIONS: Final = (
     _confirmed(
         "destructive",
         operation_id="routine.disable.confirm",
+        agent_exposure="human-only",
         summary="Disable the previewed routine; it never fires again.",
         input_type=RoutineConfirmInput,
         output_type=RoutineResult,
@@ -327,6 +333,7 @@ ROUTINE_OPERATIONS: Final = (
     ),
     operation(
         operation_id="routine.run.preview",
+        agent_exposure="eligible",
         summary="Preview a manual run of an active routine: digest and one-time proof.",
         input_type=RoutineChangeInput,
         output_type=RoutinePreviewOutput,
@@ -335,6 +342,7 @@ ROUTINE_OPERATIONS: Final = (
     _confirmed(
         "consequential",
         operation_id="routine.run.confirm",
+        agent_exposure="human-only",
         summary="Record a manual fire now; the next scheduler tick launches it.",
         input_type=RoutineConfirmInput,
         output_type=RoutineRunResult,
@@ -344,6 +352,7 @@ ROUTINE_OPERATIONS: Final = (
     ),
     operation(
         operation_id="routine.show",
+        agent_exposure="eligible",
         summary="Show a routine and its newest 20 fires.",
         input_type=RoutineRef,
         output_type=RoutineShowOutput,
@@ -351,6 +360,7 @@ ROUTINE_OPERATIONS: Final = (
     ),
     operation(
         operation_id="routine.list",
+        agent_exposure="eligible",
         summary="List routines.",
         input_type=RoutineListInput,
         output_type=RoutineListOutput,

@@ -85,6 +85,12 @@ class SessionCreateInput:
     cwd: str | None = path_field(
         "Start directory inside the Project (default: its root).", default=None
     )
+    machine: str | None = field(
+        doc="Run the Session's worker on this enrolled Execution Node (machine list).",
+        default=None,
+        pattern=r"^[a-z][a-z0-9-]{0,62}$",
+        pattern_doc="must be a machine name",
+    )
 
 
 @attrs.frozen
@@ -302,6 +308,7 @@ _CHANGE = ("resource_not_found", "revision_conflict", "invalid_state")
 SESSION_OPERATIONS = (
     mutation(
         operation_id="session.create",
+        agent_exposure="eligible",
         summary="Create a Session (metadata only; starts nothing).",
         input_type=SessionCreateInput,
         output_type=SessionResult,
@@ -310,6 +317,7 @@ SESSION_OPERATIONS = (
     ),
     operation(
         operation_id="session.list",
+        agent_exposure="eligible",
         summary="List Sessions with filters and paging.",
         input_type=SessionListInput,
         output_type=SessionListOutput,
@@ -318,6 +326,7 @@ SESSION_OPERATIONS = (
     ),
     operation(
         operation_id="session.show",
+        agent_exposure="eligible",
         summary="Show one Session.",
         input_type=SessionRef,
         output_type=SessionShowOutput,
@@ -325,6 +334,7 @@ SESSION_OPERATIONS = (
     ),
     operation(
         operation_id="session.wait",
+        agent_exposure="eligible",
         summary="Wait up to 4 s for a Session state or activity.",
         input_type=SessionWaitInput,
         output_type=SessionWaitOutput,
@@ -332,6 +342,7 @@ SESSION_OPERATIONS = (
     ),
     mutation(
         operation_id="session.stop",
+        agent_exposure="eligible",
         summary="Stop a Session's worker, bounded.",
         input_type=SessionStopInput,
         output_type=SessionResult,
@@ -341,6 +352,7 @@ SESSION_OPERATIONS = (
     ),
     mutation(
         operation_id="session.archive",
+        agent_exposure="eligible",
         summary="Archive a stopped Session.",
         input_type=SessionArchiveInput,
         output_type=SessionResult,
@@ -350,6 +362,7 @@ SESSION_OPERATIONS = (
     ),
     mutation(
         operation_id="session.rename",
+        agent_exposure="eligible",
         summary="Retitle a Session.",
         input_type=SessionRenameInput,
         output_type=SessionResult,
@@ -359,6 +372,7 @@ SESSION_OPERATIONS = (
     ),
     operation(
         operation_id="reference.resolve",
+        agent_exposure="eligible",
         summary="Resolve an ID prefix, title or name to an exact ID.",
         input_type=ReferenceResolveInput,
         output_type=ReferenceResolveOutput,
@@ -366,6 +380,7 @@ SESSION_OPERATIONS = (
     ),
     mutation(
         operation_id="project.add",
+        agent_exposure="human-only",
         summary="Add a Project root to the inventory.",
         input_type=ProjectAddInput,
         output_type=ProjectResult,
@@ -374,6 +389,7 @@ SESSION_OPERATIONS = (
     ),
     operation(
         operation_id="project.list",
+        agent_exposure="eligible",
         summary="List Projects.",
         input_type=ProjectListInput,
         output_type=ProjectListOutput,
@@ -381,6 +397,7 @@ SESSION_OPERATIONS = (
     ),
     operation(
         operation_id="project.show",
+        agent_exposure="eligible",
         summary="Show one Project.",
         input_type=ProjectShowInput,
         output_type=ProjectShowOutput,

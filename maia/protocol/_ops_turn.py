@@ -19,6 +19,7 @@ from maia.core._limits import (
     MAX_TURN_TEXT_LENGTH,
     PAGE_LIMIT_DEFAULT,
     PAGE_LIMIT_MAX,
+    WAIT_MILLISECONDS_MAX,
 )
 
 from ._common import (
@@ -41,11 +42,20 @@ from ._common import (
 
 @attrs.frozen
 class TurnSendInput:
-    """Queue a prompt on a Session; its worker starts if none runs."""
+    """Queue a prompt on a Session; its worker starts if none runs. With waitMilliseconds,
+    answer only once the turn ended or that wait passed (the send and its wait in one call)."""
 
     command_id: str = command_id_field()
     session_id: str = id_field("The Session.")
     text: str = field(doc="The prompt.", min_length=1, max_length=MAX_TURN_TEXT_LENGTH)
+    wait_milliseconds: int | None = field(
+        doc="After queueing, wait up to this long (0-4000) for the turn to end before"
+        " answering; absent: answer once queued. Not part of the command: a retry with"
+        " another wait is the same command.",
+        default=None,
+        minimum=0,
+        maximum=WAIT_MILLISECONDS_MAX,
+    )
 
 
 @attrs.frozen
@@ -55,18 +65,6 @@ class TurnResult:
     delivery: Delivery = field(doc="new, or duplicate for a retried commandId.")
     receipt_id: str = id_field("The command's receipt.")
     turn: Turn = field(doc="The turn after the change.")
-
-
-@attrs.frozen
-class TurnSendOutput:
-    """The queued turn and its place: 0 is the running turn's place."""
-
-    delivery: Delivery = field(doc="new, or duplicate for a retried commandId.")
-    receipt_id: str = id_field("The command's receipt.")
-    turn: Turn = field(doc="The queued turn.")
-    position: int = count_field(
-        "Place in the Session's queue.", maximum=MAX_SESSION_PENDING_TURNS - 1
-    )
 
 
 @attrs.frozen
@@ -131,6 +129,38 @@ class TurnItem:
         " the item bound.",
         default=None,
         max_length=4096,
+    )
+
+
+@attrs.frozen
+class TurnSendOutput:
+    """The queued turn and its place: 0 is the running turn's place. With waitMilliseconds:
+    the turn as the wait left it and, once it ended, its items (turn.show's first page)."""
+
+    delivery: Delivery = field(doc="new, or duplicate for a retried commandId.")
+    receipt_id: str = id_field("The command's receipt.")
+    turn: Turn = field(
+        doc="The queued turn; with waitMilliseconds, the turn when the wait ended (its state"
+        " says whether it ended)."
+    )
+    position: int = count_field(
+        "Place in the Session's queue when it was queued.", maximum=MAX_SESSION_PENDING_TURNS - 1
+    )
+    items: tuple[TurnItem, ...] | None = field(
+        doc="With waitMilliseconds and an ended turn: its items in order, as turn.show lists"
+        " them (absent otherwise).",
+        default=None,
+        max_items=MAX_TURN_ITEMS,
+    )
+    items_truncated: bool = field(
+        doc="True when more items exist than are listed (turn.show with nextItemCursor has"
+        " the rest).",
+        default=False,
+    )
+    next_item_cursor: str | None = field(
+        doc="With itemsTruncated: pass as turn.show's itemCursor to list the items after these.",
+        default=None,
+        max_length=1024,
     )
 
 
@@ -246,7 +276,8 @@ class TurnInterruptInput:
 TURN_OPERATIONS = (
     mutation(
         operation_id="turn.send",
-        summary="Queue a prompt on a Session (at most 8 pending).",
+        agent_exposure="eligible",
+        summary="Queue a prompt on a Session (at most 8 pending); optionally wait for its end.",
         input_type=TurnSendInput,
         output_type=TurnSendOutput,
         errors=(
@@ -261,6 +292,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.wait",
+        agent_exposure="eligible",
         summary="Wait up to 4 s for a turn to end (or reach given states).",
         input_type=TurnWaitInput,
         output_type=TurnWaitOutput,
@@ -268,6 +300,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.show",
+        agent_exposure="eligible",
         summary="Show a turn, its failure reason and its items (paged: nextItemCursor).",
         input_type=TurnShowInput,
         output_type=TurnShowOutput,
@@ -275,6 +308,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.list",
+        agent_exposure="eligible",
         summary="List a Session's turns, newest first, paged.",
         input_type=TurnListInput,
         output_type=TurnListOutput,
@@ -282,6 +316,7 @@ TURN_OPERATIONS = (
     ),
     operation(
         operation_id="turn.queue.list",
+        agent_exposure="eligible",
         summary="The active turn and the queue of a Session.",
         input_type=SessionRefInput,
         output_type=TurnQueueListOutput,
@@ -289,6 +324,7 @@ TURN_OPERATIONS = (
     ),
     mutation(
         operation_id="turn.cancel",
+        agent_exposure="eligible",
         summary="Cancel a queued turn by its own revision.",
         input_type=TurnCancelInput,
         output_type=TurnResult,
@@ -298,6 +334,7 @@ TURN_OPERATIONS = (
     ),
     mutation(
         operation_id="turn.interrupt",
+        agent_exposure="eligible",
         summary="Interrupt a running turn.",
         input_type=TurnInterruptInput,
         output_type=TurnResult,

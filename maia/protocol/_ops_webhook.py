@@ -251,6 +251,7 @@ _ERRORS = ("resource_not_found", "revision_conflict", "invalid_state",
 WEBHOOK_OPERATIONS = (
     operation(
         operation_id="webhooks.change.preview",
+        agent_exposure="eligible",
         summary="Preview adding, removing, testing a webhook or redelivering a delivery.",
         input_type=WebhookChangePreviewInput,
         output_type=WebhookChangePreviewOutput,
@@ -258,6 +259,7 @@ WEBHOOK_OPERATIONS = (
     ),
     mutation(
         operation_id="webhooks.change.confirm",
+        agent_exposure="human-only",
         summary="Confirm a previewed webhook change.",
         input_type=WebhookChangeConfirmInput,
         output_type=WebhookChangeConfirmOutput,
@@ -281,12 +283,14 @@ WEBHOOK_OPERATIONS = (
     ),
     operation(
         operation_id="webhooks.list",
+        agent_exposure="eligible",
         summary="List the webhooks.",
         input_type=WebhookListInput,
         output_type=WebhookListOutput,
     ),
     operation(
         operation_id="webhooks.show",
+        agent_exposure="eligible",
         summary="Show a webhook and its recent deliveries with their attempts.",
         input_type=WebhookRef,
         output_type=WebhookShowOutput,

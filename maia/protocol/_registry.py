@@ -1,9 +1,12 @@
 """The operation registry: one frozen `OperationDescriptor` per op, checked when built.
 
 The descriptor carries every field of the spec's OperationDescriptorV1 plus what Maia needs
-beside it: the input and output schema classes, the typed error codes, the caller roles and
-the model/voice exposure policy. `build_registry` refuses the combinations the spec refuses
-(see `_refusals`), so a bad op fails at import, not at the first call.
+beside it: the input and output schema classes, the typed error codes, the caller roles,
+the model/voice exposure policy and the Agent exposure class (`agent_exposure`, which every
+op must state: `AGENT_EXPOSURE_RULE` says how it is chosen). `build_registry` refuses the
+combinations the spec refuses (see `_refusals`), so a bad op fails at import (its group
+loads checked), not at the first call. The registry digest covers the descriptors, their
+schemas, the capabilities, the error table and the deprecation aliases (`_versioning`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import attrs
 from maia.core._digests import digest_json
 from maia.core._errors import ERROR_CODES
 from maia.core._shapes import class_plan
+
+from ._capabilities import NODE_CAPABILITIES
+from ._versioning import Deprecation, deprecation_problems
 
 PROTOCOL_VERSION: Final = "maia.protocol/v1alpha1"
 SCHEMA_BASE: Final = "urn:maia:schema:maia.protocol:v1alpha1"
@@ -42,6 +48,15 @@ Idempotency = Literal["none", "optional", "required"]
 Confirmation = Literal["none", "required"]
 EffectClass = Literal["none", "native-idempotent", "native-reconcilable", "external-uncertain"]
 StreamMode = Literal["snapshot", "events", "snapshot-then-events"]
+AgentExposure = Literal["eligible", "human-only", "unsupported"]
+AGENT_EXPOSURES: Final = ("eligible", "human-only", "unsupported")
+AGENT_EXPOSURE_RULE: Final = (
+    "human-only: an op that confirms a preview (consequential or destructive), answers an "
+    "approval, or widens what the Node trusts or reaches (a new Project root); "
+    "unsupported: the connection handshake and the streams (a tool call cannot hold a "
+    "stream); eligible: every other read, preview and reversible mutation of the Node's "
+    "own records."
+)
 
 
 @attrs.frozen
@@ -97,6 +112,7 @@ class OperationDescriptor:
     errors: tuple[str, ...] = ()
     callers: frozenset[str] = frozenset({"local-user"})
     exposure: ExposurePolicy | None = None
+    agent_exposure: AgentExposure | None = None  # required: the build refuses None
 
     @property
     def is_mutation(self) -> bool:
@@ -124,6 +140,7 @@ class OperationDescriptor:
             "redactionPolicyRef": self.redaction_policy_ref,
             "errors": list(self.errors),
             "callers": sorted(self.callers),
+            "agentExposure": self.agent_exposure,
         }
         if self.replacement_operation_id is not None:
             out["replacementOperationId"] = self.replacement_operation_id
@@ -177,6 +194,23 @@ def _refusals(op: OperationDescriptor) -> Iterator[str]:
         yield f"{name}: callers must be a non-empty subset of {sorted(CALLER_ROLES)}"
     if op.replacement_operation_id is not None and op.stability != "deprecated":
         yield f"{name}: only a deprecated operation names a replacement"
+    yield from _exposure_refusals(op)
+
+
+def _exposure_refusals(op: OperationDescriptor) -> Iterator[str]:
+    name = op.operation_id
+    if op.agent_exposure not in AGENT_EXPOSURES:
+        yield (
+            f"{name}: not classified for agent exposure (set agent_exposure to "
+            f"{', '.join(AGENT_EXPOSURES)})"
+        )
+        return
+    if op.agent_exposure == "eligible" and op.confirmation == "required":
+        yield f"{name}: an op that takes a confirmation is never agent-eligible"
+    if op.agent_exposure == "eligible" and op.stream is not None:
+        yield f"{name}: a streaming op is never agent-eligible (a tool call holds no stream)"
+    if {"model", "voice"} & set(op.availability) and op.agent_exposure != "eligible":
+        yield f"{name}: only an agent-eligible op is offered to model or voice"
 
 
 class Registry:
@@ -191,12 +225,17 @@ class Registry:
         operations: tuple[OperationDescriptor, ...],
         digest: str | None = None,
         groups: _Groups | None = None,
+        deprecations: tuple[Deprecation, ...] = (),
+        registry_version: str = "0.0.0",
     ) -> None:
         self._operations = operations
         self._by_id = {op.operation_id: op for op in operations}
         self._pinned = digest
         self._computed: str | None = None
         self._groups = groups
+        self.deprecations = deprecations
+        self.registry_version = registry_version
+        self._aliases = {d.name: d for d in deprecations if d.kind == "operation"}
 
     @property
     def digest(self) -> str:
@@ -210,15 +249,32 @@ class Registry:
     def computed_digest(self) -> str:
         """sha256 over the canonical projection (computed on first use: it builds every schema)."""
         if self._computed is None:
-            self._computed = digest_json(registry_projection(self._all()))
+            self._computed = digest_json(registry_projection(self._all(), self.deprecations))
         return self._computed
 
     def _all(self) -> tuple[OperationDescriptor, ...]:
         if self._groups is not None:
-            whole = build_registry(self._groups.load_all())  # checks across groups too
+            whole = build_registry(  # checks across groups too
+                self._groups.load_all(),
+                deprecations=self.deprecations,
+                registry_version=self.registry_version,
+            )
             self._operations, self._by_id = whole._operations, whole._by_id
             self._groups = None
         return self._operations
+
+    def deprecation(self, name: str) -> Deprecation | None:
+        """The deprecation of an operation name (a deprecated op, or a renamed op's alias)."""
+        return self._aliases.get(name)
+
+    def resolve(self, name: str) -> tuple[OperationDescriptor | None, Deprecation | None]:
+        """The op a method name reaches and, when the name is deprecated, its deprecation:
+        a registered op (deprecated or not), or the replacement a renamed op's alias names."""
+        alias = self._aliases.get(name)
+        found = self.get(name)
+        if found is None and alias is not None and alias.replacement is not None:
+            found = self.get(alias.replacement)
+        return found, alias
 
     def get(self, operation_id: str) -> OperationDescriptor | None:
         found = self._by_id.get(operation_id)
@@ -263,7 +319,7 @@ class _Groups:
         ops = self._loaded.get(group)
         if ops is None:
             module, _, name = group.partition(":")
-            checked = build_registry(getattr(importlib.import_module(module), name))
+            checked = build_registry(getattr(importlib.import_module(module), name), group=True)
             ops = self._loaded[group] = {op.operation_id: op for op in checked}
         return ops
 
@@ -275,21 +331,41 @@ class _Groups:
         return tuple(op for group in self.groups for op in self._load(group).values())
 
 
-def lazy_registry(groups: tuple[str, ...], index: dict[str, str], *, digest: str) -> Registry:
+def lazy_registry(
+    groups: tuple[str, ...],
+    index: dict[str, str],
+    *,
+    digest: str,
+    deprecations: tuple[Deprecation, ...] = (),
+    registry_version: str = "0.0.0",
+) -> Registry:
     """A registry that imports each group of ops on first use (see `Registry`).
 
     `index` (op ID -> group) only speeds look-ups up: an ID it lacks is looked for in every
     group, so a stale index costs time, never an op. Iterating builds (and checks) the whole
     registry as `build_registry` does."""
-    return Registry((), digest, _Groups(groups, index))
+    return Registry((), digest, _Groups(groups, index), deprecations, registry_version)
 
 
-def registry_projection(operations: Iterable[OperationDescriptor]) -> dict[str, Any]:
-    """The canonical projection the registry digest covers: descriptors and their schemas."""
+def registry_projection(
+    operations: Iterable[OperationDescriptor], deprecations: Iterable[Deprecation] = ()
+) -> dict[str, Any]:
+    """The canonical projection the registry digest covers: descriptors and their schemas,
+    the capabilities, the error table (code, status, retryable), the errors every op may
+    answer, and the deprecation aliases."""
     from ._documents import operation_schema  # documents import this module
 
     return {
         "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": [{"name": name, "meaning": text} for name, text in NODE_CAPABILITIES],
+        "errors": [
+            {"code": e.code, "status": e.status, "retryable": e.retryable}
+            for e in sorted(ERROR_CODES.values(), key=lambda e: e.code)
+        ],
+        "commonErrors": sorted(COMMON_ERRORS),
+        "deprecations": sorted(
+            (d.projection() for d in deprecations), key=lambda d: (d["kind"], d["name"])
+        ),
         "operations": [
             {
                 **op.projection(),
@@ -302,13 +378,21 @@ def registry_projection(operations: Iterable[OperationDescriptor]) -> dict[str, 
 
 
 def build_registry(
-    operations: Iterable[OperationDescriptor], *, digest: str | None = None
+    operations: Iterable[OperationDescriptor],
+    *,
+    digest: str | None = None,
+    deprecations: tuple[Deprecation, ...] = (),
+    registry_version: str = "0.0.0",
+    group: bool = False,
 ) -> Registry:
-    """Check every op and build the registry (`digest`: a generated digest to pin).
+    """Check every op and build the registry (`digest`: a generated digest to pin; `group`:
+    these are one group of a lazy registry, so the table-wide deprecation rules wait for the
+    whole registry).
 
     Raises RegistryError listing every refusal: duplicate IDs, missing or unusable schemas,
     a mutation without a receipt, a consequential op without required idempotency and
-    confirmation, model/voice exposure without a policy, unknown error codes, bad callers.
+    confirmation, model/voice exposure without a policy, unknown error codes, bad callers,
+    an op not classified for agent exposure, a deprecation table the policy refuses.
     """
     ops = tuple(sorted(operations, key=lambda op: op.operation_id))
     problems: list[str] = []
@@ -318,6 +402,28 @@ def build_registry(
             problems.append(f"{op.operation_id}: duplicate operation ID")
         seen.add(op.operation_id)
         problems.extend(_refusals(op))
+    if not group:
+        problems.extend(_deprecated_refusals(ops, deprecations, registry_version))
     if problems:
         raise RegistryError("; ".join(problems))
-    return Registry(ops, digest)
+    return Registry(ops, digest, None, deprecations, registry_version)
+
+
+def _deprecated_refusals(
+    ops: tuple[OperationDescriptor, ...], deprecations: tuple[Deprecation, ...], version: str
+) -> Iterator[str]:
+    """The table's own rules, and its agreement with the ops' `stability`."""
+    yield from deprecation_problems(deprecations, seen_ids(ops), registry_version=version)
+    listed = {d.name: d for d in deprecations if d.kind == "operation"}
+    for op in ops:
+        entry = listed.get(op.operation_id)
+        if op.stability == "deprecated" and entry is None:
+            yield f"{op.operation_id}: a deprecated op needs its deprecation (removeAfter)"
+        if entry is not None and op.stability != "deprecated":
+            yield f"{op.operation_id}: listed as deprecated but its stability is {op.stability}"
+        if entry is not None and entry.replacement != op.replacement_operation_id:
+            yield f"{op.operation_id}: its deprecation and replacementOperationId disagree"
+
+
+def seen_ids(ops: Iterable[OperationDescriptor]) -> frozenset[str]:
+    return frozenset(op.operation_id for op in ops)

@@ -15,6 +15,9 @@ from ._config_status import config_files_status as config_files_status
 from ._config_status import effective_config as effective_config
 from ._context import ServiceContext as ServiceContext
 from ._context import project_of_session as project_of_session
+from ._machines import MACHINE_HANDLERS as MACHINE_HANDLERS
+from ._machines_placement import create_placed as create_placed
+from ._machines_views import machine_wire as machine_wire
 from ._register import HANDLERS as HANDLERS
 from ._register import KINDS as KINDS
 from ._register import open_services as open_services

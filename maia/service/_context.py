@@ -36,6 +36,8 @@ class ServiceContext:
     home: Path  # where projects.jsonc is mirrored
     admitted: AdmittedConfigs  # the admitted configuration work runs under (limits, executors)
     actor_id: str = LOCAL_ACTOR  # whom receipts name: the local user, or the Node's automation
+    # The correlation the commands it runs pass on (a routine fire's), else their commandId.
+    correlation_id: str | None = None
 
     @property
     def sessions(self) -> SessionRuntime:
@@ -46,9 +48,10 @@ class ServiceContext:
     def projects_file(self) -> Path:
         return self.home / "projects.jsonc"
 
-    def as_actor(self, actor_id: str) -> ServiceContext:
-        """The same services acting as another actor (the routine scheduler)."""
-        return attrs.evolve(self, actor_id=actor_id)
+    def as_actor(self, actor_id: str, correlation_id: str | None = None) -> ServiceContext:
+        """The same services acting as another actor (the routine scheduler), its commands
+        correlated with `correlation_id` when given."""
+        return attrs.evolve(self, actor_id=actor_id, correlation_id=correlation_id)
 
     def now(self) -> int:
         return self.clock.wall_ms()
@@ -57,10 +60,13 @@ class ServiceContext:
         return await self.store.read(fn)
 
 
-def command_of(params: Any, actor_id: str = LOCAL_ACTOR) -> Command:
-    """The idempotency key and normalized-input digest of a mutation's params."""
+def command_of(
+    params: Any, actor_id: str = LOCAL_ACTOR, correlation_id: str | None = None
+) -> Command:
+    """The idempotency key and normalized-input digest of a mutation's params (and the
+    correlation its events carry, when not its commandId)."""
     body = {k: v for k, v in to_json(params).items() if k != "commandId"}
-    return Command(params.command_id, actor_id, digest_json(body))
+    return Command(params.command_id, actor_id, digest_json(body), correlation_id)
 
 
 def mutation_output(cls: type[T], result: MutationResult) -> T:

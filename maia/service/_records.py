@@ -2,8 +2,14 @@
 
 Receipts list oldest first by insertion (the cursor is the last row seen). The journal is
 read from its start, after a signed cursor, after one event, or from one owner's sequence;
-each page returns the cursor to continue from, bound to the filter it was read with. A
-cursor behind the pruned horizon, or from an earlier Node run, is `cursor_reset_required`.
+each page returns the cursor to continue from, bound to the filter it was read with.
+
+events.read answers a cursor it cannot serve as a result, not an error (spec: its result is
+a page, a cursor_reset_required or an invalid_cursor, each with status): a cursor behind the
+pruned horizon, expired, or from an earlier Node run gets `cursor_reset_required` with a
+fresh snapshot descriptor (a cursor at the oldest retained event, the journal's bounds); one
+this Node did not issue for this read gets `invalid_cursor`. A page read where a prune left
+a hole carries `oldestRetainedCursor`.
 """
 
 from __future__ import annotations
@@ -11,13 +17,16 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from maia.core._limits import EVENTS_LIMIT_MAX
 from maia.protocol import (
     Event,
     EventsReadInput,
     EventsReadOutput,
+    EventsSnapshot,
     FromCursor,
     FromEvent,
     FromSequence,
+    MaiaError,
     Receipt,
     ReceiptGetInput,
     ReceiptGetOutput,
@@ -70,7 +79,7 @@ async def receipt_get(ctx: ServiceContext, params: ReceiptGetInput) -> ReceiptGe
     else:
         command_id = params.command_id or ""
         stored = await ctx.read(lambda c: _by_command(c, command_id))
-    return ReceiptGetOutput(receipt=_receipt(stored))
+    return ReceiptGetOutput(receipt=_receipt(stored), correlation_id=stored.correlation)
 
 
 async def receipt_list(ctx: ServiceContext, params: ReceiptListInput) -> ReceiptListOutput:
@@ -103,6 +112,7 @@ def _event(record: EventRecord) -> Event:
     payload: Any = record.payload
     turn_id = payload.get("turnId") if isinstance(payload, dict) else None
     return Event(
+        schema_version="maia.event.v1",
         event_id=record.event_id,
         event_type=record.event_type,
         owner_type=record.owner_type,
@@ -112,13 +122,39 @@ def _event(record: EventRecord) -> Event:
         classification=record.classification,  # type: ignore[arg-type]
         occurred_at=format_timestamp_ms(record.occurred_ms),
         payload=payload,
+        causation_id=record.causation_id,
+        correlation_id=record.correlation_id,
         aggregate_revision=record.aggregate_revision,
         project_id=record.project_id,
         session_id=record.session_id,
         turn_id=turn_id if isinstance(turn_id, str) else None,
-        causation_id=record.causation_id,
-        correlation_id=record.correlation_id,
+        actor_id=record.actor_id,
+        attempt_id=record.attempt_id,
+        activation_id=record.activation_id,
+        command_id=record.command_id,
     )
+
+
+class _Unserved(Exception):
+    """The position asked for cannot be served: answered as a result, not an error."""
+
+    def __init__(self, error: MaiaError, scope: str, horizon: int, head: int) -> None:
+        super().__init__(error.message)
+        self.error, self.scope, self.horizon, self.head = error, scope, horizon, head
+
+
+def _head(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0])
+
+
+def _has_hole(conn: sqlite3.Connection, horizon: int, owner: str | None) -> bool:
+    """Whether a prune removed events this read's scope would have held."""
+    if horizon <= 1:
+        return False
+    if owner is None:
+        return True
+    row = conn.execute("SELECT 1 FROM pruned_owner_heads WHERE owner_id = ?", (owner,)).fetchone()
+    return row is not None
 
 
 def _read(ctx: ServiceContext, params: EventsReadInput, conn: sqlite3.Connection) -> Any:
@@ -128,18 +164,28 @@ def _read(ctx: ServiceContext, params: EventsReadInput, conn: sqlite3.Connection
     owner: str | None = None
     if isinstance(position, FromSequence):
         owner = position.owner_id
-        records = read_owner_events(conn, owner, after_sequence=position.after_sequence,
-                                    limit=params.limit)  # fmt: skip
+        try:
+            records = read_owner_events(conn, owner, after_sequence=position.after_sequence,
+                                        limit=params.limit)  # fmt: skip
+        except MaiaError as error:
+            if error.code != "cursor_reset_required":
+                raise
+            raise _Unserved(error, f"owner:{owner}", horizon, _head(conn)) from None
         after = records[-1].position if records else None
         if after is None:  # nothing yet: continue after the journal's end
-            row = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()
-            after = int(row[0])
+            after = _head(conn)
         events = tuple(r for r in records if not types or r.event_type in types)
-        return events, after, owner, len(records) == params.limit
+        hole = _has_hole(conn, horizon, owner)
+        return events, after, owner, len(records) == params.limit, horizon, hole
     if isinstance(position, FromCursor):
         scope = peek_scope(position.cursor)
         owner = scope[len("owner:") :] if scope.startswith("owner:") else None
-        after = open_cursor(ctx.store, position.cursor, scope, types, oldest_retained=horizon)
+        try:
+            after = open_cursor(ctx.store, position.cursor, scope, types, oldest_retained=horizon)
+        except MaiaError as error:
+            if error.code != "cursor_reset_required":
+                raise
+            raise _Unserved(error, scope, horizon, _head(conn)) from None
     elif isinstance(position, FromEvent):
         row = conn.execute(
             "SELECT position FROM events WHERE event_id = ?", (position.event_id,)
@@ -151,14 +197,37 @@ def _read(ctx: ServiceContext, params: EventsReadInput, conn: sqlite3.Connection
         after = horizon - 1
     page = read_events(conn, after_position=after, limit=params.limit, owner_id=owner,
                        event_types=types or None)  # fmt: skip
-    return page.events, page.last_position, owner, len(page.events) == params.limit
+    more = len(page.events) == params.limit
+    return page.events, page.last_position, owner, more, horizon, _has_hole(conn, horizon, owner)
 
 
 async def events_read(ctx: ServiceContext, params: EventsReadInput) -> EventsReadOutput:
-    """Raises `invalid_cursor`, `cursor_reset_required`, `resource_not_found` (event)."""
-    events, last, owner, more = await ctx.read(lambda c: _read(ctx, params, c))
+    """A page, or a `cursor_reset_required` / `invalid_cursor` result for a cursor that
+    cannot be served. Raises `resource_not_found` (event)."""
+    types = list(params.event_types)
+    try:
+        events, last, owner, more, horizon, hole = await ctx.read(lambda c: _read(ctx, params, c))
+    except _Unserved as unserved:
+        snapshot = EventsSnapshot(
+            cursor=issue(ctx.store, unserved.horizon - 1, unserved.scope, types),
+            oldest_retained_position=unserved.horizon,
+            head_position=unserved.head,
+            page_limit=EVENTS_LIMIT_MAX,
+            generated_at=format_timestamp_ms(ctx.now()),
+        )
+        reason = str(unserved.error.details.get("reason") or unserved.error.message)[:256]
+        return EventsReadOutput(status="cursor_reset_required", reason=reason, snapshot=snapshot)
+    except MaiaError as error:
+        if error.code != "invalid_cursor":
+            raise
+        return EventsReadOutput(status="invalid_cursor", reason=error.message[:256])
     scope = f"owner:{owner}" if owner is not None else JOURNAL
-    cursor = issue(ctx.store, last, scope, list(params.event_types))
+    cursor = issue(ctx.store, last, scope, types)
+    oldest = issue(ctx.store, horizon - 1, scope, types) if hole else None
     return EventsReadOutput(
-        status="page", events=tuple(_event(e) for e in events), next_cursor=cursor, has_more=more
+        status="page",
+        events=tuple(_event(e) for e in events),
+        next_cursor=cursor,
+        has_more=more,
+        oldest_retained_cursor=oldest,
     )

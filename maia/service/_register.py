@@ -14,19 +14,21 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from actors import WORKERS, ActorError, Kind, open_actor_runtime
+from actors.machine import MACHINES
 from actors.routine import ROUTINES
 from actors.session import SESSIONS
 from actors.webhook import WEBHOOKS
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
 from storage import Storage
-from supervision.workers import WorkerTimings
+from supervision.workers import DiagnosticsSink, WorkerTimings
 
 from ._admitted import AdmittedConfigs
 from ._approvals import APPROVAL_HANDLERS
 from ._config import CONFIG_HANDLERS
 from ._config_status import admitted_user_config
 from ._context import ServiceContext
+from ._machines import MACHINE_HANDLERS
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
 from ._reference import reference_resolve
@@ -54,7 +56,7 @@ from ._webhooks import WEBHOOK_HANDLERS
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
 # The kinds of aggregate the Node runs, in start order (a kind may use what an earlier one
 # provides: the Session kind runs on the worker pool). Adding a kind is one line here.
-KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, SESSIONS, WEBHOOKS, ROUTINES)
+KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, MACHINES, SESSIONS, WEBHOOKS, ROUTINES)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
@@ -82,6 +84,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     **CONFIG_HANDLERS,
     **WEBHOOK_HANDLERS,
     **APPROVAL_HANDLERS,
+    **MACHINE_HANDLERS,
 }
 
 
@@ -121,18 +124,20 @@ async def open_services(
     timings: WorkerTimings | None = None,
     live: Callable[[str, str, str, str, str, str], None] | None = None,
     options: Mapping[str, Any] | None = None,
+    diagnostics: DiagnosticsSink | None = None,
 ) -> AsyncIterator[ServiceContext]:
     """Run on the admitted user configuration (else `config` when given, else
     `home/config.jsonc` for a home never admitted), recover and run the actor runtime with
     every kind, and yield the handlers' context; `live` gets the Sessions' live item records
-    (the observation hub); `options` are more kinds' settings (tests: a webhook client).
+    (the observation hub), `diagnostics` the workers' observation-batches (the hub's
+    recorder); `options` are more kinds' settings (tests: a webhook client).
     Raises `configuration_invalid`."""
     settings = await admitted_user_config(store)
     if settings is None:
         settings = config if config is not None else load_user_config(home / "config.jsonc")
     admitted = AdmittedConfigs(store, settings)
     settings_of_kinds = {"worker_timings": timings, "live": live, "config_of": admitted.of,
-                         **(options or {})}  # fmt: skip
+                         "diagnostics": diagnostics, **(options or {})}  # fmt: skip
     async with open_actor_runtime(
         store, clock=clock, config=settings, kinds=KINDS, environ=environ,
         options=settings_of_kinds,

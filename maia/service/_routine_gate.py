@@ -68,9 +68,11 @@ class SchedulerGate:
         self.ctx = ctx
 
     async def call(self, routine_id: str, op_id: str, body: dict[str, Any], *,
-                   project_id: str, session_id: str | None) -> Any:  # fmt: skip
-        """Call `op_id` as the routine's scheduler. Raises `role_denied` outside the
-        allow-list, and whatever the operation raises."""
+                   project_id: str, session_id: str | None,
+                   correlation_id: str | None = None) -> Any:  # fmt: skip
+        """Call `op_id` as the routine's scheduler (its events correlated with
+        `correlation_id`: the fire's). Raises `role_denied` outside the allow-list, and
+        whatever the operation raises."""
         actor = scheduler_actor(routine_id)
         authorize(actor, op_id, body, project_id=project_id, session_id=session_id)
         handler = SERVED.get(op_id)
@@ -78,20 +80,23 @@ class SchedulerGate:
         if handler is None or descriptor is None:
             raise MaiaError("command_not_implemented", f"{op_id} is not served by this Node",
                             {"method": op_id})  # fmt: skip
-        return await handler(self.ctx.as_actor(actor), decode_input(descriptor, body))
+        ctx = self.ctx.as_actor(actor, correlation_id)
+        return await handler(ctx, decode_input(descriptor, body))
 
     async def create_session(self, routine: RoutineRow, fire: FireRow) -> str:
         body = {"commandId": create_command_id(fire.fire_id), "projectId": routine.project_id,
                 "executor": routine.executor}  # fmt: skip
         out = await self.call(routine.routine_id, "session.create", body,
-                              project_id=routine.project_id, session_id=None)  # fmt: skip
+                              project_id=routine.project_id, session_id=None,
+                              correlation_id=fire.fire_id)  # fmt: skip
         return str(out.session.session_id)
 
     async def send_turn(self, routine: RoutineRow, fire: FireRow, session_id: str) -> str:
         body = {"commandId": send_command_id(fire.fire_id), "sessionId": session_id,
                 "text": routine.prompt}  # fmt: skip
         out = await self.call(routine.routine_id, "turn.send", body,
-                              project_id=routine.project_id, session_id=session_id)  # fmt: skip
+                              project_id=routine.project_id, session_id=session_id,
+                              correlation_id=fire.fire_id)  # fmt: skip
         return str(out.turn.turn_id)
 
     async def stop_session(self, routine_id: str, session_id: str, revision: int) -> None:

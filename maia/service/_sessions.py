@@ -42,6 +42,7 @@ from maia.protocol import (
 )
 
 from ._context import ServiceContext, command_of, mutation_output, not_found
+from ._machines_placement import create_placed
 from ._paging import issue, open_cursor
 
 REREAD_S = 0.2
@@ -76,7 +77,7 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
     or not in the Project's allowedExecutors), `validation_failed` (cwd),
     `idempotency_conflict`."""
     executor = await session_executor(ctx, params.project_id, params.executor)
-    command = command_of(params, ctx.actor_id)
+    command = command_of(params, ctx.actor_id, ctx.correlation_id)
     root = await ctx.read(
         lambda c: c.execute(
             "SELECT root FROM projects WHERE project_id = ?", (params.project_id,)
@@ -88,7 +89,9 @@ async def session_create(ctx: ServiceContext, params: SessionCreateInput) -> Ses
     labels = orjson.dumps(dict.fromkeys(sorted(set(params.labels)), "")).decode()
     message = CreateSession(command, params.project_id, executor, cwd, params.title,
                             labels)  # fmt: skip
-    result = await ctx.sessions.create(new_id("session"), message)
+    result = await create_placed(
+        ctx, params, lambda: ctx.sessions.create(new_id("session"), message)
+    )  # issue 16
     return mutation_output(SessionResult, result)
 
 

@@ -61,11 +61,13 @@ def show_page(conn: sqlite3.Connection, turn_id: str, after_seq: int) -> TurnSho
     prompt = conn.execute("SELECT text FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()[0]
     left = RESPONSE_BUDGET_BYTES - encoded_size(prompt) - encoded_size(turn.output_text)
     rows = conn.execute(
-        "SELECT item_id, kind, state, seq, substr(text, 1, ?), data,"
-        " length(text) > ? OR truncated, artifact FROM turn_items WHERE turn_id = ? AND seq > ?"
-        " ORDER BY seq LIMIT ?",
-        (MAX_ITEM_TEXT_LENGTH, MAX_ITEM_TEXT_LENGTH, turn_id, after_seq, MAX_ITEMS + 1),
+        # The text is cut here, not by SQLite: its substr() and length() end at a NUL.
+        "SELECT item_id, kind, state, seq, text, data, truncated, artifact FROM turn_items"
+        " WHERE turn_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        (turn_id, after_seq, MAX_ITEMS + 1),
     ).fetchall()
+    rows = [(*r[:4], None if r[4] is None else r[4][:MAX_ITEM_TEXT_LENGTH], r[5],
+             len(r[4] or "") > MAX_ITEM_TEXT_LENGTH or r[6], r[7]) for r in rows]  # fmt: skip
     items: list[TurnItem] = []
     more = len(rows) > MAX_ITEMS
     for r in rows[:MAX_ITEMS]:

@@ -2,7 +2,10 @@
 
 Sends, cancels and interrupts go to the Session's actor (it owns the queue); the reads go
 to storage. `turn.wait` answers as soon as the turn reaches a wanted state, woken by the
-actor's commit, and never waits more than 4 s in one call.
+actor's commit, and never waits more than 4 s in one call. `turn.send` with
+`waitMilliseconds` is a send and that same wait in one call (a client's whole `send --wait`
+for a short turn is its hello and this request); once the turn ended, the answer carries its
+items as `turn.show`'s first page does.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from maia.protocol import (
     QueueEntry,
     QueueWait,
     SessionRefInput,
+    Turn,
     TurnCancelInput,
     TurnInterruptInput,
     TurnListInput,
@@ -61,31 +65,60 @@ REREAD_S = 0.2
 
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
     """Raises `resource_not_found`, `invalid_state` (stopped), `turn_queue_full`,
-    `saturated` (no worker slot: retry), `idempotency_conflict`."""
-    message = SendTurn(command_of(params, ctx.actor_id), params.text)
-    return mutation_output(TurnSendOutput, await ctx.sessions.send(params.session_id, message))
+    `saturated` (no worker slot: retry), `idempotency_conflict`.
+
+    With `waitMilliseconds` it then waits, from when the call began, for the turn to end
+    (a retried commandId waits for the same turn). The wait is no part of the command:
+    its digest is the send's alone, so a retry with another wait is a duplicate.
+    """
+    began = trio.current_time()
+    command = command_of(
+        attrs.evolve(params, wait_milliseconds=None), ctx.actor_id, ctx.correlation_id
+    )
+    sent = mutation_output(
+        TurnSendOutput, await ctx.sessions.send(params.session_id, SendTurn(command, params.text))
+    )
+    if params.wait_milliseconds is None:
+        return sent
+    deadline = began + params.wait_milliseconds / 1000
+    ended, turn = await _await_states(ctx, sent.turn.turn_id, TERMINAL, deadline)
+    if not ended:
+        return attrs.evolve(sent, turn=turn)
+    page = await turn_show(ctx, TurnShowInput(turn_id=turn.turn_id))
+    return attrs.evolve(sent, turn=page.turn, items=page.items,
+                        items_truncated=page.items_truncated,
+                        next_item_cursor=page.next_item_cursor)  # fmt: skip
+
+
+async def _await_states(
+    ctx: ServiceContext, turn_id: str, wanted: tuple[str, ...], deadline: float
+) -> tuple[bool, Turn]:
+    """(reached, the turn now): woken by the actor's commits, rereading at most every
+    `REREAD_S`, until the turn is in `wanted` or `deadline` (trio time) passes."""
+    notifier = ctx.sessions.notifier
+    while True:
+        changed = notifier.subscribe(turn_id)  # before the read: no missed wake-up
+        try:
+            turn = notifier.turn(turn_id)
+            if turn is None:
+                turn = await ctx.read(lambda c: turn_view(c, turn_id))
+            if turn.state in wanted:
+                return True, turn
+            left = deadline - trio.current_time()
+            if left <= 0:
+                return False, turn
+            with trio.move_on_after(min(left, REREAD_S)):
+                await changed.wait()
+        finally:
+            notifier.release(turn_id, changed)
 
 
 async def turn_wait(ctx: ServiceContext, params: TurnWaitInput) -> TurnWaitOutput:
     """Raises `resource_not_found`."""
-    wanted = params.states or TERMINAL
     deadline = trio.current_time() + params.wait_milliseconds / 1000
-    notifier = ctx.sessions.notifier
-    while True:
-        changed = notifier.subscribe(params.turn_id)  # before the read: no missed wake-up
-        try:
-            turn = notifier.turn(params.turn_id)
-            if turn is None:
-                turn = await ctx.read(lambda c: turn_view(c, params.turn_id))
-            if turn.state in wanted:
-                return TurnWaitOutput(method="turn.wait", satisfied=True, turn=turn)
-            left = deadline - trio.current_time()
-            if left <= 0:
-                return TurnWaitOutput(method="turn.wait", satisfied=False, turn=turn)
-            with trio.move_on_after(min(left, REREAD_S)):
-                await changed.wait()
-        finally:
-            notifier.release(params.turn_id, changed)
+    wanted = params.states or TERMINAL
+    satisfied, turn = await _await_states(ctx, params.turn_id, wanted, deadline)
+    return TurnWaitOutput(method="turn.wait", satisfied=satisfied, turn=turn)
 
 
 def _list(

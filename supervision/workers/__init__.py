@@ -16,6 +16,8 @@ from .._worker_supervisor import WorkerSupervisor as WorkerSupervisor
 from .._worker_supervisor import open_worker_supervisor as open_worker_supervisor
 from .._worker_supervisor import serve_worker_supervisor as serve_worker_supervisor
 from .._worker_types import TOOL_UNAVAILABLE as TOOL_UNAVAILABLE
+from .._worker_types import DiagnosticBatch as DiagnosticBatch
+from .._worker_types import DiagnosticsSink as DiagnosticsSink
 from .._worker_types import ExitInfo as ExitInfo
 from .._worker_types import TurnEvent as TurnEvent
 from .._worker_types import TurnEvents as TurnEvents

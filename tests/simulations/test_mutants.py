@@ -21,6 +21,10 @@ MUTANTS = {
         LeaseRules(may_replace=lambda reconciled, horizon_reached: reconciled or horizon_reached),
         "two_executions",
     ),
+    "replacement launched on expiry, seen at the launch": (
+        LeaseRules(may_replace=lambda reconciled, horizon_reached: reconciled or horizon_reached),
+        "replacement_before_cleanup",
+    ),
     "barrier cleared by a report confirming an older grant": (
         LeaseRules(barrier_clears=lambda confirmed, barrier: True),
         "placement_without_item9",

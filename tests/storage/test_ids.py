@@ -2,19 +2,46 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 
-from maia.core import id_prefix, is_wire_id
+from maia.core import ID_GRAMMAR_PATTERN, id_prefix, is_wire_id
 from storage import new_ordered_id
 
 
 def test_ordered_id_has_the_generated_id_shape() -> None:
-    """An ordered ID is a generated ID (prefix, underscore, 32 hex) the wire accepts."""
+    """An ordered ID is a generated ID (prefix, 18 hex of time, 32 random) the wire accepts,
+    and matches the spec's identifier grammar."""
     value = new_ordered_id("event")
     assert id_prefix(value) == "event"
     assert is_wire_id(value)
+    assert re.fullmatch(ID_GRAMMAR_PATTERN, value)
+    assert re.fullmatch(r"event_[0-9a-f]{50}", value)
+
+
+def test_ordered_ids_carry_128_random_bits() -> None:
+    """IDs made in the same millisecond differ in a 32-digit random tail (128 bits), not in
+    a sequence alone: no two tails repeat, and every tail bit position takes both values."""
+    tails = [new_ordered_id("receipt")[-32:] for _ in range(2000)]
+    assert len(set(tails)) == len(tails)
+    bits = [int(tail, 16) for tail in tails]
+    ones = 0
+    zeros = 0
+    for value in bits:
+        ones |= value
+        zeros |= ~value & (2**128 - 1)
+    assert ones == zeros == 2**128 - 1
+
+
+def test_ids_minted_before_keep_their_shape() -> None:
+    """Rows written before (32 hex: random IDs and the old ordered ones) stay valid IDs that
+    sort before the IDs made now."""
+    old_ordered = "event_0190a1b2c3d4000000a1b2c3d4e5f6a7"
+    assert id_prefix(old_ordered) == "event"
+    assert re.fullmatch(ID_GRAMMAR_PATTERN, old_ordered)
+    assert old_ordered < new_ordered_id("event")
 
 
 def test_ordered_ids_strictly_increase_and_do_not_repeat() -> None:

@@ -98,6 +98,11 @@ async def test_receipt_has_the_spec_fields_and_is_listed(tmp_path: Path) -> None
         assert len(wire["eventIds"]) == 1
         assert wire["effectIds"] == []
         assert is_digest(wire["evidenceDigest"])
+        facts = {"commandId": "cmd-0", "operationId": "session.create",
+                 "actorId": "actor_local_user", "normalizedInputDigest": digest_json({"i": 0}),
+                 "outcome": "applied", "targets": wire["targets"], "eventIds": wire["eventIds"],
+                 "effectIds": [], "result": results[0].result}  # fmt: skip
+        assert wire["evidenceDigest"] == digest_json(facts)  # RFC 8785, like every digest
         assert wire["createdAt"] == "1970-01-01T00:00:01.000Z"
         jsonschema.validate(wire, _RECEIPT_SCHEMA)
         got = await store.read(lambda c: storage.get_receipt(c, results[1].receipt.receipt_id))

@@ -2,7 +2,8 @@
 
 Test directives at the start of a prompt (see docs/workers.md):
 `/sleep MS rest`, `/crash`, `/silent`, `/ignore-term`, `/grandchild`, `/flood N`, `/spew N`,
-`/tool NAME rest`, `/diagnostics N`, `/items N SIZE`, `/oversize`, `/garbage`, `/stale-epoch`.
+`/tool NAME rest`, `/diagnostics N`, `/diagnostics-burst N`, `/items N SIZE`, `/oversize`,
+`/garbage`, `/stale-epoch`.
 If `MAIA_ECHO_LOG` (environment) or the `echoLog` initialize option names a file, one line
 `turnId attemptId pid` is appended per prompt started, so tests can prove a prompt never
 ran twice.
@@ -91,6 +92,9 @@ def handle(context: WorkerContext, turn: Turn) -> None:
         for index in range(int(rest or "10")):
             turn.diagnostic({"index": index})
         turn.complete("diagnosed")
+    elif word == "/diagnostics-burst":  # N records at once: past 2,048 the queue drops
+        dropped = turn.diagnostics([{"index": index} for index in range(int(rest or "10"))])
+        turn.complete(f"dropped {dropped}")
     elif word == "/oversize":
         context.write_raw(b'{"type":"event","text":"' + b"x" * (MAX_FRAME_BYTES + 10) + b'"}\n')
         turn.sleep(10**6)

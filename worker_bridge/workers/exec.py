@@ -74,12 +74,25 @@ def _argv(context: WorkerContext) -> list[str]:
     return argv
 
 
+def _private_dirs(path: str) -> None:
+    """Every missing folder down to `path`, each 0700 (os.makedirs gives the mode to the
+    last one only: `sessions/` and `sessions/<id>/` were left 0755)."""
+    missing: list[str] = []
+    folder = os.path.abspath(path)
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    for made in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another worker made it meanwhile
+            os.mkdir(made, 0o700)
+
+
 def _session(context: WorkerContext) -> tuple[str | None, str | None]:
     """The Session ID and its state directory (created 0700), when the Node gave them."""
     session_id = context.activation.get("sessionId") or os.environ.get("MAIA_SESSION_ID")
     state_dir = context.activation.get("stateDir") or os.environ.get("MAIA_STATE_DIR")
     if isinstance(state_dir, str) and state_dir:
-        os.makedirs(state_dir, mode=0o700, exist_ok=True)
+        _private_dirs(state_dir)
     else:
         state_dir = None
     return (session_id if isinstance(session_id, str) and session_id else None), state_dir

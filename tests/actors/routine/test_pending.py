@@ -27,6 +27,18 @@ def test_a_saturated_fire_keeps_its_place_and_holds_the_next_back() -> None:
     assert [c.fire_id for c in plan.waiting] == ["f2"]
 
 
+def test_a_taken_up_fire_keeps_its_place_over_a_claim_of_the_same_millisecond() -> None:
+    """Two claims in one ms, the later-sorting fire ID already attempted (or attached): it
+    stays taken up and the other waits, so a Project's fires never swap mid-launch."""
+    tried = Candidate("r9", "f9", 5, 1, "p")
+    attached = Candidate("r8", "f8", 5, 0, "p", attached=True)
+    for senior in (tried, attached):
+        plan = plan_launches([Candidate("r1", "f1", 5, 0, "p"), senior], 10,
+                             limits=PendingLimits(None, {"p": 1}))  # fmt: skip
+        assert ([c.fire_id for c in plan.launch], [c.fire_id for c in plan.waiting]) == (
+            [senior.fire_id], ["f1"])  # fmt: skip
+
+
 def test_the_nodes_limit_bounds_all_projects_together() -> None:
     """Node limit 2 over three Projects allowing 5 each: the two oldest claims launch."""
     fires = [fire(1, "a"), fire(2, "b"), fire(3, "c")]

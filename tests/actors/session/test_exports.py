@@ -39,7 +39,7 @@ def _handlers(name: str) -> bool:
     parts = name.split("_")
     return parts[0] in {
         "project", "session", "turn", "reference", "receipt", "events", "webhooks", "routine",
-        "approval",
+        "approval", "machine",
     }  # fmt: skip
 
 

@@ -22,7 +22,7 @@ from maia.service._webhooks import (
     webhooks_change_preview,
     webhooks_show,
 )
-from storage import append_event, open_storage
+from storage import append_event, open_storage, read_events
 
 from ...maia.service._helpers import params
 from ._receiver import LoopbackOnlyConnector, Receiver, static_resolver
@@ -160,6 +160,16 @@ async def test_410_disables_the_webhook(world: World) -> None:
     await world.event()
     await trio.sleep(0.3)
     assert len((await world.show(hook)).deliveries) == 1
+    # the disable is caused by the delivered event, in that event's correlation
+    page = await world.ctx.store.read(
+        lambda c: read_events(c, event_types=["webhook.disabled", "turn.completed"])
+    )
+    delivered, disabled = (
+        page.events[0],
+        next(e for e in page.events if e.event_type == "webhook.disabled"),
+    )
+    assert disabled.causation_id == delivered.event_id
+    assert disabled.correlation_id == delivered.correlation_id
 
 
 async def test_missing_secret_fails_the_attempt_with_a_reason(world: World) -> None:

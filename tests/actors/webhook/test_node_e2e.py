@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,8 +19,9 @@ from typing import Any
 import pytest
 import trio
 
-from maia.client import open_client, read_discovery
+from maia.client import open_client
 
+from ..._node_process import NodeProcess, running_node
 from ..._sessions import new_session, wait_turn
 from ...maia.cli._node import Cli
 from ._receiver import Receiver
@@ -39,52 +36,10 @@ CONFIG = """{
 BOUND_S = 60.0
 
 
-class NodeProcess:
-    """`python -m maia.node start` on a home with the webhook secret in its environment."""
-
-    def __init__(self, home: Path) -> None:
-        self.home = home
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        env = {**os.environ, "HOOK_SECRET": SECRET}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "maia.node", "start", "--home", str(self.home)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and self.process.poll() is None:
-            record = read_discovery(self.home / "node.json")
-            if record is not None and record.pid == self.process.pid:
-                return
-            time.sleep(0.05)
-        raise AssertionError("the Node did not start")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-
-
 @pytest.fixture
 def node(tmp_path: Path) -> Iterator[NodeProcess]:
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    (home / "config.jsonc").write_text(CONFIG)
-    process = NodeProcess(home)
-    process.start()
-    try:
+    with running_node(tmp_path, CONFIG, {"HOOK_SECRET": SECRET}) as process:
         yield process
-    finally:
-        process.stop()
 
 
 async def _maia(node: NodeProcess, *args: str) -> subprocess.CompletedProcess[str]:

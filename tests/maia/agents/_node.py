@@ -4,17 +4,19 @@ with a config.jsonc, and an environment whose only network peer is a loopback mo
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from maia.client import read_discovery
 from tests.maia.cli._node import Cli
+from tests.worker_bridge.agents._sse_server import SseServer, serve
 
 WAIT_S = 60
 
@@ -53,6 +55,22 @@ def node_with(base: Path, config: str, env: dict[str, str]) -> Iterator[Cli]:
             process.kill()
             process.wait()
         log.close()
+
+
+@contextmanager
+def agent_session(
+    base: Path,
+    config: str,
+    env_for: Callable[[SseServer], dict[str, str]],
+    script: Any,
+    executor: str,
+) -> Iterator[Cli]:
+    """A Node whose environment (`env_for` its mock) reaches only the loopback mock serving
+    `script`, with a Session `agent` on `executor`."""
+    with serve(script) as server, node_with(base, config, env_for(server)) as node:
+        created = node("session", "create", "--title", "agent", "--executor", executor)
+        assert created.returncode == 0, created.stderr
+        yield node
 
 
 def run(cli: Cli, *args: str, codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
@@ -105,3 +123,18 @@ def worker_pid(cli: Cli) -> int:
             "SELECT pid FROM worker_attempts WHERE ended_ms IS NULL ORDER BY started_ms DESC"
         ).fetchone()
     return int(row[0])
+
+
+def kill_worker(cli: Cli) -> None:
+    """SIGKILL the Session's worker (its process group); return once the Node saw it die."""
+    os.killpg(worker_pid(cli), signal.SIGKILL)
+    deadline = time.monotonic() + WAIT_S
+    while run(cli, "session", "show", "agent")["session"]["state"] not in ("idle", "recovering"):
+        assert time.monotonic() < deadline, "the Node never saw the worker die"
+        time.sleep(0.2)
+
+
+def turn_tokens(shown: dict[str, Any]) -> tuple[int, int]:
+    """(inputTokens, outputTokens) of a shown turn's usage."""
+    usage = shown["turn"]["usage"]
+    return usage["inputTokens"], usage["outputTokens"]

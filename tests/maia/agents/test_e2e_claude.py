@@ -12,11 +12,9 @@ and turns off telemetry, update checks and other non-essential traffic."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +22,20 @@ import pytest
 
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _anthropic as mock
-from tests.worker_bridge.agents._drive import base_env, need_claude
-from tests.worker_bridge.agents._sse_server import SseServer, serve
+from tests.worker_bridge.agents._drive import need_claude
+from tests.worker_bridge.agents._sse_server import SseServer
+from tests.worker_bridge.agents._support import claude_env
 
 from ._node import (
-    WAIT_S,
+    agent_session,
     conversation_id,
+    kill_worker,
     node_with,
     run,
     send,
+    turn_tokens,
     wait_turn,
     waiting_session,
-    worker_pid,
 )
 
 PASSED = ["HOME", "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "IS_SANDBOX"]
@@ -54,13 +54,7 @@ DENIED = {"command": "touch denied.txt", "description": "Create another file"}
 @contextmanager
 def agent_node(base: Path, server: SseServer) -> Iterator[Cli]:
     """A foreground Node whose environment reaches only the Anthropic mock."""
-    env = {
-        **base_env(base / "agent-home"),
-        "ANTHROPIC_BASE_URL": server.url,
-        "ANTHROPIC_API_KEY": "dummy-key",
-        "IS_SANDBOX": "1",
-    }
-    with node_with(base, CONFIG, env) as cli:
+    with node_with(base, CONFIG, claude_env(base, server, home="agent-home")) as cli:
         yield cli
 
 
@@ -72,9 +66,9 @@ def script() -> mock.AnthropicScript:
 @pytest.fixture(scope="module")
 def cli(tmp_path_factory: pytest.TempPathFactory, script: mock.AnthropicScript) -> Iterator[Cli]:
     need_claude()
-    with serve(script) as server, agent_node(tmp_path_factory.mktemp("claude"), server) as node:
-        created = node("session", "create", "--title", "agent", "--executor", "user:claude")
-        assert created.returncode == 0, created.stderr
+    base = tmp_path_factory.mktemp("claude")
+    env_for = partial(claude_env, base, home="agent-home")
+    with agent_session(base, CONFIG, env_for, script, "user:claude") as node:
         yield node
 
 
@@ -200,20 +194,14 @@ def test_a_worker_killed_between_turns_resumes_the_same_conversation(
     (`--resume`), and the mock sees the earlier turns in its request."""
     script.add(mock.text("Resumed reply", {"input": 41, "output": 7}))
     before = conversation_id(cli)
-    os.killpg(worker_pid(cli), signal.SIGKILL)
-    deadline = time.monotonic() + WAIT_S
-    while run(cli, "session", "show", "agent")["session"]["state"] not in ("idle", "recovering"):
-        assert time.monotonic() < deadline, "the Node never saw the worker die"
-        time.sleep(0.2)
+    kill_worker(cli)
     shown = wait_turn(cli, send(cli, "what was the word?"))
     assert shown["turn"]["state"] == "completed", shown
     assert shown["turn"]["outputText"] == "Resumed reply"
     assert conversation_id(cli) == before
     sent = texts_sent(script.main[-1])
     assert "remember the word kumquat" in sent
-    assert (shown["turn"]["usage"]["inputTokens"], shown["turn"]["usage"]["outputTokens"]) == (
-        41, 7,
-    )  # fmt: skip
+    assert turn_tokens(shown) == (41, 7)
 
 
 def test_a_turn_past_the_output_token_limit_fails_and_the_next_one_runs(

@@ -7,49 +7,33 @@ between turns resuming the same thread. The only network peer is the loopback mo
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from collections.abc import Iterator
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
 
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _openai as mock
-from tests.worker_bridge.agents._drive import base_env, need_codex
-from tests.worker_bridge.agents._sse_server import SseServer, serve
+from tests.worker_bridge.agents._drive import need_codex
+from tests.worker_bridge.agents._support import codex_env
 
 from ._node import (
     WAIT_S,
+    agent_session,
     conversation_id,
-    node_with,
-    run,
+    kill_worker,
     send,
+    turn_tokens,
     wait_turn,
     waiting_session,
-    worker_pid,
 )
 
 PASSED = ["HOME", "NO_PROXY", "no_proxy", "CODEX_HOME", "MOCK_API_KEY"]
 CONFIG = json.dumps(
     {"executors": {"codex": {"kind": "codex", "approvalPolicy": "untrusted", "env": PASSED}}}
 )
-
-
-def codex_environment(base: Path, server: SseServer) -> dict[str, str]:
-    """CODEX_HOME whose only model provider is the loopback mock."""
-    codex_home = base / "codex-home"
-    codex_home.mkdir(exist_ok=True)
-    (codex_home / "config.toml").write_text(
-        'model = "gpt-mock"\nmodel_provider = "mock"\n'
-        "check_for_update_on_startup = false\n[analytics]\nenabled = false\n"
-        f'[model_providers.mock]\nname = "mock"\nbase_url = "{server.url}/v1"\n'
-        'wire_api = "responses"\nenv_key = "MOCK_API_KEY"\n'
-    )
-    return {**base_env(base / "agent-home"), "CODEX_HOME": str(codex_home),
-            "MOCK_API_KEY": "dummy-key"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +45,8 @@ def script() -> mock.OpenAIScript:
 def cli(tmp_path_factory: pytest.TempPathFactory, script: mock.OpenAIScript) -> Iterator[Cli]:
     need_codex()
     base = tmp_path_factory.mktemp("codex")
-    with serve(script) as server, node_with(base, CONFIG, codex_environment(base, server)) as node:
-        created = node("session", "create", "--title", "agent", "--executor", "user:codex")
-        assert created.returncode == 0, created.stderr
+    env_for = partial(codex_env, base, home="agent-home")
+    with agent_session(base, CONFIG, env_for, script, "user:codex") as node:
         yield node
 
 
@@ -108,9 +91,7 @@ def test_an_allowed_command_runs_after_maia_approval_allow(
     shown = wait_turn(cli, turn_id)
     assert shown["turn"]["state"] == "completed", shown
     assert (cli.cwd / "approved.txt").exists()
-    assert (shown["turn"]["usage"]["inputTokens"], shown["turn"]["usage"]["outputTokens"]) == (
-        500, 20,
-    )  # fmt: skip
+    assert turn_tokens(shown) == (500, 20)
 
 
 def test_a_denied_command_leaves_no_file_and_the_turn_goes_on(
@@ -157,11 +138,7 @@ def test_a_worker_killed_between_turns_resumes_the_same_thread(
     """SIGKILL the worker; the next turn resumes the stored thread (`thread/resume`)."""
     script.add(mock.text("Resumed reply", {"input": 41, "output": 7}))
     before = conversation_id(cli)
-    os.killpg(worker_pid(cli), signal.SIGKILL)
-    deadline = time.monotonic() + WAIT_S
-    while run(cli, "session", "show", "agent")["session"]["state"] not in ("idle", "recovering"):
-        assert time.monotonic() < deadline, "the Node never saw the worker die"
-        time.sleep(0.2)
+    kill_worker(cli)
     shown = wait_turn(cli, send(cli, "what was the word?"))
     assert shown["turn"]["outputText"] == "Resumed reply", shown
     assert conversation_id(cli) == before

@@ -86,19 +86,27 @@ def test_generate_refuses_an_unbumped_change_and_takes_a_bumped_one(
     assert json.loads(before)["registryVersion"] != bumped
 
 
-def test_removal_is_refused_and_addition_is_allowed(
+def test_removal_is_refused_and_addition_needs_a_minor_bump(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Removing an op without a bump fails the check; adding one only makes files stale."""
+    """Removing an op without a deprecation fails; adding one fails until the minor moves."""
     root = _copy_docs(tmp_path)
     without = build_registry([op for op in REGISTRY if op.operation_id != "turn.show"])
     monkeypatch.setattr(maia.protocol, "REGISTRY", without)
     assert main(["contract", "check", "--root", str(root)]) == 1
-    assert "turn.show was removed without a registry version bump" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "turn.show was removed without a registry version bump" in err
+    assert "turn.show was removed without a deprecation" in err
     show = REGISTRY.get("turn.show")
     assert show is not None
     extra = attrs.evolve(show, operation_id="turn.peek")
     monkeypatch.setattr(maia.protocol, "REGISTRY", build_registry([*REGISTRY, extra]))
+    assert main(["contract", "generate", "--root", str(root)]) == 1
+    assert "turn.peek was added without a minor registry version bump" in capsys.readouterr().err
+    major, minor, _ = (int(part) for part in maia.protocol.REGISTRY_VERSION.split("."))
+    monkeypatch.setattr(maia.protocol, "REGISTRY_VERSION", f"{major}.{minor}.1")
+    assert main(["contract", "generate", "--root", str(root)]) == 1  # a patch is not enough
+    monkeypatch.setattr(maia.protocol, "REGISTRY_VERSION", f"{major}.{minor + 1}.0")
     assert main(["contract", "generate", "--root", str(root)]) == 0
     assert main(["contract", "check", "--root", str(root)]) == 0
 

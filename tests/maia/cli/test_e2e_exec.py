@@ -26,6 +26,7 @@ CONFIG = json.dumps(
             "exact": {"kind": "exec", "argv": ["/usr/bin/wc", "-c"], "promptNewline": False},
             "grumble": {"kind": "exec", "argv": ["/bin/sh", "-c",
                                                  "echo 'Runtime error: Divide by zero' >&2"]},
+            "nul": {"kind": "exec", "argv": ["/usr/bin/printf", "a\\000b"]},
         }
     }
 )  # fmt: skip
@@ -65,7 +66,8 @@ def test_wall_time_stops_a_script_with_a_background_child(cli: Cli) -> None:
 
 def test_a_script_keeps_its_memory_in_the_sessions_state_directory(cli: Cli) -> None:
     """The Node gives the exec program MAIA_SESSION_ID and MAIA_STATE_DIR (in the home,
-    0700): what one turn's program writes there, the next turn's program reads."""
+    0700 with every folder above it): what one turn's program writes there, the next
+    turn's program reads."""
     made = cli("session", "create", "--title", "rememberer", "--executor", "user:memory",
                "--json")  # fmt: skip
     session_id = json.loads(made.stdout)["result"]["session"]["sessionId"]
@@ -75,7 +77,8 @@ def test_a_script_keeps_its_memory_in_the_sessions_state_directory(cli: Cli) -> 
     assert second.stdout.split() == [session_id, "2"], second.stderr
     state = cli.home / "sessions" / session_id / "state"
     assert (state / "m").read_text() == "seen\nseen\n"
-    assert state.stat().st_mode & 0o777 == 0o700
+    for folder in (state, state.parent, state.parent.parent):  # sessions/<id>/state
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
 
 
 def test_prompt_newline_false_reaches_the_program(cli: Cli) -> None:
@@ -101,3 +104,15 @@ def test_a_program_that_exits_0_but_complains_shows_its_stderr(cli: Cli) -> None
     assert "exited 0" in commands[0]["text"]
     human = cli("turn", "show", turn_id)
     assert "Divide by zero" in human.stdout
+
+
+def test_a_reply_with_a_nul_character_is_kept_whole(cli: Cli) -> None:
+    """A program printing `a NUL b`: the turn's outputText and its item keep all three
+    characters (SQLite's substr() and length() used to end the text at the NUL)."""
+    assert cli("session", "create", "--title", "nul", "--executor", "user:nul").returncode == 0
+    sent = cli("turn", "send", "nul", "go", "--wait", "--timeout", "60s", "--json")
+    assert sent.returncode == 0, sent.stderr
+    turn = json.loads(sent.stdout)["result"]["turn"]
+    assert turn["outputText"] == "a\x00b"
+    shown = json.loads(cli("turn", "show", turn["turnId"], "--json").stdout)["result"]
+    assert [i["text"] for i in shown["items"] if i["kind"] == "message"] == ["a\x00b"]

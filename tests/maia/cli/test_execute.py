@@ -190,9 +190,10 @@ class _Done:
 _TEST_REGISTRY = build_registry([
     *REGISTRY,
     operation(operation_id="thing.delete.preview", summary="p", input_type=_DeleteInput,
-              output_type=_PreviewOutput),
+              output_type=_PreviewOutput, agent_exposure="eligible"),
     mutation(operation_id="thing.delete.confirm", summary="c", input_type=_ConfirmInput,
-             output_type=_Done, risk="destructive", confirmation="required"),
+             output_type=_Done, risk="destructive", confirmation="required",
+             agent_exposure="human-only"),
 ])  # fmt: skip
 _PREVIEW = {"inputDigest": "sha256:ab", "proof": "pr00f", "expectedRevision": 3,
             "summary": "deletes thing t1"}  # fmt: skip

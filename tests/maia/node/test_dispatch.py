@@ -45,6 +45,9 @@ def test_dispatcher_refuses_a_table_built_on_another_registry() -> None:
         def get(self, op_id: str) -> Any:
             return REGISTRY.get("node.status") if op_id == "extra.op" else REGISTRY.get(op_id)
 
+        def resolve(self, name: str) -> tuple[Any, Any]:
+            return self.get(name), None
+
     table = HandlerTable(Wider())
 
     @table.handler("extra.op")

@@ -10,6 +10,8 @@ import orjson
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, wrap_client_stream
 
+from maia.protocol import PROTOCOL_VERSION
+
 SUBPROTOCOL = "maia.node.observations.v1"
 
 
@@ -22,8 +24,9 @@ class Stalled:
 async def open_stalled(
     nursery: trio.Nursery, port: int, request: dict[str, Any], token: str = "unused"
 ) -> Stalled:
-    """Connect with a 4 KiB receive buffer and send `request`; nothing is read until
-    `drain` (trio-websocket's reader stops once its one-message queue is full)."""
+    """Connect with a 4 KiB receive buffer, say node.hello (its answer is read), and send
+    `request`; nothing more is read until `drain` (trio-websocket's reader stops once its
+    one-message queue is full)."""
     raw = stdlib_socket.socket(stdlib_socket.AF_INET, stdlib_socket.SOCK_STREAM)
     raw.setsockopt(stdlib_socket.SOL_SOCKET, stdlib_socket.SO_RCVBUF, 4096)
     sock = trio.socket.from_stdlib_socket(raw)
@@ -35,6 +38,10 @@ async def open_stalled(
         extra_headers=[(b"Authorization", f"Bearer {token}".encode())],
         message_queue_size=1,
     )  # fmt: skip
+    hello = {"id": "hello", "method": "node.hello", "params": {"protocol": PROTOCOL_VERSION}}
+    await ws.send_message(orjson.dumps(hello).decode())
+    answer = orjson.loads(await ws.get_message())
+    assert answer["ok"] is True, answer
     await ws.send_message(orjson.dumps(request).decode())
     return Stalled(ws, stream)
 

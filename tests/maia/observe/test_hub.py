@@ -22,8 +22,9 @@ def _delta(item: str, text: str, number: int = 1) -> Entry:
 
 
 def _event(position: int, event_type: str = "x", **payload: Any) -> EventRecord:
-    return EventRecord(position, f"event_{position}", event_type, "session", "s", position,
-                       None, "p", "s", None, None, None, "operator", 0, payload)  # fmt: skip
+    root = f"event_{position}"  # a root event is its own cause and correlation
+    return EventRecord(position, root, event_type, "session", "s", position,
+                       None, "p", "s", None, root, root, "operator", 0, payload)  # fmt: skip
 
 
 def test_coalescing_when_behind_keeps_all_text_and_never_changes_shared_entries() -> None:

@@ -60,6 +60,7 @@ def _op(**kwargs: Any) -> OperationDescriptor:
         "summary": "Do a thing.",
         "input_type": In,
         "output_type": Out,
+        "agent_exposure": "eligible",
     }
     return OperationDescriptor(**{**base, **kwargs})
 
@@ -109,7 +110,13 @@ def test_refusals(ops: list[OperationDescriptor], reason: str) -> None:
 
 def test_consequential_with_policy_is_accepted() -> None:
     """A consequential op with receipt, required idempotency and confirmation is fine."""
-    op = _op(risk="consequential", receipt=True, idempotency="required", confirmation="required")
+    op = _op(
+        risk="consequential",
+        receipt=True,
+        idempotency="required",
+        confirmation="required",
+        agent_exposure="human-only",
+    )
     assert build_registry([op]).get("thing.do") is op
 
 
@@ -137,7 +144,7 @@ def test_mutation_flags_are_consistent() -> None:
     } | {
         "routine.create.confirm", "routine.pause", "routine.resume", "routine.disable.confirm",
         "routine.run.confirm",
-    } | {"approval.respond"}  # fmt: skip
+    } | {"approval.respond"} | {"machine.enroll.confirm", "machine.revoke.confirm"}  # fmt: skip
     for op in REGISTRY:
         assert op.output_type is not None
         outputs = {a.name for a in attrs.fields(op.output_type)}

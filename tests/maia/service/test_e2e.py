@@ -3,11 +3,7 @@ SIGKILL of the Node and a restart that recovers without running any turn twice."
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,9 +12,10 @@ import psutil
 import pytest
 import trio
 
-from maia.client import open_client, read_discovery
+from maia.client import open_client
 from maia.protocol import MaiaError
 
+from ..._node_process import NodeProcess, running_node
 from ..._sessions import new_session, wait_turn
 
 CONFIG = """{
@@ -28,55 +25,10 @@ CONFIG = """{
 """
 
 
-class NodeProcess:
-    """`python -m maia.node start` on a home, restartable."""
-
-    def __init__(self, home: Path, log: Path) -> None:
-        self.home = home
-        self.log = log
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        env = {**os.environ, "MAIA_ECHO_LOG": str(self.log)}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "maia.node", "start", "--home", str(self.home)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and self.process.poll() is None:
-            record = read_discovery(self.home / "node.json")
-            if record is not None and record.pid == self.process.pid:
-                return
-            time.sleep(0.05)
-        raise AssertionError("the Node did not start")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-
-
 @pytest.fixture
 def node(tmp_path: Path) -> Iterator[NodeProcess]:
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    (home / "config.jsonc").write_text(CONFIG)
-    process = NodeProcess(home, tmp_path / "echo.log")
-    process.start()
-    try:
+    with running_node(tmp_path, CONFIG, {"MAIA_ECHO_LOG": str(tmp_path / "echo.log")}) as process:
         yield process
-    finally:
-        process.stop()
 
 
 async def test_turns_idempotency_queue_over_the_wire(node: NodeProcess, tmp_path: Path) -> None:
@@ -189,7 +141,7 @@ async def test_restart_recovers_without_running_twice(node: NodeProcess, tmp_pat
         done = [await wait_turn(client, s.turn.turn_id, "completed", "failed") for s in rest]
         assert [t.output_text for t in done] == ["after 1", "after 2", "after 3"]
         assert [t.completed_at for t in done] == sorted(t.completed_at for t in done)
-    started = [line.split()[0] for line in node.log.read_text().splitlines()]
+    started = [line.split()[0] for line in (tmp_path / "echo.log").read_text().splitlines()]
     assert len(started) == len(set(started)), "a turn ran twice"
     assert started.count(first.turn.turn_id) == 1
     deadline = time.monotonic() + 30

@@ -144,11 +144,12 @@ async def test_turns_wait_show_queue_and_records(ctx: ServiceContext, tmp_path: 
         ctx, params("events.read", {"position": {"kind": "cursor", "cursor": page.next_cursor}})
     )
     assert all(e.owner_id == session_id for e in more.events)
-    with pytest.raises(MaiaError) as bad:
-        await events_read(
-            ctx, params("events.read", {"position": {"kind": "cursor", "cursor": "c1.x.y"}})
-        )
-    assert bad.value.code == "invalid_cursor"
+    bad = await events_read(
+        ctx, params("events.read", {"position": {"kind": "cursor", "cursor": "c1.x.y"}})
+    )
+    assert bad.status == "invalid_cursor"
+    assert bad.reason
+    assert not bad.events
 
 
 async def test_session_wait_rename_stop_archive_resolve(

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,8 @@ from ._drive import (
     work_dir,
 )
 from ._scenarios import interrupted_then_next, killed_then_resumed, stale_conversation
-from ._sse_server import SseServer, serve
+from ._sse_server import SseServer
+from ._support import assert_completed, claude_env, mock_worker, of_type, tokens
 
 TOUCH = {"command": "touch approved.txt", "description": "Create the file"}
 
@@ -48,28 +48,10 @@ def script() -> mock.AnthropicScript:
     return mock.AnthropicScript()
 
 
-@pytest.fixture
-def server(script: mock.AnthropicScript) -> Iterator[SseServer]:
-    with serve(script) as running:
-        yield running
-
-
-def claude_env(tmp_path: Path, server: SseServer) -> dict[str, str]:
-    return {
-        **base_env(tmp_path / "home"),
-        "ANTHROPIC_BASE_URL": server.url,
-        "ANTHROPIC_API_KEY": "dummy-key",
-        "IS_SANDBOX": "1",
-    }
-
-
-@asynccontextmanager
-async def claude_worker(
+def claude_worker(
     tmp_path: Path, server: SseServer, **kwargs: Any
-) -> AsyncIterator[WorkerHandle]:
-    env = claude_env(tmp_path, server)
-    async with started_worker(spec("claude_code", work_dir(tmp_path), env, **kwargs)) as handle:
-        yield handle
+) -> AbstractAsyncContextManager[WorkerHandle]:
+    return mock_worker("claude_code", tmp_path, claude_env(tmp_path, server), **kwargs)
 
 
 def texts_sent(request: Any) -> str:
@@ -89,8 +71,7 @@ async def test_two_turns_share_one_conversation_with_per_turn_usage(
         async with claude_worker(tmp_path, server) as handle:
             first = await run_turn(handle, "turn-1", "remember the word kumquat")
             second = await run_turn(handle, "turn-2", "which word?")
-    assert final(first).kind == "completed", final(first)
-    assert final(second).kind == "completed", final(second)
+    assert_completed(first, second)
     bound = conversation(first)
     assert bound is not None
     assert bound["harness"] == "claude-code"
@@ -99,7 +80,7 @@ async def test_two_turns_share_one_conversation_with_per_turn_usage(
     assert message_text(first) == "Hello there"
     assert message_text(second) == "Second answer"
     assert "reasoning" in item_types(first)
-    (reasoning,) = [i for i in items(first) if i["type"] == "reasoning"]
+    (reasoning,) = of_type(first, "reasoning")
     assert reasoning["text"] == "pondering"
     assert [e.text for e in first if e.kind == "item.delta"] == ["pondering"]
     assert len(script.main) == 2
@@ -107,8 +88,8 @@ async def test_two_turns_share_one_conversation_with_per_turn_usage(
     assert "remember the word kumquat" in sent
     assert "Hello there" in sent
     one, two = usage(first), usage(second)
-    assert (one["inputTokens"], one["outputTokens"]) == (100, 7)
-    assert (two["inputTokens"], two["outputTokens"], two["cacheReadTokens"]) == (30, 4, 5)
+    assert tokens(first) == (100, 7)
+    assert tokens(second, "cacheReadTokens") == (30, 4, 5)
     assert one["costMicros"] > 0
     assert two["currency"] == "USD"
     end = final(second).data
@@ -127,18 +108,17 @@ async def test_allowed_bash_touch_creates_the_file(
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server) as handle:
             events = await run_turn(handle, "turn-1", "make approved.txt", allow())
-    assert final(events).kind == "completed", final(events)
-    (request,) = [i for i in items(events, "item.started") if i["type"] == "approval_request"]
+    assert_completed(events)
+    (request,) = of_type(events, "approval_request", "item.started")
     assert request["kind"] == "command"
     assert "touch approved.txt" in request["summary"]
-    (answered,) = [i for i in items(events) if i["type"] == "approval_request"]
+    (answered,) = of_type(events, "approval_request")
     assert answered["decision"] == "allow"
-    (command,) = [i for i in items(events) if i["type"] == "command"]
+    (command,) = of_type(events, "command")
     assert command["command"] == "touch approved.txt"
     assert command["exitCode"] == 0
     assert (tmp_path / "work" / "approved.txt").exists()
-    turn_usage = usage(events)
-    assert (turn_usage["inputTokens"], turn_usage["outputTokens"]) == (500, 20)
+    assert tokens(events) == (500, 20)
 
 
 async def test_denied_bash_touch_leaves_no_file_and_the_turn_goes_on(
@@ -152,10 +132,10 @@ async def test_denied_bash_touch_leaves_no_file_and_the_turn_goes_on(
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server) as handle:
             events = await run_turn(handle, "turn-1", "make approved.txt", deny("no files"))
-    assert final(events).kind == "completed", final(events)
+    assert_completed(events)
     assert not (tmp_path / "work" / "approved.txt").exists()
     assert message_text(events) == "Understood, I will not."
-    (command,) = [i for i in items(events) if i["type"] == "command"]
+    (command,) = of_type(events, "command")
     assert command["status"] == "failed"
     assert "no files" in texts_sent(script.main[1])
 
@@ -172,7 +152,7 @@ async def test_interrupt_mid_turn_then_the_conversation_goes_on(
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server) as handle:
             second = await interrupted_then_next(handle, "count to a million", "stop counting")
-    assert final(second).kind == "completed", final(second)
+    assert_completed(second)
     assert message_text(second) == "Back again"
     assert "count to a million" in texts_sent(script.main[1])
 
@@ -191,7 +171,7 @@ async def test_killed_worker_resumes_the_same_conversation(
         bound, second = await killed_then_resumed(
             open_worker, "the code word is heron", "what was the code word?"
         )
-    assert final(second).kind == "completed", final(second)
+    assert_completed(second)
     again = conversation(second)
     assert again == {
         "harness": "claude-code",
@@ -201,7 +181,7 @@ async def test_killed_worker_resumes_the_same_conversation(
     sent = texts_sent(script.main[1])
     assert "the code word is heron" in sent
     assert "First reply" in sent
-    assert (usage(second)["inputTokens"], usage(second)["outputTokens"]) == (41, 7)
+    assert tokens(second) == (41, 7)
 
 
 async def test_unknown_resume_id_starts_a_fresh_conversation_and_says_so(
@@ -214,7 +194,7 @@ async def test_unknown_resume_id_starts_a_fresh_conversation_and_says_so(
     with trio.fail_after(120):
         bound, events = await stale_conversation(partial(claude_worker, tmp_path, server), stale)
     assert bound["resumed"] is False
-    (error,) = [i for i in items(events) if i["type"] == "error"]
+    (error,) = of_type(events, "error")
     assert stale in error["message"]
 
 
@@ -234,7 +214,7 @@ async def test_api_error_fails_the_turn_with_the_reason(
             again = await run_turn(handle, "turn-2", "hello again")
     assert final(failed).kind == "failed"
     assert "the mock refuses this request" in (final(failed).text or "")
-    assert final(again).kind == "completed", final(again)
+    assert_completed(again)
 
 
 async def test_missing_binary_fails_each_turn_with_how_to_fix_it(tmp_path: Path) -> None:
@@ -265,11 +245,10 @@ async def test_remembered_approval_is_not_asked_again(
         async with claude_worker(tmp_path, server) as handle:
             first = await run_turn(handle, "turn-1", "make approved.txt", allow(remember=True))
             second = await run_turn(handle, "turn-2", "again", deny("asked twice"))
-    assert final(first).kind == "completed", final(first)
-    assert final(second).kind == "completed", final(second)
+    assert_completed(first, second)
     assert [i["remember"] for i in items(first) if i["type"] == "approval_request"] == [True]
-    assert [i for i in items(second) if i["type"] == "approval_request"] == []
-    (command,) = [i for i in items(second) if i["type"] == "command"]
+    assert of_type(second, "approval_request") == []
+    (command,) = of_type(second, "command")
     assert command["exitCode"] == 0
 
 
@@ -286,6 +265,6 @@ async def test_bypass_mode_runs_without_asking_as_root(
     with trio.fail_after(120):
         async with claude_worker(tmp_path, server, options=options) as handle:
             events = await run_turn(handle, "turn-1", "make approved.txt", deny("asked"))
-    assert final(events).kind == "completed", final(events)
-    assert [i for i in items(events) if i["type"] == "approval_request"] == []
+    assert_completed(events)
+    assert of_type(events, "approval_request") == []
     assert (tmp_path / "work" / "approved.txt").exists()

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from supervision.workers import WorkerHandle
 from . import _openai as mock
 from ._drive import (
     allow,
-    base_env,
     conversation,
     deny,
     final,
@@ -27,13 +25,10 @@ from ._drive import (
     message_text,
     need_codex,
     run_turn,
-    spec,
-    started_worker,
-    usage,
-    work_dir,
 )
 from ._scenarios import interrupted_then_next, killed_then_resumed, stale_conversation
-from ._sse_server import SseServer, serve
+from ._sse_server import SseServer
+from ._support import assert_completed, codex_env, mock_worker, of_type, tokens
 
 TOUCH = {"cmd": "touch approved.txt"}
 
@@ -48,36 +43,10 @@ def script() -> mock.OpenAIScript:
     return mock.OpenAIScript()
 
 
-@pytest.fixture
-def server(script: mock.OpenAIScript) -> Iterator[SseServer]:
-    with serve(script) as running:
-        yield running
-
-
-def codex_env(tmp_path: Path, server: SseServer) -> dict[str, str]:
-    """CODEX_HOME with the loopback mock as the only model provider."""
-    codex_home = tmp_path / "codex-home"
-    codex_home.mkdir(exist_ok=True)
-    (codex_home / "config.toml").write_text(
-        'model = "gpt-mock"\nmodel_provider = "mock"\n'
-        "check_for_update_on_startup = false\n[analytics]\nenabled = false\n"
-        f'[model_providers.mock]\nname = "mock"\nbase_url = "{server.url}/v1"\n'
-        'wire_api = "responses"\nenv_key = "MOCK_API_KEY"\n'
-    )
-    return {
-        **base_env(tmp_path / "home"),
-        "CODEX_HOME": str(codex_home),
-        "MOCK_API_KEY": "dummy-key",
-    }
-
-
-@asynccontextmanager
-async def codex_worker(
+def codex_worker(
     tmp_path: Path, server: SseServer, **kwargs: Any
-) -> AsyncIterator[WorkerHandle]:
-    env = codex_env(tmp_path, server)
-    async with started_worker(spec("codex", work_dir(tmp_path), env, **kwargs)) as handle:
-        yield handle
+) -> AbstractAsyncContextManager[WorkerHandle]:
+    return mock_worker("codex", tmp_path, codex_env(tmp_path, server), **kwargs)
 
 
 def sent(request: Any) -> str:
@@ -96,8 +65,7 @@ async def test_two_turns_share_one_thread_with_per_turn_usage(
         async with codex_worker(tmp_path, server) as handle:
             first = await run_turn(handle, "turn-1", "remember the word kumquat")
             second = await run_turn(handle, "turn-2", "which word?")
-    assert final(first).kind == "completed", final(first)
-    assert final(second).kind == "completed", final(second)
+    assert_completed(first, second)
     bound = conversation(first)
     assert bound is not None
     assert bound["harness"] == "codex"
@@ -107,9 +75,8 @@ async def test_two_turns_share_one_thread_with_per_turn_usage(
     assert len(script.main) == 2
     assert "remember the word kumquat" in sent(script.main[1])
     assert "Hello there" in sent(script.main[1])
-    one, two = usage(first), usage(second)
-    assert (one["inputTokens"], one["outputTokens"]) == (100, 7)
-    assert (two["inputTokens"], two["outputTokens"], two["cacheReadTokens"]) == (130, 4, 90)
+    assert tokens(first) == (100, 7)
+    assert tokens(second, "cacheReadTokens") == (130, 4, 90)
 
 
 async def test_allowed_touch_runs_the_command(
@@ -123,15 +90,15 @@ async def test_allowed_touch_runs_the_command(
     with trio.fail_after(120):
         async with codex_worker(tmp_path, server) as handle:
             events = await run_turn(handle, "turn-1", "make approved.txt", allow())
-    assert final(events).kind == "completed", final(events)
-    (request,) = [i for i in items(events, "item.started") if i["type"] == "approval_request"]
+    assert_completed(events)
+    (request,) = of_type(events, "approval_request", "item.started")
     assert request["kind"] == "command"
     assert "touch approved.txt" in request["summary"]
-    (command,) = [i for i in items(events) if i["type"] == "command"]
+    (command,) = of_type(events, "command")
     assert command["exitCode"] == 0
     assert "touch approved.txt" in command["command"]
     assert (tmp_path / "work" / "approved.txt").exists()
-    assert (usage(events)["inputTokens"], usage(events)["outputTokens"]) == (500, 20)
+    assert tokens(events) == (500, 20)
 
 
 async def test_denied_touch_leaves_no_file_and_the_turn_goes_on(
@@ -145,7 +112,7 @@ async def test_denied_touch_leaves_no_file_and_the_turn_goes_on(
     with trio.fail_after(120):
         async with codex_worker(tmp_path, server) as handle:
             events = await run_turn(handle, "turn-1", "make approved.txt", deny())
-    assert final(events).kind == "completed", final(events)
+    assert_completed(events)
     assert not (tmp_path / "work" / "approved.txt").exists()
     assert message_text(events) == "Understood."
     assert len(script.main) == 2
@@ -162,7 +129,7 @@ async def test_interrupt_mid_turn_then_the_thread_goes_on(
     with trio.fail_after(120):
         async with codex_worker(tmp_path, server) as handle:
             second = await interrupted_then_next(handle, "count to a million", "stop counting")
-    assert final(second).kind == "completed", final(second)
+    assert_completed(second)
     assert message_text(second) == "Back again"
     assert "count to a million" in sent(script.main[-1])
 
@@ -181,12 +148,12 @@ async def test_killed_worker_resumes_the_same_thread(
         bound, second = await killed_then_resumed(
             open_worker, "the code word is heron", "what was the code word?"
         )
-    assert final(second).kind == "completed", final(second)
+    assert_completed(second)
     again = conversation(second)
     assert again == {"harness": "codex", "conversationId": bound["conversationId"], "resumed": True}
     assert "the code word is heron" in sent(script.main[1])
     assert "First reply" in sent(script.main[1])
-    assert (usage(second)["inputTokens"], usage(second)["outputTokens"]) == (41, 7)
+    assert tokens(second) == (41, 7)
 
 
 async def test_unknown_thread_starts_a_fresh_one_and_says_so(
@@ -216,7 +183,7 @@ async def test_api_error_fails_the_turn_with_the_reason(
             again = await run_turn(handle, "turn-2", "hello again")
     assert final(failed).kind == "failed"
     assert "the mock refuses this request" in (final(failed).text or "")
-    assert final(again).kind == "completed", final(again)
+    assert_completed(again)
 
 
 async def test_remembered_approval_is_not_asked_again(
@@ -234,10 +201,9 @@ async def test_remembered_approval_is_not_asked_again(
         async with codex_worker(tmp_path, server) as handle:
             first = await run_turn(handle, "turn-1", "make approved.txt", allow(remember=True))
             second = await run_turn(handle, "turn-2", "again", deny())
-    assert final(first).kind == "completed", final(first)
-    assert final(second).kind == "completed", final(second)
-    (asked,) = [i for i in items(first, "item.started") if i["type"] == "approval_request"]
+    assert_completed(first, second)
+    (asked,) = of_type(first, "approval_request", "item.started")
     assert asked["canRemember"] is True
-    assert [i for i in items(second) if i["type"] == "approval_request"] == []
-    (command,) = [i for i in items(second) if i["type"] == "command"]
+    assert of_type(second, "approval_request") == []
+    (command,) = of_type(second, "command")
     assert command["exitCode"] == 0

@@ -21,8 +21,7 @@ from . import _anthropic as claude_mock
 from . import _openai as codex_mock
 from ._drive import allow, need_claude, need_codex, run_turn, spec, started_worker, work_dir
 from ._sse_server import Route, SseServer, serve
-from .test_claude_code import claude_env
-from .test_codex import codex_env
+from ._support import claude_env, codex_env
 
 EnvFor = Callable[[Path, SseServer], dict[str, str]]
 GOLDEN = Path(__file__).with_name("golden")

@@ -15,8 +15,7 @@ from . import _anthropic as claude_mock
 from . import _openai as codex_mock
 from ._drive import final, need_claude, need_codex, run_turn, spec, started_worker, work_dir
 from ._sse_server import SseServer, serve
-from .test_claude_code import claude_env
-from .test_codex import codex_env
+from ._support import claude_env, codex_env
 
 
 def descendants(pid: int) -> list[psutil.Process]:

@@ -1,0 +1,71 @@
+"""Machines (issue 16): Execution Nodes enrolled on this Control Node and their links.
+
+`_sql` holds the machines table, `_secrets` the one-time tokens and credentials,
+`_enrollment` enrollment, revocation and authentication as writes (judged by the MN0
+registration rules of `supervision.leases`), `_links` the run's live links and `_kind` the
+kind the runtime opens (`MACHINES`). See docs/machines.md.
+"""
+
+from ._assignments import AssignmentRow as AssignmentRow
+from ._assignments import all_assignments as all_assignments
+from ._assignments import assignment_for as assignment_for
+from ._assignments import count_placed as count_placed
+from ._assignments import place_session as place_session
+from ._assignments import placement_of as placement_of
+from ._assignments import save_lease as save_lease
+from ._control_leases import AssignmentLease as AssignmentLease
+from ._control_leases import ControlLeases as ControlLeases
+from ._enrollment import OWNER_TYPE as OWNER_TYPE
+from ._enrollment import TOKEN_TTL_MS as TOKEN_TTL_MS
+from ._enrollment import Credential as Credential
+from ._enrollment import authenticate_write as authenticate_write
+from ._enrollment import enroll_write as enroll_write
+from ._enrollment import judge_enroll as judge_enroll
+from ._enrollment import judge_revoke as judge_revoke
+from ._enrollment import redeem_write as redeem_write
+from ._enrollment import refused as refused
+from ._enrollment import revoke_write as revoke_write
+from ._enrollment import token_of as token_of
+from ._kind import MACHINES as MACHINES
+from ._kind import MachineKind as MachineKind
+from ._kind import MachineService as MachineService
+from ._links import LinkBoard as LinkBoard
+from ._links import LinkState as LinkState
+from ._placing import PlacingSupervisor as PlacingSupervisor
+from ._relay import MachineRelay as MachineRelay
+from ._relay import environment_digest as environment_digest
+from ._relay import spec_digest as spec_digest
+from ._relay import wire_spec as wire_spec
+from ._relay_frames import RELAY_TO_CONTROL as RELAY_TO_CONTROL
+from ._relay_frames import RELAY_TO_EXECUTION as RELAY_TO_EXECUTION
+from ._relay_frames import AckFrame as AckFrame
+from ._relay_frames import GrantFrame as GrantFrame
+from ._relay_frames import InterruptFrame as InterruptFrame
+from ._relay_frames import LaunchAssignmentFrame as LaunchAssignmentFrame
+from ._relay_frames import LaunchWorkerFrame as LaunchWorkerFrame
+from ._relay_frames import PromptFrame as PromptFrame
+from ._relay_frames import RefusedFrame as RefusedFrame
+from ._relay_frames import StopWorkerFrame as StopWorkerFrame
+from ._relay_frames import TurnEventFrame as TurnEventFrame
+from ._relay_frames import WireSpec as WireSpec
+from ._relay_frames import WorkerFrame as WorkerFrame
+from ._remote_worker import RemoteWorkerHandle as RemoteWorkerHandle
+from ._secrets import MAX_SECRET_LENGTH as MAX_SECRET_LENGTH
+from ._secrets import TokenParts as TokenParts
+from ._secrets import credential_machine as credential_machine
+from ._secrets import make_credential as make_credential
+from ._secrets import make_token as make_token
+from ._secrets import matches as matches
+from ._secrets import new_machine_id as new_machine_id
+from ._secrets import parse_token as parse_token
+from ._secrets import sha256_hex as sha256_hex
+from ._secrets import token_key as token_key
+from ._sql import MAX_MACHINES as MAX_MACHINES
+from ._sql import MachineRecord as MachineRecord
+from ._sql import MachineState as MachineState
+from ._sql import count_machines as count_machines
+from ._sql import get_machine as get_machine
+from ._sql import insert_pending as insert_pending
+from ._sql import list_machines as list_machines
+from ._sql import touch_machine as touch_machine
+from ._sql import update_machine as update_machine

@@ -1,0 +1,61 @@
+"""What this Control Node's run knows of each machine's link: in memory, never decided on
+from storage (a restart forgets it, and every link starts again behind a barrier).
+
+The listener (`maia.machines`) opens a link when a connection authenticates, counts each
+status and refused frame, and closes it; `machine.show` reads it; `machine.revoke` closes a
+revoked machine's link at once through `revoke_hook`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import attrs
+
+
+@attrs.define
+class LinkState:
+    """One machine's live link."""
+
+    machine_id: str
+    connection: int
+    heartbeats: int = 0
+    last_report_sequence: int = 0
+    last_heartbeat_ms: int | None = None  # Control's monotonic reading
+    refused_frames: int = 0
+    barrier: bool = True  # no report has confirmed a grant issued since this Control start
+    close: Callable[[], None] = attrs.field(default=lambda: None, repr=False)
+    send: Callable[[object], Awaitable[None]] | None = attrs.field(default=None, repr=False)
+
+
+@attrs.define
+class LinkBoard:
+    """The open links by machine ID; one per machine (a newer connection replaces it)."""
+
+    links: dict[str, LinkState] = attrs.field(factory=dict)
+    opened: int = 0
+
+    def open(self, machine_id: str, close: Callable[[], None],
+             send: Callable[[object], Awaitable[None]] | None = None) -> LinkState:  # fmt: skip
+        """Register a new authenticated connection; an older one of that machine is closed."""
+        old = self.links.get(machine_id)
+        if old is not None:
+            old.close()
+        self.opened += 1
+        link = LinkState(machine_id, self.opened, close=close, send=send)
+        self.links[machine_id] = link
+        return link
+
+    def drop(self, link: LinkState) -> None:
+        """Forget `link` when its connection ended (a newer one stays)."""
+        if self.links.get(link.machine_id) is link:
+            del self.links[link.machine_id]
+
+    def get(self, machine_id: str) -> LinkState | None:
+        return self.links.get(machine_id)
+
+    def revoke(self, machine_id: str) -> None:
+        """Close the machine's link now (its credential was revoked)."""
+        link = self.links.pop(machine_id, None)
+        if link is not None:
+            link.close()

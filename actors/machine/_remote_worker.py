@@ -1,0 +1,181 @@
+"""A Session's worker on an Execution Node, as the Session actor sees it: the same handle
+interface as `supervision.workers.WorkerHandle`, with the machine link as its transport.
+
+The handle is fed by the relay (`_relay`): `worker` frames move its phase, `turn_event`
+frames become the `TurnEvent`s its `prompt` yields. Nothing local decides that the remote
+process stopped: a lost link leaves the handle as it is (the turn running, the attempt
+live) until the Execution Node reports the attempt `exited`, or, after its restart, that it
+runs no such attempt (cleanup reconciled). Only then does an open turn end `lost` (the
+Session actor records it `runtime_lost`) and `wait_stopped` return: a replacement can never
+start while the old process may still run (spec MN0 item 10).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, Final
+
+import trio
+
+from maia.core import MaiaError
+from supervision.workers import (
+    ExitInfo,
+    TurnEvent,
+    TurnEvents,
+    WorkerFailed,
+    WorkerState,
+    WorkerStatistics,
+)
+
+from ._relay_frames import InterruptFrame, PromptFrame, StopWorkerFrame, TurnEventFrame, WorkerFrame
+
+INIT_BOUND_S: Final = 60.0
+STOP_BOUND_S: Final = 25.0  # below the Session runtime's 30 s orphan stop
+TURN_CHANNEL: Final = 512
+Send = Callable[[object], Awaitable[bool]]  # False: the link is down now
+
+
+class RemoteWorkerHandle:
+    """One remote attempt (see the module)."""
+
+    def __init__(self, attempt_id: str, epoch: int, send: Send,
+                 acknowledge: Callable[[int], Awaitable[None]]) -> None:  # fmt: skip
+        self.attempt_id = attempt_id
+        self.epoch = epoch
+        self.pid = 0
+        self.state = WorkerState.STARTING
+        self.exit_info: ExitInfo | None = None
+        self.diagnostics: tuple[dict[str, Any], ...] = ()
+        self.refusal: str | None = None
+        self._send = send
+        self._acknowledge = acknowledge
+        self._spawned = trio.Event()
+        self._initialized = trio.Event()
+        self._stopped = trio.Event()
+        self._turn_id: str | None = None
+        self._turn: trio.MemorySendChannel[TurnEvent] | None = None
+        self._turns = 0
+        self._events = 0
+        self._created = time.monotonic()
+
+    # -- fed by the relay --------------------------------------------------------------
+
+    async def on_worker(self, frame: WorkerFrame) -> None:
+        if frame.phase == "spawned":
+            self.pid = frame.pid or 0
+            self._spawned.set()
+        elif frame.phase == "initialized":
+            self.state = WorkerState.READY
+            self._initialized.set()
+        else:  # exited or refused: the Execution Node confirms the process is gone
+            reason = frame.reason or frame.fence_reason
+            self.refusal = frame.reason if frame.phase == "refused" else None
+            await self.ended(ExitInfo(frame.returncode, frame.signal, reason,
+                                      frame.stop_phase or "exited", (),
+                                      frame.stderr_tail or ""))  # fmt: skip
+
+    async def ended(self, info: ExitInfo) -> None:
+        """The attempt is gone (reported or reconciled): end an open turn `lost`."""
+        if self._stopped.is_set():
+            return
+        self.exit_info, self.state = info, WorkerState.EXITED
+        if self._turn is not None and self._turn_id is not None:
+            await self._turn.send(TurnEvent(self._turn_id, "lost", info.fence_reason))
+            self._turn = None
+        self._spawned.set()
+        self._stopped.set()
+
+    async def on_turn_event(self, frame: TurnEventFrame) -> None:
+        if self._turn is None or frame.turn_id != self._turn_id:
+            return  # a turn this handle no longer runs: nothing to apply
+        event = TurnEvent(frame.turn_id, frame.kind, frame.text, frame.data, frame.sequence)
+        self._events += 1
+        await self._turn.send(event)
+        if event.final:
+            self._turn = None
+
+    async def wait_spawned(self) -> None:
+        with trio.move_on_after(INIT_BOUND_S):
+            await self._spawned.wait()
+        if self.refusal is not None or not self._spawned.is_set():
+            raise MaiaError("unavailable", f"the Execution Node did not start the worker: "
+                            f"{self.refusal or 'no answer'}", {"target": "worker"})  # fmt: skip
+
+    # -- the Session actor's API -------------------------------------------------------
+
+    async def wait_initialized(self) -> None:
+        with trio.move_on_after(INIT_BOUND_S):
+            async with trio.open_nursery() as nursery:
+
+                async def either(event: trio.Event) -> None:
+                    await event.wait()
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(either, self._initialized)
+                nursery.start_soon(either, self._stopped)
+        if not self._initialized.is_set() or self._stopped.is_set():
+            raise WorkerFailed(f"remote worker {self.attempt_id} did not initialize",
+                               self.exit_info)  # fmt: skip
+
+    def prompt(self, turn_id: str, text: str, *, tools: bool = False,
+               artifacts: str | None = None) -> TurnEvents:  # fmt: skip
+        if self.state is not WorkerState.READY or self._turn_id is not None:
+            raise MaiaError("invalid_state", f"worker {self.attempt_id} is {self.state.value}",
+                            {"resource": "worker", "id": self.attempt_id,
+                             "state": self.state.value})  # fmt: skip
+        send, receive = trio.open_memory_channel[TurnEvent](TURN_CHANNEL)
+        self._turn_id, self._turn, self.state = turn_id, send, WorkerState.BUSY
+        self._turns += 1
+        return TurnEvents(self._events_of(turn_id, text, receive), self._withdraw)
+
+    async def _events_of(self, turn_id: str, text: str,
+                         receive: trio.MemoryReceiveChannel[TurnEvent],
+                         ) -> AsyncGenerator[TurnEvent, None]:  # fmt: skip
+        await self._send(PromptFrame("prompt", self.attempt_id, turn_id, text))
+        try:
+            async for event in receive:
+                yield event  # resumed: the actor took it; acknowledge it cumulatively
+                if event.sequence:
+                    await self._acknowledge(event.sequence)
+                if event.final:
+                    return
+        finally:
+            self._turn_id = None
+            if self.state is WorkerState.BUSY:
+                self.state = WorkerState.READY
+
+    def _withdraw(self) -> None:
+        self._turn_id, self._turn = None, None
+        if self.state is WorkerState.BUSY:
+            self.state = WorkerState.READY
+
+    async def interrupt(self, turn_id: str) -> None:
+        await self._send(InterruptFrame("interrupt", self.attempt_id, turn_id))
+
+    def tool_result(self, *args: Any, **kwargs: Any) -> None:
+        """Remote turns run without a tool host (every call is refused on the Node)."""
+
+    async def stop(self, reason: str = "stop") -> ExitInfo:
+        """Ask the Execution Node to stop the attempt and wait, bounded and shielded, for it
+        to say so. Raises `WorkerFailed` when it did not (the link is down: the attempt
+        stays live here until the Node reconciles it)."""
+        with trio.CancelScope(shield=True):
+            if not self._stopped.is_set():
+                await self._send(StopWorkerFrame("stop_worker", self.attempt_id, reason[:256]))
+                with trio.move_on_after(STOP_BOUND_S):
+                    await self._stopped.wait()
+        if self.exit_info is None:
+            raise WorkerFailed(f"remote worker {self.attempt_id}: stop not confirmed")
+        return self.exit_info
+
+    async def wait_stopped(self) -> ExitInfo:
+        await self._stopped.wait()
+        assert self.exit_info is not None
+        return self.exit_info
+
+    def statistics(self) -> WorkerStatistics:
+        fence = None if self.exit_info is None else self.exit_info.fence_reason
+        age = int((time.monotonic() - self._created) * 1000)
+        return WorkerStatistics(self.attempt_id, self.epoch, self.pid, self.state, age,
+                                self._turns, self._events, 0, 0, fence)  # fmt: skip

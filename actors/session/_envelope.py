@@ -1,0 +1,66 @@
+"""The envelope of a Session's events: which command, dispatch and attempt each descends from.
+
+A client command's events get its correlation through `run_mutation`. A turn's dispatch is
+an activation: it runs in the correlation of the turn's own `turn.send` (even when another
+turn's end moved the queue), gets a new activation ID and the worker's attempt, and its
+event becomes the cause of every event the worker's progress on that turn writes — the
+actor opens `commit_cause` around each transaction: the dispatched turn's cause, or, while
+a worker starts for waiting turns, the first waiting turn's send.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+from maia.core import new_id
+from storage import Envelope, command_correlation, current_envelope, event_context
+
+from ._lifecycles import TurnState
+from ._store import Draft
+
+_DISPATCHED = (TurnState.DISPATCHING, TurnState.RUNNING)
+
+
+def running_cause(memory: Draft) -> Envelope:
+    """The envelope of the dispatched turn's worker events (empty when none runs)."""
+    for memo in memory.turns.values():
+        if memo.cause is not None and memo.state in _DISPATCHED:
+            return memo.cause
+    return Envelope()
+
+
+def commit_cause(conn: sqlite3.Connection, memory: Draft) -> Envelope:
+    """What a transaction of the actor descends from: the dispatched turn's cause; else,
+    while turns wait (the worker starting for them), the first waiting turn's send; else
+    nothing (a root: an idle release, a recovery)."""
+    running = running_cause(memory)
+    if running.causation_id is not None:
+        return running
+    waiting = next((m for m in memory.turns.values() if m.state is TurnState.QUEUED), None)
+    if waiting is None:
+        return running
+    correlation = command_correlation(conn, waiting.turn_id, "turn.send")
+    return Envelope(correlation, correlation)
+
+
+@contextlib.contextmanager
+def dispatch_context(
+    conn: sqlite3.Connection, draft: Draft, turn_id: str, worker: Any
+) -> Iterator[None]:
+    """Dispatch `turn_id` in its own correlation as a new activation on `worker`'s attempt;
+    its memo keeps the cause its worker's events will carry."""
+    correlation = command_correlation(conn, turn_id, "turn.send")
+    if correlation is None:  # sent in this very transaction: the send's own context
+        correlation = current_envelope().correlation_id
+    attempt = getattr(worker, "attempt_id", None)
+    activation = new_id("activation")
+    first = len(draft.event_ids)
+    with event_context(Envelope(correlation, attempt_id=attempt, activation_id=activation)):
+        yield
+    memo = draft.turns.get(turn_id)
+    if memo is not None and len(draft.event_ids) > first:
+        dispatch = draft.event_ids[first]
+        memo.cause = Envelope(correlation or dispatch, dispatch, attempt, activation)

@@ -1,0 +1,89 @@
+"""One question, one answer, no event loop: the CLI's path for a plain op call.
+
+Most commands ask the Node one thing and print it (`session list`, `node status`,
+`turn show ID`). They run here on the SDK's blocking client (`maia.client._sync`): the hello,
+a `reference.resolve` for each reference that is not a whole ID, the call, the output, the
+same exit codes and messages as `execute` gives. Anything that waits, follows, streams,
+confirms, reads a file or adds a Project (`needs_execute`) goes through `execute` on anyio.
+The point is start-up: a short command is mostly imports, and this path imports neither
+asyncio nor anyio nor wsproto.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Final
+
+from maia.core import MaiaError
+
+from . import _exit
+from ._invocation import Invocation
+
+# Ops `execute` treats specially (waits, streams, follows, pages, the default Project).
+_SPECIAL: Final = frozenset(
+    {"session.wait", "turn.wait", "session.attach", "events.read", "session.create"}
+)
+
+
+def needs_execute(invocation: Invocation) -> bool:
+    """Whether the invocation needs `execute` (anyio) rather than one blocking call."""
+    from maia.protocol import REGISTRY
+
+    op = REGISTRY.get(invocation.operation_id or "")
+    return (
+        op is None
+        or op.confirmation == "required"
+        or invocation.operation_id in _SPECIAL
+        or invocation.wait
+        or invocation.follow
+        or invocation.full
+        or invocation.text_file is not None
+    )
+
+
+def run_quick(invocation: Invocation, interactive: bool) -> int:
+    """Run a plain op call on the blocking client and return its exit code."""
+    from maia.client._sync import connect_sync
+    from maia.protocol import REGISTRY, check
+
+    from ._output import Out
+    from ._refs import Ambiguous, ambiguous_exit, is_exact_id
+
+    out = Out(sys.stdout, sys.stderr, invocation.output)
+    op_id = invocation.operation_id
+    assert op_id is not None
+    op = REGISTRY.get(op_id)
+    assert op is not None
+    del interactive  # nothing here asks the person
+    try:
+        with connect_sync(invocation.node, home=invocation.home) as client:
+            params: dict[str, Any] = dict(invocation.params)
+            for wire, kind in invocation.references.items():
+                value = params.get(wire)
+                if isinstance(value, str) and not is_exact_id(value, kind):
+                    params[wire] = _resolve(client, value, kind)
+            if op.input_type is not None:
+                check(op.input_type, params)  # refuse locally what the Node would refuse
+            result = client.request(op_id, params, on_slow=lambda: _note(out, op_id))
+    except Ambiguous as ambiguous:
+        return ambiguous_exit(ambiguous, out)
+    except MaiaError as error:
+        out.error(error)
+        return _exit.exit_code(error)
+    out.result(op_id, result)
+    return _exit.OK
+
+
+def _resolve(client: Any, reference: str, kind: str) -> str:
+    from ._refs import Ambiguous
+
+    answer = client.request("reference.resolve", {"reference": reference, "kind": kind})
+    if answer.get("status") == "resolved" and answer.get("id"):
+        return str(answer["id"])
+    raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
+
+
+def _note(out: Any, label: str) -> None:
+    """The same reassurance `execute`'s progress gives after a second."""
+    out.stderr.write(f"maia: waiting for {label}…\n")
+    out.stderr.flush()

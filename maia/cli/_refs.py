@@ -1,0 +1,49 @@
+"""References a person types (a title, an ID prefix) and what the CLI does with them, shared
+by `execute` and the blocking path (`_quick`): a whole ID is used as given, anything else
+goes through `reference.resolve`, and a reference naming several things exits 2 listing
+them."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from maia.core import MaiaError
+
+from . import _exit
+from ._render import COLUMNS, table
+
+ID_HEX_DIGITS: Final = 32  # `maia.core.new_id`: <prefix>_<32 lowercase hex>
+_HEX: Final = frozenset("0123456789abcdef")
+
+
+class Ambiguous(Exception):
+    """A reference named more than one thing (exit 2, the candidates listed)."""
+
+    def __init__(self, reference: str, kind: str, candidates: list[dict[str, Any]]) -> None:
+        super().__init__(reference)
+        self.reference, self.kind, self.candidates = reference, kind, candidates
+
+
+def is_exact_id(reference: str, kind: str) -> bool:
+    """Whether `reference` has the form of a whole ID of `kind` (`session_` and 32 hex
+    digits): `reference.resolve` would answer it with itself, as it tries the exact ID
+    first, so it is used as given (a missing one fails with the op's resource_not_found)."""
+    prefix = kind + "_"
+    digits = reference[len(prefix) :]
+    return reference.startswith(prefix) and len(digits) == ID_HEX_DIGITS and set(digits) <= _HEX
+
+
+def ambiguous_exit(ambiguous: Ambiguous, out: Any) -> int:
+    """Say which things the reference names (stderr; --json/--jsonl: also the error on
+    stdout) and return the usage exit code."""
+    count = len(ambiguous.candidates)
+    out.message(f"{ambiguous.reference!r} names {count} {ambiguous.kind}s; give more of the ID:")
+    out.stderr.write(table(ambiguous.candidates, COLUMNS["candidates"], out.now_ms))
+    if out.fmt != "human":
+        error = MaiaError(
+            "validation_failed",
+            f"the reference names {count} {ambiguous.kind}s",
+            {"candidates": ambiguous.candidates},
+        )
+        out.json({"ok": False, "error": error.to_wire()})
+    return _exit.USAGE

@@ -1,0 +1,37 @@
+"""What both client transports share, standard library only: the message bound, the Node
+URL's parts, and a typed error from the wire's error object."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from maia.core import ERROR_CODES, MaiaError
+
+MAX_MESSAGE_BYTES: Final = 1024 * 1024
+
+
+def error_from_wire(value: Any) -> MaiaError:
+    """A `MaiaError` from the wire's error object (an unknown code becomes internal_error)."""
+    if not isinstance(value, dict):
+        return MaiaError("internal_error", "the Node sent a malformed error", {"error": value})
+    code, message = value.get("code"), value.get("message")
+    raw_details = value.get("details")
+    details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
+    if not isinstance(code, str) or code not in ERROR_CODES:
+        return MaiaError("internal_error", str(message), {**details, "nodeCode": code})
+    return MaiaError(code, str(message), details)
+
+
+def split_url(url: str) -> tuple[str, int, str]:
+    """(host, port, path) of a `ws://` URL. Raises `MaiaError(configuration_invalid)`."""
+    parts = urlsplit(url)
+    if parts.scheme != "ws" or not parts.hostname or parts.port is None:
+        raise MaiaError(
+            "configuration_invalid",
+            f"configuration is invalid: the Node URL {url!r} must look like "
+            "ws://127.0.0.1:PORT/api/v1",
+            {"url": url},
+        )
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return host, parts.port, parts.path or "/"

@@ -1,0 +1,305 @@
+"""The Execution Node's assignments: one pure Node lease machine each (`supervision.leases`,
+carried unchanged), and the workers it runs for Control under them.
+
+Frames from Control drive the machines (`launch_assignment` -> Launch, `grant` ->
+GrantArrived) and the workers (`launch_worker`, `prompt`, `interrupt`, `stop_worker`);
+a wake every second (Wake) renews, retries, and at the local deadline starts the bounded
+stop of that assignment's workers: stopping, then stopped once every one has exited
+(CleanupConfirmed), reported at once. A worker is admitted only while the lease holds and
+the spool admits (WorkArrived), and only when the launch's digest is that of the spec it
+carries. Every turn event is an evidence record (per-source sequence from 1) until Control
+acknowledges it cumulatively. Figures (deadline, stop start, stop end) are logged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final
+
+import trio
+
+from actors.machine import (
+    AckFrame,
+    GrantFrame,
+    InterruptFrame,
+    LaunchAssignmentFrame,
+    LaunchWorkerFrame,
+    PromptFrame,
+    RefusedFrame,
+    StopWorkerFrame,
+    TurnEventFrame,
+    WorkerFrame,
+    spec_digest,
+)
+from maia.core import Clock, MaiaError
+from supervision.leases import (
+    CleanupConfirmed,
+    GrantApplied,
+    GrantArrived,
+    GrantRefused,
+    Launch,
+    MachineLeaseReport,
+    NodeAction,
+    NodeEvent,
+    NodeLeaseState,
+    Reading,
+    ReportNow,
+    SendRequest,
+    StopExecution,
+    Wake,
+    WorkArrived,
+    WorkRefused,
+    node_report,
+    node_restarted,
+    node_step,
+)
+from supervision.leases._evolve import evolve
+from supervision.workers import WorkerSpec
+
+from ._exec_state import load_states, save_states
+from ._frames import LeaseRequestFrame
+
+log = logging.getLogger("maia.machines")
+WAKE_S: Final = 1.0
+STOP_S: Final = 10.0  # STOP_BOUND_MS: the workers' bounded stop
+Send = Callable[[object], Awaitable[bool]]
+
+
+class ExecutionAssignments:
+    """See the module. `send` puts a frame on the link (False while it is down)."""
+
+    def __init__(self, home: Path, machine_id: str, clock: Clock, supervisor: Any,
+                 send: Send, report_now: Callable[[], Awaitable[None]]) -> None:  # fmt: skip
+        self.home = home
+        self.machine_id = machine_id
+        self.clock = clock
+        self.supervisor = supervisor
+        self.send = send
+        self.report_now = report_now
+        self.boot = secrets.token_hex(4)
+        self.states: dict[str, NodeLeaseState] = {}
+        self.workers: dict[str, tuple[str, int, Any]] = {}  # control attempt -> aid, epoch, h
+        self.figures: list[dict[str, Any]] = []
+        self._nursery: trio.Nursery | None = None
+
+    def now(self) -> Reading:
+        return Reading(wall=self.clock.wall_ms(), mono=self.clock.monotonic_ms())
+
+    def live_attempts(self) -> tuple[str, ...]:
+        return tuple(self.workers)
+
+    def reports(self) -> tuple[MachineLeaseReport, ...]:
+        now = self.now()
+        found = (node_report(state, now) for state in self.states.values())
+        return tuple(report for report in found if report is not None)
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            for key, state in load_states(self.home, self.boot, self.now().mono).items():
+                # A restart: every execution of the last run is gone (the supervisor swept
+                # this home's strays at its start), so its stop is confirmed at once.
+                state, actions = node_restarted(state, self.boot)
+                self.states[key] = state
+                await self._apply(key, actions)
+            task_status.started()
+            while True:
+                await trio.sleep(self._next_wake_s())
+                for key in list(self.states):
+                    await self._step(key, Wake())
+
+    def _next_wake_s(self) -> float:
+        """A second, or less: exactly at the nearest local deadline (item 8: the stop begins
+        no later than it)."""
+        now = self.now().mono
+        deadlines = [
+            s.deadline_ms
+            for s in self.states.values()
+            if s.deadline_ms is not None and s.deadline_ms > now and not s.expired
+        ]
+        if not deadlines:
+            return WAKE_S
+        return max(0.0, min(WAKE_S, (min(deadlines) - now) / 1000))
+
+    async def _step(self, key: str, event: NodeEvent) -> tuple[NodeAction, ...]:
+        before = self.states[key]
+        state, actions = node_step(before, event, self.now())
+        self.states[key] = state
+        if (state.phase, state.applied_pair, state.lease_epoch) != (
+            before.phase, before.applied_pair, before.lease_epoch
+        ):  # fmt: skip
+            save_states(self.home, self.states)
+        await self._apply(key, actions)
+        return actions
+
+    async def _apply(self, key: str, actions: tuple[NodeAction, ...]) -> None:
+        for action in actions:
+            if isinstance(action, SendRequest):
+                await self.send(LeaseRequestFrame("lease_request", action.request))
+            elif isinstance(action, StopExecution):
+                assert self._nursery is not None
+                self._nursery.start_soon(self._stop_assignment, key, action)
+            elif isinstance(action, ReportNow):
+                await self.report_now()
+            elif isinstance(action, GrantApplied):
+                log.info("assignment %s: grant %s applied, local deadline at mono %d ms",
+                         key, action.pair, action.deadline_ms)  # fmt: skip
+            elif isinstance(action, GrantRefused):
+                log.warning("assignment %s: grant %s refused (%s)", key, action.request_id,
+                            action.reason)  # fmt: skip
+
+    async def _stop_assignment(self, key: str, action: StopExecution) -> None:
+        """The bounded stop of item 8: every worker of the epoch, then CleanupConfirmed."""
+        started = self.now().mono
+        deadline = self.states[key].deadline_ms
+        log.warning("assignment %s epoch %d: bounded stop begins (%s) at mono %d ms, local"
+                    " deadline %s", key, action.lease_epoch, action.reason, started,
+                    deadline)  # fmt: skip
+        handles = [(attempt, h) for attempt, (aid, _, h) in self.workers.items() if aid == key]
+        with trio.move_on_after(STOP_S):
+            async with trio.open_nursery() as nursery:
+                for _, handle in handles:
+                    nursery.start_soon(_stop_quietly, handle, action.reason)
+        if any(h.exit_info is None for _, h in handles):
+            log.error("assignment %s: cleanup not confirmed; it stays stopping", key)
+            return
+        ended = self.now().mono
+        self.figures.append({"assignment": key, "reason": action.reason, "deadlineMs": deadline,
+                             "stopStartMs": started, "stopEndMs": ended})  # fmt: skip
+        log.warning("assignment %s epoch %d: stopped at mono %d ms (stop took %d ms)", key,
+                    action.lease_epoch, ended, ended - started)  # fmt: skip
+        await self._step(key, CleanupConfirmed(action.lease_epoch))
+
+    # -- frames from Control -----------------------------------------------------------
+
+    async def on_frame(self, frame: Any) -> None:
+        if isinstance(frame, LaunchAssignmentFrame):
+            await self._launch(frame)
+        elif isinstance(frame, GrantFrame):
+            key = frame.grant.assignment_id
+            if key in self.states:
+                await self._step(key, GrantArrived(frame.grant))
+        elif isinstance(frame, RefusedFrame):
+            log.warning("lease request %s refused: %s", frame.request_id, frame.reason)
+        elif isinstance(frame, LaunchWorkerFrame):
+            await self._launch_worker(frame)
+        elif isinstance(frame, AckFrame):
+            for key, state in self.states.items():
+                if state.spool.source_id == frame.source_id:
+                    self.states[key] = evolve(state, spool=state.spool.acknowledge(frame.through))
+        elif isinstance(frame, PromptFrame | InterruptFrame | StopWorkerFrame):
+            await self._worker_op(frame)
+
+    async def _launch(self, frame: LaunchAssignmentFrame) -> None:
+        assignment = frame.assignment
+        key = assignment.assignment_id
+        if key not in self.states:
+            self.states[key] = NodeLeaseState(node_id=self.machine_id, assignment_id=key,
+                                              boot=self.boot)  # fmt: skip
+        await self._step(key, Launch(frame.lease_epoch))
+
+    async def _launch_worker(self, frame: LaunchWorkerFrame) -> None:
+        async def refuse(reason: str) -> None:
+            await self.send(WorkerFrame("worker", frame.attempt_id, "refused", reason=reason))
+
+        key = frame.assignment_id
+        if key not in self.states:
+            return await refuse("unknown_assignment")
+        if spec_digest(frame.spec) != frame.environment_digest:
+            return await refuse("environment_digest_mismatch")
+        actions = await self._step(key, WorkArrived(frame.attempt_id, frame.lease_epoch))
+        refused = [a for a in actions if isinstance(a, WorkRefused)]
+        if refused:
+            return await refuse(refused[0].reason)
+        spec = frame.spec
+        session = spec.activation.get("sessionId", "session")
+        state_dir = self.home / "machine-state" / session
+        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        local = WorkerSpec(argv=spec.argv, cwd=spec.cwd, env=spec.env, options=spec.options,
+                           activation={**spec.activation, "stateDir": str(state_dir)})  # fmt: skip
+        try:
+            handle = await self.supervisor.start_worker(local)
+        except Exception as error:
+            return await refuse(f"start failed: {error}"[:256])
+        self.workers[frame.attempt_id] = (key, frame.lease_epoch, handle)
+        await self.send(WorkerFrame("worker", frame.attempt_id, "spawned", pid=handle.pid))
+        assert self._nursery is not None
+        self._nursery.start_soon(self._watch, frame.attempt_id, handle)
+
+    async def _watch(self, attempt_id: str, handle: Any) -> None:
+        try:
+            await handle.wait_initialized()
+            await self.send(WorkerFrame("worker", attempt_id, "initialized"))
+        except Exception:
+            pass
+        info = await handle.wait_stopped()
+        self.workers.pop(attempt_id, None)
+        await self.send(WorkerFrame("worker", attempt_id, "exited", returncode=info.returncode,
+                                    signal=info.signal, fence_reason=info.fence_reason,
+                                    stop_phase=info.stop_phase,
+                                    stderr_tail=info.stderr_tail[-8192:]))  # fmt: skip
+
+    async def _worker_op(self, frame: PromptFrame | InterruptFrame | StopWorkerFrame) -> None:
+        entry = self.workers.get(frame.attempt_id)
+        if entry is None:
+            return  # an attempt this Node does not run: changes nothing
+        key, _, handle = entry
+        assert self._nursery is not None
+        if isinstance(frame, PromptFrame):
+            self._nursery.start_soon(self._turn, key, frame, handle)
+        elif isinstance(frame, InterruptFrame):
+            self._nursery.start_soon(_quietly, handle.interrupt, frame.turn_id)
+        else:
+            self._nursery.start_soon(_stop_quietly, handle, frame.reason)
+
+    async def _turn(self, key: str, frame: PromptFrame, handle: Any) -> None:
+        try:
+            events = handle.prompt(frame.turn_id, frame.text)
+        except Exception as error:
+            await self._evidence(key, frame, "failed", str(error)[:1024], None)
+            return
+        async with contextlib.aclosing(events):  # closed early: the worker finishes it
+            await self._relay_turn(key, frame, handle, events)
+
+    async def _relay_turn(self, key: str, frame: PromptFrame, handle: Any, events: Any) -> None:
+        async for event in events:
+            try:
+                await self._evidence(key, frame, event.kind, event.text, event.data)
+            except MaiaError as error:  # the spool is at a bound: admission stopped
+                # Spec MN0: interrupt safely within a bound and say the outcome is uncertain;
+                # nothing more of this turn is sent, and nothing is dropped silently.
+                log.error("assignment %s: %s; turn %s interrupted, its outcome uncertain",
+                          key, error.message, frame.turn_id)  # fmt: skip
+                self._nursery_start(_quietly, handle.interrupt, frame.turn_id)
+                break
+
+    def _nursery_start(self, function: Any, *args: Any) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(function, *args)
+
+    async def _evidence(self, key: str, frame: PromptFrame, kind: str, text: str | None,
+                        data: dict[str, Any] | None) -> None:  # fmt: skip
+        state = self.states[key]
+        spool = state.spool.append(max(1, len(text or "")), self.now().mono)
+        self.states[key] = evolve(state, spool=spool)
+        record = TurnEventFrame("turn_event", frame.attempt_id, frame.turn_id, kind,
+                                spool.source_id, spool.last_sequence, text, data)  # fmt: skip
+        await self.send(record)
+
+
+async def _stop_quietly(handle: Any, reason: str) -> None:
+    try:
+        await handle.stop(reason)
+    except Exception:
+        log.warning("a relayed worker's stop did not complete")
+
+
+async def _quietly(function: Callable[[str], Awaitable[None]], argument: str) -> None:
+    try:
+        await function(argument)
+    except Exception:
+        log.info("a relayed interrupt found no turn")

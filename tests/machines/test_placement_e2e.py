@@ -1,0 +1,206 @@
+"""Sessions placed on an Execution Node, through two real Node processes on loopback: the
+worker runs under the Execution Node, its evidence reads at the Control Node, and a
+`kill -9` of either Node never lets a replacement start before cleanup is reconciled."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from supervision.leases import CLOCK_ERROR_BUDGET_MS, STOP_BOUND_MS
+
+from ._nodes import NodeProc, enroll, link_of, wait_for
+
+CONFIG = json.dumps({"executors": {"slow": {"kind": "exec", "argv": [
+    "/bin/sh", "-c", "echo started; sleep 600; echo late"]}}})  # fmt: skip
+
+
+@attrs.frozen
+class Pair:
+    control: NodeProc
+    execution: NodeProc
+    project_id: str
+    base: Path
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[Pair]:
+    """A Control Node (with a slow exec executor) and an Execution Node enrolled as `box`."""
+    home = tmp_path / "control"
+    home.mkdir(mode=0o700)
+    (home / "config.jsonc").write_text(CONFIG)
+    control = NodeProc(home, "--machines-listen", "127.0.0.1:0").start()
+    execution: NodeProc | None = None
+    try:
+        port = control.machines_port()
+        token = tmp_path / "token.txt"
+        token.write_text(enroll(control, "box"))
+        execution = NodeProc(tmp_path / "execution", "--execution", "--control",
+                             f"ws://127.0.0.1:{port}", "--enrollment-file", str(token))  # fmt: skip
+        execution.start()
+        wait_for(lambda: link_of(control, "box").get("heartbeats", 0) >= 1,
+                 "the Execution Node did not connect", control)  # fmt: skip
+        project = tmp_path / "project"
+        project.mkdir()
+        project_id = control.call("project", "add", str(project))["project"]["projectId"]
+        yield Pair(control, execution, project_id, tmp_path)
+    finally:
+        if execution is not None:
+            execution.stop()
+        control.stop()
+
+
+def _session(pair: Pair, *extra: str) -> str:
+    created = pair.control.call("session", "create", "--project-id", pair.project_id,
+                                "--machine", "box", *extra)  # fmt: skip
+    session_id: str = created["session"]["sessionId"]
+    return session_id
+
+
+def _attempts(control: NodeProc, session_id: str) -> list[tuple[str, int]]:
+    conn = sqlite3.connect(f"file:{control.home / 'maia.db'}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT attempt_id, pid FROM worker_attempts WHERE session_id = ?"
+                            " ORDER BY epoch", (session_id,)).fetchall()  # fmt: skip
+    finally:
+        conn.close()
+    return [(str(a), int(p)) for a, p in rows]
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return None
+    return int(next(line.split()[1] for line in text.splitlines() if line.startswith("PPid:")))
+
+
+def _turn(control: NodeProc, session_id: str) -> dict[str, Any]:
+    turns: list[dict[str, Any]] = control.call("turn", "list", session_id)["turns"]
+    return turns[0] if turns else {}
+
+
+def test_a_placed_session_runs_under_the_execution_node(pair: Pair) -> None:
+    """`turn send --wait` at Control answers from a worker whose parent is the Execution Node
+    (checked in /proc); the turn and its events read at Control."""
+    session_id = _session(pair)
+    sent = pair.control.maia("turn", "send", session_id, "hello remote", "--wait",
+                             "--timeout", "60s")  # fmt: skip
+    assert "hello remote" in sent.stdout
+    [(_, pid)] = _attempts(pair.control, session_id)
+    assert _ppid(pid) == pair.execution.pid  # the worker is the Execution Node's child
+    turn = _turn(pair.control, session_id)
+    assert turn["state"] == "completed"
+    shown = pair.control.call("turn", "show", turn["turnId"])
+    assert "hello remote" in json.dumps(shown)
+    events = pair.control.call("events", "read", "--limit", "500")["events"]
+    mine = [e.get("eventType") or e.get("type") for e in events
+            if e.get("sessionId") == session_id or e.get("ownerId") == session_id]  # fmt: skip
+    assert "turn.completed" in mine, mine
+    assert (pair.execution.home / "machine-leases.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_kill_9_of_the_execution_node_mid_turn(pair: Pair) -> None:
+    """Execution Node killed mid-turn: the turn stays running and no replacement worker is
+    launched while the Node is gone; after its restart it reports the attempt gone (cleanup
+    reconciled) and the turn resolves `runtime_lost`."""
+    session_id = _session(pair, "--executor", "user:slow")
+    pair.control.maia("turn", "send", session_id, "work")
+    wait_for(lambda: _turn(pair.control, session_id).get("state") == "running",
+             "the remote turn did not start", pair.control)  # fmt: skip
+    [(_, pid)] = _attempts(pair.control, session_id)
+    assert _ppid(pid) == pair.execution.pid
+    pair.execution.kill9()
+    wait_for(lambda: not link_of(pair.control, "box")["connected"],
+             "the Control Node still sees the link", pair.control, timeout_s=40)  # fmt: skip
+    assert _turn(pair.control, session_id)["state"] == "running"  # outcome unknown: held
+    assert len(_attempts(pair.control, session_id)) == 1  # no replacement
+    pair.execution.start()
+    wait_for(lambda: _turn(pair.control, session_id).get("state") == "failed",
+             "the turn was not resolved after the restart", pair.control)  # fmt: skip
+    turn = pair.control.call("turn", "show", _turn(pair.control, session_id)["turnId"])["turn"]
+    # The Session actor names a lost worker's turn worker_failed; the message says why.
+    assert turn["failureReason"] in ("runtime_lost", "worker_failed"), turn
+    assert "runtime_lost" in (turn.get("failureMessage") or ""), turn
+    wait_for(lambda: _ppid(pid) is None or _ppid(pid) != pair.execution.pid,
+             "the old worker still runs", pair.execution)  # fmt: skip
+    assert not os.path.exists(f"/proc/{pid}") or _ppid(pid) != pair.execution.pid
+
+
+def test_kill_9_of_the_control_node_raises_a_barrier(pair: Pair) -> None:
+    """Control killed and restarted: its assignment stands behind a barrier (shown by
+    `machine show`) until a report confirms a grant issued after the restart; the lease
+    epoch is unchanged (nothing was relaunched) and a placed Session works again after."""
+    session_id = _session(pair)
+    first = pair.control.maia("turn", "send", session_id, "one", "--wait", "--timeout", "60s")
+    assert "one" in first.stdout
+    epoch_before = _epoch(pair.control)
+    port = pair.control.machines_port()
+    pair.control.kill9()
+    pair.control.flags = ("--machines-listen", f"127.0.0.1:{port}")  # where the Node dials
+    pair.control.start()
+    wait_for(lambda: link_of(pair.control, "box").get("connected", False),
+             "the Execution Node did not reconnect", pair.control)  # fmt: skip
+    assert link_of(pair.control, "box")["barrier"] is True
+    wait_for(lambda: link_of(pair.control, "box").get("barrier") is False,
+             "the barrier never cleared", pair.control)  # fmt: skip
+    assert _epoch(pair.control) == epoch_before
+    again = pair.control.maia("turn", "send", session_id, "two", "--wait", "--timeout", "60s")
+    assert "two" in again.stdout
+
+
+def _epoch(control: NodeProc) -> int:
+    conn = sqlite3.connect(f"file:{control.home / 'maia.db'}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT lease_epoch FROM machine_assignments").fetchone()[0])
+    finally:
+        conn.close()
+
+
+_STOP = re.compile(r"bounded stop begins \(deadline\) at mono (\d+) ms, local deadline (\d+)")
+_STOPPED = re.compile(r"epoch (\d+): stopped at mono (\d+) ms")
+
+
+def test_a_partition_longer_than_the_lease_stops_by_the_local_deadline(pair: Pair) -> None:
+    """The Control Node frozen (SIGSTOP: neither side hears the other) longer than the
+    lease: the Execution Node begins its bounded stop by its local deadline (within the clock
+    error budget), stops the worker, and after healing (SIGCONT) reports `stopped`; the turn
+    resolves and Control launches the next epoch only after that report. Prints the figures."""
+    session_id = _session(pair, "--executor", "user:slow")
+    pair.control.maia("turn", "send", session_id, "work")
+    wait_for(lambda: _turn(pair.control, session_id).get("state") == "running",
+             "the remote turn did not start", pair.control)  # fmt: skip
+    [(_, pid)] = _attempts(pair.control, session_id)
+    horizon_before = link_of(pair.control, "box").get("leaseHorizonInMs")
+    epoch_before = _epoch(pair.control)
+    os.kill(pair.control.pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: _STOPPED.search(pair.execution.log()) is not None,
+                 "the Execution Node did not stop at its deadline", pair.execution,
+                 timeout_s=90)  # fmt: skip
+        assert _ppid(pid) != pair.execution.pid  # the worker is gone
+    finally:
+        os.kill(pair.control.pid, signal.SIGCONT)
+    start = _STOP.search(pair.execution.log())
+    stopped = _STOPPED.search(pair.execution.log())
+    assert start is not None
+    assert stopped is not None
+    stop_start, deadline, stop_end = int(start[1]), int(start[2]), int(stopped[2])
+    print(f"\nlocal deadline {deadline} ms, stop start {stop_start} ms (+{stop_start - deadline}),"
+          f" stop end {stop_end} ms (+{stop_end - deadline}); Control horizon before the"
+          f" partition: {horizon_before} ms ahead")  # fmt: skip
+    assert stop_start <= deadline + CLOCK_ERROR_BUDGET_MS  # before Control's horizon
+    assert stop_end - stop_start <= STOP_BOUND_MS
+    wait_for(lambda: _turn(pair.control, session_id).get("state") == "failed",
+             "the turn was not resolved after healing", pair.control)  # fmt: skip
+    wait_for(lambda: _epoch(pair.control) == epoch_before + 1,
+             "no new epoch after the stopped report", pair.control)  # fmt: skip

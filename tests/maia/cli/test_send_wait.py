@@ -1,0 +1,159 @@
+"""`maia turn send ID TEXT --wait` against a real Node, the CLI run in this process with its
+sockets counted: one connection and two requests (hello, send) when nothing follows the turn
+live; `--jsonl` streams records whose items are `turn show`'s."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+
+from maia.client._transport import WebSocket
+
+from ._node import Cli, running_node
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
+    """A foreground Node on a fresh home, and a Project directory to run the CLI in."""
+    with running_node(tmp_path_factory.mktemp("sendwait")) as started:
+        yield started
+
+
+class Wire:
+    """TCP connections the CLI opened and the requests it sent, by method."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.methods: list[str] = []
+
+
+@pytest.fixture
+def wire(monkeypatch: pytest.MonkeyPatch) -> Wire:
+    """Counts every TCP connection (API and observation sockets) and every request frame."""
+    seen = Wire()
+    connect, send = anyio.connect_tcp, WebSocket.send
+
+    async def counted_connect(*args: Any, **kwargs: Any) -> Any:
+        seen.connections += 1
+        return await connect(*args, **kwargs)
+
+    async def counted_send(self: WebSocket, text: str) -> None:
+        seen.methods.append(orjson.loads(text)["method"])
+        await send(self, text)
+
+    monkeypatch.setattr(anyio, "connect_tcp", counted_connect)
+    monkeypatch.setattr(WebSocket, "send", counted_send)
+    return seen
+
+
+# Live: the API connection's hello, the observation socket's hello and subscription, then
+# the send and one turn.wait that answers at once (the stream saw the end).
+LIVE_REQUESTS = ["node.hello", "node.hello", "session.attach", "turn.send", "turn.wait"]
+
+
+def _session(cli: Cli, title: str) -> str:
+    made = cli("session", "create", "--title", title, "--json")
+    assert made.returncode == 0, made.stderr
+    return str(json.loads(made.stdout)["result"]["session"]["sessionId"])
+
+
+def test_send_wait_json_is_one_socket_and_two_requests(cli: Cli, wire: Wire) -> None:
+    """--json with the Session's ID: hello and turn.send on one connection; the document
+    holds the ended turn and its items, as `turn show` lists them."""
+    session = _session(cli, "json")
+    wire.connections, wire.methods = 0, []
+    sent = cli("turn", "send", session, "one socket", "--wait", "--json")
+    assert sent.returncode == 0, sent.stderr
+    assert (wire.connections, wire.methods) == (1, ["node.hello", "turn.send"])
+    result = json.loads(sent.stdout)["result"]
+    assert (result["turn"]["state"], result["turn"]["outputText"]) == ("completed", "one socket")
+    shown = cli("turn", "show", result["turn"]["turnId"], "--json")
+    assert result["items"] == json.loads(shown.stdout)["result"]["items"]
+
+
+def test_send_wait_into_a_pipe_prints_the_reply_from_one_request(cli: Cli, wire: Wire) -> None:
+    """Human output into a pipe (no terminal): the reply, from the same two requests."""
+    session = _session(cli, "pipe")
+    wire.connections, wire.methods = 0, []
+    sent = cli("turn", "send", session, "piped reply", "--wait")
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout == "piped reply\n"
+    assert (wire.connections, wire.methods) == (1, ["node.hello", "turn.send"])
+
+
+def test_a_title_costs_one_resolve_more(cli: Cli, wire: Wire) -> None:
+    """A title (not a whole ID) is resolved first: hello, reference.resolve, turn.send."""
+    _session(cli, "titled")
+    wire.connections, wire.methods = 0, []
+    sent = cli("turn", "send", "titled", "by title", "--wait")
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout == "by title\n"
+    assert wire.methods == ["node.hello", "reference.resolve", "turn.send"]
+
+
+def test_a_failed_turn_exits_5_from_the_one_request(cli: Cli, wire: Wire) -> None:
+    """A crashed worker: exit 5 with the reason on stderr, still hello + turn.send."""
+    session = _session(cli, "crash")
+    wire.connections, wire.methods = 0, []
+    sent = cli("turn", "send", session, "/crash", "--wait")
+    assert sent.returncode == 5, sent.stderr
+    assert "failed" in sent.stderr
+    assert wire.methods == ["node.hello", "turn.send"]
+
+
+def test_jsonl_streams_the_turn_and_its_items_are_turn_shows(cli: Cli, wire: Wire) -> None:
+    """--jsonl follows the turn live (an observation socket beside the API one): one
+    subscription that ends with the turn's terminal record, then one turn.wait that answers
+    at once; the completed items' texts are those `turn show` lists."""
+    session = _session(cli, "jsonl")
+    wire.connections, wire.methods = 0, []
+    sent = cli("turn", "send", session, "streamed text", "--wait", "--jsonl")
+    assert sent.returncode == 0, sent.stderr
+    assert wire.connections == 2
+    assert wire.methods == LIVE_REQUESTS
+    *records, turn = [json.loads(line) for line in sent.stdout.splitlines()]
+    assert records[-1]["record"] == "turn.completed"
+    assert {r["turnId"] for r in records} == {turn["turnId"]}
+    completed = {r["itemId"]: r["text"] for r in records if r["record"] == "item.completed"}
+    shown = json.loads(cli("turn", "show", turn["turnId"], "--json").stdout)["result"]
+    assert completed == {i["itemId"]: i["text"] for i in shown["items"]}
+
+
+def test_a_long_streamed_turn_still_takes_one_wait(cli: Cli, wire: Wire) -> None:
+    """A turn longer than a bounded wait: the end comes from the stream's terminal record,
+    so the API connection still carries one turn.wait, answered at once."""
+    session = _session(cli, "long-stream")
+    wire.connections, wire.methods = 0, []
+    sent = cli("turn", "send", session, "/sleep 5000 late", "--wait", "--jsonl")
+    assert sent.returncode == 0, sent.stderr
+    assert wire.methods == LIVE_REQUESTS
+    *records, turn = [json.loads(line) for line in sent.stdout.splitlines()]
+    assert records[-1]["record"] == "turn.completed"
+    assert (turn["state"], turn["outputText"]) == ("completed", "late")
+
+
+def test_without_a_stream_the_bounded_waits_end_it(
+    cli: Cli, wire: Wire, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The observation socket refused (as an older Node would): no live records, the end
+    from turn.wait, and the reply printed whole from the finished turn."""
+    from maia.client import _observations
+    from maia.core import MaiaError
+
+    async def refused(*_args: Any, **_kwargs: Any) -> Any:
+        raise MaiaError("invalid_request", "no observation socket here", {})
+
+    monkeypatch.setattr(_observations, "open_observation_socket", refused)
+    session = _session(cli, "no-stream")
+    wire.connections, wire.methods = 0, []
+    sent = cli("turn", "send", session, "whole anyway", "--wait", "--jsonl")
+    assert sent.returncode == 0, sent.stderr
+    (turn,) = [json.loads(line) for line in sent.stdout.splitlines()]
+    assert (turn["state"], turn["outputText"]) == ("completed", "whole anyway")
+    assert wire.methods[:2] == ["node.hello", "turn.send"]
+    assert set(wire.methods[2:]) == {"turn.wait"}
