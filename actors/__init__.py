@@ -63,6 +63,7 @@ from ._write import Entry as Entry
 from ._write import EventOwner as EventOwner
 from ._write import Record as Record
 from ._write import Rows as Rows
+from ._write import Tx as Tx
 from ._write import Write as Write
 from ._write import WritePath as WritePath
 from ._write import default_payload as default_payload

@@ -108,6 +108,15 @@ everything as it was.
   passivated. A crashed actor (a bug in its handler or one of its effects) is logged with
   its traceback and restarted from storage at once, at most 3 times within 5 s; beyond
   that it stays down until its next request. See docs/actors.md.
+- **Timers.** A row's timeout is a durable timer armed in the transition's own write (it
+  fires after a Node restart at its deadline, or at once if that passed). The Session's
+  starts, stops and interrupts are bounded by its worker's supervisor and handle instead
+  (the timeouts in its tables are those bounds); its own durable timers are the idle
+  worker's release (`sessions.workerIdleMs` after the queue empties), the running turn's
+  wall time (maxWallTimeMsPerActivation), a pending approval's expiry
+  (`sessions.approvalTimeoutMs`) and the retry of a start that found no worker slot. A
+  Node start drops the Session timers the old Node left: the worker they bound died with
+  it.
 - **Supervisors.** The Node's services run under supervisor trees (Erlang/OTP's rules):
   children are permanent (always restarted), transient (restarted after a failure) or
   temporary (never); strategies are one_for_one, one_for_all, rest_for_one and dynamic.

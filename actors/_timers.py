@@ -50,6 +50,7 @@ class Wake:
     at_wall_ms: int | None = None
     after_ms: int | None = None
     cancel: bool = False
+    subject: str | None = None  # what it is about (a turn), told back as `Fired.subject_id`
 
     def due_wall_ms(self, now_wall_ms: int) -> int:
         if self.at_wall_ms is not None:
@@ -105,6 +106,15 @@ def disarm_timer(conn: sqlite3.Connection, kind: str, actor_id: str, name: str) 
         "DELETE FROM actor_timers WHERE kind = ? AND actor_id = ? AND name = ?",
         (kind, actor_id, name),
     )
+
+
+def disarm_kind(conn: sqlite3.Connection, kind: str) -> list[tuple[str, str]]:
+    """Remove every timer of `kind` (a kind whose timers a Node restart makes moot, by its
+    recovery); the (actor, name) of each, for `DurableTimers.committed`."""
+    keys = [(r[0], r[1]) for r in conn.execute(
+        "SELECT actor_id, name FROM actor_timers WHERE kind = ?", (kind,))]  # fmt: skip
+    conn.execute("DELETE FROM actor_timers WHERE kind = ?", (kind,))
+    return keys
 
 
 def load_timers(conn: sqlite3.Connection) -> list[TimerRow]:

@@ -31,6 +31,7 @@ removes it, in the same transaction. See `_timers`.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -54,6 +55,7 @@ from ._table import NODE, Transition, TransitionTable
 from ._timers import DurableTimers, TimerRow, Wake, arm_timer, disarm_timer, state_timer_name
 
 A = TypeVar("A")
+T = TypeVar("T")
 A_contra = TypeVar("A_contra", contravariant=True)
 
 
@@ -138,6 +140,9 @@ class Change(Generic[A]):
     receipt: bool | None = None  # a receipt target: None = as the table rows say
     actor_id: str | None = None  # whose timers it arms, when not the write path's actor
     event_actor: str | None = None  # the `actorId` its lifecycle events record (a client)
+    # False: the kind bounds this aggregate's states another way, so the rows' timeouts arm
+    # no state timer (the Session: its worker supervisor bounds a start, its handle a stop).
+    timer: bool = True
 
 
 @attrs.frozen
@@ -220,6 +225,87 @@ def plan_change(change: Change[Any]) -> _Step:
     return _Step(change, after, tuple(applied), timer, bool(applied))
 
 
+class Tx:
+    """One storage transaction of the write path, in the writer thread. `WritePath.commit`
+    runs on it, and so does a kind whose transitions are decided as they are written
+    (`WritePath.transact`: the Session, whose batch of sends or a turn's end with the next
+    turn's dispatch is one transaction): each `apply` walks a change through its table and
+    writes it (compare-and-set, its events, its receipt target, its state timer); `entry`
+    appends a journal event outside the lifecycle; `wake` arms or disarms a wake-up. The
+    timer rows are written once, at the end of the transaction (the last word on a name
+    wins), and mirrored in memory only after the commit.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, kind: str, actor_id: str, now_ms: int,
+                 mono_ms: int, epoch: int) -> None:  # fmt: skip
+        self.conn = conn
+        self.now = now_ms
+        self._mono = mono_ms
+        self._epoch = epoch
+        self._kind = kind
+        self._actor = actor_id
+        self.event_ids: list[str] = []
+        self.targets: list[ReceiptTarget] = []
+        self._timers: dict[tuple[str, str], TimerRow | None] = {}  # None: disarmed
+
+    def apply(self, change: Change[A]) -> A:
+        """Plan `change` (raises the table's refusals, nothing written) and write it; the
+        row as written."""
+        step = plan_change(change)
+        self.execute(step)
+        return step.after  # type: ignore[no-any-return]
+
+    def execute(self, step: _Step) -> None:
+        _execute(self.conn, step, self.now, self.event_ids, self.targets)
+        if not step.moved or not step.change.timer:
+            return
+        actor = step.change.actor_id or self._actor
+        name = state_timer_name(step.after.id)
+        armed = None
+        if step.timer is not None:
+            event, ms = step.timer
+            armed = TimerRow(self._kind, actor, name, event.value, step.after.id,
+                             step.after.revision, self.now + ms, self._mono + ms,
+                             self._epoch)  # fmt: skip
+        self._timers[(actor, name)] = armed
+
+    def entry(self, entry: Entry) -> str:
+        """Append a journal event outside the lifecycle; its ID."""
+        event_id = _append(self.conn, entry.owner, entry.event_type, dict(entry.payload),
+                           self.now, entry.revision, entry.actor_id)  # fmt: skip
+        self.event_ids.append(event_id)
+        return event_id
+
+    def wake(self, wake: Wake) -> None:
+        """Arm (or, `cancel`, disarm) the write path's actor's wake-up `wake.name`."""
+        armed = None
+        if not wake.cancel:
+            due = wake.due_wall_ms(self.now)
+            armed = TimerRow(self._kind, self._actor, wake.name, None, wake.subject, None, due,
+                             self._mono + (due - self.now), self._epoch)  # fmt: skip
+        self._timers[(self._actor, wake.name)] = armed
+
+    def mark(self) -> tuple[int, int, dict[tuple[str, str], TimerRow | None]]:
+        """Where the transaction is, to `rewind` to after a savepoint rolled back."""
+        return len(self.event_ids), len(self.targets), dict(self._timers)
+
+    def rewind(self, mark: tuple[int, int, dict[tuple[str, str], TimerRow | None]]) -> None:
+        events, targets, timers = mark
+        del self.event_ids[events:], self.targets[targets:]
+        self._timers = dict(timers)
+
+    def finish(self) -> tuple[list[tuple[str, str]], list[TimerRow]]:
+        """Write the timer rows; what to mirror after the commit."""
+        armed: list[TimerRow] = []
+        for (actor, name), timer in self._timers.items():
+            if timer is None:
+                disarm_timer(self.conn, self._kind, actor, name)
+            else:  # arming replaces the row of the same name
+                arm_timer(self.conn, timer)
+                armed.append(timer)
+        return list(self._timers), armed
+
+
 class WritePath:
     """One actor's way to storage: `await path.commit(write)`. Made by the kind's runtime
     (`Runtime.write_path`); `kind` and `actor_id` name whose timers the writes arm."""
@@ -231,6 +317,56 @@ class WritePath:
         self.timers = timers
         self.kind = kind
         self.actor_id = actor_id
+
+    def _open(self, conn: sqlite3.Connection, now: int, mono: int) -> Tx:
+        return Tx(conn, self.kind, self.actor_id, now, mono, self.store.node_epoch)
+
+    async def transact(self, body: Callable[[Tx], T], *,
+                       envelope: EnvelopeOf | None = None) -> T:  # fmt: skip
+        """Run `body(tx)` as one storage transaction; its value once committed. Raises what
+        `body` raised (nothing written) and what the storage actor raises. `envelope`: what
+        its events descend from, read on the transaction's connection (see the module)."""
+        now, mono = self.clock.wall_ms(), self.clock.monotonic_ms()
+
+        def run(conn: sqlite3.Connection) -> tuple[T, Any]:
+            with _context(conn, envelope):
+                tx = self._open(conn, now, mono)
+                value = body(tx)
+                return value, tx.finish()
+
+        value: T
+        value, timers = await self.store.write(run)
+        self.timers.committed(self.kind, *timers)
+        return value
+
+    async def mutate(self, command: Command, body: Callable[[Tx], Any], *,
+                     project_id: str | None = None, correlation_id: str | None = None,
+                     envelope: EnvelopeOf | None = None) -> MutationResult:  # fmt: skip
+        """`body(tx)` as the client mutation `command`: idempotent by its key, with its
+        receipt (the transaction's targets) and `body`'s value as its stored result. A
+        retried command gets its stored result (`delivery: duplicate`) without running.
+        Its events get the command's correlation (`correlation_id`, else its commandId) in
+        `envelope`'s context."""
+        now, mono = self.clock.wall_ms(), self.clock.monotonic_ms()
+        key = MutationKey(command.actor_id, command.operation, command.command_id)
+        box: dict[str, Any] = {}
+
+        def run(conn: sqlite3.Connection) -> MutationResult:
+            def applied(c: sqlite3.Connection) -> Applied:
+                tx = self._open(c, now, mono)
+                value = body(tx)
+                box["timers"] = tx.finish()
+                return Applied(value, targets=tuple(tx.targets), event_ids=tuple(tx.event_ids),
+                               project_id=project_id)  # fmt: skip
+
+            with _context(conn, envelope):
+                return run_mutation(conn, key=key, input_digest=command.digest, now_ms=now,
+                                    apply=applied, correlation_id=correlation_id)  # fmt: skip
+
+        result: MutationResult = await self.store.write(run)
+        if result.delivery == "new":
+            self.timers.committed(self.kind, *box["timers"])
+        return result
 
     async def commit(self, write: Write) -> Committed:
         """Apply `write` in one storage transaction (see the module). Raises the tables'
@@ -244,80 +380,50 @@ class WritePath:
             if write.command is None:
                 raise
             refusal = error
-        now = self.clock.wall_ms()
-        mono = self.clock.monotonic_ms()
-        epoch = self.store.node_epoch
-        armed: list[TimerRow] = []
-        disarmed: list[tuple[str, str]] = []
-        for step in steps:
-            if not step.moved:
-                continue
-            name = state_timer_name(step.after.id)
-            actor = step.change.actor_id or self.actor_id
-            disarmed.append((actor, name))
-            if step.timer is not None:
-                event, ms = step.timer
-                armed.append(TimerRow(self.kind, actor, name, event.value, step.after.id,
-                                      step.after.revision, now + ms, mono + ms, epoch))  # fmt: skip
-        for wake in write.wakes:
-            disarmed.append((self.actor_id, wake.name))
-            if not wake.cancel:
-                due = wake.due_wall_ms(now)
-                armed.append(TimerRow(self.kind, self.actor_id, wake.name, None, None, None,
-                                      due, mono + (due - now), epoch))  # fmt: skip
         records = tuple(s.after for s in steps)
+        box: dict[str, Any] = {}
 
         envelope = Envelope(write.correlation_id, write.causation_id)
 
-        def body(conn: sqlite3.Connection) -> tuple[tuple[str, ...], Any, list[ReceiptTarget]]:
+        def body(tx: Tx) -> Any:
             with event_context(envelope):
-                return _body(conn)
+                return _body(tx)
 
-        def _body(conn: sqlite3.Connection) -> tuple[tuple[str, ...], Any, list[ReceiptTarget]]:
+        def _body(tx: Tx) -> Any:
             if refusal is not None:
                 raise refusal
-            event_ids: list[str] = []
-            targets: list[ReceiptTarget] = []
             for step in steps:
-                _execute(conn, step, now, event_ids, targets)
+                tx.execute(step)
             for entry in write.journal:
-                event_ids.append(_append(conn, entry.owner, entry.event_type,
-                                         dict(entry.payload), now, entry.revision,
-                                         entry.actor_id))  # fmt: skip
+                tx.entry(entry)
             if write.sql is not None:
-                write.sql(conn, records)
-            for actor, name in disarmed:
-                disarm_timer(conn, self.kind, actor, name)
-            for timer in armed:
-                arm_timer(conn, timer)
-            value = write.result(conn, records) if write.result is not None else None
-            return tuple(event_ids), value, targets + list(write.extra_targets)
+                write.sql(tx.conn, records)
+            for wake in write.wakes:
+                tx.wake(wake)
+            tx.targets.extend(write.extra_targets)
+            value = write.result(tx.conn, records) if write.result is not None else None
+            box["events"], box["value"] = tuple(tx.event_ids), value
+            return value
 
         command = write.command
         if command is None:
-            event_ids, value, _ = await self.store.write(body)
-            self.timers.committed(self.kind, disarmed, armed)
-            return Committed(records, None, event_ids, value)
-        key = MutationKey(command.actor_id, command.operation, command.command_id)
+            value = await self.transact(body)
+            return Committed(records, None, box["events"], value)
         project_id = next((c.rows.owner(c.after).project_id for c in write.changes), None)
-        box: dict[str, Any] = {}
-
-        def mutation(conn: sqlite3.Connection) -> MutationResult:
-            def applied(c: sqlite3.Connection) -> Applied:
-                event_ids, value, targets = body(c)
-                box["events"], box["value"] = event_ids, value
-                return Applied(value, targets=tuple(targets), event_ids=event_ids,
-                               project_id=project_id)  # fmt: skip
-
-            return run_mutation(conn, key=key, input_digest=command.digest, now_ms=now,
-                                apply=applied, correlation_id=write.correlation_id)  # fmt: skip
-
-        result = await self.store.write(mutation)
+        result = await self.mutate(command, body, project_id=project_id,
+                                   correlation_id=write.correlation_id)  # fmt: skip
         if result.delivery != "new":
             befores = tuple(c.before for c in write.changes)
             return Committed(befores, result, (), result.result)
-        self.timers.committed(self.kind, disarmed, armed)
         return Committed(records, result, box["events"], box["value"])
+
+
+EnvelopeOf = Callable[[sqlite3.Connection], Envelope]  # a write's envelope, read in it
+
+
+def _context(conn: sqlite3.Connection,
+             envelope: EnvelopeOf | None) -> contextlib.AbstractContextManager[Any]:  # fmt: skip
+    return contextlib.nullcontext() if envelope is None else event_context(envelope(conn))
 
 
 def _execute(conn: sqlite3.Connection, step: _Step, now: int, event_ids: list[str],

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 import attrs
@@ -20,21 +21,22 @@ import attrs
 from actors._activations import Wanted
 from actors._effects import EffectScope
 from actors._errors import ActorError
+from actors._write import Command as WriteCommand
+from actors._write import Tx
 from maia.config import EffectiveConfig
 from maia.core import MaiaError, new_id, to_json
 from maia.protocol import Turn
-from storage import Applied, MutationKey, MutationResult, ReceiptTarget, event_context, run_mutation
+from storage import MutationResult, ReceiptTarget
 
+from . import _core as core
 from . import _queue as q
 from ._envelope import commit_cause, dispatch_context
-from ._lifecycles import SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import ActivationFree, Command, Resume, SessionContext
-from ._store import Draft, end_turn, session_step, set_activity, turn_step
+from ._store import Draft, apply_plan, session_step, set_activity
 from ._views import mutation_session, session_view, turn_view
 
 T = TypeVar("T")
 log = logging.getLogger("maia.session")
-LIVE = (SessionState.RUNNING, SessionState.WAITING_APPROVAL, SessionState.INTERRUPTED)
 
 
 def activity_of(core: q.QueueState) -> str:
@@ -52,7 +54,9 @@ class SessionCore:
         self.ctx = ctx
         self.memory = memory
         self.core = core
+        self.path = ctx.write_path(memory.session_id)  # the one write path, this actor's
         self.holds_slot = False
+        self.wall_time_ms: int | None = None  # the executor's own per-turn limit (exec)
         self.effects: EffectScope | None = None
         self.approvals: dict[str, tuple[str, str]] = {}  # pending: approval -> (turn, call)
         self.config = EffectiveConfig(ctx.config, None, memory.project_id)
@@ -76,23 +80,21 @@ class SessionCore:
         return self.ctx.clock.wall_ms()
 
     async def commit(self, body: Callable[[sqlite3.Connection, Draft], T]) -> T:
-        """Run `body` on a copy of the memory in one transaction; adopt the copy on commit."""
-        draft = self.memory.copy(self.now())
+        """Run `body` on a copy of the memory in one transaction of the write path; adopt
+        the copy on commit."""
         views: list[Turn] = []
+        box: dict[str, Draft] = {}
 
         memory = self.memory  # what the events descend from: see `_envelope`
 
-        def run(conn: sqlite3.Connection) -> T:
-            with event_context(commit_cause(conn, memory)):
-                value = body(conn, draft)
-            # Snapshots of the turns it changed, for turn.wait to answer without a read.
-            cached = draft.views
-            views.extend(cached.get(t) or turn_view(conn, t) for t in draft.touched)
+        def run(tx: Tx) -> T:
+            draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
+            value = body(tx.conn, draft)
+            self._views(tx.conn, draft, views)
             return value
 
-        value = await self.ctx.store.write(run)
-        self.memory = draft
-        self.ctx.notifier.publish(views)
+        value = await self.path.transact(run, envelope=lambda c: commit_cause(c, memory))
+        self._adopt(box["draft"], views)
         return value
 
     async def mutate(
@@ -100,22 +102,34 @@ class SessionCore:
     ) -> MutationResult:
         """A client mutation: idempotent by its key, with a receipt; `apply` returns the
         result's JSON (it runs only for a new command)."""
-        key = MutationKey(command.actor_id, op_id, command.command_id)
+        views: list[Turn] = []
+        box: dict[str, Draft] = {}
+        memory = self.memory  # what the events descend from: see `_envelope`
 
-        def body(conn: sqlite3.Connection, draft: Draft) -> MutationResult:
-            def applied(c: sqlite3.Connection) -> Applied:
-                result = apply(c, draft)
-                return Applied(
-                    result,
-                    targets=tuple(draft.targets),
-                    event_ids=tuple(draft.event_ids),
-                    project_id=draft.project_id,
-                )
+        def run(tx: Tx) -> Any:
+            draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
+            value = apply(tx.conn, draft)
+            self._views(tx.conn, draft, views)
+            return value
 
-            return run_mutation(conn, key=key, input_digest=command.digest, now_ms=draft.now,
-                                apply=applied, correlation_id=command.correlation_id)  # fmt: skip
+        key = WriteCommand(command.command_id, command.actor_id, command.digest, op_id)
+        result = await self.path.mutate(key, run, project_id=self.memory.project_id,
+                                        correlation_id=command.correlation_id,
+                                        envelope=lambda c: commit_cause(c, memory))  # fmt: skip
+        if "draft" in box and result.delivery == "new":
+            self._adopt(box["draft"], views)
+        return result
 
-        return await self.commit(body)
+    @staticmethod
+    def _views(conn: sqlite3.Connection, draft: Draft, views: list[Turn]) -> None:
+        # Snapshots of the turns it changed, for turn.wait to answer without a read.
+        cached = draft.views
+        views.extend(cached.get(t) or turn_view(conn, t) for t in draft.touched)
+
+    def _adopt(self, draft: Draft, views: list[Turn]) -> None:
+        draft.tx = None  # the transaction is over
+        self.memory = draft
+        self.ctx.notifier.publish(views)
 
     def session_target(self, draft: Draft, prior: int) -> None:
         draft.targets.append(
@@ -129,27 +143,26 @@ class SessionCore:
 
     def apply_rows(self, conn: sqlite3.Connection, draft: Draft, after: q.QueueState,
                    actions: tuple[q.QueueAction, ...]) -> None:  # fmt: skip
-        """Write what the queue's actions mean for the rows (before their side effects)."""
-        for action in actions:
-            match action:
-                case q.Dispatch(turn_id):
-                    if draft.state is SessionState.INTERRUPTED:
-                        session_step(conn, draft, SessionEvent.RESUME)
-                    # the activation records the admitted configuration it runs under
-                    with dispatch_context(conn, draft, turn_id, getattr(self, "worker", None)):
-                        turn_step(conn, draft, turn_id, TurnEvent.DISPATCH,
-                                  payload=self._snapshots())  # fmt: skip
-                case q.StartWorker():
-                    session_step(conn, draft, SessionEvent.START)
-                case q.FailTurn(turn_id, reason):
-                    memo = draft.turns.get(turn_id)
-                    if memo is None:
-                        continue
-                    if memo.state is TurnState.QUEUED:
-                        turn_step(conn, draft, turn_id, TurnEvent.REJECT, reason=reason)
-                    else:
-                        end_turn(conn, draft, turn_id, "lost", reason)
+        """Write what the queue's actions mean for the rows (before their side effects):
+        the pure core's plan (`_core.plan_actions`), then the announced activity. A dispatch
+        is an activation in its turn's own correlation (`_envelope.dispatch_context`)."""
+        turns = {turn_id: memo.state for turn_id, memo in draft.turns.items()}
+        plan = core.plan_actions(draft.state, turns, actions,
+                                 wall_time_ms=self.wall_time_limit_ms(),
+                                 snapshots=self._snapshots())  # fmt: skip
+        worker = getattr(self, "worker", None)
+
+        def dispatching(turn_id: str) -> AbstractContextManager[None]:
+            return dispatch_context(conn, draft, turn_id, worker)
+
+        apply_plan(conn, draft, plan, dispatching=dispatching)
         set_activity(conn, draft, activity_of(after))
+
+    def wall_time_limit_ms(self) -> int:
+        """A turn's wall-time limit: maxWallTimeMsPerActivation, or the executor's own
+        when it is smaller (exec)."""
+        limit = self.config.limits.max_wall_time_ms_per_activation
+        return limit if self.wall_time_ms is None else min(limit, self.wall_time_ms)
 
     def _snapshots(self) -> dict[str, str]:
         ids = {"userSnapshotId": self.config.user_snapshot_id,
@@ -159,20 +172,13 @@ class SessionCore:
     def gone_rows(self, conn: sqlite3.Connection, draft: Draft, expected: bool,
                   actions: tuple[q.QueueAction, ...], *,
                   launch_failed: bool = False) -> None:  # fmt: skip
-        """The Session's own transition when its worker is gone (before the queue's rows)."""
-        state = draft.state
+        """The Session's own rows when its worker is gone (before the queue's rows), as the
+        pure core decides them (`_core.gone_events`)."""
         restarting = any(isinstance(a, q.StartWorker) for a in actions)
-        if state is SessionState.STOPPING:
-            session_step(conn, draft, SessionEvent.STOPPED)
-        elif expected and state in (SessionState.RUNNING, SessionState.INTERRUPTED):
-            session_step(conn, draft, SessionEvent.RELEASE)
-        elif not expected and state is SessionState.STARTING:
-            failed = SessionEvent.LAUNCH_FAILED if launch_failed else SessionEvent.START_FAILED
-            session_step(conn, draft, failed)
-        elif not expected and state in LIVE:
-            session_step(conn, draft, SessionEvent.WORKER_LOST)
-        if draft.state is SessionState.RECOVERING and not restarting:
-            session_step(conn, draft, SessionEvent.RECOVERED)
+        for event in core.gone_events(draft.state, expected=expected,
+                                      launch_failed=launch_failed,
+                                      restarting=restarting):  # fmt: skip
+            session_step(conn, draft, event)
 
     def need_slot(self, actions: tuple[q.QueueAction, ...]) -> bool:
         """Take a live-Session slot if `actions` start a worker; False if none is free

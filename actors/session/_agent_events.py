@@ -15,21 +15,21 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import orjson
-import trio
 
+from actors._timers import Wake
 from maia.core import new_id
 from storage import MutationResult, ReceiptTarget
 from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerHandle
 
+from . import _sql as sql
 from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
 from ._lifecycles import CLIENT, NODE, WORKER, SessionEvent, SessionState
-from ._messages import ApprovalExpired, RespondApproval
-from ._store import Draft, emit, session_step, set_activity
+from ._messages import ApprovalExpired, RespondApproval, approval_wake
+from ._store import Draft, emit, session_step, set_activity, wake
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
 from ._worker_ops import WorkerOps, _worker_call
@@ -96,12 +96,7 @@ class AgentEvents(WorkerOps):
         body: dict[str, Any] = {k: data[k] for k in keys if k in data}
 
         def write(conn: sqlite3.Connection, draft: Draft) -> None:
-            changed = conn.execute(
-                "UPDATE sessions SET conversation_id = ? WHERE session_id = ?"
-                " AND conversation_id IS NOT ?",
-                (conversation_id[:200], draft.session_id, conversation_id[:200]),
-            ).rowcount
-            if changed:
+            if sql.set_conversation(conn, draft.session_id, conversation_id[:200]):
                 emit(conn, draft, "session.conversation", body)
             if data.get("replaced"):
                 emit(conn, draft, "session.conversation.replaced", body)
@@ -120,12 +115,8 @@ class AgentEvents(WorkerOps):
 
         def write(conn: sqlite3.Connection, draft: Draft) -> None:
             self._flush_rows(conn, draft)  # what streamed before it keeps its place
-            conn.execute(
-                "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
-                " updated_ms, data) VALUES (?, ?, ?, ?, ?, 'completed', ?, ?, ?)",
-                (item_id, turn_id, seq, kind, _item_text(item), draft.now, draft.now,
-                 _item_data(item)),
-            )  # fmt: skip
+            sql.insert_item(conn, item_id, turn_id, seq, kind, _item_text(item), "completed",
+                            draft.now, _item_data(item))  # fmt: skip
             draft.views.pop(turn_id, None)
             if kind == "usage":
                 add_usage(conn, draft, turn_id, item)
@@ -168,6 +159,8 @@ class AgentEvents(WorkerOps):
             expires = draft.now + timeout if timeout is not None else None
             insert_approval(conn, draft, approval_id=approval_id, turn_id=turn_id,
                             call_id=call_id, arguments=arguments, expires_ms=expires)  # fmt: skip
+            if expires is not None:  # sessions.approvalTimeoutMs: a durable timer
+                wake(draft, Wake(approval_wake(approval_id), at_wall_ms=expires))
             if draft.state is SessionState.RUNNING:
                 session_step(conn, draft, SessionEvent.APPROVAL_REQUESTED, caller=WORKER,
                              payload={"approvalId": approval_id})  # fmt: skip
@@ -176,15 +169,6 @@ class AgentEvents(WorkerOps):
         await self.commit(write)
         self.approvals[approval_id] = (turn_id, call_id)
         self.notify(turn_id)
-        if timeout is not None:
-            self.effect("approval-expiry", self._expire_after(approval_id, timeout))
-
-    def _expire_after(self, approval_id: str, timeout_ms: int) -> Callable[[], Awaitable[None]]:
-        async def expire() -> None:
-            await trio.sleep(timeout_ms / 1000)
-            await self._tell(ApprovalExpired(approval_id))
-
-        return expire
 
     async def approval_expired(self, message: ApprovalExpired) -> None:
         """The configured timeout passed unanswered: the approval reads `expired` and the
@@ -226,6 +210,7 @@ class AgentEvents(WorkerOps):
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             resolve(conn, draft, approval_id, state, remember=message.remember,
                     message=message.message)  # fmt: skip
+            wake(draft, Wake(approval_wake(approval_id), cancel=True))
             draft.targets.append(ReceiptTarget("approval", approval_id, "updated", 1, 2))
             waiting = draft.state is SessionState.WAITING_APPROVAL
             if waiting and pending_count(conn, draft.session_id) == 0:

@@ -15,14 +15,14 @@ from typing import Any
 import outcome
 
 from maia.core import MaiaError, to_json
-from storage import Applied, MutationKey, MutationResult, ReceiptTarget, run_mutation
+from storage import Applied, MutationKey, MutationResult, run_mutation
 
 from . import _queue as q
 from ._actor import new_turn_id, saturated
-from ._client_ops import ClientOps, insert_turn
+from ._client_ops import ClientOps
 from ._failures import closed_refusal
 from ._messages import Reclaim, SendTurn
-from ._store import Draft
+from ._store import Draft, insert_turn
 from ._usage_limits import check_daily_budget
 from ._views import turn_view
 
@@ -96,7 +96,6 @@ class SendOps(ClientOps):
             check_daily_budget(c, self.config.limits, now)  # refused before it is queued
             first_event, first_target = len(draft.event_ids), len(draft.targets)
             insert_turn(c, draft, turn_id, message.text)
-            draft.targets.append(ReceiptTarget("turn", turn_id, "created", None, 1))
             self.apply_rows(c, draft, after, actions)
             step["core"], step["actions"] = after, actions
             view = draft.views[turn_id] = turn_view(c, turn_id)

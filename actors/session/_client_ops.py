@@ -15,8 +15,9 @@ from maia.core import MaiaError, to_json
 from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
-from ._actor import SessionCore, new_turn_id, saturated
-from ._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent, TurnState
+from . import _sql as sql
+from ._actor import new_turn_id, saturated
+from ._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent
 from ._messages import (
     ArchiveSession,
     CancelTurn,
@@ -26,7 +27,16 @@ from ._messages import (
     SendTurn,
     StopSession,
 )
-from ._store import Draft, TurnMemo, emit, session_step, set_activity, turn_step
+from ._progress import TurnProgress
+from ._store import (
+    Draft,
+    emit,
+    insert_turn,
+    session_step,
+    set_activity,
+    touch_session,
+    turn_step,
+)
 from ._views import turn_view
 
 _RESTING = (SessionState.IDLE, SessionState.STOPPED, SessionState.FAILED)
@@ -42,25 +52,7 @@ def _revision_conflict(draft_revision: int, expected: int | None, session_id: st
         )  # fmt: skip
 
 
-def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str) -> None:
-    """A new queued turn, last in send order, with its `turn.queued` event."""
-    seq = conn.execute(
-        "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?", (draft.session_id,)
-    ).fetchone()[0]
-    conn.execute(
-        "INSERT INTO turns (turn_id, session_id, seq, state, revision, text, created_ms)"
-        " VALUES (?, ?, ?, 'queued', 1, ?, ?)",
-        (turn_id, draft.session_id, seq, text, draft.now),
-    )
-    conn.execute(
-        "UPDATE sessions SET latest_turn_id = ? WHERE session_id = ?", (turn_id, draft.session_id)
-    )
-    draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text)
-    draft.touched.add(turn_id)
-    emit(conn, draft, "turn.queued", {"turnId": turn_id, "seq": seq}, revision=1)
-
-
-class ClientOps(SessionCore):
+class ClientOps(TurnProgress):
     async def send_turn(self, message: SendTurn) -> MutationResult:
         now = self.now()
         turn_id = new_turn_id()
@@ -84,7 +76,6 @@ class ClientOps(SessionCore):
             if refusal is not None:
                 raise refusal
             insert_turn(conn, draft, turn_id, message.text)
-            draft.targets.append(ReceiptTarget("turn", turn_id, "created", None, 1))
             self.apply_rows(conn, draft, after, actions)
             return {"turn": to_json(turn_view(conn, turn_id)), "position": after.position(turn_id)}
 
@@ -204,7 +195,7 @@ class ClientOps(SessionCore):
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
             prior = draft.revision
-            self._touch(conn, draft, "title = ?", (message.title,))
+            touch_session(conn, draft, "title = ?", (message.title,))
             emit(conn, draft, "session.renamed", {"title": message.title},
                  revision=draft.revision, actor_id=message.command.actor_id)  # fmt: skip
             self.session_target(draft, prior)
@@ -217,9 +208,7 @@ class ClientOps(SessionCore):
     async def archive_session(self, message: ArchiveSession) -> MutationResult:
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
-            archived = conn.execute(
-                "SELECT archived FROM sessions WHERE session_id = ?", (draft.session_id,)
-            ).fetchone()[0]
+            archived, _ = sql.archive_and_failure(conn, draft.session_id)
             if archived or draft.state not in _RESTING or self.core.pending:
                 state = "archived" if archived else draft.state.value
                 raise MaiaError(
@@ -228,9 +217,9 @@ class ClientOps(SessionCore):
                     {"resource": "session", "id": draft.session_id, "state": state},
                 )
             prior = draft.revision
-            self._touch(conn, draft, "archived = 1, archived_ms = ?, archive_summary = ?,"
-                        " transcript_path = ?",
-                        (draft.now, message.summary, message.transcript_path))  # fmt: skip
+            touch_session(conn, draft, "archived = 1, archived_ms = ?, archive_summary = ?,"
+                          " transcript_path = ?",
+                          (draft.now, message.summary, message.transcript_path))  # fmt: skip
             emit(conn, draft, "session.archived",
                  {"summary": message.summary, "transcriptPath": message.transcript_path},
                  revision=draft.revision, actor_id=message.command.actor_id)  # fmt: skip
@@ -243,24 +232,3 @@ class ClientOps(SessionCore):
             self.core = attrs.evolve(self.core, closed=True)
         self.notify()
         return result
-
-    def _touch(self, conn: sqlite3.Connection, draft: Draft, sets: str,
-               values: tuple[Any, ...]) -> None:  # fmt: skip
-        changed = conn.execute(
-            f"UPDATE sessions SET {sets}, revision = revision + 1, updated_ms = ?"
-            " WHERE session_id = ? AND revision = ?",
-            (*values, draft.now, draft.session_id, draft.revision),
-        ).rowcount
-        if changed != 1:
-            raise MaiaError("storage_conflict", "the Session changed underneath its actor", {})
-        draft.revision += 1
-
-    # Provided by the worker side (`_worker_ops.WorkerOps`).
-    def after_commit(self, actions: tuple[q.QueueAction, ...]) -> None:
-        raise NotImplementedError
-
-    def started_unflushed(self, turn_id: str) -> bool:
-        raise NotImplementedError
-
-    def mark_started_flushed(self, turn_id: str) -> None:
-        raise NotImplementedError

@@ -15,6 +15,7 @@ import sqlite3
 
 from maia.core import MaiaError
 
+from . import _sql as sql
 from ._store import Draft
 
 MAX_FAILURE_CHARS = 4096
@@ -25,21 +26,14 @@ _NEXT = "create a new Session (maia session create) to go on"
 def record_failure(conn: sqlite3.Connection, draft: Draft, reason: str | None) -> None:
     """Keep `reason` as the Session's failure (None clears it); no revision: not state."""
     text = None if reason is None else reason[:MAX_FAILURE_CHARS]
-    conn.execute(
-        "UPDATE sessions SET failure_message = ? WHERE session_id = ? AND failure_message IS NOT ?",
-        (text, draft.session_id, text),
-    )
+    sql.set_failure_message(conn, draft.session_id, text)
     if reason is not None:
         draft.session_changed = True
 
 
 def closed_refusal(conn: sqlite3.Connection, draft: Draft) -> MaiaError:
     """The `invalid_state` refusal of a send to a Session that takes no more turns."""
-    row = conn.execute(
-        "SELECT archived, failure_message FROM sessions WHERE session_id = ?",
-        (draft.session_id,),
-    ).fetchone()
-    archived, failure = (bool(row[0]), row[1]) if row is not None else (False, None)
+    archived, failure = sql.archive_and_failure(conn, draft.session_id)
     state = "archived" if archived else draft.state.value
     if archived:
         why = "the Session is archived: it takes no more turns"

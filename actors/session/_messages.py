@@ -9,14 +9,16 @@ the actor already let go is recorded (its end) but never drives the queue.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
 from actors._activations import ActivationSlots
 from actors._flush import FlushTimer
 from actors._notify import Notifier
+from actors._timers import Fired
 from actors._workers import WorkerSlots
+from actors._write import WritePath
 from maia.config import EffectiveConfig, UserConfig
 from maia.core import Clock
 from storage import Storage
@@ -155,8 +157,35 @@ class ActivationFree:
 Message = (
     SendTurn | CancelTurn | InterruptTurn | StopSession | RenameSession | ArchiveSession
     | RespondApproval | ApprovalExpired | Resume | WorkerSpawned | WorkerInitialized
-    | WorkerExited | Progress | Flush | IdleTick | WallTime | Reclaim | ActivationFree
+    | WorkerExited | Progress | Flush | IdleTick | WallTime | Reclaim | ActivationFree | Fired
 )  # fmt: skip
+
+# The Session's durable timers (`actors._timers`: rows armed in the transition's own write,
+# told back as `Fired`): the idle release of its worker, the running turn's wall time, a
+# pending approval's expiry, the retry of a start that found no worker slot. None survives a
+# Node restart (`_recovery` drops them: the worker they bound is gone, its approvals
+# withdrawn, its queued turns resumed by the recovery itself).
+IDLE_RELEASE: Final = "idle-release"
+WALL_TIME: Final = "wall-time"  # of the running turn (its subject): one a Session at a time
+_APPROVAL: Final = "approval-expiry:"
+RESUME_RETRY: Final = "resume-retry"  # turns wait for a worker slot: try again (a fallback)
+
+
+def approval_wake(approval_id: str) -> str:
+    return _APPROVAL + approval_id
+
+
+def timer_message(fired: Fired) -> IdleTick | WallTime | ApprovalExpired | Resume | None:
+    """What a fired timer of the Session means (None: not one of its timers)."""
+    if fired.name == IDLE_RELEASE:
+        return IdleTick()
+    if fired.name == RESUME_RETRY:
+        return Resume()
+    if fired.name == WALL_TIME and fired.subject_id is not None:
+        return WallTime(fired.subject_id)
+    if fired.name.startswith(_APPROVAL):
+        return ApprovalExpired(fired.name.removeprefix(_APPROVAL))
+    return None
 
 
 @attrs.frozen
@@ -176,6 +205,7 @@ class SessionContext:
     # The admitted configuration of a Project's work (limits, executors): read before each
     # message, so an admitted change applies to new work without a restart.
     config_of: Callable[[str | None], Awaitable[EffectiveConfig]]
+    write_path: Callable[[str], WritePath]  # a Session actor's way to storage (`actors._write`)
     # Live item records for attach subscribers (record, Session, turn, item, kind, text):
     # every delta as it arrives, while storage may coalesce them. Never blocks.
     live: Callable[[str, str, str, str, str, str], None] | None = None

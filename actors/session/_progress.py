@@ -17,7 +17,8 @@ from supervision.workers import TurnEvent as WorkerEvent
 from . import _queue as q
 from ._agent_events import AgentEvents
 from ._approvals import withdraw_pending
-from ._lifecycles import SessionEvent, SessionState
+from ._core import turn_end_event
+from ._lifecycles import SessionEvent
 from ._messages import Flush, Progress, WallTime
 from ._spill import bound_text
 from ._store import Draft, OpenItem, end_turn, flush_item, session_step
@@ -122,12 +123,11 @@ class TurnProgress(AgentEvents):
                 flush_item(conn, draft, error)
             withdrawn = withdraw_pending(conn, draft, f"the turn ended {outcome}", turn_id)
             end_turn(conn, draft, turn_id, outcome, reason if outcome == "failed" else None)
-            waiting = draft.state is SessionState.WAITING_APPROVAL
-            if outcome == "interrupted" and (waiting or draft.state is SessionState.RUNNING):
-                session_step(conn, draft, SessionEvent.INTERRUPTED, caller="worker")
-            elif waiting:  # ended without an answer (the worker gave up on it)
-                session_step(conn, draft, SessionEvent.APPROVAL_WITHDRAWN, caller="worker",
-                             payload={"approvals": withdrawn})  # fmt: skip
+            # interrupted, or ended without an answer (the worker gave up on its approval)
+            event = turn_end_event(draft.state, outcome)
+            if event is not None:
+                body = {"approvals": withdrawn} if event is SessionEvent.APPROVAL_WITHDRAWN else {}
+                session_step(conn, draft, event, caller="worker", payload=body)
             self.apply_rows(conn, draft, after, actions)
 
         await self.commit(body)

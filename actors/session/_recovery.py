@@ -24,6 +24,8 @@ import attrs
 import trio
 
 from actors._table import TransitionTable
+from actors._timers import disarm_kind
+from actors._write import Tx
 from storage import Storage
 
 from . import _sql as sql
@@ -41,6 +43,7 @@ class RecoveryReport:
     turns_lost: int
     workers_killed: int
     resumable: tuple[str, ...]  # Sessions with queued turns
+    timers_dropped: tuple[tuple[str, str], ...] = ()  # (Session, timer name)
 
 
 def _recover_with(table: TransitionTable[Any, E]) -> E:
@@ -53,7 +56,11 @@ def _values(states: frozenset[SessionState] | frozenset[TurnState]) -> tuple[str
     return tuple(sorted(state.value for state in states))
 
 
-def _recover_rows(conn: sqlite3.Connection, now: int) -> tuple[int, int, tuple[str, ...]]:
+_Recovered = tuple[int, int, tuple[str, ...], list[tuple[str, str]]]
+
+
+def _recover_rows(conn: sqlite3.Connection, now: int, epoch: int, kind: str) -> _Recovered:
+    tx = Tx(conn, kind, "", now, 0, epoch)  # the write path's transaction (no timers)
     session_event, turn_event = _recover_with(SESSION_TABLE), _recover_with(TURN_TABLE)
     by_session: dict[str, list[TurnMemo]] = {}
     for turn_id, session_id, state, revision, text in sql.turns_to_recover(
@@ -69,7 +76,8 @@ def _recover_rows(conn: sqlite3.Connection, now: int) -> tuple[int, int, tuple[s
     lost = 0
     for session_id, project_id, state, revision, activity in sessions:
         turns = {m.turn_id: m for m in by_session.get(session_id, [])}
-        draft = Draft(session_id, project_id, SessionState(state), revision, activity, turns, now)
+        draft = Draft(session_id, project_id, SessionState(state), revision, activity, turns,
+                      now).bind(tx)  # fmt: skip
         # Its worker died with the Node: a pending approval can never reach the harness.
         withdraw_pending(conn, draft, "the worker is gone: the Node restarted")
         if draft.state in SESSION_TABLE.recovery_states:
@@ -82,12 +90,18 @@ def _recover_rows(conn: sqlite3.Connection, now: int) -> tuple[int, int, tuple[s
             session_step(conn, draft, SessionEvent.RECOVERED)
         set_activity(conn, draft, "working" if session_id in queued else "stopped")
     sql.close_open_attempts(conn, now)
-    return len(sessions), lost, sql.resumable_sessions(conn)
+    tx.finish()
+    # The old Node's idle releases, wall times and approval expiries bound a worker that is
+    # gone (its approvals were withdrawn above): none of them fires.
+    dropped = disarm_kind(conn, kind)
+    return len(sessions), lost, sql.resumable_sessions(conn), dropped
 
 
-async def recover_sessions(store: Storage, now: int) -> RecoveryReport:
+async def recover_sessions(store: Storage, now: int, kind: str = "session") -> RecoveryReport:
     """Kill the old Node's leftover workers and recover the Sessions' rows (see above)."""
     leftovers = await store.read(lambda conn: open_attempts(conn, store.node_epoch))
     killed = await trio.to_thread.run_sync(kill_leftovers, leftovers) if leftovers else []
-    recovered, lost, resumable = await store.write(lambda conn: _recover_rows(conn, now))
-    return RecoveryReport(recovered, lost, len(killed), resumable)
+    recovered, lost, resumable, dropped = await store.write(
+        lambda conn: _recover_rows(conn, now, store.node_epoch, kind)
+    )
+    return RecoveryReport(recovered, lost, len(killed), resumable, tuple(dropped))

@@ -113,9 +113,7 @@ EDGES: Final = (
          via_effect=True),
     Edge("worker", "session", "tell", ("Progress", "WorkerSpawned", "WorkerInitialized",
          "WorkerExited"), "mailbox 64", via_effect=True),
-    Edge("session", "session", "tell", ("Flush", "IdleTick", "WallTime", "Resume",
-         "ApprovalExpired"),
-         "mailbox 64", via_effect=True),
+    Edge("session", "session", "tell", ("Flush", "Resume"), "mailbox 64", via_effect=True),
     Edge("session", "other sessions", "tell", ("Reclaim", "Resume"), "mailbox 64",
          via_effect=True),
     Edge("session", "notifier", "tell", ("notify", "publish"), "never blocks"),
@@ -136,7 +134,8 @@ class SessionKind:
         store, clock, config = runtime.store, runtime.clock, runtime.config
         pool = runtime.extension(WorkerPool)
         live: Callable[[str, str, str, str, str, str], None] | None = runtime.options.get("live")
-        recovery = await recover_sessions(store, clock.wall_ms())
+        recovery = await recover_sessions(store, clock.wall_ms(), self.name)
+        runtime.timers.committed(self.name, recovery.timers_dropped, ())
         notifier = Notifier()
         holder: dict[str, SessionContext] = {}
         activations = ActivationSlots()
@@ -164,6 +163,7 @@ class SessionKind:
                 notifier=notifier, slots=pool.slots, tell=registry.tell,
                 environ=runtime.environ, live=live, flush_timer=flush_timer,
                 activations=activations, config_of=config_of,
+                write_path=lambda session_id: runtime.write_path(self.name, session_id),
             )  # fmt: skip
             facade = SessionRuntime(store, clock, config, registry, notifier, pool, activations,
                                     recovery)  # fmt: skip

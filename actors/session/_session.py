@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from typing import Any
 
 import attrs
 import outcome
-import trio
 
 from actors._actor import Envelope
+from actors._timers import Fired, Wake
 from maia.core import MaiaError
 from storage import MutationResult
 
 from . import _queue as q
+from . import _sql as sql
 from ._approvals import withdraw_pending
+from ._batch import SendOps
 from ._lifecycles import SessionEvent, SessionState, TurnState
 from ._messages import (
     PROGRESS_BATCH_MAX,
+    RESUME_RETRY,
     ActivationFree,
     ApprovalExpired,
     ArchiveSession,
@@ -45,12 +47,12 @@ from ._messages import (
     WorkerExited,
     WorkerInitialized,
     WorkerSpawned,
+    timer_message,
 )
-from ._progress import TurnProgress
-from ._store import PENDING_TURN_STATES, Draft, TurnMemo, session_step
+from ._store import Draft, TurnMemo, session_step
 
 MAX_SENDS_TOGETHER = 256  # sends one transaction applies at most
-RESUME_RETRY_S = 5.0  # a fallback: a freed slot is handed on at once
+RESUME_RETRY_MS = 5_000  # a fallback: a freed slot is handed on at once
 _CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession,
            RespondApproval)  # fmt: skip
 log = logging.getLogger("maia.session")
@@ -63,7 +65,7 @@ _HAD_WORKER = (
 )
 
 
-class SessionActor(TurnProgress):
+class SessionActor(SendOps):
     """One Session. Build with `rehydrate`; the registry feeds it messages."""
 
     lost: tuple[str, ...] = ()
@@ -161,6 +163,18 @@ class SessionActor(TurnProgress):
                 await self.approval_expired(message)
             case ActivationFree():
                 await self.activation_free()
+            case Fired():
+                await self.timer_fired(message)
+
+    async def timer_fired(self, fired: Fired) -> None:
+        """One of the Session's durable timers fell due: what it means, handled now."""
+        meant = timer_message(fired)
+        if isinstance(meant, Resume):
+            self.resume_scheduled = False
+        if meant is None:
+            log.error("session %s: a timer it never arms fired: %r", self.session_id, fired)
+            return
+        await self._internal(meant)
 
     async def resume(self) -> None:
         """Fail turns lost with an earlier runtime; start a worker for the queued ones."""
@@ -185,9 +199,10 @@ class SessionActor(TurnProgress):
             victim = self.ctx.slots.victim(self.session_id)
             if victim is not None:  # the longest idle worker makes room
                 self.tell_other(victim, Reclaim())
-            if not self.resume_scheduled:
+            if not self.resume_scheduled:  # a durable timer, told back as Resume
+                retry_later = Wake(RESUME_RETRY, after_ms=RESUME_RETRY_MS)
+                await self.path.transact(lambda tx: tx.wake(retry_later))
                 self.resume_scheduled = True
-                self.effect("resume-later", self._resume_later)
         if not (lost or actions or self.memory.state in (*_HAD_WORKER, SessionState.RECOVERING)):
             self.core = after
             return  # nothing to record: the turns wait for a slot
@@ -209,28 +224,10 @@ class SessionActor(TurnProgress):
         self.after_commit(actions)
         self.notify(*lost)
 
-    async def _resume_later(self) -> None:
-        await trio.sleep(RESUME_RETRY_S)
-        self.resume_scheduled = False
-        await self._tell(Resume())
-
-
-def _read(conn: sqlite3.Connection, session_id: str) -> tuple[Any, list[Any]]:
-    row = conn.execute(
-        "SELECT project_id, state, revision, activity, archived FROM sessions WHERE session_id = ?",
-        (session_id,),
-    ).fetchone()
-    turns = conn.execute(
-        "SELECT turn_id, state, revision, text FROM turns WHERE session_id = ? AND state IN"
-        f" ({', '.join('?' * len(PENDING_TURN_STATES))}) ORDER BY seq",
-        (session_id, *PENDING_TURN_STATES),
-    ).fetchall()
-    return row, turns
-
 
 async def rehydrate(ctx: SessionContext, session_id: str) -> SessionActor:
     """Build the actor of `session_id` from storage. Raises `resource_not_found`."""
-    row, turns = await ctx.store.read(lambda conn: _read(conn, session_id))
+    row, turns = await ctx.store.read(lambda conn: sql.session_and_pending_turns(conn, session_id))
     if row is None:
         raise MaiaError("resource_not_found", f"session {session_id} does not exist",
                         {"resource": "session", "id": session_id})  # fmt: skip

@@ -1,28 +1,33 @@
-"""The Session actor's writes: each transition as SQL on the connection of one transaction.
+"""The Session actor's transaction: its memory as one write leaves it, on the one write path.
 
-The actor never changes its memory before a commit (write-ahead). It copies what it knows
-into a `Draft`, the write fn applies transitions to the draft and to the rows together
-(state, revision, and the event the lifecycle table names for the row), and only after the
-commit does the actor adopt the draft. A refused transition raises before anything is
-written. Every event is owned by the Session, so one Session's history has one gap-free
-sequence (turn and item events carry their `turnId` in the payload).
-
-Hot path: plain UPDATE statements (no PRAGMA per call, as `compare_and_set` does), guarded by
-the revision the actor holds, so a stale actor fails loudly instead of overwriting.
+A Session's transitions are decided as they are written (a batch of sends, or a turn's end
+with the next turn's dispatch, is one transaction), so the actor runs them through
+`WritePath.transact`/`mutate` (`actors._write.Tx`): the actor copies what it knows into a
+`Draft` bound to the transaction, each step applies a table row through `Tx.apply` (the
+table's refusal before anything is written, compare-and-set on the revision the actor
+holds, the row's event, its receipt target) and moves the draft with the row as written,
+and only after the commit does the actor adopt the draft. The SQL is the kind's `_sql`.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Final
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
 
 import attrs
 
+from actors._timers import Wake
+from actors._write import Change, Entry, Tx
 from maia.core import MaiaError
 from maia.protocol import Turn
-from storage import Envelope, ReceiptTarget, append_event
+from storage import Envelope, ReceiptTarget
 
+from . import _sql as sql
+from ._core import Arm, EndTurn, SessionStep, Step, TurnStep, end_events
 from ._lifecycles import (
+    CLIENT,
     NODE,
     SESSION_TABLE,
     TURN_TABLE,
@@ -32,9 +37,8 @@ from ._lifecycles import (
     TurnEvent,
     TurnState,
 )
+from ._messages import WALL_TIME
 from ._status import status_of
-
-PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
 
 
 @attrs.define
@@ -50,7 +54,8 @@ class TurnMemo:
 
 @attrs.define
 class Draft:
-    """The Session as one transaction leaves it; adopted by the actor after the commit."""
+    """The Session as one transaction leaves it; adopted by the actor after the commit.
+    `bind` ties it to its transaction (`tx`), whose event IDs and receipt targets it shows."""
 
     session_id: str
     project_id: str
@@ -59,25 +64,45 @@ class Draft:
     activity: str
     turns: dict[str, TurnMemo]
     now: int
-    event_ids: list[str] = attrs.field(factory=list)
-    targets: list[ReceiptTarget] = attrs.field(factory=list)
+    tx: Tx | None = None
     session_changed: bool = False
     touched: set[str] = attrs.field(factory=set)  # turns this transaction changed
     # Views already read in this transaction (a send's result), reused for the commit's
     # snapshots; a turn's entry is dropped whenever its row or items change again.
     views: dict[str, Turn] = attrs.field(factory=dict)
 
-    def snapshot(self) -> Draft:
-        """A full copy (lists and turn memos too), to `restore` if a step fails midway."""
+    @property
+    def event_ids(self) -> list[str]:
+        return self._tx.event_ids
+
+    @property
+    def targets(self) -> list[ReceiptTarget]:
+        return self._tx.targets
+
+    @property
+    def _tx(self) -> Tx:
+        if self.tx is None:
+            raise RuntimeError(f"session {self.session_id}: the draft is bound to no write")
+        return self.tx
+
+    def bind(self, tx: Tx) -> Draft:
+        self.tx, self.now = tx, tx.now
+        return self
+
+    def snapshot(self) -> tuple[Draft, Any]:
+        """A full copy (turn memos and the transaction's marks too), to `restore` if a step
+        fails midway (its savepoint rolled back)."""
         copy = self.copy(self.now)
-        copy.event_ids, copy.targets = list(self.event_ids), list(self.targets)
         copy.touched, copy.session_changed = set(self.touched), self.session_changed
         copy.views = dict(self.views)
-        return copy
+        return copy, self._tx.mark()
 
-    def restore(self, snapshot: Draft) -> None:
+    def restore(self, snapshot: tuple[Draft, Any]) -> None:
+        copy, mark = snapshot
         for field in attrs.fields(Draft):
-            setattr(self, field.name, getattr(snapshot, field.name))
+            if field.name != "tx":
+                setattr(self, field.name, getattr(copy, field.name))
+        self._tx.rewind(mark)
 
     def copy(self, now: int) -> Draft:
         # Direct construction: attrs.evolve per memo was a visible share of each commit.
@@ -86,52 +111,40 @@ class Draft:
         return Draft(self.session_id, self.project_id, self.state, self.revision,
                      self.activity, turns, now)  # fmt: skip
 
+    def owner(self) -> Any:
+        return sql.SESSION_LIFE_ROWS.owner(self.life())
 
-def _conflict(what: str, row_id: str) -> MaiaError:
-    return MaiaError(
-        "storage_conflict",
-        f"{what} {row_id} changed underneath its actor",
-        {"resource": what, "id": row_id},
-    )
+    def life(self) -> sql.SessionLife:
+        return sql.SessionLife(self.session_id, self.project_id, self.state, self.revision)
 
 
 def emit(conn: sqlite3.Connection, draft: Draft, event_type: str, payload: dict[str, Any],
          *, revision: int | None = None, actor_id: str | None = None) -> str:  # fmt: skip
-    """Append one event owned by the draft's Session; returns its ID."""
-    record = append_event(
-        conn,
-        owner_id=draft.session_id,
-        owner_type="session",
-        event_type=event_type,
-        payload=payload,
-        now_ms=draft.now,
-        aggregate_revision=revision,
-        project_id=draft.project_id,
-        session_id=draft.session_id,
-        actor_id=actor_id,
-    )
-    draft.event_ids.append(record.event_id)
-    return record.event_id
+    """Append one event outside the lifecycle, owned by the draft's Session; its ID."""
+    return draft._tx.entry(Entry(draft.owner(), event_type, payload, revision, actor_id))
 
 
 def session_step(conn: sqlite3.Connection, draft: Draft, event: SessionEvent,
                  *, caller: str = NODE, payload: dict[str, Any] | None = None) -> None:  # fmt: skip
     """Apply one Session table row. Raises the table's refusal (nothing written)."""
-    row = SESSION_TABLE.step(draft.state, event, caller=caller, aggregate_id=draft.session_id)
-    prior = draft.revision
     before = status_of(draft.state.value, draft.activity)
-    changed = conn.execute(
-        "UPDATE sessions SET state = ?, revision = revision + 1, updated_ms = ?"
-        " WHERE session_id = ? AND revision = ?",
-        (row.target.value, draft.now, draft.session_id, prior),
-    ).rowcount
-    if changed != 1:
-        raise _conflict("session", draft.session_id)
-    draft.state, draft.revision, draft.session_changed = row.target, prior + 1, True
-    if row.emits is not None:
-        body = {"state": row.target.value, "from": row.state.value, **(payload or {})}
-        emit(conn, draft, row.emits, body, revision=draft.revision)
+    life = draft.life()
+    # No state timer: the worker supervisor bounds a start, the handle a stop (docs/actors.md).
+    after = draft._tx.apply(Change(sql.SESSION_LIFE_ROWS, SESSION_TABLE, life, life, (event,),
+                                   caller, payload=payload or {}, receipt=False,
+                                   timer=False))  # fmt: skip
+    draft.state, draft.revision, draft.session_changed = after.state, after.revision, True
     _announce_status(conn, draft, before)
+
+
+def touch_session(conn: sqlite3.Connection, draft: Draft, sets: str,
+                  values: tuple[Any, ...]) -> None:  # fmt: skip
+    """A change outside the lifecycle (a title, the archive): one revision, same guard."""
+    life = draft.life()
+    after = draft._tx.apply(Change(sql.SESSION_LIFE_ROWS, SESSION_TABLE, life, life, (),
+                                   touch=True, receipt=False, timer=False))  # fmt: skip
+    sql.set_columns(conn, draft.session_id, sets, values)
+    draft.revision = after.revision
 
 
 def _announce_status(conn: sqlite3.Connection, draft: Draft, before: str) -> None:
@@ -145,13 +158,33 @@ def set_activity(conn: sqlite3.Connection, draft: Draft, activity: str) -> None:
     """Record the Session's announced activity (no revision: it is not lifecycle state)."""
     if activity == draft.activity:
         return
-    conn.execute(
-        "UPDATE sessions SET activity = ? WHERE session_id = ?", (activity, draft.session_id)
-    )
+    sql.set_activity_column(conn, draft.session_id, activity)
     emit(conn, draft, "session.activity.changed", {"activity": activity, "from": draft.activity})
     before = status_of(draft.state.value, draft.activity)
     draft.activity = activity
     _announce_status(conn, draft, before)
+
+
+def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str) -> None:
+    """A new queued turn, last in send order: the turn table's creation row (`turn.queued`,
+    its receipt target)."""
+    seq = sql.next_turn_seq(conn, draft.session_id)
+    record = sql.TurnRecord(turn_id, draft.session_id, draft.project_id, TurnState.QUEUED, 0,
+                            text, seq)  # fmt: skip
+    draft._tx.apply(Change(sql.TURN_ROWS, TURN_TABLE, None, record, (TurnEvent.SEND,), CLIENT,
+                           timer=False))  # fmt: skip
+    draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text)
+    draft.touched.add(turn_id)
+
+
+def wake(draft: Draft, timer: Wake) -> None:
+    """Arm (or cancel) one of the Session's durable timers in the draft's transaction."""
+    draft._tx.wake(timer)
+
+
+def _missing_turn(turn_id: str) -> MaiaError:
+    return MaiaError("turn_not_queued", f"turn {turn_id} already left the queue",
+                     {"turnId": turn_id})  # fmt: skip
 
 
 def turn_step(
@@ -171,62 +204,57 @@ def turn_step(
     """
     memo = draft.turns.get(turn_id)
     if memo is None:
-        raise MaiaError("turn_not_queued", f"turn {turn_id} already left the queue",
-                        {"turnId": turn_id})  # fmt: skip
-    row = TURN_TABLE.step(memo.state, event, caller=caller, aggregate_id=turn_id,
-                          expected_revision=expected_revision, revision=memo.revision)  # fmt: skip
-    sets = "state = ?, revision = revision + 1"
-    args: list[Any] = [row.target.value]
-    if row.target is TurnState.RUNNING and memo.state is not TurnState.RUNNING:
-        sets += ", started_ms = ?"
-        args.append(draft.now)
-    if row.target in TURN_TABLE.terminal:
-        sets += ", finished_ms = ?, failure_reason = ?"
-        args += [draft.now, reason]
-    changed = conn.execute(
-        f"UPDATE turns SET {sets} WHERE turn_id = ? AND revision = ?",
-        (*args, turn_id, memo.revision),
-    ).rowcount
-    if changed != 1:
-        raise _conflict("turn", turn_id)
-    prior = memo.revision
-    memo.state, memo.revision = row.target, prior + 1
+        raise _missing_turn(turn_id)
+    before = sql.TurnRecord(turn_id, draft.session_id, draft.project_id, memo.state,
+                            memo.revision)  # fmt: skip
+    new = before if reason is None else sql.TurnRecord(
+        turn_id, draft.session_id, draft.project_id, memo.state, memo.revision, reason=reason
+    )  # fmt: skip
+    body = {**(payload or {}), **({"reason": reason} if reason is not None else {})}
+    # No state timer: the handle bounds a dispatch and an interrupt (docs/actors.md).
+    after = draft._tx.apply(Change(sql.TURN_ROWS, TURN_TABLE, before, new, (event,), caller,
+                                   expected_revision, payload=body, timer=False))  # fmt: skip
+    memo.state, memo.revision = after.state, after.revision
     draft.touched.add(turn_id)
     draft.views.pop(turn_id, None)
-    if row.target in TURN_TABLE.terminal:
+    if after.state in TURN_TABLE.terminal:
         del draft.turns[turn_id]
-    if row.emits is not None:
-        body: dict[str, Any] = {"turnId": turn_id, "state": row.target.value, **(payload or {})}
-        if reason is not None:
-            body["reason"] = reason
-        emit(conn, draft, row.emits, body, revision=memo.revision)
-    if row.receipt:
-        draft.targets.append(ReceiptTarget("turn", turn_id, "updated", prior, memo.revision))
     return memo
 
 
 def end_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, outcome: str,
              reason: str | None = None) -> None:  # fmt: skip
     """Finish a dispatched turn as the worker (or its loss) says: completed, failed,
-    interrupted, lost. A turn still dispatching is first marked started when it ran."""
+    interrupted, lost (the rows: `_core.end_events`); its wall time is disarmed."""
     memo = draft.turns.get(turn_id)
     if memo is None:
         return
-    if memo.state is TurnState.DISPATCHING:
-        if outcome == "lost":
-            turn_step(conn, draft, turn_id, TurnEvent.RUNTIME_LOST, reason=reason)
-            return
-        turn_step(conn, draft, turn_id, TurnEvent.STARTED, caller=WORKER)
-    match outcome:
-        case "completed":
-            turn_step(conn, draft, turn_id, TurnEvent.COMPLETED, caller=WORKER)
-        case "interrupted":
-            turn_step(conn, draft, turn_id, TurnEvent.INTERRUPTED, caller=WORKER)
-        case "lost":
-            turn_step(conn, draft, turn_id, TurnEvent.RUNTIME_LOST, reason=reason)
-        case _:
-            turn_step(conn, draft, turn_id, TurnEvent.FAILED, caller=WORKER,
-                      reason=reason or "turn_failed")  # fmt: skip
+    # Its wall time is moot (the next turn's dispatch in the same write re-arms it instead).
+    wake(draft, Wake(WALL_TIME, cancel=True))
+    for step in end_events(memo.state, outcome, reason):
+        caller = NODE if step.event is TurnEvent.RUNTIME_LOST else WORKER
+        turn_step(conn, draft, turn_id, step.event, caller=caller, reason=step.reason)
+
+
+def apply_plan(conn: sqlite3.Connection, draft: Draft, plan: list[Step], *,
+               dispatching: Callable[[str], AbstractContextManager[Any]] | None = None,
+               ) -> None:  # fmt: skip
+    """Apply the pure core's plan (`_core`) in the draft's transaction, in order; a turn's
+    dispatch inside `dispatching(turn_id)` (its envelope: see `_envelope`)."""
+    for step in plan:
+        match step:
+            case TurnStep(turn_id, TurnEvent.DISPATCH, reason, payload) if dispatching:
+                with dispatching(turn_id):
+                    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH, reason=reason,
+                              payload=dict(payload))  # fmt: skip
+            case SessionStep(event):
+                session_step(conn, draft, event)
+            case TurnStep(turn_id, event, reason, payload):
+                turn_step(conn, draft, turn_id, event, reason=reason, payload=dict(payload))
+            case EndTurn(turn_id, outcome, reason):
+                end_turn(conn, draft, turn_id, outcome, reason)
+            case Arm(timer):
+                wake(draft, timer)
 
 
 # -- items ----------------------------------------------------------------------------------
@@ -255,22 +283,14 @@ def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
     state = "completed" if item.completed else "started"
     draft.views.pop(item.turn_id, None)
     if not item.stored:
-        conn.execute(
-            "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
-            " updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (item.item_id, item.turn_id, item.seq, item.kind, item.text, state, draft.now,
-             draft.now),
-        )  # fmt: skip
+        sql.insert_item(conn, item.item_id, item.turn_id, item.seq, item.kind, item.text, state,
+                        draft.now)  # fmt: skip
         item.stored = True
     else:
-        conn.execute(
-            "UPDATE turn_items SET text = ?, state = ?, updated_ms = ? WHERE item_id = ?",
-            (item.text, state, draft.now, item.item_id),
-        )
+        sql.update_item(conn, item.item_id, item.text, state, draft.now)
     item.stored_text_len = len(item.text)
     if item.completed and item.spill is not None:  # the rest of its text, in an artifact
-        conn.execute("UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_id = ?",
-                     (item.spill.finish(), item.item_id))  # fmt: skip
+        sql.truncate_item(conn, item.item_id, item.spill.finish())
     if item.completed:
         # The text lives in turn_items; the event carries at most its start (stored once).
         emit(conn, draft, "item.completed",

@@ -26,16 +26,15 @@ from supervision.workers import ExitInfo, WorkerFailed, WorkerHandle
 from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q
+from . import _sql as sql
+from ._actor import SessionCore
 from ._approvals import withdraw_pending
-from ._batch import SendOps
 from ._failures import record_failure
 from ._launch import AGENT_KINDS, end_attempt, record_attempt, state_dir, worker_spec
 from ._lifecycles import SessionEvent, TurnEvent
 from ._messages import (
     ActivationFree,
-    IdleTick,
     Progress,
-    WallTime,
     WorkerExited,
     WorkerInitialized,
     WorkerSpawned,
@@ -75,17 +74,15 @@ def _worker_call(name: str, fn: Callable[[], Awaitable[object]]) -> Callable[[],
     return call
 
 
-class WorkerOps(SendOps):
+class WorkerOps(SessionCore):
     worker: WorkerHandle | None = None
     item: OpenItem | None = None
     started: str | None = None  # a running turn whose `started` is not yet written
     failure: str | None = None
     flush_at: float | None = None
     item_seq: int = 0
-    wall_time_ms: int | None = None  # the executor's own per-turn limit (exec)
     timed_out: str | None = None  # the turn interrupted for passing it
     tools: bool = False  # an agent worker: it asks approvals as `maia.approval` tool calls
-    deadline: trio.CancelScope | None = None  # the running turn's wall-time watch
 
     def started_unflushed(self, turn_id: str) -> bool:
         return self.started == turn_id
@@ -107,33 +104,15 @@ class WorkerOps(SendOps):
                     if handle is not None and memo is not None:
                         self.item, self.started, self.failure, self.item_seq = None, None, None, 0
                         self.effect("pump", self._pumping(handle, turn_id, memo.text))
-                        self._end_deadline()  # the previous turn's, if still set
-                        self.effect("wall-time", self._deadline(turn_id, self._wall_time_ms()))
                 case q.SendInterrupt(turn_id) if self.worker is not None:
                     interrupt = functools.partial(self.worker.interrupt, turn_id)
                     self.effect("interrupt", _worker_call("interrupt", interrupt))
                 case q.StopWorker(reason) if self.worker is not None:
                     stop = functools.partial(self.worker.stop, reason)
                     self.effect("stop", _worker_call("stop", stop))
-                case q.ReleaseAt(at_ms):
-                    delay = max(0, at_ms - self.now()) / 1000
-                    self.effect("idle-release", self._tick_after(delay))
         idle = self.core.worker is q.Worker.READY and self.core.idle_since is not None
         self.ctx.slots.mark_idle(self.session_id, idle)
-        if self.core.active is None:
-            self._end_deadline()
         self.settle_activation()
-
-    def _end_deadline(self) -> None:
-        if self.deadline is not None:
-            self.deadline.cancel()
-            self.deadline = None
-
-    def _wall_time_ms(self) -> int:
-        """A turn's wall-time limit: maxWallTimeMsPerActivation, or the executor's own
-        when it is smaller (exec)."""
-        limit = self.config.limits.max_wall_time_ms_per_activation
-        return limit if self.wall_time_ms is None else min(limit, self.wall_time_ms)
 
     async def activation_free(self) -> None:
         """An activation may be ours now: dispatch the next turn if one waits."""
@@ -166,34 +145,8 @@ class WorkerOps(SendOps):
         if since is not None:
             await self.tick(now=since + self.core.idle_ms)
 
-    def _deadline(self, turn_id: str, wall_time_ms: int) -> Callable[[], Awaitable[None]]:
-        """The running turn's wall-time watch; it ends with the turn (`after_commit`), so a
-        finished turn's watch never holds the actor in memory for the rest of the hour."""
-
-        async def deadline() -> None:
-            if self.core.active != turn_id:
-                return  # it ended before this watch started
-            with trio.CancelScope() as scope:
-                self.deadline = scope
-                await trio.sleep(wall_time_ms / 1000)
-                await self._tell(WallTime(turn_id))
-
-        return deadline
-
-    def _tick_after(self, delay: float) -> Callable[[], Awaitable[None]]:
-        async def tick() -> None:
-            await trio.sleep(delay)
-            await self._tell(IdleTick())
-
-        return tick
-
     async def _launch(self) -> None:
-        row = await self.ctx.store.read(
-            lambda conn: conn.execute(
-                "SELECT executor, cwd, conversation_id FROM sessions WHERE session_id = ?",
-                (self.session_id,),
-            ).fetchone()
-        )
+        row = await self.ctx.store.read(lambda conn: sql.launch_row(conn, self.session_id))
         try:
             executor = self.config.executor(row[0])  # builtin:, user: or this Project's own
             self.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None

@@ -44,6 +44,7 @@ NOT_EXPORTED = {
     "state_timer_name",
     "arm_timer",
     "disarm_timer",
+    "disarm_kind",
     "load_timers",
     "TimerRow",
     "EventOwner",

@@ -29,15 +29,15 @@ from actors import (
 from maia.protocol import MaiaError
 
 from ._lamp import AUTO_OFF_MS, LAMP_DDL, Create, Explode, Hold, LampCore, Remind, Switch, lamp_kind
+from ._virtual_time import driven_clock
 
 CLOCK = TrioClock()
 
 
 @pytest.fixture
 def jump_clock() -> trio.testing.MockClock:
-    # Jumps only after 1 s of real idleness, so a storage write in its thread (real time)
-    # should not let a deadline pass while it runs (a longer write still would).
-    return trio.testing.MockClock(autojump_threshold=1.0)
+    """Virtual time that only the test moves: no autojump; `node` drives it while quiet."""
+    return trio.testing.MockClock()
 
 
 def command(n: int, operation: str = "lamp.switch") -> Command:
@@ -49,9 +49,12 @@ async def node(path: Path, core: LampCore, **kind: Any) -> AsyncIterator[ActorRu
     """Storage and an actor runtime with the lamp kind: one 'Node run'."""
     async with storage.open_storage(path, clock=CLOCK) as store:
         await store.write(lambda c: c.execute(LAMP_DDL))
-        async with open_actor_runtime(
-            store, clock=CLOCK, config=None, kinds=(lamp_kind(core, **kind),)
-        ) as runtime:
+        async with (
+            driven_clock(store),
+            open_actor_runtime(
+                store, clock=CLOCK, config=None, kinds=(lamp_kind(core, **kind),)
+            ) as runtime,
+        ):
             yield runtime
 
 
@@ -139,7 +142,7 @@ async def test_a_timer_armed_before_a_restart_fires_once_at_its_deadline_after_i
         await create(runtime, core, 2)
         assert await runtime[lamp_kind(core)].ask("lamp-2", Remind(late)) == "armed"
         await trio.sleep(1)
-    await trio.sleep(10)  # the Node is down past lamp-2's deadline
+    jump_clock.jump(10)  # the Node is down past lamp-2's deadline
     async with node(db, core):
         await trio.sleep(1)
         assert rows(db, "SELECT owner_id FROM events WHERE event_type = 'lamp.reminded'") == [

@@ -24,6 +24,7 @@ from maia.core import MaiaError
 from maia.protocol import new_id
 from storage import open_storage
 
+from .._virtual_time import driven_clock
 from ._fake_workers import FakeWorkers
 from ._open import open_session_runtime
 from .test_fake_worker import CLOCK, Harness, _open
@@ -31,7 +32,8 @@ from .test_fake_worker import CLOCK, Harness, _open
 
 @pytest.fixture
 def jump_clock() -> trio.testing.MockClock:
-    return trio.testing.MockClock(autojump_threshold=1.0)
+    """Virtual time that only the test moves: no autojump; `_open` and `_open_with` drive it."""
+    return trio.testing.MockClock()
 
 
 def _command(text: str) -> Command:
@@ -151,6 +153,6 @@ async def _open_with(tmp_path: Path, config: UserConfig) -> AsyncIterator[Harnes
         workers = FakeWorkers(nursery)
         opened = open_session_runtime(store, clock=CLOCK, config=config,
                                       worker_supervisor=workers)  # fmt: skip
-        async with opened as runtime:
+        async with driven_clock(store), opened as runtime:
             yield Harness(store, runtime, workers, tmp_path)
         nursery.cancel_scope.cancel()

@@ -22,6 +22,7 @@ from maia.protocol import Turn, new_id
 from storage import Storage, open_storage
 from supervision.workers import WorkerState
 
+from .._virtual_time import driven_clock
 from ._fake_workers import FakeWorkers
 from ._open import open_session_runtime
 
@@ -31,9 +32,8 @@ IDLE_MS = UserConfig().sessions.worker_idle_ms
 
 @pytest.fixture
 def jump_clock() -> trio.testing.MockClock:
-    # Jumps only after 1 s of real idleness: a storage write (real time, in its thread)
-    # should not let a deadline pass while it runs (a longer write still would).
-    return trio.testing.MockClock(autojump_threshold=1.0)
+    """Virtual time that only the test moves: no autojump; `_open` drives it while quiet."""
+    return trio.testing.MockClock()
 
 
 class Harness:
@@ -92,7 +92,7 @@ async def _open(tmp_path: Path, **options: Any) -> AsyncIterator[Harness]:
         opened = open_session_runtime(
             store, clock=CLOCK, config=UserConfig(), worker_supervisor=workers, **options
         )
-        async with opened as runtime:
+        async with driven_clock(store), opened as runtime:
             yield Harness(store, runtime, workers, tmp_path)
         nursery.cancel_scope.cancel()
 
@@ -181,3 +181,49 @@ async def test_an_effect_that_raises_crashes_the_actor_which_restarts_logged(
     assert len(crash) == 1
     assert crash[0].exc_info is not None
     assert "the worker's stream broke" in caplog.text
+
+
+def _state(worker: Any) -> WorkerState:
+    return worker.state  # type: ignore[no-any-return]
+
+
+async def _timers(h: Harness) -> list[tuple[Any, ...]]:
+    return list(
+        await h.store.read(
+            lambda c: c.execute(
+                "SELECT kind, actor_id, name, subject_id, due_wall_ms FROM actor_timers"
+                " ORDER BY name"
+            ).fetchall()
+        )
+    )
+
+
+async def test_wall_time_and_idle_release_are_durable_timers(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """A running turn's wall time is a timer row of its Session (armed at dispatch, gone in
+    the write that ends the turn); the idle worker's release is a row due a minute after the
+    turn ended, and the worker is released when it fires, not before."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        slow = await h.send(session_id, "/sleep 30000 slow")
+        await h.wait_turn(slow, "running")
+        limit = UserConfig().capacity.max_wall_time_ms_per_activation
+        (wall,) = await _timers(h)
+        dispatched = await h.store.read(lambda c: c.execute(
+            "SELECT occurred_ms FROM events WHERE event_type = 'turn.dispatching'"
+        ).fetchone()[0])  # fmt: skip
+        assert wall == ("session", session_id, "wall-time", slow, dispatched + limit)
+        await h.wait_turn(slow, "completed")
+        finished = await h.store.read(lambda c: c.execute(
+            "SELECT finished_ms FROM turns WHERE turn_id = ?", (slow,)).fetchone()[0])  # fmt: skip
+        assert await _timers(h) == [
+            ("session", session_id, "idle-release", None, finished + IDLE_MS)
+        ]
+        await trio.sleep(IDLE_MS / 1000 - 1)
+        (worker,) = h.workers.spawned
+        assert worker.state is WorkerState.READY  # a second before its release
+        await trio.sleep(6)
+        assert _state(worker) is WorkerState.EXITED
+        assert await _timers(h) == []
+        assert await h.session_row(session_id) == ("idle", "stopped")

@@ -91,11 +91,18 @@ def _seed(conn: sqlite3.Connection, root: str) -> None:
         "INSERT INTO worker_attempts (attempt_id, session_id, epoch, node_epoch, state, pid,"
         " started_ms) VALUES ('attempt_old', 'session_busy', 1, 0, 'running', 4194000, 0)"
     )
+    conn.executemany(  # the old Node's durable timers of the Sessions, and another kind's
+        "INSERT INTO actor_timers (kind, actor_id, name, due_wall_ms, due_monotonic_ms,"
+        " node_epoch) VALUES (?, ?, ?, 5000, 5000, 0)",
+        [("session", "session_busy", "wall-time"),
+         ("session", "session_lone", "idle-release"), ("routine", "routine_x", "tick")],
+    )  # fmt: skip
 
 
 async def test_recovery_rows(tmp_path: Path) -> None:
     """Running and dispatching turns fail runtime_lost; Sessions with queued turns stay
-    recovering for a new attempt, the others go idle (or stopped); attempts are closed."""
+    recovering for a new attempt, the others go idle (or stopped); attempts are closed; the
+    Sessions' durable timers are dropped (another kind's stay)."""
     async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
         await store.write(lambda c: _seed(c, str(tmp_path)))
         report = await recover_sessions(store, 1_000)
@@ -114,7 +121,14 @@ async def test_recovery_rows(tmp_path: Path) -> None:
         ended = await store.read(
             lambda c: c.execute("SELECT end_reason FROM worker_attempts").fetchone()[0]
         )
+        timers = await store.read(
+            lambda c: c.execute("SELECT kind, actor_id, name FROM actor_timers").fetchall()
+        )
     assert report.resumable == ("session_busy",)
+    # The Sessions' timers bound a worker that died with the old Node: dropped, not fired.
+    assert sorted(report.timers_dropped) == [("session_busy", "wall-time"),
+                                             ("session_lone", "idle-release")]  # fmt: skip
+    assert timers == [("routine", "routine_x", "tick")]
     assert report.turns_lost == 2
     assert sessions == {
         "session_busy": "recovering",
