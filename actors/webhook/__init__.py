@@ -88,6 +88,7 @@ from ._sql import WebhookRecord as WebhookRecord
 from ._sql import WebhookRows as WebhookRows
 from ._sql import count_live_webhooks as count_live_webhooks
 from ._sql import get_webhook as get_webhook
+from ._sql import has_active_webhooks as has_active_webhooks
 from ._sql import latest_event as latest_event
 from ._sql import list_webhooks as list_webhooks
 from ._sql import preview_revision as preview_revision

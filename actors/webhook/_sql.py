@@ -117,6 +117,11 @@ def list_webhooks(
     return tuple(WebhookRecord.from_row(r) for r in rows)
 
 
+def has_active_webhooks(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT 1 FROM webhooks WHERE state = 'active' LIMIT 1").fetchone()
+    return row is not None
+
+
 def count_live_webhooks(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM webhooks WHERE state != 'removed'").fetchone()[0])
 

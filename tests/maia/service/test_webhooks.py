@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 from maia.config import UserConfig, WebhookSettings
 from maia.core import MaiaError, SystemClock, to_json
@@ -173,3 +174,35 @@ async def test_the_limit_is_refused_at_preview(ctx: ServiceContext) -> None:
     assert refused.value.code == "webhook_limit_reached"
     await _change(ctx, "r0", {"kind": "remove", "webhookId": hooks[0]})
     assert (await _change(ctx, "over", {"kind": "add", "spec": SPEC})).delivery == "new"
+
+
+async def test_without_an_active_webhook_commits_cost_the_outbox_no_write(
+    ctx: ServiceContext, tmp_path: Path
+) -> None:
+    """No webhook: commits that append events run no outbox batch (at most one per
+    IDLE_ADVANCE_S, the catch-up at start); once one is added, its commits do again."""
+    from actors.webhook import WEBHOOKS
+    from maia.service._projects import project_add
+    from maia.service._sessions import session_create, session_rename
+
+    service = ctx.runtime[WEBHOOKS]
+    (tmp_path / "p").mkdir()
+    project = await project_add(ctx, params("project.add", {
+        "commandId": "p", "rootPath": str(tmp_path / "p")}))  # fmt: skip
+    made = await session_create(ctx, params("session.create", {
+        "commandId": "s", "projectId": project.project.project_id}))  # fmt: skip
+    session_id = made.session.session_id
+    for n in range(5):
+        await session_rename(ctx, params("session.rename", {
+            "commandId": f"r{n}", "sessionId": session_id, "title": f"t{n}"}))  # fmt: skip
+    await trio.sleep(0.5)  # let the processor see every commit
+    idle = service.processed_batches
+    assert idle <= 1
+    await _change(ctx, "add", {"kind": "add", "spec": SPEC})
+    await session_rename(ctx, params("session.rename", {
+        "commandId": "r-after", "sessionId": session_id, "title": "after"}))  # fmt: skip
+    for _ in range(200):  # bounded: 10 s
+        if service.processed_batches > idle:
+            break
+        await trio.sleep(0.05)
+    assert service.processed_batches > idle
