@@ -18,7 +18,7 @@ import pytest
 
 from supervision.leases import CLOCK_ERROR_BUDGET_MS, STOP_BOUND_MS
 
-from ._nodes import NodeProc, enroll, link_of, wait_for
+from ._nodes import NodeProc, checked_traces, enroll, link_of, trace_events, wait_for
 
 CONFIG = json.dumps({"executors": {"slow": {"kind": "exec", "argv": [
     "/bin/sh", "-c", "echo started; sleep 600; echo late"]}}})  # fmt: skip
@@ -107,6 +107,12 @@ def test_a_placed_session_runs_under_the_execution_node(pair: Pair) -> None:
             if e.get("sessionId") == session_id or e.get("ownerId") == session_id]  # fmt: skip
     assert "turn.completed" in mine, mine
     assert (pair.execution.home / "machine-leases.json").stat().st_mode & 0o777 == 0o600
+    verdict = checked_traces(pair.control, pair.execution)
+    kinds = {e["event"] for node in (pair.control, pair.execution)
+             for e in trace_events_all(node)}  # fmt: skip
+    assert {"launch", "grant_issued", "report_received", "placement", "run_started",
+            "record_stored", "record_acknowledged"} <= kinds, kinds  # fmt: skip
+    assert verdict.checks > 0
 
 
 def test_kill_9_of_the_execution_node_mid_turn(pair: Pair) -> None:
@@ -134,6 +140,9 @@ def test_kill_9_of_the_execution_node_mid_turn(pair: Pair) -> None:
     wait_for(lambda: _ppid(pid) is None or _ppid(pid) != pair.execution.pid,
              "the old worker still runs", pair.execution)  # fmt: skip
     assert not os.path.exists(f"/proc/{pid}") or _ppid(pid) != pair.execution.pid
+    # The restarted Node confirms the old run stopped; the trace shows one run at a time.
+    assert trace_events(pair.execution, "run_stopped"), "no run_stopped after the restart"
+    print(f"\ntrace: {checked_traces(pair.control, pair.execution)}")
 
 
 def test_kill_9_of_the_control_node_raises_a_barrier(pair: Pair) -> None:
@@ -156,6 +165,14 @@ def test_kill_9_of_the_control_node_raises_a_barrier(pair: Pair) -> None:
     assert _epoch(pair.control) == epoch_before
     again = pair.control.maia("turn", "send", session_id, "two", "--wait", "--timeout", "60s")
     assert "two" in again.stdout
+    assert trace_events(pair.control, "discontinuity"), "the restart left no discontinuity"
+    print(f"\ntrace: {checked_traces(pair.control, pair.execution)}")
+
+
+def trace_events_all(node: NodeProc) -> list[dict[str, Any]]:
+    return [e for kind in ("launch", "grant_issued", "report_received", "placement",
+                           "run_started", "record_stored", "record_acknowledged")
+            for e in trace_events(node, kind)]  # fmt: skip
 
 
 def _epoch(control: NodeProc) -> int:
@@ -204,3 +221,7 @@ def test_a_partition_longer_than_the_lease_stops_by_the_local_deadline(pair: Pai
              "the turn was not resolved after healing", pair.control)  # fmt: skip
     wait_for(lambda: _epoch(pair.control) == epoch_before + 1,
              "no new epoch after the stopped report", pair.control)  # fmt: skip
+    wait_for(lambda: any(e["lease_epoch"] == epoch_before + 1
+                         for e in trace_events(pair.control, "launch")),
+             "the next epoch's launch is not in the trace", pair.control)  # fmt: skip
+    print(f"\ntrace: {checked_traces(pair.control, pair.execution)}")
