@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import orjson
 import pytest
 
+from simulations import check_trace, merge_traces, read_trace
 from supervision.leases import CLOCK_ERROR_BUDGET_MS, STOP_BOUND_MS
 
 from ._nodes import NodeProc, checked_traces, enroll, link_of, trace_events, wait_for
@@ -113,6 +115,20 @@ def test_a_placed_session_runs_under_the_execution_node(pair: Pair) -> None:
     assert {"launch", "grant_issued", "report_received", "placement", "run_started",
             "record_stored", "record_acknowledged"} <= kinds, kinds  # fmt: skip
     assert verdict.checks > 0
+    _planted_violation_is_found(pair)
+
+
+def _planted_violation_is_found(pair: Pair) -> None:
+    """A copy of the real trace with one planted event: a launch of the next epoch while no
+    `stopped` report for the running one was heard. The checker reads it and names it."""
+    merged = merge_traces(read_trace(pair.control.trace_path),
+                          read_trace(pair.execution.trace_path))  # fmt: skip
+    launch = next(e for e in merged if e["event"] == "launch")
+    planted = {**launch, "at_ms": merged[-1]["at_ms"] + 1, "lease_epoch": launch["lease_epoch"] + 1}
+    copy = pair.base / "planted.trace.jsonl"
+    copy.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [*merged, planted]))
+    verdict = check_trace(read_trace(copy))
+    assert [v.invariant for v in verdict.violations] == ["replacement_before_cleanup"]
 
 
 def test_kill_9_of_the_execution_node_mid_turn(pair: Pair) -> None:
