@@ -1,6 +1,8 @@
-"""A test-only diagnostic: the machine link's decisions as a real-run trace
-(`simulations.TraceWriter`, format in docs/simulation.md), so `simulations.check_trace`
-judges a real run by the simulation's own invariants.
+"""A test-only diagnostic: the machine link's decisions as a real-run trace (the JSON Lines
+format of docs/simulation.md, "The trace format"), so `simulations.check_trace` judges a
+real run by the simulation's own invariants. The layers forbid importing `simulations`
+here (it sits above every other package), so the lines are written directly, in the same
+shape `simulations.TraceWriter` writes; `simulations.read_trace` checks them strictly.
 
 Off unless `MAIA_MACHINE_TRACE=PATH` is set when the Node starts. The file is bounded
 (`MAX_TRACE_BYTES`: past it nothing more is written and one warning is logged), the writer
@@ -13,7 +15,9 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
+
+import orjson
 
 from maia.core import Clock
 
@@ -27,12 +31,8 @@ class MachineTrace:
 
     def __init__(self, path: Path | None, clock: Clock) -> None:
         self.path = path
-        self._writer: Any = None
+        self.clock = clock
         self._full = False
-        if path is not None:
-            from simulations import TraceWriter  # only a Node under test imports it
-
-            self._writer = TraceWriter(path, clock)
 
     @classmethod
     def from_env(cls, clock: Clock) -> MachineTrace:
@@ -41,7 +41,7 @@ class MachineTrace:
 
     @property
     def enabled(self) -> bool:
-        return self._writer is not None and not self._full
+        return self.path is not None and not self._full
 
     def emit(self, event: str, **fields: object) -> None:
         if not self.enabled:
@@ -54,8 +54,8 @@ class MachineTrace:
                 log.warning("machine trace %s reached %d bytes: no more events are written",
                             self.path, MAX_TRACE_BYTES)  # fmt: skip
                 return
-            self._writer.emit(event, **fields)
+            line = orjson.dumps({"at_ms": self.clock.monotonic_ms(), "event": event, **fields})
+            with self.path.open("ab") as file:  # one line per write: the Nodes' files merge
+                file.write(line + b"\n")
         except Exception:  # a diagnostic never takes the link down
             log.exception("machine trace: event %s not written", event)
-        finally:
-            self._writer.events.clear()  # the file is the record; nothing held in memory
