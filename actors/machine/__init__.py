@@ -69,3 +69,6 @@ from ._sql import insert_pending as insert_pending
 from ._sql import list_machines as list_machines
 from ._sql import touch_machine as touch_machine
 from ._sql import update_machine as update_machine
+from ._trace_hook import MAX_TRACE_BYTES as MAX_TRACE_BYTES
+from ._trace_hook import TRACE_ENV as TRACE_ENV
+from ._trace_hook import MachineTrace as MachineTrace

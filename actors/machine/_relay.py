@@ -25,6 +25,7 @@ from supervision.leases import (
     NodeStatus,
     RequestRefused,
     SendGrant,
+    to_wire,
 )
 from supervision.workers import ExitInfo, WorkerSpec
 
@@ -43,6 +44,7 @@ from ._relay_frames import (
 )
 from ._remote_worker import RemoteWorkerHandle
 from ._sql import get_machine
+from ._trace_hook import MachineTrace
 
 log = logging.getLogger("maia.machines")
 TICK_S: Final = 1.0
@@ -77,6 +79,7 @@ class MachineRelay:
         self.leases = ControlLeases(store.node_id, clock)
         self.handles: dict[str, tuple[str, str, RemoteWorkerHandle]] = {}  # attempt -> ...
         self._launch_sent: dict[tuple[str, int], int] = {}
+        self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
 
     async def restore(self) -> None:
         """At open: every assignment's machine, rebuilt behind a restart barrier."""
@@ -89,7 +92,10 @@ class MachineRelay:
                     found.append((row, machine.registration))
             return found
 
-        for row, registration in await self.store.read(read):
+        found = await self.store.read(read)
+        if found:  # a Control start with assignments: the barrier's discontinuity
+            self.trace.emit("discontinuity", cause="control_restarted")
+        for row, registration in found:
             self.leases.restore(row, registration)
 
     # -- placement ---------------------------------------------------------------------
@@ -114,15 +120,22 @@ class MachineRelay:
                             f"({', '.join(blockers)})", {"detail": ",".join(blockers)})  # fmt: skip
         lease = self.leases.leases[assignment_id]
         machine_id = lease.row.machine_id
+        link_epoch = lease.state.assignments[assignment_id].lease_epoch
+        self.trace.emit("placement", node_id=machine_id, assignment_id=assignment_id,
+                        lease_epoch=link_epoch, control_mono_ms=self.clock.monotonic_ms(),
+                        admitted=lease.state.nodes[machine_id].registration.admits)  # fmt: skip
         epoch = int(await self.store.write(next_worker_epoch))
         attempt_id = new_id("attempt")
-        link_epoch = lease.state.assignments[assignment_id].lease_epoch
 
         async def send(frame: object) -> bool:
             return await self.send(machine_id, frame)
 
         async def acknowledge(through: int) -> None:
-            await self.send(machine_id, AckFrame("ack", f"{machine_id}.{assignment_id}", through))
+            source = f"{machine_id}.{assignment_id}"
+            # Called once the Session actor took record `through` (written to its journal).
+            self.trace.emit("record_stored", source=source, sequence=through)
+            if await self.send(machine_id, AckFrame("ack", source, through)):
+                self.trace.emit("record_acknowledged", source=source, through=through)
 
         handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge)
         self.handles[attempt_id] = (machine_id, assignment_id, handle)
@@ -165,6 +178,10 @@ class MachineRelay:
             return  # an attempt this Control Node does not run there: changes nothing
         handle = entry[2]
         if isinstance(frame, WorkerFrame):
+            if frame.phase == "spawned" and frame.sequence and handle.pid == 0:
+                # The admission's record: the Session actor writes the attempt's row from it.
+                self.trace.emit("record_stored", source=f"{machine_id}.{entry[1]}",
+                                sequence=frame.sequence)  # fmt: skip
             await handle.on_worker(frame)
             if frame.phase in ("exited", "refused"):
                 self.handles.pop(frame.attempt_id, None)
@@ -173,7 +190,12 @@ class MachineRelay:
 
     async def on_request(self, request: MachineLeaseRequest) -> list[object]:
         answers: list[object] = []
-        for action in self.leases.request(request):
+        actions = self.leases.request(request)
+        for action in actions:
+            if isinstance(action, SendGrant) and not action.duplicate:
+                self.trace.emit("grant_issued", grant=to_wire(action.grant),
+                                control_mono_ms=self.clock.monotonic_ms())  # fmt: skip
+        for action in actions:
             answers += await self._answer(action)
         return answers
 
@@ -189,6 +211,8 @@ class MachineRelay:
         return []
 
     async def on_status(self, status: NodeStatus) -> None:
+        self.trace.emit("report_received", status=to_wire(status),
+                        control_mono_ms=self.clock.monotonic_ms())  # fmt: skip
         self.leases.status(status)
         for report in status.reports:
             lease = self.leases.leases.get(report.assignment_id)
@@ -231,6 +255,10 @@ class MachineRelay:
                                            environment_digest(row))  # fmt: skip
             frame = LaunchAssignmentFrame("launch_assignment", assignment, launch.lease_epoch)
             if await self.send(row.machine_id, frame):
+                if key not in self._launch_sent:
+                    self.trace.emit("launch", node_id=row.machine_id,
+                                    assignment_id=row.assignment_id,
+                                    lease_epoch=launch.lease_epoch)  # fmt: skip
                 self._launch_sent[key] = now_ms
         for machine_id, link in list(self.links.links.items()):
             link.barrier = self.leases.barrier(machine_id)

@@ -112,6 +112,9 @@ class WorkerFrame:
                                    max_length=32)  # fmt: skip
     stderr_tail: str | None = field(doc="The end of its stderr.", default=None, max_length=8192)
     reason: str | None = field(doc="Why it was refused.", default=None, max_length=256)
+    sequence: int | None = _count("spawned: the admission's evidence record (per-source "
+                                  "sequence), written at Control with the attempt.",
+                                  default=None)  # fmt: skip
 
 
 @attrs.frozen

@@ -57,6 +57,7 @@ class RemoteWorkerHandle:
         self._turn: trio.MemorySendChannel[TurnEvent] | None = None
         self._turns = 0
         self._events = 0
+        self._last_sequence = 0  # the newest evidence record taken: a replay is dropped
         self._created = time.monotonic()
 
     # -- fed by the relay --------------------------------------------------------------
@@ -89,6 +90,9 @@ class RemoteWorkerHandle:
     async def on_turn_event(self, frame: TurnEventFrame) -> None:
         if self._turn is None or frame.turn_id != self._turn_id:
             return  # a turn this handle no longer runs: nothing to apply
+        if frame.sequence <= self._last_sequence:
+            return  # a replayed or late record (sequences only grow): stored once already
+        self._last_sequence = frame.sequence
         event = TurnEvent(frame.turn_id, frame.kind, frame.text, frame.data, frame.sequence)
         self._events += 1
         await self._turn.send(event)

@@ -14,6 +14,7 @@ from ._credential_file import read_credential as read_credential
 from ._credential_file import write_credential as write_credential
 from ._exec_assignments import ExecutionAssignments as ExecutionAssignments
 from ._exec_state import load_states as load_states
+from ._exec_state import previous_boots as previous_boots
 from ._exec_state import save_states as save_states
 from ._execution import ExecutionLink as ExecutionLink
 from ._execution import ExecutionState as ExecutionState

@@ -28,6 +28,7 @@ from actors.machine import (
     InterruptFrame,
     LaunchAssignmentFrame,
     LaunchWorkerFrame,
+    MachineTrace,
     PromptFrame,
     RefusedFrame,
     StopWorkerFrame,
@@ -51,6 +52,7 @@ from supervision.leases import (
     SendRequest,
     StopExecution,
     Wake,
+    WorkAdmitted,
     WorkArrived,
     WorkRefused,
     node_report,
@@ -60,12 +62,13 @@ from supervision.leases import (
 from supervision.leases._evolve import evolve
 from supervision.workers import WorkerSpec
 
-from ._exec_state import load_states, save_states
+from ._exec_state import load_states, previous_boots, save_states
 from ._frames import LeaseRequestFrame
 
 log = logging.getLogger("maia.machines")
 WAKE_S: Final = 1.0
 STOP_S: Final = 10.0  # STOP_BOUND_MS: the workers' bounded stop
+SEEN_ATTEMPTS: Final = 256  # launches remembered, so a replayed one starts nothing
 Send = Callable[[object], Awaitable[bool]]
 
 
@@ -73,7 +76,8 @@ class ExecutionAssignments:
     """See the module. `send` puts a frame on the link (False while it is down)."""
 
     def __init__(self, home: Path, machine_id: str, clock: Clock, supervisor: Any,
-                 send: Send, report_now: Callable[[], Awaitable[None]]) -> None:  # fmt: skip
+                 send: Send, report_now: Callable[[], Awaitable[None]],
+                 trace: MachineTrace | None = None) -> None:  # fmt: skip
         self.home = home
         self.machine_id = machine_id
         self.clock = clock
@@ -84,6 +88,9 @@ class ExecutionAssignments:
         self.states: dict[str, NodeLeaseState] = {}
         self.workers: dict[str, tuple[str, int, Any]] = {}  # control attempt -> aid, epoch, h
         self.figures: list[dict[str, Any]] = []
+        self.trace = trace if trace is not None else MachineTrace(None, clock)
+        self._prompted: dict[str, str] = {}  # attempt -> the last turn prompted (replays)
+        self._seen: list[str] = []  # attempts launched in this run, newest last (bounded)
         self._nursery: trio.Nursery | None = None
 
     def now(self) -> Reading:
@@ -100,12 +107,18 @@ class ExecutionAssignments:
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            boots = previous_boots(self.home)
             for key, state in load_states(self.home, self.boot, self.now().mono).items():
                 # A restart: every execution of the last run is gone (the supervisor swept
                 # this home's strays at its start), so its stop is confirmed at once.
+                if key in boots and state.lease_epoch > 0:
+                    self.trace.emit("run_stopped", node_id=self.machine_id, assignment_id=key,
+                                    lease_epoch=state.lease_epoch, run_id=boots[key])  # fmt: skip
                 state, actions = node_restarted(state, self.boot)
                 self.states[key] = state
                 await self._apply(key, actions)
+            if self.states:
+                save_states(self.home, self.states)  # this run's boot, for the next restart
             task_status.started()
             while True:
                 await trio.sleep(self._next_wake_s())
@@ -207,6 +220,8 @@ class ExecutionAssignments:
             await self.send(WorkerFrame("worker", frame.attempt_id, "refused", reason=reason))
 
         key = frame.assignment_id
+        if frame.attempt_id in self._seen:
+            return None  # a replayed launch: the attempt runs (or ran) once, nothing changes
         if key not in self.states:
             return await refuse("unknown_assignment")
         if spec_digest(frame.spec) != frame.environment_digest:
@@ -225,8 +240,14 @@ class ExecutionAssignments:
             handle = await self.supervisor.start_worker(local)
         except Exception as error:
             return await refuse(f"start failed: {error}"[:256])
+        self._seen = [*self._seen[-(SEEN_ATTEMPTS - 1) :], frame.attempt_id]
+        if not self._running(key, frame.lease_epoch):
+            self.trace.emit("run_started", node_id=self.machine_id, assignment_id=key,
+                            lease_epoch=frame.lease_epoch, run_id=self.boot)  # fmt: skip
         self.workers[frame.attempt_id] = (key, frame.lease_epoch, handle)
-        await self.send(WorkerFrame("worker", frame.attempt_id, "spawned", pid=handle.pid))
+        admitted = [a.sequence for a in actions if isinstance(a, WorkAdmitted)]
+        await self.send(WorkerFrame("worker", frame.attempt_id, "spawned", pid=handle.pid,
+                                    sequence=admitted[0] if admitted else None))  # fmt: skip
         assert self._nursery is not None
         self._nursery.start_soon(self._watch, frame.attempt_id, handle)
 
@@ -237,11 +258,19 @@ class ExecutionAssignments:
         except Exception:
             pass
         info = await handle.wait_stopped()
-        self.workers.pop(attempt_id, None)
+        entry = self.workers.pop(attempt_id, None)
+        self._prompted.pop(attempt_id, None)
+        if entry is not None and not self._running(entry[0], entry[1]):
+            self.trace.emit("run_stopped", node_id=self.machine_id, assignment_id=entry[0],
+                            lease_epoch=entry[1], run_id=self.boot)  # fmt: skip
         await self.send(WorkerFrame("worker", attempt_id, "exited", returncode=info.returncode,
                                     signal=info.signal, fence_reason=info.fence_reason,
                                     stop_phase=info.stop_phase,
                                     stderr_tail=info.stderr_tail[-8192:]))  # fmt: skip
+
+    def _running(self, key: str, epoch: int) -> bool:
+        """Whether a worker of the assignment's epoch still runs here (one execution)."""
+        return any((aid, e) == (key, epoch) for aid, e, _ in self.workers.values())
 
     async def _worker_op(self, frame: PromptFrame | InterruptFrame | StopWorkerFrame) -> None:
         entry = self.workers.get(frame.attempt_id)
@@ -250,6 +279,9 @@ class ExecutionAssignments:
         key, _, handle = entry
         assert self._nursery is not None
         if isinstance(frame, PromptFrame):
+            if self._prompted.get(frame.attempt_id) == frame.turn_id:
+                return  # a replayed prompt: that turn runs once
+            self._prompted[frame.attempt_id] = frame.turn_id
             self._nursery.start_soon(self._turn, key, frame, handle)
         elif isinstance(frame, InterruptFrame):
             self._nursery.start_soon(_quietly, handle.interrupt, frame.turn_id)

@@ -22,7 +22,8 @@ FILE_NAME: Final = "machine-leases.json"
 
 def _wire(state: NodeLeaseState) -> dict[str, Any]:
     return {
-        "nodeId": state.node_id, "leaseEpoch": state.lease_epoch, "phase": state.phase.value,
+        "nodeId": state.node_id, "boot": state.boot, "leaseEpoch": state.lease_epoch,
+        "phase": state.phase.value,
         "appliedPair": list(state.applied_pair) if state.applied_pair else None,
         "appliedRequestId": state.applied_request_id,
         "revocationHighWater": state.revocation_high_water,
@@ -34,6 +35,15 @@ def _wire(state: NodeLeaseState) -> dict[str, Any]:
 def save_states(home: Path, states: dict[str, NodeLeaseState]) -> None:
     data = {key: _wire(state) for key, state in states.items()}
     write_private_file(home / FILE_NAME, orjson.dumps(data))
+
+
+def previous_boots(home: Path) -> dict[str, str]:
+    """Each assignment's boot token of the run that wrote the file (a trace's run id)."""
+    try:
+        data = orjson.loads((home / FILE_NAME).read_bytes())
+    except FileNotFoundError:
+        return {}
+    return {key: str(wire["boot"]) for key, wire in data.items() if wire.get("boot")}
 
 
 def load_states(home: Path, boot: str, now_ms: int) -> dict[str, NodeLeaseState]:

@@ -28,6 +28,7 @@ from trio_websocket import (
     open_websocket_url,
 )
 
+from actors.machine import MachineTrace
 from maia.core import Clock, MaiaError
 from supervision.leases import HEARTBEAT_INTERVAL_MS, MachineLeaseReport, NodeStatus
 
@@ -124,9 +125,10 @@ class ExecutionLink:
             await self._refused(refused)
             return
         self.credential = credential
+        trace = MachineTrace.from_env(self.clock)  # off unless a test asks (docs/machines.md)
         self.assignments = ExecutionAssignments(self.home, credential.machine_id, self.clock,
-                                                self.supervisor, self.send,
-                                                self.report_now)  # fmt: skip
+                                                self.supervisor, self.send, self.report_now,
+                                                trace)  # fmt: skip
         async with trio.open_nursery() as nursery:
             await nursery.start(self.assignments.run)
             try:

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from actors.machine import TRACE_ENV
 from maia.client import read_discovery
+from simulations import TraceVerdict, check_trace, merge_traces, read_trace
 
 MAIA = [sys.executable, "-c", "import sys; from maia.cli import main; sys.exit(main())"]
 TIMEOUT_S = 90
@@ -28,11 +30,13 @@ def _env(home: Path) -> dict[str, str]:
 
 
 class NodeProc:
-    """One `python -m maia.node start` process, its output in `<home>.log`."""
+    """One `python -m maia.node start` process, its output in `<home>.log`, its machine
+    trace (`MAIA_MACHINE_TRACE`) in `<home>.trace.jsonl`."""
 
     def __init__(self, home: Path, *flags: str) -> None:
         self.home = home
         self.log_path = home.with_suffix(".log")
+        self.trace_path = home.with_suffix(".trace.jsonl")
         self.flags = flags
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -41,6 +45,7 @@ class NodeProc:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "maia.node", "start", "--home", str(self.home),
                  *self.flags], stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                env={**os.environ, TRACE_ENV: str(self.trace_path)},
             )  # fmt: skip
         pid = self.process.pid
         wait_for(lambda: (r := read_discovery(self.home / "node.json")) is not None
@@ -116,3 +121,21 @@ def enroll(control: NodeProc, name: str) -> str:
 def link_of(control: NodeProc, name: str) -> dict[str, Any]:
     link: dict[str, Any] = control.call("machine", "show", name)["machine"]["link"]
     return link
+
+
+def checked_traces(*nodes: NodeProc, extra: Path | None = None) -> TraceVerdict:
+    """The Nodes' machine traces (and `extra`), merged by the host's monotonic clock and
+    judged by the simulation's checker; fails naming every violation."""
+    traces = [read_trace(node.trace_path) for node in nodes if node.trace_path.exists()]
+    if extra is not None and extra.exists():
+        traces.append(read_trace(extra))
+    verdict = check_trace(merge_traces(*traces))
+    assert verdict.violations == (), verdict.violations
+    return verdict
+
+
+def trace_events(node: NodeProc, event: str) -> list[dict[str, Any]]:
+    """The events of one kind in the Node's trace."""
+    if not node.trace_path.exists():
+        return []
+    return [e for e in read_trace(node.trace_path) if e["event"] == event]

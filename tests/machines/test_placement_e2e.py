@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import orjson
 import pytest
 
+from simulations import check_trace, merge_traces, read_trace
 from supervision.leases import CLOCK_ERROR_BUDGET_MS, STOP_BOUND_MS
 
-from ._nodes import NodeProc, enroll, link_of, wait_for
+from ._nodes import NodeProc, checked_traces, enroll, link_of, trace_events, wait_for
 
 CONFIG = json.dumps({"executors": {"slow": {"kind": "exec", "argv": [
     "/bin/sh", "-c", "echo started; sleep 600; echo late"]}}})  # fmt: skip
@@ -107,6 +109,26 @@ def test_a_placed_session_runs_under_the_execution_node(pair: Pair) -> None:
             if e.get("sessionId") == session_id or e.get("ownerId") == session_id]  # fmt: skip
     assert "turn.completed" in mine, mine
     assert (pair.execution.home / "machine-leases.json").stat().st_mode & 0o777 == 0o600
+    verdict = checked_traces(pair.control, pair.execution)
+    kinds = {e["event"] for node in (pair.control, pair.execution)
+             for e in trace_events_all(node)}  # fmt: skip
+    assert {"launch", "grant_issued", "report_received", "placement", "run_started",
+            "record_stored", "record_acknowledged"} <= kinds, kinds  # fmt: skip
+    assert verdict.checks > 0
+    _planted_violation_is_found(pair)
+
+
+def _planted_violation_is_found(pair: Pair) -> None:
+    """A copy of the real trace with one planted event: a launch of the next epoch while no
+    `stopped` report for the running one was heard. The checker reads it and names it."""
+    merged = merge_traces(read_trace(pair.control.trace_path),
+                          read_trace(pair.execution.trace_path))  # fmt: skip
+    launch = next(e for e in merged if e["event"] == "launch")
+    planted = {**launch, "at_ms": merged[-1]["at_ms"] + 1, "lease_epoch": launch["lease_epoch"] + 1}
+    copy = pair.base / "planted.trace.jsonl"
+    copy.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [*merged, planted]))
+    verdict = check_trace(read_trace(copy))
+    assert [v.invariant for v in verdict.violations] == ["replacement_before_cleanup"]
 
 
 def test_kill_9_of_the_execution_node_mid_turn(pair: Pair) -> None:
@@ -134,6 +156,9 @@ def test_kill_9_of_the_execution_node_mid_turn(pair: Pair) -> None:
     wait_for(lambda: _ppid(pid) is None or _ppid(pid) != pair.execution.pid,
              "the old worker still runs", pair.execution)  # fmt: skip
     assert not os.path.exists(f"/proc/{pid}") or _ppid(pid) != pair.execution.pid
+    # The restarted Node confirms the old run stopped; the trace shows one run at a time.
+    assert trace_events(pair.execution, "run_stopped"), "no run_stopped after the restart"
+    print(f"\ntrace: {checked_traces(pair.control, pair.execution)}")
 
 
 def test_kill_9_of_the_control_node_raises_a_barrier(pair: Pair) -> None:
@@ -156,6 +181,14 @@ def test_kill_9_of_the_control_node_raises_a_barrier(pair: Pair) -> None:
     assert _epoch(pair.control) == epoch_before
     again = pair.control.maia("turn", "send", session_id, "two", "--wait", "--timeout", "60s")
     assert "two" in again.stdout
+    assert trace_events(pair.control, "discontinuity"), "the restart left no discontinuity"
+    print(f"\ntrace: {checked_traces(pair.control, pair.execution)}")
+
+
+def trace_events_all(node: NodeProc) -> list[dict[str, Any]]:
+    return [e for kind in ("launch", "grant_issued", "report_received", "placement",
+                           "run_started", "record_stored", "record_acknowledged")
+            for e in trace_events(node, kind)]  # fmt: skip
 
 
 def _epoch(control: NodeProc) -> int:
@@ -204,3 +237,7 @@ def test_a_partition_longer_than_the_lease_stops_by_the_local_deadline(pair: Pai
              "the turn was not resolved after healing", pair.control)  # fmt: skip
     wait_for(lambda: _epoch(pair.control) == epoch_before + 1,
              "no new epoch after the stopped report", pair.control)  # fmt: skip
+    wait_for(lambda: any(e["lease_epoch"] == epoch_before + 1
+                         for e in trace_events(pair.control, "launch")),
+             "the next epoch's launch is not in the trace", pair.control)  # fmt: skip
+    print(f"\ntrace: {checked_traces(pair.control, pair.execution)}")

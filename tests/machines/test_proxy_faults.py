@@ -14,7 +14,7 @@ import trio
 from simulations import start_proxy
 from supervision.leases import CLOCK_ERROR_BUDGET_MS
 
-from ._nodes import NodeProc, enroll, link_of, wait_for
+from ._nodes import NodeProc, checked_traces, enroll, link_of, wait_for
 from .test_placement_e2e import CONFIG, _attempts, _epoch, _ppid, _turn
 
 _STOP = re.compile(r"bounded stop begins \(deadline\) at mono (\d+) ms, local deadline (\d+)")
@@ -90,6 +90,7 @@ async def test_lost_grant_responses_stop_the_node_and_block_placement(tmp_path: 
                   f" Control link: {json.dumps(link_of(control, 'box'))}")  # fmt: skip
             assert stop_start <= deadline + CLOCK_ERROR_BUDGET_MS
             assert lost > 0
+            print(f"trace: {checked_traces(control, execution)}")
         finally:
             if execution is not None:
                 await _blocking(execution.stop)
