@@ -8,11 +8,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import anyio
-import orjson
 import pytest
 
-from maia.client._transport import WebSocket
+from tests._wire_count import Wire, count_wire
 
 from ._node import Cli, running_node
 
@@ -24,31 +22,10 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
         yield started
 
 
-class Wire:
-    """TCP connections the CLI opened and the requests it sent, by method."""
-
-    def __init__(self) -> None:
-        self.connections = 0
-        self.methods: list[str] = []
-
-
 @pytest.fixture
 def wire(monkeypatch: pytest.MonkeyPatch) -> Wire:
     """Counts every TCP connection (API and observation sockets) and every request frame."""
-    seen = Wire()
-    connect, send = anyio.connect_tcp, WebSocket.send
-
-    async def counted_connect(*args: Any, **kwargs: Any) -> Any:
-        seen.connections += 1
-        return await connect(*args, **kwargs)
-
-    async def counted_send(self: WebSocket, text: str) -> None:
-        seen.methods.append(orjson.loads(text)["method"])
-        await send(self, text)
-
-    monkeypatch.setattr(anyio, "connect_tcp", counted_connect)
-    monkeypatch.setattr(WebSocket, "send", counted_send)
-    return seen
+    return count_wire(monkeypatch)
 
 
 # Live: the API connection's hello, the observation socket's hello and subscription, then

@@ -6,43 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anyio
 import orjson
 import pytest
 
 from maia.client import Discovery, open_client, send_and_wait, send_and_wait_wire
-from maia.client._transport import WebSocket
 from maia.core import new_id
 from maia.protocol import MaiaError
+from tests._wire_count import Wire, count_wire
 
 NodeProcess = tuple[Path, Discovery]
-
-
-class Wire:
-    """What the SDK put on the wire: TCP connections opened and requests sent, by method."""
-
-    def __init__(self) -> None:
-        self.connections = 0
-        self.methods: list[str] = []
 
 
 @pytest.fixture
 def wire(monkeypatch: pytest.MonkeyPatch) -> Wire:
     """Counts every TCP connection (API and observation sockets alike) and every request."""
-    seen = Wire()
-    connect, send = anyio.connect_tcp, WebSocket.send
-
-    async def counted_connect(*args: Any, **kwargs: Any) -> Any:
-        seen.connections += 1
-        return await connect(*args, **kwargs)
-
-    async def counted_send(self: WebSocket, text: str) -> None:
-        seen.methods.append(orjson.loads(text)["method"])
-        await send(self, text)
-
-    monkeypatch.setattr(anyio, "connect_tcp", counted_connect)
-    monkeypatch.setattr(WebSocket, "send", counted_send)
-    return seen
+    return count_wire(monkeypatch)
 
 
 async def _session(home: Path, title: str) -> str:
