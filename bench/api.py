@@ -34,6 +34,7 @@ if __package__ in (None, ""):
 import trio
 from trio_websocket import open_websocket_url
 
+from bench._node import start_node
 from bench._report import Report, log, median_of_rounds, parse_args, percentile
 from maia.client import open_client, read_discovery, read_token
 
@@ -106,24 +107,6 @@ def measure_sdk(home: Path, count: int) -> float:
     return trio.run(main)
 
 
-def start_node(home: Path) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        record = read_discovery(home / "node.json")
-        if record is not None and record.pid == process.pid:
-            return process
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
-    process.kill()
-    raise SystemExit("bench/api.py: the Node did not start")
-
-
 def _compare(
     report: Report,
     url: str,
@@ -173,7 +156,7 @@ def main() -> None:
     report = Report("api")
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder) / "home"
-        node = start_node(home)
+        node = start_node(home, "bench/api.py")
         echo = subprocess.Popen(
             [sys.executable, "-c", ECHO_SERVER], stdout=subprocess.PIPE, text=True
         )

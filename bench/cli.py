@@ -32,6 +32,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._node import start_node
 from bench._report import Report, log, parse_args
 
 # The minimal client: what any program needs to ask a Node one question, and nothing more.
@@ -154,28 +155,6 @@ def baseline_dir(argv: list[str]) -> Path | None:
     return folder
 
 
-def start_node(home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    from maia.core import read_discovery
-
-    process = subprocess.Popen(
-        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
-        env=env,
-        cwd=home.parent,  # not the repository: `-m` puts the cwd first on sys.path
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        record = read_discovery(home / "node.json")
-        if record is not None and record.pid == process.pid:
-            return process
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
-    process.kill()
-    raise SystemExit("bench/cli.py: the Node did not start")
-
-
 def main() -> None:
     argv = sys.argv[1:]
     baseline = baseline_dir(argv)
@@ -190,7 +169,7 @@ def main() -> None:
         project.mkdir()
         env = {**os.environ, "MAIA_HOME": str(home)}
         env.pop("MAIA_NODE", None)
-        node = start_node(home, env)
+        node = start_node(home, "bench/cli.py", env=env, cwd=home.parent)
         old_node = None
         old_env = dict(env)
         old_maia = [sys.executable, "-c", "import sys; from maia.cli import main; sys.exit(main())"]
@@ -200,7 +179,8 @@ def main() -> None:
             if baseline is not None:
                 old_env["MAIA_HOME"] = str(Path(folder) / "home-baseline")
                 old_env["PYTHONPATH"] = str(baseline)
-                old_node = start_node(Path(old_env["MAIA_HOME"]), old_env)
+                old_home = Path(old_env["MAIA_HOME"])
+                old_node = start_node(old_home, "bench/cli.py", env=old_env, cwd=old_home.parent)
                 for index in range(sessions):
                     timed([*old_maia, "session", "create", "--title", f"bench {index}"],
                           old_env, project)  # fmt: skip

@@ -35,9 +35,9 @@ if __package__ in (None, ""):
 
 import trio
 
+from bench._node import start_node
 from bench._report import Report, log, parse_args, percentile
 from maia.client import MaiaClient, open_client
-from maia.core import read_discovery
 
 HUEY_VERSION = "3.5.4"
 HUEY_VENV = Path(tempfile.gettempdir()) / f"maia-bench-huey-{HUEY_VERSION}"
@@ -134,23 +134,6 @@ class Huey:
             self._consumer.wait()
 
 
-def start_node(home: Path) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [sys.executable, "-P", "-m", "maia.node", "start", "--home", str(home)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        record = read_discovery(home / "node.json")
-        if record is not None and record.pid == process.pid:
-            return process
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
-    process.kill()
-    raise SystemExit("bench/peers.py: the Node did not start")
-
-
 async def _turn(client: MaiaClient, session_id: str) -> float:
     began = time.perf_counter()
     sent = await client.turn.send(session_id=session_id, text="hello")
@@ -206,7 +189,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         home = folder / "home"
-        node = start_node(home)
+        node = start_node(home, "bench/peers.py")
         (folder / "huey").mkdir()
         huey = Huey(python, folder / "huey") if python is not None else None
         try:
