@@ -81,11 +81,26 @@ everything as it was.
 ## Choices where the spec is open
 
 - `stopped` and `failed` are terminal. A stopped Session accepts no new turns: create
-  another Session. `session.stop` on an `idle` Session goes straight to `stopped`.
-- `idle` means no worker runs for the Session. A worker that is alive between turns keeps
-  the Session `running` until the Node releases it (`session.release`).
-- When the Node starts again after dying, each Session that had a worker is `recovering`
-  (one that was `stopping` is `stopped`: its worker died with the Node and is swept). From
+  another Session. `session.stop` on an `idle` Session goes straight to `stopped` (a warm
+  worker is let go as on its idle release).
+- `idle` means no activation holds the Session lease (the spec's words): a Session between
+  turns is `idle` whether its worker is still warm or not, and its `activity` tells which
+  (`idle`: a warm worker; `stopped`: none; `working`: turns wait for an activation). A turn
+  dispatched to the warm worker of an `idle` Session takes it straight to `running`
+  (`session.activate`, no start); a turn that ends with none dispatched after it settles
+  the Session back to `idle` (`session.settle`); back-to-back queued turns keep it
+  `running`. The idle worker's release changes only an `idle` Session's activity (an
+  `interrupted` one goes to `idle`: `session.release`).
+- The spec's `waiting` and `blocked` target states are not reachable yet, so the tables
+  have none. `waiting` (the activation yielded for a registered interaction, message or
+  timer) is today's `waiting-approval`, the one interaction a turn can wait on; a yield for
+  a message or a timer needs activations that can park, which the worker protocol does not
+  have yet. `blocked` (policy or evidence prevents progress until a recorded unblocker)
+  has no producer: a policy refusal today fails the turn or the send with a typed error
+  instead of parking the Session.
+- When the Node starts again after dying, each Session that had an activation or a start
+  is `recovering` (one that was `stopping` is `stopped`: its worker died with the Node and
+  is swept; an `idle` one with a warm worker stays `idle`, activity `stopped`). From
   `recovering` it goes to `idle`, or to `starting` with a new attempt when turns are queued,
   or to `failed` when recovery cannot finish within its timeout. A second restart during
   recovery keeps it `recovering`.

@@ -110,6 +110,7 @@ from ._sql import TurnRecord as TurnRecord
 from ._sql import TurnRows as TurnRows
 from ._sql import archive_and_failure as archive_and_failure
 from ._sql import close_open_attempts as close_open_attempts
+from ._sql import idle_sessions_with_worker as idle_sessions_with_worker
 from ._sql import insert_item as insert_item
 from ._sql import launch_row as launch_row
 from ._sql import next_turn_seq as next_turn_seq

@@ -149,7 +149,8 @@ class SessionCore:
         turns = {turn_id: memo.state for turn_id, memo in draft.turns.items()}
         plan = core.plan_actions(draft.state, turns, actions,
                                  wall_time_ms=self.wall_time_limit_ms(),
-                                 snapshots=self._snapshots())  # fmt: skip
+                                 snapshots=self._snapshots(),
+                                 active=after.active is not None)  # fmt: skip
         worker = getattr(self, "worker", None)
 
         def dispatching(turn_id: str) -> AbstractContextManager[None]:

@@ -209,7 +209,8 @@ class ClientOps(TurnProgress):
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
             archived, _ = sql.archive_and_failure(conn, draft.session_id)
-            if archived or draft.state not in _RESTING or self.core.pending:
+            held = self.core.worker is not q.Worker.NONE  # a warm worker: stop it first
+            if archived or draft.state not in _RESTING or self.core.pending or held:
                 state = "archived" if archived else draft.state.value
                 raise MaiaError(
                     "invalid_state",

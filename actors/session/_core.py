@@ -77,19 +77,24 @@ def _target(state: SessionState, event: SessionEvent) -> SessionState:
 
 
 def plan_actions(state: SessionState, turns: Mapping[str, TS], actions: Sequence[q.QueueAction],
-                 *, wall_time_ms: int, snapshots: Mapping[str, str]) -> list[Step]:  # fmt: skip
+                 *, wall_time_ms: int, snapshots: Mapping[str, str],
+                 active: bool = True) -> list[Step]:  # fmt: skip
     """The rows the queue's `actions` mean, from the Session in `state` with its pending
     turns in `turns` (before their side effects): a dispatch resumes an interrupted Session
-    and arms the turn's wall time; a worker start is the Session's `start`; a failed turn is
-    rejected while queued, else lost; an idle worker's release is armed."""
+    or activates an idle one (its warm worker) and arms the turn's wall time; a worker
+    start is the Session's `start`; a failed turn is rejected while queued, else lost; an
+    idle worker's release is armed. A running Session left with no `active` turn settles
+    to `idle` (idle means no activation holds the Session lease)."""
     steps: list[Step] = []
     turns = dict(turns)
     for action in actions:
         match action:
             case q.Dispatch(turn_id):
-                if SESSION_TABLE.get(state, SessionEvent.RESUME) is not None:
-                    steps.append(SessionStep(SessionEvent.RESUME))
-                    state = _target(state, SessionEvent.RESUME)
+                taken = first_accepted(SESSION_TABLE, state,
+                                       (SessionEvent.RESUME, SessionEvent.ACTIVATE))  # fmt: skip
+                if taken is not None:
+                    steps.append(SessionStep(taken))
+                    state = _target(state, taken)
                 # the activation records the admitted configuration it runs under
                 steps.append(TurnStep(turn_id, TurnEvent.DISPATCH, payload=snapshots))
                 turns[turn_id] = TS.DISPATCHING
@@ -104,6 +109,8 @@ def plan_actions(state: SessionState, turns: Mapping[str, TS], actions: Sequence
                     steps.append(EndTurn(turn_id, "lost", reason))
             case q.ReleaseAt(at_ms):
                 steps.append(Arm(Wake(IDLE_RELEASE, at_wall_ms=at_ms)))
+    if not active and state is SessionState.RUNNING:
+        steps.append(SessionStep(SessionEvent.SETTLE))
     return steps
 
 

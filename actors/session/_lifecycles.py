@@ -6,8 +6,10 @@ dispatching, running, completed, failed or interrupted. Choices where the spec i
 (written up in docs/lifecycles.md):
   * `stopped` and `failed` are terminal: a stopped Session takes no new turns (create
     another); `session.stop` from `idle` goes straight to `stopped` (no worker to stop).
-  * `idle` means no worker (no activation holds the Session lease); a live worker between
-    turns keeps the Session `running` until the Node releases it.
+  * `idle` means no activation holds the Session lease (spec): a Session between turns is
+    `idle` whether its worker is still warm or not (its `activity` tells: `idle` warm,
+    `stopped` none); a turn dispatched to a warm worker `activate`s it (`running`), and a
+    turn that ends with none dispatched after it `settle`s it back to `idle`.
   * A Node restart sends a Session that had a worker to `recovering` (and one that was
     `stopping` to `stopped`: its worker died with the Node and is swept); `recovering` ends
     in `idle`, or `starting` when turns are queued, or `failed`.
@@ -56,6 +58,8 @@ class SessionEvent(enum.Enum):
     APPROVAL_WITHDRAWN = "session.approval_withdrawn"  # the turn ended without an answer
     INTERRUPTED = "worker.interrupted"
     RESUME = "session.resume"  # the next turn goes to the live worker
+    ACTIVATE = "session.activate"  # a turn goes to the warm worker of an idle Session
+    SETTLE = "session.settle"  # the turn ended, none followed: idle, the worker kept warm
     RELEASE = "session.release"  # the worker was let go (queue empty, idle)
     STOP = "session.stop"
     STOPPED = "worker.stopped"
@@ -82,6 +86,9 @@ def _session_rows() -> list[Transition[SessionState, SessionEvent]]:
         row(s.RUNNING, e.INTERRUPTED, s.INTERRUPTED, WORKER, NODE,
             emits="session.interrupted", recovery=s.RECOVERING),
         row(s.RUNNING, e.RELEASE, s.IDLE, NODE, emits="session.idle"),
+        row(s.RUNNING, e.SETTLE, s.IDLE, NODE, emits="session.idle"),
+        row(s.IDLE, e.ACTIVATE, s.RUNNING, NODE, emits="session.running",
+            recovery=s.RECOVERING),
         row(s.WAITING_APPROVAL, e.APPROVAL_RESOLVED, s.RUNNING, CLIENT,
             emits="session.running", receipt=True, recovery=s.RECOVERING),
         row(s.WAITING_APPROVAL, e.APPROVAL_WITHDRAWN, s.RUNNING, NODE, WORKER,

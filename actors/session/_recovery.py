@@ -6,7 +6,8 @@ In one transaction, before any request is served, driven by the tables' recovery
     its worker died with the old Node);
   * a turn that was dispatching or running fails `runtime_lost`: its outcome is unknown, so
     it is never re-run;
-  * a Session left recovering with nothing queued becomes `idle`;
+  * a Session left recovering with nothing queued becomes `idle`; an `idle` Session whose
+    worker was warm stays `idle` (no activation held its lease) with activity `stopped`;
   * every attempt the old Node left open is closed (`node_restarted`).
 Before that, leftover workers of the old Node are found by their attempt rows and killed.
 Sessions with queued turns are then resumed through the registry (each gets a new attempt
@@ -70,9 +71,9 @@ def _recover_rows(conn: sqlite3.Connection, now: int, epoch: int, kind: str) -> 
             TurnMemo(turn_id, TurnState(state), revision, text)
         )
     queued = sql.sessions_with_queued_turns(conn)
-    sessions = sql.sessions_to_recover(
-        conn, _values(SESSION_TABLE.recovery_states), tuple(by_session)
-    )
+    # An idle Session whose worker was warm (or starting for a queued turn) lost it too.
+    also = (*by_session, *sql.idle_sessions_with_worker(conn))
+    sessions = sql.sessions_to_recover(conn, _values(SESSION_TABLE.recovery_states), also)
     lost = 0
     for session_id, project_id, state, revision, activity in sessions:
         turns = {m.turn_id: m for m in by_session.get(session_id, [])}

@@ -203,7 +203,9 @@ class SessionActor(SendOps):
                 retry_later = Wake(RESUME_RETRY, after_ms=RESUME_RETRY_MS)
                 await self.path.transact(lambda tx: tx.wake(retry_later))
                 self.resume_scheduled = True
-        if not (lost or actions or self.memory.state in (*_HAD_WORKER, SessionState.RECOVERING)):
+        warm = self.memory.state is SessionState.IDLE and self.memory.activity != "stopped"
+        if not (lost or actions or warm
+                or self.memory.state in (*_HAD_WORKER, SessionState.RECOVERING)):  # fmt: skip
             self.core = after
             return  # nothing to record: the turns wait for a slot
 

@@ -303,6 +303,14 @@ def sessions_with_queued_turns(conn: sqlite3.Connection) -> set[str]:
     }
 
 
+def idle_sessions_with_worker(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """Idle Sessions whose announced activity says a worker was warm or wanted."""
+    rows = conn.execute(
+        "SELECT session_id FROM sessions WHERE state = 'idle' AND activity <> 'stopped'"
+    ).fetchall()
+    return tuple(r[0] for r in rows)
+
+
 def close_open_attempts(conn: sqlite3.Connection, now_ms: int) -> None:
     """Every worker attempt the old Node left open ends `node_restarted`."""
     conn.execute(

@@ -2,7 +2,7 @@
 bot acts on, from the lifecycle state (the source of truth) and the announced activity.
 
 A state with a status of its own decides it (`waiting-approval` reads `approval`); a live
-state defers to the activity (a running Session between turns is `idle`, not `working`).
+state defers to the activity (an idle Session with turns waiting for an activation is `working`).
 Every change is announced as `session.status.changed` in the transaction that made it.
 """
 

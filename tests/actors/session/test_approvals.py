@@ -80,7 +80,7 @@ async def test_an_allowed_approval_reaches_the_worker_once(
                 _command("deny"), approval["approvalId"], "deny"))  # fmt: skip
         assert refused.value.code == "approval_not_pending"
         assert refused.value.details["state"] == "allowed"
-        assert (await h.session_row(session_id))[0] == "running"
+        assert await h.session_row(session_id) == ("idle", "idle")  # its worker warm
 
 
 async def test_an_interrupt_withdraws_the_pending_approval(

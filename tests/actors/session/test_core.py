@@ -108,6 +108,22 @@ def test_a_dispatch_resumes_an_interrupted_session_and_arms_the_wall_time() -> N
     assert [type(s) for s in running] == [TurnStep, Arm]
 
 
+def test_a_warm_idle_session_activates_and_a_running_one_settles() -> None:
+    """Idle means no activation holds the lease: a dispatch to an idle Session's warm
+    worker activates it (running, no start); a running Session left with no active turn
+    settles to idle after the idle release is armed; one keeping a turn does not."""
+    plan = plan_actions(S.IDLE, {"turn_a": TurnState.QUEUED}, (Dispatch("turn_a"),),
+                        wall_time_ms=5_000, snapshots={})  # fmt: skip
+    assert plan[0] == SessionStep(E.ACTIVATE)
+    assert SESSION_TABLE.step(S.IDLE, E.ACTIVATE, caller="node").target is S.RUNNING
+    settled = plan_actions(S.RUNNING, {}, (ReleaseAt(9_000),), wall_time_ms=1, snapshots={},
+                           active=False)  # fmt: skip
+    assert settled == [Arm(Wake(IDLE_RELEASE, at_wall_ms=9_000)), SessionStep(E.SETTLE)]
+    assert SESSION_TABLE.step(S.RUNNING, E.SETTLE, caller="node").target is S.IDLE
+    kept = plan_actions(S.RUNNING, {}, (), wall_time_ms=1, snapshots={}, active=True)
+    assert kept == []
+
+
 def test_failed_turns_are_rejected_while_queued_and_lost_once_dispatched() -> None:
     """A queued turn is rejected, a dispatched one ends lost (the same reason); a turn the
     Session no longer holds is left alone; a worker start and an idle release are rows."""

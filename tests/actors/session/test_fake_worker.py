@@ -101,7 +101,8 @@ async def test_turns_run_in_order_and_an_idle_worker_is_released(
     tmp_path: Path, jump_clock: trio.testing.MockClock
 ) -> None:
     """Three turns run on one worker in send order; a minute of idleness later the worker
-    is released (the Session is running until then, idle after), all in mock time."""
+    is released (the Session is idle between turns: activity idle while its worker is warm,
+    stopped once it is released), all in mock time."""
     async with _open(tmp_path) as h:
         session_id = await h.session()
         turns = [await h.send(session_id, f"hello {n}") for n in range(3)]
@@ -109,10 +110,44 @@ async def test_turns_run_in_order_and_an_idle_worker_is_released(
         assert [t.output_text for t in done] == ["hello 0", "hello 1", "hello 2"]
         assert len(h.workers.spawned) == 1
         assert h.workers.spawned[0].prompts == ["hello 0", "hello 1", "hello 2"]
-        assert await h.session_row(session_id) == ("running", "idle")
+        assert await h.session_row(session_id) == ("idle", "idle")
         await trio.sleep(IDLE_MS / 1000 + 5)
         assert h.workers.spawned[0].state is WorkerState.EXITED
         assert await h.session_row(session_id) == ("idle", "stopped")
+
+
+async def _session_events(h: Harness, session_id: str) -> list[str]:
+    """The Session's lifecycle events in order (not its activity or status changes)."""
+    query = (
+        "SELECT event_type FROM events WHERE owner_id = ? AND event_type LIKE 'session.%'"
+        " AND event_type NOT LIKE 'session.%.changed' ORDER BY position"
+    )
+    rows = await h.store.read(lambda c: c.execute(query, (session_id,)).fetchall())
+    return [row[0] for row in rows]
+
+
+async def test_a_warm_idle_session_goes_straight_to_running(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """Idle means no activation holds the lease: a turn that ends with none after it leaves
+    the Session idle with its worker warm; the next turn runs on that worker with no start
+    (idle -> running), back-to-back queued turns keep it running, and it settles idle."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        await h.wait_turn(await h.send(session_id, "one"), "completed")
+        assert await h.session_row(session_id) == ("idle", "idle")
+        assert await _session_events(h, session_id) == [
+            "session.starting", "session.running", "session.idle"]  # fmt: skip
+        slow = await h.send(session_id, "/sleep 1000 two")
+        await h.wait_turn(slow, "running")
+        assert await h.session_row(session_id) == ("running", "working")
+        last = await h.send(session_id, "three")
+        await h.wait_turn(last, "completed")
+        assert len(h.workers.spawned) == 1
+        assert await _session_events(h, session_id) == [
+            "session.starting", "session.running", "session.idle",
+            "session.running", "session.idle"]  # fmt: skip
+        assert await h.session_row(session_id) == ("idle", "idle")
 
 
 async def test_a_lost_worker_fails_its_turn_and_the_next_turn_gets_a_new_one(

@@ -71,12 +71,15 @@ def _seed(conn: sqlite3.Connection, root: str) -> None:
         ("session_lone", "running"),
         ("session_stopping", "stopping"),
         ("session_idle", "idle"),
+        ("session_warm", "idle"),
     ]
     conn.executemany(
         "INSERT INTO sessions (session_id, project_id, executor, cwd, state, created_ms,"
         " updated_ms) VALUES (?, 'project_r', 'builtin:echo', ?, ?, 0, 0)",
         [(s, root, state) for s, state in sessions],
     )
+    # idle between turns with its worker warm (no activation held its lease)
+    conn.execute("UPDATE sessions SET activity = 'idle' WHERE session_id = 'session_warm'")
     conn.executemany(
         "INSERT INTO turns (turn_id, session_id, seq, state, text, created_ms)"
         " VALUES (?, ?, ?, ?, 'x', 0)",
@@ -101,8 +104,9 @@ def _seed(conn: sqlite3.Connection, root: str) -> None:
 
 async def test_recovery_rows(tmp_path: Path) -> None:
     """Running and dispatching turns fail runtime_lost; Sessions with queued turns stay
-    recovering for a new attempt, the others go idle (or stopped); attempts are closed; the
-    Sessions' durable timers are dropped (another kind's stay)."""
+    recovering for a new attempt, the others go idle (or stopped); an idle Session whose
+    worker was warm stays idle with activity stopped; attempts are closed; the Sessions'
+    durable timers are dropped (another kind's stay)."""
     async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
         await store.write(lambda c: _seed(c, str(tmp_path)))
         report = await recover_sessions(store, 1_000)
@@ -118,6 +122,9 @@ async def test_recovery_rows(tmp_path: Path) -> None:
             return sessions, turns
 
         sessions, turns = await store.read(read)
+        activities = await store.read(
+            lambda c: dict(c.execute("SELECT session_id, activity FROM sessions").fetchall())
+        )
         ended = await store.read(
             lambda c: c.execute("SELECT end_reason FROM worker_attempts").fetchone()[0]
         )
@@ -135,7 +142,9 @@ async def test_recovery_rows(tmp_path: Path) -> None:
         "session_lone": "idle",
         "session_stopping": "stopped",
         "session_idle": "idle",
+        "session_warm": "idle",
     }
+    assert activities["session_warm"] == "stopped"
     assert turns["turn_run"] == ("failed", "runtime_lost")
     assert turns["turn_lone"] == ("failed", "runtime_lost")
     assert turns["turn_q1"] == ("queued", None)

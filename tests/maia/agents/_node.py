@@ -129,7 +129,8 @@ def kill_worker(cli: Cli) -> None:
     """SIGKILL the Session's worker (its process group); return once the Node saw it die."""
     os.killpg(worker_pid(cli), signal.SIGKILL)
     deadline = time.monotonic() + WAIT_S
-    while run(cli, "session", "show", "agent")["session"]["state"] not in ("idle", "recovering"):
+    # A Session between turns is idle already: its activity says when no worker is left.
+    while run(cli, "session", "show", "agent")["session"]["activity"] != "stopped":
         assert time.monotonic() < deadline, "the Node never saw the worker die"
         time.sleep(0.2)
 
