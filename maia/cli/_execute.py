@@ -156,9 +156,15 @@ async def execute(
         if invocation.operation_id == "turn.send" and invocation.wait:
             return await _waits.send_and_wait(client, params, invocation, out)
         result = await call(client, invocation.operation_id, params, out)
-        out.result(invocation.operation_id, result)
         if _exit.unserved_cursor(invocation.operation_id, result):
-            return _exit.ERROR  # printed as a result, but the cursor was not served
+            # A result, but nothing was read: --jsonl prints the result itself as its line
+            # (its empty event list would print nothing), and the exit is 1.
+            if out.fmt == "jsonl":
+                out.json(result)
+            else:
+                out.result(invocation.operation_id, result)
+            return _exit.ERROR
+        out.result(invocation.operation_id, result)
         return _exit.OK
     except Ambiguous as ambiguous:
         return ambiguous_exit(ambiguous, out)

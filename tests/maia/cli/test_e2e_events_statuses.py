@@ -48,6 +48,10 @@ def test_events_read_reset_and_invalid_cursors(tmp_path: Path) -> None:
         invalid = cli("events", "read", "--after", forged, "--json")
         assert invalid.returncode == 1
         assert json.loads(invalid.stdout)["result"]["status"] == "invalid_cursor"
+        as_lines = cli("events", "read", "--after", forged, "--jsonl")  # one line, not none
+        assert as_lines.returncode == 1
+        assert [json.loads(line)["status"] for line in as_lines.stdout.splitlines()] == [
+            "invalid_cursor"]  # fmt: skip
         follow_invalid = cli("events", "read", "--follow", "--after", forged, "--timeout", "2s")
         assert follow_invalid.returncode == 1
         assert "invalid_cursor" in follow_invalid.stderr
