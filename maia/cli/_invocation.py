@@ -157,8 +157,10 @@ def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
     options: list[click.Parameter] = [
         click.Option(["--json", "as_json"], is_flag=True, help="Print one JSON document."),
         click.Option(["--jsonl", "as_jsonl"], is_flag=True, help="Print one JSON object a line."),
-        click.Option(["--node"], metavar="URL", help="The Node's ws:// URL (default: found)."),
-        click.Option(["--home"], metavar="PATH", help="The Node's home (default: $MAIA_HOME)."),
+        click.Option(["--node"], metavar="URL", help="The Node's ws:// URL (default: "
+                     "$MAIA_NODE, else the running Node of the home)."),
+        click.Option(["--home"], metavar="PATH",
+                     help="The Node's home (default: $MAIA_HOME or ~/.maia)."),
         click.Option(
             ["--schema"], is_flag=False, flag_value="output", metavar="[=input]",
             help="Print the op's output (or =input) JSON Schema, offline.",
