@@ -1,9 +1,13 @@
 """The Session actor: one per Session, owning its lifecycle, its turn queue and its worker.
 
 `_lifecycles` is its tables; `_queue` the pure turn queue and `_core` the pure mapping of the
-queue's actions and the worker's facts to table rows (decided by the tables); `_actor` and
-the modules above it apply them on the one write path (`actors._write`) and a real worker;
-`_sql` is its SQL; `_recovery` brings Sessions back after a Node restart.
+queue's actions and the worker's facts to table rows (decided by the tables). `SessionActor`
+(`_session`) holds the collaborators that apply them, each given what it uses:
+`SessionCore` (`_actor`: memory, queue, the one write path `actors._write`), `Capacity`,
+`WorkerDriver` (`_driver`), `TurnProgress`, `AgentEvents`, `ClientOps`, `SendBatch`
+(`_batch`) and `Resumption` (`_resume`); `Attempt` and `TurnBuffer` (`_attempt`) are the
+worker state they share. `_sql` is its SQL; `_recovery` brings Sessions back after a Node
+restart.
 """
 
 from ._agent_events import AgentEvents as AgentEvents
@@ -19,6 +23,7 @@ from ._approvals import request_fields as request_fields
 from ._approvals import resolve as resolve
 from ._approvals import session_of_approval as session_of_approval
 from ._approvals import withdraw_pending as withdraw_pending
+from ._core import RUNTIME_LOST as RUNTIME_LOST
 from ._core import Arm as Arm
 from ._core import EndTurn as EndTurn
 from ._core import SessionStep as SessionStep
@@ -27,6 +32,7 @@ from ._core import TurnStep as TurnStep
 from ._core import end_events as end_events
 from ._core import first_accepted as first_accepted
 from ._core import gone_events as gone_events
+from ._core import gone_reasons as gone_reasons
 from ._core import plan_actions as plan_actions
 from ._core import turn_end_event as turn_end_event
 from ._create import CreateSession as CreateSession
