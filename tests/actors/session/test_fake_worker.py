@@ -94,6 +94,24 @@ async def test_a_lost_worker_fails_its_turn_and_the_next_turn_gets_a_new_one(
         assert len(h.workers.spawned) == 2
 
 
+async def test_a_worker_whose_runtime_is_lost_fails_its_turn_runtime_lost(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """A worker ending with the exit reason `runtime_lost` (the machine relay's, when its
+    Execution Node is lost) fails its turn `runtime_lost`, as a Node restart does, not
+    `worker_failed`; the turn's message says why and the next turn gets a new worker."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        lost = await h.wait_turn(await h.send(session_id, "/runtime-lost"), "failed", "completed")
+        assert (lost.state, lost.failure_reason) == ("failed", "runtime_lost")
+        assert "runtime_lost" in (lost.failure_message or "")
+        crashed = await h.wait_turn(await h.send(session_id, "/crash"), "failed", "completed")
+        assert crashed.failure_reason == "worker_failed"  # any other exit: as before
+        after = await h.wait_turn(await h.send(session_id, "again"), "completed", "failed")
+        assert after.output_text == "again"
+        assert len(h.workers.spawned) == 3
+
+
 async def test_a_sleeping_turn_waits_in_mock_time_and_the_queue_keeps_its_order(
     tmp_path: Path, jump_clock: trio.testing.MockClock
 ) -> None:
