@@ -26,6 +26,7 @@ from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerHandle
 
 from . import _sql as sql
+from . import _sql_turns as turns_sql
 from ._actor import SessionCore
 from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
 from ._attempt import TurnBuffer
@@ -120,7 +121,7 @@ class AgentEvents:
 
         def write(conn: sqlite3.Connection, draft: Draft) -> None:
             self.buffer.flush_rows(conn, draft)  # what streamed before it keeps its place
-            sql.insert_item(conn, item_id, turn_id, seq, kind, _item_text(item), "completed",
+            turns_sql.insert_item(conn, item_id, turn_id, seq, kind, _item_text(item), "completed",
                             draft.now, _item_data(item))  # fmt: skip
             draft.views.pop(turn_id, None)
             if kind == "usage":

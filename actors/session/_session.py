@@ -26,7 +26,7 @@ from maia.core import MaiaError
 from storage import MutationResult
 
 from . import _queue as q
-from . import _sql as sql
+from . import _sql_turns as turns_sql
 from ._actor import SessionCore
 from ._agent_events import AgentEvents
 from ._attempt import Attempt, TurnBuffer
@@ -221,7 +221,9 @@ class SessionActor:
 async def read_memory(ctx: SessionContext, session_id: str) -> tuple[Draft, list[Any], bool]:
     """The Session's memory as stored, its pending turns' rows and whether it is archived.
     Raises `resource_not_found`."""
-    row, turns = await ctx.store.read(lambda conn: sql.session_and_pending_turns(conn, session_id))
+    row, turns = await ctx.store.read(
+        lambda conn: turns_sql.session_and_pending_turns(conn, session_id)
+    )
     if row is None:
         raise MaiaError("resource_not_found", f"session {session_id} does not exist",
                         {"resource": "session", "id": session_id})  # fmt: skip
