@@ -4,10 +4,10 @@
 queue's actions and the worker's facts to table rows (decided by the tables). `SessionActor`
 (`_session`) holds the collaborators that apply them, each given what it uses:
 `SessionCore` (`_actor`: memory, queue, the one write path `actors._write`), `Capacity`,
-`WorkerDriver` (`_driver`), `TurnProgress`, `AgentEvents`, `ClientOps`, `SendBatch`
-(`_batch`) and `Resumption` (`_resume`); `Attempt` and `TurnBuffer` (`_attempt`) are the
-worker state they share. `_sql` is its SQL; `_recovery` brings Sessions back after a Node
-restart.
+`WorkerDriver` (`_driver`) with its `WorkerLauncher` (`_launcher`), `TurnProgress`,
+`AgentEvents`, `ClientOps`, `SendBatch` (`_batch`) and `Resumption` (`_resume`); `Attempt`
+and `TurnBuffer` (`_attempt`) are the worker state they share. `_sql`, `_sql_turns` and
+`_sql_recovery` are its SQL; `_recovery` brings Sessions back after a Node restart.
 """
 
 from ._agent_events import AgentEvents as AgentEvents

@@ -192,6 +192,15 @@ class SessionCore:
             raise RuntimeError(f"session {self.session_id}: no effect scope attached")
         self.effects.start(name, run)
 
+    async def tell_self(self, message: object) -> None:
+        """Tell this Session's live actor (from an effect); a refusal is logged: stopping,
+        the next incarnation recovers."""
+        try:
+            await self.ctx.tell(self.session_id, message)
+        except (MaiaError, ActorError) as error:
+            log.warning("session %s: %s not delivered: %r", self.session_id,
+                        type(message).__name__, error)  # fmt: skip
+
     def tell_other(self, session_id: str, message: object) -> None:
         """Tell another Session's actor, as an effect; a refusal (overloaded, gone) is not
         our failure, so it is logged."""

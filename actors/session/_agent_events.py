@@ -30,7 +30,7 @@ from . import _sql_turns as turns_sql
 from ._actor import SessionCore
 from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
 from ._attempt import TurnBuffer
-from ._driver import worker_call
+from ._launcher import worker_call
 from ._lifecycles import CLIENT, NODE, WORKER, SessionEvent, SessionState
 from ._messages import ApprovalExpired, RespondApproval, approval_wake
 from ._store import Draft, emit, session_step, set_activity, wake

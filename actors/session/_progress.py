@@ -21,7 +21,8 @@ from ._approvals import withdraw_pending
 from ._attempt import TurnBuffer
 from ._capacity import Capacity
 from ._core import turn_end_event
-from ._driver import _FINAL, WorkerDriver, worker_call
+from ._driver import _FINAL, WorkerDriver
+from ._launcher import worker_call
 from ._lifecycles import SessionEvent
 from ._messages import Flush, Progress, WallTime
 from ._spill import bound_text
@@ -99,7 +100,7 @@ class TurnProgress:
         return True
 
     async def _tell_flush(self) -> None:
-        await self.driver.tell(Flush())
+        await self.core.tell_self(Flush())
 
     async def flush(self) -> None:
         self.buffer.flush_at = None

@@ -215,6 +215,10 @@ class SessionActor:
         except MaiaError as failed:  # gone meanwhile: its next message says so
             log.warning("session %s: not reloaded: %r", self.session_id, failed)
             return
+        for turn_id, memo in memory.turns.items():  # a dispatched turn keeps its envelope
+            known = self.core.memory.turns.get(turn_id)
+            if known is not None:
+                memo.cause = known.cause
         self.core.memory = memory
 
 
