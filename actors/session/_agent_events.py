@@ -7,8 +7,8 @@ items, per-turn usage, and approvals asked as `maia.approval` tool calls.
 - `item.started` / `item.delta`: published live (never stored per delta).
 - `item.completed`: stored with the turn (kind, a text, the item's fields as `data`); a
   `usage` item also sets the turn's usage and adds it to the Session's totals.
-- `tool-call` of `maia.approval`: a durable approval record, and the Session reads
-  `waiting-approval`; any other tool is refused at once (`tool_unavailable`).
+- `tool-call` of `maia.approval`: an approval (`_approval_desk`); any other tool is
+  refused at once (`tool_unavailable`).
 """
 
 from __future__ import annotations
@@ -19,21 +19,18 @@ from typing import Any, Final
 
 import orjson
 
-from actors._timers import Wake
 from maia.core import new_id
-from storage import MutationResult, ReceiptTarget
 from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerHandle
 
 from . import _sql as sql
 from . import _sql_turns as turns_sql
 from ._actor import SessionCore
-from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
+from ._approval_desk import ApprovalDesk
+from ._approvals import APPROVAL_TOOL
 from ._attempt import TurnBuffer
 from ._launcher import worker_call
-from ._lifecycles import CLIENT, NODE, WORKER, SessionEvent, SessionState
-from ._messages import ApprovalExpired, RespondApproval, approval_wake
-from ._store import Draft, emit, session_step, set_activity, wake
+from ._store import Draft, emit
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
 
@@ -69,9 +66,10 @@ def _refusal(name: object) -> str:
 class AgentEvents:
     """An agent worker's events on the running turn, and the approvals it asks."""
 
-    def __init__(self, core: SessionCore, buffer: TurnBuffer) -> None:
+    def __init__(self, core: SessionCore, buffer: TurnBuffer, desk: ApprovalDesk) -> None:
         self.core = core
         self.buffer = buffer
+        self.desk = desk  # a `maia.approval` tool call is its
 
     async def agent_event(self, handle: WorkerHandle, event: WorkerEvent) -> None:
         data = event.data or {}
@@ -167,91 +165,4 @@ class AgentEvents:
 
             self.core.effect("tool-refusal", worker_call("tool_result", refuse))
             return
-        approval_id = new_id("approval")
-        timeout = self.core.config.user.sessions.approval_timeout_ms  # None: it never expires
-
-        def write(conn: sqlite3.Connection, draft: Draft) -> None:
-            self.buffer.flush_rows(conn, draft)
-            expires = draft.now + timeout if timeout is not None else None
-            insert_approval(conn, draft, approval_id=approval_id, turn_id=turn_id,
-                            call_id=call_id, arguments=arguments, expires_ms=expires)  # fmt: skip
-            if expires is not None:  # sessions.approvalTimeoutMs: a durable timer
-                wake(draft, Wake(approval_wake(approval_id), at_wall_ms=expires))
-            if draft.state is SessionState.RUNNING:
-                session_step(conn, draft, SessionEvent.APPROVAL_REQUESTED, caller=WORKER,
-                             payload={"approvalId": approval_id})  # fmt: skip
-            set_activity(conn, draft, "waiting_approval")  # what session.wait's activities see
-
-        await self.core.commit(write)
-        self.core.approvals[approval_id] = (turn_id, call_id)
-        self.core.notify(turn_id)
-
-    async def approval_expired(self, message: ApprovalExpired) -> None:
-        """The configured timeout passed unanswered: the approval reads `expired` and the
-        worker is told `deny` with a message saying so (an explicit, configured outcome)."""
-        call = self.core.approvals.get(message.approval_id)
-        handle = self.core.attempt.handle
-        if call is None:
-            return  # answered or withdrawn meanwhile
-        timeout = self.core.config.user.sessions.approval_timeout_ms
-        why = f"the approval expired unanswered after sessions.approvalTimeoutMs ({timeout} ms)"
-
-        def write(conn: sqlite3.Connection, draft: Draft) -> None:
-            resolve(conn, draft, message.approval_id, "expired", message=why)
-            if draft.state is SessionState.WAITING_APPROVAL and not pending_count(
-                conn, draft.session_id
-            ):
-                session_step(conn, draft, SessionEvent.APPROVAL_WITHDRAWN, caller=NODE,
-                             payload={"approvals": [message.approval_id]})  # fmt: skip
-                set_activity(conn, draft, "working")
-
-        await self.core.commit(write)
-        del self.core.approvals[message.approval_id]
-        self.core.notify(call[0])
-        if handle is not None:
-            content = json.dumps({"decision": "deny", "message": why})
-            turn_id, call_id = call
-
-            async def answer() -> None:
-                await handle.tool_result(turn_id, call_id, True, content)
-
-            self.core.effect("approval-expired", worker_call("tool_result", answer))
-
-    async def respond_approval(self, message: RespondApproval) -> MutationResult:
-        """Answer a pending approval (idempotent by commandId, with a receipt) and pass the
-        decision to the worker's waiting tool call. Raises `approval_not_pending`."""
-        approval_id = message.approval_id
-        state = "allowed" if message.decision == "allow" else "denied"
-
-        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
-            resolve(conn, draft, approval_id, state, remember=message.remember,
-                    message=message.message)  # fmt: skip
-            wake(draft, Wake(approval_wake(approval_id), cancel=True))
-            draft.targets.append(ReceiptTarget("approval", approval_id, "updated", 1, 2))
-            waiting = draft.state is SessionState.WAITING_APPROVAL
-            if waiting and pending_count(conn, draft.session_id) == 0:
-                prior = draft.revision
-                session_step(conn, draft, SessionEvent.APPROVAL_RESOLVED, caller=CLIENT,
-                             payload={"approvalId": approval_id})  # fmt: skip
-                self.core.session_target(draft, prior)
-                set_activity(conn, draft, "working")
-            return {"approval": read_approval(conn, approval_id)}
-
-        result = await self.core.mutate("approval.respond", message.command, apply)
-        call = self.core.approvals.pop(approval_id, None)
-        handle = self.core.attempt.handle
-        if result.delivery == "new" and call is not None and handle is not None:
-            turn_id, call_id = call
-            answer: dict[str, Any] = {"decision": message.decision}
-            if message.remember:
-                answer["remember"] = True
-            if message.message:
-                answer["message"] = message.message
-            content = json.dumps(answer)
-
-            async def answer_call() -> None:
-                await handle.tool_result(turn_id, call_id, True, content)
-
-            self.core.effect("approval-answer", worker_call("tool_result", answer_call))
-        self.core.notify(*(call[:1] if call else ()))
-        return result
+        await self.desk.ask(turn_id, call_id, arguments)

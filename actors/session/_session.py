@@ -29,6 +29,7 @@ from . import _queue as q
 from . import _sql_turns as turns_sql
 from ._actor import SessionCore
 from ._agent_events import AgentEvents
+from ._approval_desk import ApprovalDesk
 from ._attempt import Attempt, TurnBuffer
 from ._batch import SendBatch
 from ._capacity import Capacity
@@ -80,7 +81,8 @@ class SessionActor:
         buffer = TurnBuffer(memory.session_id, ctx.live)
         self.capacity = capacity = Capacity(core)
         self.driver = driver = WorkerDriver(core, capacity, buffer)
-        self.agent = agent = AgentEvents(core, buffer)
+        self.approvals = ApprovalDesk(core, buffer)
+        self.agent = agent = AgentEvents(core, buffer, self.approvals)
         self.progress = TurnProgress(core, capacity, driver, agent, buffer)
         self.client = ClientOps(core, capacity, driver, buffer)
         self.sends = SendBatch(core, capacity, driver)
@@ -163,7 +165,7 @@ class SessionActor:
             case ArchiveSession():
                 return await client.archive_session(message)
             case RespondApproval():
-                return await self.agent.respond_approval(message)
+                return await self.approvals.respond(message)
         return None
 
     async def _internal(self, message: Message) -> None:
@@ -188,7 +190,7 @@ class SessionActor:
             case Reclaim():
                 await driver.reclaim()
             case ApprovalExpired():
-                await self.agent.approval_expired(message)
+                await self.approvals.expired(message)
             case ActivationFree():
                 await driver.activation_free()
             case Fired():
