@@ -115,6 +115,9 @@ class WorkerLauncher:
     async def _orphaned(self, handle: WorkerHandle) -> None:
         """The actor stopped while its worker ran: stop the worker (bounded, shielded) and
         give its slot back; the next incarnation fails the turn it ran `runtime_lost`."""
+        # Shielded because this runs while the effect is being cancelled (the actor
+        # stopped): unshielded, the stop's first checkpoint would raise Cancelled and leave
+        # the worker running with no actor. Bounded so a stuck stop cannot hold the Node.
         with trio.move_on_after(STOP_BOUND_S) as scope:
             scope.shield = True
             try:
