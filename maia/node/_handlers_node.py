@@ -6,7 +6,9 @@ observation socket's hello shares; no digest is no match); the SDK refuses to go
 does not (during alpha, client and Node upgrade together). `node.status` reads storage once:
 `integrity: ok` means what the spec says, the storage connection is open and answered a
 read, not that an integrity check passed. Its counts come from one shared read at most
-`STATUS_TTL_MS` old (`_status_counts`), so polling it from many clients does not load storage.
+`STATUS_TTL_MS` old (`_status_counts`), and its `configFiles` from a check of the files at
+most `FILES_FRESH_MS` old (`maia.service.AdmittedConfigs.files`), so polling it from many
+clients does not load storage or the file system.
 """
 
 from __future__ import annotations
@@ -103,7 +105,9 @@ async def _config_files(services: NodeServices) -> tuple[ConfigScopeStatus, ...]
     if ctx is None:
         return ()
     try:
-        found = await ctx.admitted.files(ctx.home, lambda: config_files_status(ctx))
+        found = await ctx.admitted.files(
+            ctx.home, lambda: config_files_status(ctx), services.clock.monotonic_ms()
+        )
     except (MaiaError, sqlite3.Error, OSError):
         return ()
     return tuple(
