@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.lowlevel
 
 from maia.config import UserConfig
 from maia.core import SystemClock
@@ -27,7 +28,7 @@ class CountingRead:
 
     async def __call__(self) -> list[ConfigScopeStatus]:
         self.calls += 1
-        await trio.sleep(0)
+        await trio.lowlevel.checkpoint()
         return []
 
 
@@ -126,7 +127,7 @@ async def test_a_failed_check_is_not_kept(tmp_path: Path) -> None:
         async def failing() -> list[ConfigScopeStatus]:
             raise OSError("unreadable")
 
-        with pytest.raises(OSError):
+        with pytest.raises(OSError, match="unreadable"):
             await admitted.files(home, failing, 0)
         read = CountingRead()
         await admitted.files(home, read, 1)
