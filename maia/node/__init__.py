@@ -19,6 +19,7 @@ from ._dispatch import LOCAL_USER_ROLE as LOCAL_USER_ROLE
 from ._dispatch import Call as Call
 from ._dispatch import Dispatcher as Dispatcher
 from ._dispatch import HandlerTable as HandlerTable
+from ._dispatch import Pending as Pending
 from ._files import open_private as open_private
 from ._gate import API_PATH as API_PATH
 from ._home import NodeHome as NodeHome

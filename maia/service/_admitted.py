@@ -139,6 +139,15 @@ class AdmittedConfigs:
         self._cache.clear()
         self._files = None
 
+    def fresh_files(
+        self, now_ms: int, fresh_ms: int = FILES_FRESH_MS
+    ) -> list[ConfigScopeStatus] | None:
+        """`files`' answer when it needs no new check (one at most `fresh_ms` old), else None."""
+        known = self._files
+        if known is not None and 0 <= now_ms - known.began_ms < fresh_ms:
+            return known.value
+        return None
+
     async def files(
         self,
         home: Path,
@@ -151,9 +160,9 @@ class AdmittedConfigs:
         arrives meanwhile), and `read()` runs again only when a file's `stat` changed, a
         Project was added or an admission committed since."""
         while True:
-            known = self._files
-            if known is not None and 0 <= now_ms - known.began_ms < fresh_ms:
-                return known.value
+            found = self.fresh_files(now_ms, fresh_ms)
+            if found is not None:
+                return found
             in_flight = self._files_in_flight
             if in_flight is None:
                 return await self._check(home, read, now_ms)
