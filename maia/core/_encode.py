@@ -63,6 +63,7 @@ def _class_encoder(cls: type) -> Callable[[Any], dict[str, Any]]:
         for plan in class_plan(cls)
     )
     scalars = _SCALARS
+    encoders = _ENCODERS
 
     def encode(value: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -74,7 +75,13 @@ def _class_encoder(cls: type) -> Callable[[Any], dict[str, Any]]:
                         continue  # absent on the wire
                 elif omit_empty and not item and isinstance(item, tuple | list):
                     continue  # an empty list where the schema asks for at least one item
-            out[wire] = item if type(item) in scalars else to_json(item)
+            kind = type(item)
+            if kind in scalars:
+                out[wire] = item
+            elif kind in encoders:  # a nested schema object seen before
+                out[wire] = encoders[kind](item)
+            else:
+                out[wire] = to_json(item)
         return out
 
     return encode
