@@ -18,7 +18,6 @@ turns the 1009 close into `MaiaError("frame_too_large")`.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 from typing import Any
@@ -280,9 +279,12 @@ class _Connection:
         return encode_error(request.id, _internal(request.method))
 
     async def _send(self, frame: str) -> None:
-        # A peer that left has nowhere to receive its pending answers.
-        with contextlib.suppress(ConnectionClosed):
+        # A peer that left has nowhere to receive its pending answers. Not contextlib's
+        # suppress: its context manager costs a microsecond on every answer.
+        try:  # noqa: SIM105
             await self._socket.send_message(frame)
+        except ConnectionClosed:
+            pass
 
 
 def _internal(method: str) -> MaiaError:
