@@ -12,6 +12,8 @@ ignores name resolution and dials `Destination.address` through a `Connector`, a
 other host or port (a redirect is never followed, and a second destination is never dialled).
 `trust_env=False`, so no proxy from the environment can carry the request elsewhere.
 The `Connector` is the seam tests use to record and refuse every connection attempt.
+httpx and httpcore (with anyio, certifi and what httpx's command line pulls in: ~5 MiB of a
+Node that sends no webhook) load at the first delivery (`_http_pinned`), not at import.
 
 Rules: a 15 s bound on the whole exchange; redirects not followed (a 3xx is a failure); only
 2xx succeeds; 410 Gone disables the webhook; 429 and 503 carry `Retry-After` (seconds or an
@@ -25,15 +27,18 @@ from __future__ import annotations
 import email.utils
 import enum
 import ssl
-from collections.abc import Iterable, Sequence
-from typing import Any, Final, Protocol
+from collections.abc import Sequence
+from typing import Final, Protocol
 
 import attrs
-import httpcore
-import httpx
 import trio
 
 from ._ssrf import Destination
+
+# httpx and httpcore load at the first delivery (see the module), types for the checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import httpcore
 
 REQUEST_TIMEOUT_S: Final = 15.0
 MAX_RETRY_AFTER_MS: Final = 36_000_000  # 10 h: the longest step of the schedule
@@ -68,53 +73,16 @@ class TcpConnector:
     """The real connector: a TCP connection through anyio (trio underneath)."""
 
     def __init__(self) -> None:
-        self._backend = httpcore.AnyIOBackend()
+        self._backend: httpcore.AnyIOBackend | None = None
 
     async def connect(
         self, address: str, port: int, timeout: float | None
     ) -> httpcore.AsyncNetworkStream:
+        if self._backend is None:
+            import httpcore
+
+            self._backend = httpcore.AnyIOBackend()
         return await self._backend.connect_tcp(address, port, timeout=timeout)
-
-
-class _PinnedBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's network backend for one checked destination: dials its address only."""
-
-    def __init__(self, destination: Destination, connector: Connector) -> None:
-        self._destination = destination
-        self._connector = connector
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        target = self._destination.target
-        if (host.lower().rstrip("."), port) != (target.host.rstrip("."), target.port):
-            raise httpcore.ConnectError(f"{host}:{port} is not the checked destination")
-        return await self._connector.connect(self._destination.address, port, timeout)
-
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Any = None
-    ) -> httpcore.AsyncNetworkStream:
-        raise httpcore.ConnectError("webhooks never use unix sockets")
-
-    async def sleep(self, seconds: float) -> None:
-        await trio.sleep(seconds)
-
-
-class _PinnedTransport(httpx.AsyncHTTPTransport):
-    def __init__(self, destination: Destination, connector: Connector, ssl_context: Any) -> None:
-        super().__init__(verify=ssl_context, trust_env=False, retries=0)
-        # httpx 0.28 takes no network backend, so its pool is rebuilt with ours (pinned).
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=1,
-            retries=0,
-            network_backend=_PinnedBackend(destination, connector),
-        )
 
 
 def parse_retry_after(value: str | None, now_ms: int) -> int | None:
@@ -164,11 +132,17 @@ class HttpxClient:
     ) -> None:
         self._connector = connector or TcpConnector()
         self._timeout_s = timeout_s
-        self._ssl = ssl_context or ssl.create_default_context()
+        self._ssl = ssl_context  # the system's CA store is read at the first delivery
 
     async def post(
         self, destination: Destination, headers: Sequence[tuple[str, str]], body: bytes, now_ms: int
     ) -> SendResult:
+        import httpx
+
+        from ._http_pinned import _PinnedTransport
+
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context()
         transport = _PinnedTransport(destination, self._connector, self._ssl)
         request_headers = [("user-agent", USER_AGENT), ("content-type", "application/json")]
         request_headers += list(headers)

@@ -29,8 +29,12 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Final
 
 import attrs
-import httpx
 import trio
+
+# httpx's URL parser loads with the first URL checked: an idle Node does not import httpx.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import httpx
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -233,6 +237,8 @@ def check_url(url: str, allow: Sequence[IPNetwork] = ()) -> Target:
     """
     if len(url) > MAX_URL_LENGTH:
         raise DestinationRefused("url_invalid", f"the URL is over {MAX_URL_LENGTH} characters")
+    import httpx
+
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as error:

@@ -22,7 +22,6 @@ from typing import Any
 import click
 import trio
 
-from maia.client import open_client
 from maia.core import MaiaError, find_live_node, process_start_time, read_discovery
 from maia.node import (
     NodeConfig,
@@ -153,6 +152,10 @@ def _log_tail(path: Path, *, since: int, lines: int = 10) -> str:
 @home_option
 def status_command(as_json: bool, home: Path | None) -> None:
     """Show the running Node's identity, uptime, storage and load."""
+
+    # The SDK (anyio, wsproto's client) loads here: the Node process this module also
+    # starts never needs it.
+    from maia.client import open_client
 
     async def fetch() -> Any:
         async with open_client(home=NodeHome.resolve(home).root) as client:

@@ -5,15 +5,23 @@ written as `null`. An optional list left at its empty default is omitted too whe
 asks for at least one item (`session.wait`'s `states`): absent is its only valid spelling.
 Tuples become lists. Nothing here checks limits: outputs are built by our
 own code, and the tests check them against their schemas.
+
+Each schema class gets its projection built once from its plan (`_class_encoder`, kept per
+class): a field holding a str, int, bool or None is copied as it is, anything else goes
+through `to_json`. Every answer the Node sends passes here, so no per-call reflection.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 import attrs
 
-from ._shapes import FieldPlan, Nullable, class_plan
+from ._shapes import Nullable, class_plan
+
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {}
 
 
 def to_json(value: Any) -> Any:
@@ -23,26 +31,57 @@ def to_json(value: Any) -> Any:
     """
     if value is None or isinstance(value, str | bool | int):
         return value
+    encoder = _ENCODERS.get(type(value))
+    if encoder is not None:
+        return encoder(value)
     if isinstance(value, tuple | list):
-        return [to_json(item) for item in value]
+        return [item if type(item) in _SCALARS else to_json(item) for item in value]
     if isinstance(value, dict):
-        return {str(key): to_json(item) for key, item in value.items()}
+        return {
+            str(key): item if type(item) in _SCALARS else to_json(item)
+            for key, item in value.items()
+        }
     if attrs.has(type(value)):
-        out: dict[str, Any] = {}
-        for plan in class_plan(type(value)):  # type: ignore[arg-type]
-            item = getattr(value, plan.name)
-            if not plan.required and _absent(item, plan):
-                continue
-            out[plan.wire] = to_json(item)
-        return out
+        encoder = _ENCODERS[type(value)] = _class_encoder(type(value))
+        return encoder(value)
     if isinstance(value, float):
         return value
     raise TypeError(f"{type(value).__name__} is not a schema value")
 
 
-def _absent(item: Any, plan: FieldPlan) -> bool:
-    """Whether an optional field's value is written by leaving the field out."""
-    if item is None:
-        return not isinstance(plan.shape, Nullable)
-    min_items = plan.spec.min_items or 0
-    return isinstance(item, tuple | list) and not item and min_items > 0
+def _class_encoder(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """The projection of one schema class: (attribute, wire name, optional, nullable,
+    omitted when empty) per field, in declaration order."""
+    fields = tuple(
+        (
+            plan.name,
+            plan.wire,
+            not plan.required,
+            isinstance(plan.shape, Nullable),
+            (plan.spec.min_items or 0) > 0,
+        )
+        for plan in class_plan(cls)
+    )
+    scalars = _SCALARS
+    encoders = _ENCODERS
+
+    def encode(value: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, wire, optional, nullable, omit_empty in fields:
+            item = getattr(value, name)
+            if optional:
+                if item is None:
+                    if not nullable:
+                        continue  # absent on the wire
+                elif omit_empty and not item and isinstance(item, tuple | list):
+                    continue  # an empty list where the schema asks for at least one item
+            kind = type(item)
+            if kind in scalars:
+                out[wire] = item
+            elif kind in encoders:  # a nested schema object seen before
+                out[wire] = encoders[kind](item)
+            else:
+                out[wire] = to_json(item)
+        return out
+
+    return encode

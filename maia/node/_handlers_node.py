@@ -6,12 +6,17 @@ observation socket's hello shares; no digest is no match); the SDK refuses to go
 does not (during alpha, client and Node upgrade together). `node.status` reads storage once:
 `integrity: ok` means what the spec says, the storage connection is open and answered a
 read, not that an integrity check passed. Its counts come from one shared read at most
-`STATUS_TTL_MS` old (`_status_counts`), so polling it from many clients does not load storage.
+`STATUS_TTL_MS` old (`_status_counts`), and its `configFiles` from a check of the files at
+most `FILES_FRESH_MS` old (`maia.service.AdmittedConfigs.files`), so polling it from many
+clients does not load storage or the file system. Both handlers are plain functions: hello
+answers at once, status too while those reads are fresh (see `_dispatch`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Literal
 
 import attrs
@@ -43,32 +48,50 @@ MAX_FILE_PROBLEMS = 5  # node.status names the file; `maia config check` lists e
 
 
 @HANDLERS.handler("node.hello")
-async def node_hello(call: Call, params: NodeHelloInput) -> NodeHelloOutput:
-    """Raises `protocol_incompatible` when the client speaks another protocol version."""
+def node_hello(call: Call, params: NodeHelloInput) -> NodeHelloOutput:
+    """Raises `protocol_incompatible` when the client speaks another protocol version.
+    Answers at once (no I/O)."""
     store = call.services.storage_or_raise()
     return answer_hello(
         params, node_id=store.node_id, epoch=store.node_epoch, registry_digest=REGISTRY.digest
     )
 
 
+Counts = tuple[int, dict[str, int], int]  # as `_status_counts` reads them
+
+
 @HANDLERS.handler("node.status")
-async def node_status(call: Call, params: Empty) -> NodeStatusOutput:
-    """Never fails on storage trouble: it reports `integrity: unavailable` instead."""
+def node_status(call: Call, params: Empty) -> NodeStatusOutput | Awaitable[NodeStatusOutput]:
+    """Never fails on storage trouble: it reports `integrity: unavailable` instead. Answers
+    at once while the shared counts and files check are fresh, else once they are read."""
     services: NodeServices = call.services
+    now_ms = services.clock.monotonic_ms()
+    store = services.storage
+    counts = None if store is None else services.status_counts.fresh(store, now_ms)
+    files = _fresh_config_files(services, now_ms)
+    if (store is None or counts is not None) and files is not None:
+        return _status(services, counts, files)
+    return _read_status(services, now_ms)
+
+
+async def _read_status(services: NodeServices, now_ms: int) -> NodeStatusOutput:
+    counts: Counts | None = None
+    if services.storage is not None:
+        with contextlib.suppress(MaiaError, sqlite3.Error):  # integrity: unavailable
+            counts = await services.status_counts.read(services.storage, now_ms)
+    return _status(services, counts, await _config_files(services, now_ms))
+
+
+def _status(
+    services: NodeServices, counts: Counts | None, files: tuple[ConfigScopeStatus, ...]
+) -> NodeStatusOutput:
+    """The answer from the counts (None: storage did not answer) and the files."""
     clock = services.clock
     store = services.storage
+    version, by_state, queued = counts if counts is not None else (0, {}, 0)
+    integrity: Literal["ok", "unavailable"] = "ok" if counts is not None else "unavailable"
     mailboxes: list[MailboxDepth] = []
-    version, queued = 0, 0
-    by_state: dict[str, int] = {}
-    integrity: Literal["ok", "unavailable"] = "unavailable"
     if store is not None:
-        try:
-            version, by_state, queued = await services.status_counts.read(
-                store, clock.monotonic_ms()
-            )
-            integrity = "ok"
-        except (MaiaError, sqlite3.Error):
-            pass
         stats = store.statistics()
         mailboxes.append(
             MailboxDepth(name="storage", depth=stats.mailbox_depth, capacity=stats.mailbox_size)
@@ -92,20 +115,35 @@ async def node_status(call: Call, params: Empty) -> NodeStatusOutput:
         queued_turns=queued,
         mailboxes=tuple(mailboxes[:MAX_MAILBOXES]),
         capabilities=NODE_CAPABILITY_NAMES,
-        config_files=await _config_files(services),
+        config_files=files,
     )
 
 
-async def _config_files(services: NodeServices) -> tuple[ConfigScopeStatus, ...]:
+def _fresh_config_files(
+    services: NodeServices, now_ms: int
+) -> tuple[ConfigScopeStatus, ...] | None:
+    """`_config_files`' answer when it needs no new check, else None."""
+    ctx: ServiceContext | None = services.sessions
+    if ctx is None:
+        return ()
+    found = ctx.admitted.fresh_files(now_ms)
+    return None if found is None else _shown(found)
+
+
+async def _config_files(services: NodeServices, now_ms: int) -> tuple[ConfigScopeStatus, ...]:
     """The configuration files that are not what is admitted (none while the Session
     services are stopped or storage fails: status never fails for them)."""
     ctx: ServiceContext | None = services.sessions
     if ctx is None:
         return ()
     try:
-        found = await ctx.admitted.files(ctx.home, lambda: config_files_status(ctx))
+        found = await ctx.admitted.files(ctx.home, lambda: config_files_status(ctx), now_ms)
     except (MaiaError, sqlite3.Error, OSError):
         return ()
+    return _shown(found)
+
+
+def _shown(found: list[ConfigScopeStatus]) -> tuple[ConfigScopeStatus, ...]:
     return tuple(
         attrs.evolve(status, problems=status.problems[:MAX_FILE_PROBLEMS])
         for status in found[:MAX_CONFIG_FILES]

@@ -42,6 +42,10 @@ class CountsCache:
         self._read_at_ms = 0
         self._pending: trio.Event | None = None
 
+    def fresh(self, store: Storage, now_ms: int) -> Counts | None:
+        """The counts when a read of `store` at most `ttl_ms` old has them, else None."""
+        return self._value if self._fresh(store, now_ms) else None
+
     async def read(self, store: Storage, now_ms: int) -> Counts:
         """The counts, at most `ttl_ms` old. Raises what the storage read raises."""
         if self._fresh(store, now_ms):

@@ -14,6 +14,8 @@ What the libraries leave out, and where it is added:
   close, and the second is noticed only once the bytes have arrived: `_StrictConnection`
   parses eagerly and raises the failure with its Close frame as the hint, which
   trio-websocket sends before closing.
+- One whole masked text frame in one read, the common request, is read without wsproto's
+  general parser (`_fast_frame`); everything else goes through it, so the rules above hold.
 - Whatever a connection's handler raises is logged and ends that connection only; nothing a
   peer sends can end the server task, and so every other connection.
 """
@@ -29,10 +31,12 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, WebSocketServer
 from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
-from wsproto.events import CloseConnection, Event
+from wsproto.events import CloseConnection, Event, TextMessage
 from wsproto.utilities import RemoteProtocolError
 
 from maia.core import MaiaError
+
+from ._fast_frame import whole_text_frame
 
 log = logging.getLogger("maia.node")
 HARD_LIMIT_FACTOR = 2  # beyond factor × cap, a connection is closed without an answer
@@ -55,6 +59,12 @@ class _StrictConnection(WSConnection):
         return version if isinstance(version, bytes) else None
 
     def receive_data(self, data: bytes | None) -> None:
+        connection = self.connection
+        if connection is not None and data and connection.state is ConnectionState.OPEN:
+            text = whole_text_frame(data, connection, self._max_message_bytes)
+            if text is not None:  # the common case, read without wsproto (`_fast_frame`)
+                self._parsed.append(TextMessage(data=text))
+                return
         super().receive_data(data)
         connection = self.connection
         if connection is None or data is None or connection.state is not ConnectionState.OPEN:

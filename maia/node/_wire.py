@@ -106,8 +106,8 @@ def parse_request(frame: str | bytes) -> Request:
     ):
         raise _invalid("id must be a string of 1-128 characters or a non-negative integer")
     refuse_lone_surrogates(frame, value, request_id)
-    unknown = sorted(set(value) - _ENVELOPE_KEYS)
-    if unknown:
+    if not value.keys() <= _ENVELOPE_KEYS:
+        unknown = sorted(set(value) - _ENVELOPE_KEYS)
         raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id)
     method = value.get("method")
     if not isinstance(method, str) or not _METHOD.match(method):

@@ -9,7 +9,11 @@ here: only an admission does.
 
 `files` is node.status's view of the configuration files (`config_files_status`), kept
 while no file's `stat` changed, so that polling node.status does not re-read and re-parse
-every file each time.
+every file each time. Taking the fingerprint costs a storage read and an `lstat` per file
+(two thread hops), so a fingerprint younger than `FILES_FRESH_MS` is reused without one,
+and callers that find it older share one check in flight instead of queueing for their own:
+an edit to a file, or a Project added, shows in node.status within `FILES_FRESH_MS`; an
+admission shows at once (it drops what was kept).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from storage import USER_SCOPE, ConfigSnapshot, Storage, admitted_snapshot, scop
 
 MAX_CACHED: Final = 1024  # Projects whose effective configuration is kept
 MAX_FINGERPRINTED: Final = 256  # as many Projects as config_files_status reads
+FILES_FRESH_MS: Final = 250  # how old a files fingerprint node.status may answer from
 Fingerprint = tuple[tuple[str, int, int, int, int] | None, ...]
 
 
@@ -93,6 +98,16 @@ def read_effective(
     )
 
 
+@attrs.frozen
+class FilesCheck:
+    """One check of the configuration files: what `lstat` said, the answer it gave, and
+    when it began (monotonic ms; the answer is at least this fresh)."""
+
+    fingerprint: Fingerprint
+    value: list[ConfigScopeStatus]
+    began_ms: int
+
+
 @attrs.define(eq=False)
 class AdmittedConfigs:
     """The effective configuration per Project, as admitted (see the module)."""
@@ -101,10 +116,8 @@ class AdmittedConfigs:
     started_with: UserConfig  # what the Node started on (used while nothing is admitted)
     _cache: dict[str | None, EffectiveConfig] = attrs.field(factory=dict, init=False)
     _generation: int = attrs.field(default=0, init=False)
-    _files: tuple[Fingerprint, list[ConfigScopeStatus]] | None = attrs.field(
-        default=None, init=False
-    )
-    _files_lock: trio.Lock = attrs.field(factory=trio.Lock, init=False)
+    _files: FilesCheck | None = attrs.field(default=None, init=False)
+    _files_in_flight: trio.Event | None = attrs.field(default=None, init=False)
 
     async def of(self, project_id: str | None) -> EffectiveConfig:
         """The effective configuration of `project_id`'s work. Raises `resource_not_found`."""
@@ -126,17 +139,50 @@ class AdmittedConfigs:
         self._cache.clear()
         self._files = None
 
+    def fresh_files(
+        self, now_ms: int, fresh_ms: int = FILES_FRESH_MS
+    ) -> list[ConfigScopeStatus] | None:
+        """`files`' answer when it needs no new check (one at most `fresh_ms` old), else None."""
+        known = self._files
+        if known is not None and 0 <= now_ms - known.began_ms < fresh_ms:
+            return known.value
+        return None
+
     async def files(
-        self, home: Path, read: Callable[[], Awaitable[list[ConfigScopeStatus]]]
+        self,
+        home: Path,
+        read: Callable[[], Awaitable[list[ConfigScopeStatus]]],
+        now_ms: int,
+        fresh_ms: int = FILES_FRESH_MS,
     ) -> list[ConfigScopeStatus]:
-        """`read()`'s answer, read again only when a file's `stat` changed, a Project was
-        added or an admission committed since (one read at a time)."""
-        async with self._files_lock:
+        """`read()`'s answer as of at most `fresh_ms` before `now_ms` (monotonic). Older, the
+        files' fingerprint is taken again (one check at a time, shared by every caller that
+        arrives meanwhile), and `read()` runs again only when a file's `stat` changed, a
+        Project was added or an admission committed since."""
+        while True:
+            found = self.fresh_files(now_ms, fresh_ms)
+            if found is not None:
+                return found
+            in_flight = self._files_in_flight
+            if in_flight is None:
+                return await self._check(home, read, now_ms)
+            await in_flight.wait()  # share its answer; if it failed, check ourselves
+
+    async def _check(
+        self, home: Path, read: Callable[[], Awaitable[list[ConfigScopeStatus]]], now_ms: int
+    ) -> list[ConfigScopeStatus]:
+        self._files_in_flight = done = trio.Event()
+        try:
             generation = self._generation
             fingerprint = await files_fingerprint(self.store, home)
-            if self._files is not None and self._files[0] == fingerprint:
-                return self._files[1]
-            value = await read()
-            if generation == self._generation:
-                self._files = (fingerprint, value)
+            known = self._files
+            if known is not None and known.fingerprint == fingerprint:
+                value = known.value
+            else:
+                value = await read()
+            if generation == self._generation:  # no admission meanwhile
+                self._files = FilesCheck(fingerprint, value, now_ms)
             return value
+        finally:
+            self._files_in_flight = None
+            done.set()

@@ -9,7 +9,7 @@ import pytest
 import trio
 from trio_websocket import open_websocket_url
 
-from maia.node import MAX_IN_FLIGHT, ApiServer, Call, Dispatcher, HandlerTable
+from maia.node import MAX_IN_FLIGHT, ApiServer, Call, Dispatcher, HandlerTable, Pending
 from maia.protocol import REGISTRY, MaiaError
 
 from ._raw import hello, raw_upgrade
@@ -176,3 +176,92 @@ async def test_connections_beyond_the_limit_are_refused_before_the_upgrade(
             await trio.sleep(0.01)
     status, _ = await raw_upgrade(port, headers)
     assert status == 101
+
+
+def _hello_output() -> Any:
+    from maia.node._ops import NodeHelloOutput
+
+    return NodeHelloOutput(
+        node_id="node_1",
+        epoch=1,
+        protocol="maia.protocol/v1alpha1",
+        registry_digest=REGISTRY.digest,
+        version="0",
+        capabilities=(),
+        registry_match=True,
+    )
+
+
+async def test_a_plain_handler_is_answered_by_begin() -> None:
+    """A plain-function handler's answer comes encoded from `begin` (no task, no scope);
+    its crash is an internal_error there too."""
+    table = HandlerTable()
+
+    @table.handler("node.hello")
+    def node_hello(call: Call, params: Any) -> Any:
+        return _hello_output()
+
+    @table.handler("node.status")
+    def node_status(call: Call, params: Any) -> Any:
+        raise RuntimeError("boom")
+
+    dispatcher = Dispatcher(table)
+    answer = dispatcher.begin(_call("node.hello"), {"protocol": "maia.protocol/v1alpha1"})
+    assert not isinstance(answer, Pending)
+    assert answer["nodeId"] == "node_1"
+    with pytest.raises(MaiaError) as crashed:
+        dispatcher.begin(_call("node.status"), {})
+    assert crashed.value.code == "internal_error"
+
+
+async def test_a_plain_handler_that_returns_an_awaitable_keeps_the_deadline(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A plain handler that has to wait returns an awaitable: `begin` leaves it Pending and
+    `finish` awaits it under the 5 s deadline."""
+    table = HandlerTable()
+
+    @table.handler("node.status")
+    def node_status(call: Call, params: Any) -> Any:
+        async def wait() -> None:
+            await trio.sleep_forever()
+
+        return wait()
+
+    dispatcher = Dispatcher(table)
+    pending = dispatcher.begin(_call("node.status"), {})
+    assert isinstance(pending, Pending)
+    with pytest.raises(MaiaError) as late:
+        await dispatcher.finish(_call("node.status"), pending)
+    assert late.value.code == "deadline_exceeded"
+
+
+async def test_an_answer_at_once_does_not_wait_behind_one_in_flight(nursery: trio.Nursery) -> None:
+    """On one connection, a request that waits runs in its own task while a later one whose
+    handler answers at once is answered first."""
+    release = trio.Event()
+    table = HandlerTable()
+
+    @table.handler("node.hello")
+    def node_hello(call: Call, params: Any) -> Any:
+        return _hello_output()
+
+    @table.handler("node.status")
+    async def node_status(call: Call, params: Any) -> Any:
+        await release.wait()
+        raise MaiaError("unavailable", "released", {})
+
+    server = ApiServer(Dispatcher(table), None, token="t" * 64)
+    port = await nursery.start(server.serve, 0)
+    auth = [(b"Authorization", b"Bearer " + b"t" * 64)]
+    async with open_websocket_url(f"ws://127.0.0.1:{port}/api/v1", extra_headers=auth) as ws:
+        assert (await hello(ws))["ok"]
+        await ws.send_message('{"id": 1, "method": "node.status"}')
+        again = {"id": 2, "method": "node.hello", "params": {"protocol": "maia.protocol/v1alpha1"}}
+        await ws.send_message(orjson.dumps(again).decode())
+        with trio.fail_after(10):
+            first = orjson.loads(await ws.get_message())
+            release.set()
+            second = orjson.loads(await ws.get_message())
+    assert (first["id"], first["ok"]) == (2, True)
+    assert (second["id"], second["error"]["code"]) == (1, "unavailable")

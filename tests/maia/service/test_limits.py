@@ -19,6 +19,7 @@ import trio
 from maia.client import open_client
 from maia.node import NodeConfig, NodeHome, serve_node
 from maia.protocol import MaiaError
+from maia.service._admitted import FILES_FRESH_MS
 
 from ..._sessions import wait_turn
 
@@ -291,6 +292,7 @@ async def test_node_status_reports_a_file_that_differs(client: Any) -> None:
     await admit(client)
     assert (await client.call("node.status")).config_files == ()
     write_user(client, {"maxLiveSessions": 4})
+    await trio.sleep(FILES_FRESH_MS / 1000 + 0.05)  # node.status sees an edit within this
     files = (await client.call("node.status")).config_files
     assert [(f.scope, f.file) for f in files] == [("user", "differs")]
     await admit(client)

@@ -1,0 +1,62 @@
+"""The common frame read without wsproto's general parser: one whole, masked text frame.
+
+Nearly every frame a client sends the API is one request: a single text frame, FIN set, no
+extension, masked, under 64 KiB, arriving in one read. wsproto parses it through a buffer, a
+header object, a masker, a message decoder and an incremental UTF-8 decoder (~20 us here);
+`whole_text_frame` reads exactly that case in a few, and says None for anything else, which
+then goes through wsproto as before: a fragment, a control frame, a frame split over reads or
+sharing one, a longer length form, an unmasked frame (1002), a frame over the bound (1009),
+text that is not UTF-8 (1007). It is only taken while wsproto holds nothing half-read (empty
+buffer, no header, no message in progress), so skipping wsproto leaves its state as reading
+the frame would have.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_FIN_TEXT = 0x81  # FIN, no RSV bits, opcode 1 (text)
+_MASKED = 0x80
+_SHORT_MAX = 125  # a length in the second byte
+_MEDIUM = 126  # a 16-bit length follows
+
+
+def _idle(connection: Any) -> bool:
+    """Whether wsproto's frame parser holds nothing: no bytes, no header, no message."""
+    proto = getattr(connection, "_proto", None)
+    decoder = getattr(proto, "_frame_decoder", None)
+    message = getattr(proto, "_message_decoder", None)
+    buffer = getattr(decoder, "buffer", None)
+    return (
+        buffer is not None
+        and len(buffer) == 0
+        and getattr(decoder, "header", 1) is None
+        and getattr(message, "opcode", 1) is None
+        and not getattr(proto, "extensions", True)
+    )
+
+
+def whole_text_frame(data: bytes, connection: Any, max_bytes: int) -> str | None:
+    """The text of `data` when it is exactly one whole masked text frame of at most
+    `max_bytes` whose payload is UTF-8, and wsproto holds nothing half-read; else None."""
+    if len(data) < 6 or data[0] != _FIN_TEXT or not data[1] & _MASKED:
+        return None
+    length = data[1] & 0x7F
+    offset = 2
+    if length == _MEDIUM:
+        length = int.from_bytes(data[2:4], "big")
+        offset = 4
+        if length <= _SHORT_MAX:
+            return None  # not the shortest form: wsproto decides
+    elif length > _SHORT_MAX:
+        return None  # the 64-bit form
+    if length > max_bytes or len(data) != offset + 4 + length or not _idle(connection):
+        return None
+    mask = data[offset : offset + 4]
+    payload = data[offset + 4 :]
+    key = (mask * (length // 4 + 1))[:length]
+    plain = (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(length, "big")
+    try:
+        return plain.decode("utf-8")
+    except UnicodeDecodeError:
+        return None  # wsproto fails it with 1007

@@ -1,0 +1,84 @@
+"""The fast frame read agrees with wsproto: whatever it reads, wsproto reads the same, and
+whatever it declines goes through wsproto (hostile frames: test_hostile_frames)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import AcceptConnection, Request, TextMessage
+
+from maia.node._fast_frame import whole_text_frame
+from maia.node._websocket import _StrictConnection
+
+MAX_BYTES = 70_000
+
+
+def _pair(server: WSConnection) -> tuple[WSConnection, WSConnection]:
+    client = WSConnection(ConnectionType.CLIENT)
+    server.receive_data(client.send(Request(host="127.0.0.1", target="/api/v1")))
+    list(server.events())
+    client.receive_data(server.send(AcceptConnection()))
+    list(client.events())
+    return client, server
+
+
+def _wsproto_reads(data: bytes) -> list[Any]:
+    """What a plain wsproto server makes of `data` (its events, or the failure)."""
+    _, server = _pair(WSConnection(ConnectionType.SERVER))
+    server.receive_data(data)
+    return list(server.events())
+
+
+def _masked_frame(text: str) -> bytes:
+    client, _ = _pair(WSConnection(ConnectionType.SERVER))
+    return client.send(TextMessage(data=text))
+
+
+@given(st.text(max_size=300) | st.text(min_size=126, max_size=66_000).map(lambda t: t[:66_000]))
+def test_a_whole_text_frame_reads_as_wsproto_reads_it(text: str) -> None:
+    """A client's text frame, short or 16-bit length form: the fast read gives its text,
+    and wsproto gives one finished TextMessage with the same text."""
+    data = _masked_frame(text)
+    _, server = _pair(WSConnection(ConnectionType.SERVER))
+    fast = whole_text_frame(data, server.connection, MAX_BYTES)
+    if len(text.encode()) > MAX_BYTES:
+        assert fast is None
+        return
+    assert fast == text
+    assert _wsproto_reads(data) == [TextMessage(data=text)]
+
+
+@given(st.binary(min_size=6, max_size=200), st.integers(0, 9), st.integers(0, 255))
+def test_whatever_the_fast_read_takes_wsproto_takes_alike(
+    payload: bytes, at: int, value: int
+) -> None:
+    """Any bytes, frame-like or not (a valid frame with one byte changed): when the fast read
+    gives a text, wsproto reads exactly that one message from the same bytes."""
+    data = bytearray(_masked_frame(payload.decode("latin-1")))
+    data[at % len(data)] = value
+    _, server = _pair(WSConnection(ConnectionType.SERVER))
+    fast = whole_text_frame(bytes(data), server.connection, MAX_BYTES)
+    if fast is not None:
+        assert _wsproto_reads(bytes(data)) == [TextMessage(data=fast)]
+
+
+def test_frames_it_declines_go_through_wsproto() -> None:
+    """Two frames in one read, half a frame, an unmasked frame and invalid UTF-8 are left to
+    wsproto; with part of a frame already buffered, so is a whole one."""
+    one = _masked_frame("a")
+    client, server = _pair(_StrictConnection(MAX_BYTES))
+    assert whole_text_frame(one + one, server.connection, MAX_BYTES) is None
+    assert whole_text_frame(one[:-1], server.connection, MAX_BYTES) is None
+    unmasked = bytes([0x81, 1]) + b"a"
+    assert whole_text_frame(unmasked, server.connection, MAX_BYTES) is None
+    bad = bytearray(one)
+    bad[-1] = bad[2] ^ 0xFF  # unmasks to the byte 0xFF, not UTF-8
+    assert whole_text_frame(bytes(bad), server.connection, MAX_BYTES) is None
+    server.receive_data(one[:3])  # wsproto now holds a half-read frame
+    assert whole_text_frame(one, server.connection, MAX_BYTES) is None
+    server.receive_data(one[3:])
+    assert [e for e in server.events() if isinstance(e, TextMessage)] == [TextMessage(data="a")]
+    assert client is not None
