@@ -1,7 +1,8 @@
 """The event journal: append inside the transaction of the state it describes, read, prune.
 
-Each event gets a global journal position (AUTOINCREMENT, never reused) and a per-owner
-sequence that is gap-free: the next sequence is computed in the same INSERT from the owner's
+Each event gets a global journal position (never reused: the rowid after the newest event,
+or the oldest retained position when pruning emptied the journal) and a per-owner sequence
+that is gap-free: the next sequence is computed in the same INSERT from the owner's
 newest retained event, or from `pruned_owner_heads` when pruning removed all of an owner's
 events, so a rolled-back savepoint leaves no hole and pruning never restarts a sequence.
 
@@ -181,11 +182,15 @@ def append_event(
         actor_id = actor_id or ambient.actor_id
     body = orjson.dumps(payload).decode()
     # Two plain statements beat one INSERT .. RETURNING (which SQLite materializes) by ~40%.
-    sequence = conn.execute(
+    # The first also says whether the journal is empty (pruned empty, or new): the position
+    # is then the oldest retained one, else SQLite's next rowid (NULL: after the newest).
+    sequence, empty = conn.execute(
         "SELECT coalesce((SELECT max(owner_seq) FROM events WHERE owner_id = ?1),"
-        " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?1), 0) + 1",
+        " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?1), 0) + 1,"
+        " (SELECT max(position) FROM events) IS NULL",
         (owner_id,),
-    ).fetchone()[0]
+    ).fetchone()
+    start = oldest_retained_position(conn) if empty else None
     # The columns in EventRecord's order, between its position and its payload. A root's
     # cause and correlation are stored NULL: they read as the event's own ID (`from_row`).
     columns = (
@@ -205,11 +210,11 @@ def append_event(
     )
     extra = (EVENT_SCHEMA_VERSION, attempt_id, activation_id, command_id)
     position = conn.execute(
-        "INSERT INTO events (event_id, event_type, owner_type, owner_id, owner_seq,"
+        "INSERT INTO events (position, event_id, event_type, owner_type, owner_id, owner_seq,"
         " aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,"
         " classification, occurred_ms, payload, schema_version, attempt_id, activation_id,"
-        " command_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (*columns, body, *extra),
+        " command_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (start, *columns, body, *extra),
     ).lastrowid
     assert position is not None
     record = EventRecord(position, event_id, event_type, owner_type, owner_id, sequence,
