@@ -22,10 +22,10 @@ Call these inside a `Storage.write` fn (append, prune) or a `Storage.read` fn (r
 
 from __future__ import annotations
 
-import contextlib
+import operator
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Final, Literal
 
 import attrs
@@ -70,22 +70,39 @@ def current_envelope() -> Envelope:
     return current if current is not None else Envelope()
 
 
-@contextlib.contextmanager
-def event_context(envelope: Envelope, *, inherit: bool = True) -> Iterator[Envelope]:
+def event_context(envelope: Envelope, *, inherit: bool = True) -> _EventContext:
     """Events appended in the block get `envelope`'s fields (an explicit argument of
     `append_event` still wins). With `inherit`, fields it leaves None come from the
     enclosing context; without, it replaces that context whole (a command's own)."""
-    outer: Envelope | None = getattr(_envelope, "value", None)
-    value = envelope
-    if inherit and outer is not None:
-        value = Envelope(*(mine if mine is not None else theirs
-                           for mine, theirs in zip(attrs.astuple(envelope),
-                                                   attrs.astuple(outer), strict=True)))  # fmt: skip
-    _envelope.value = value
-    try:
-        yield value
-    finally:
-        _envelope.value = outer
+    return _EventContext(envelope, inherit)
+
+
+_ENVELOPE_FIELDS: Final = operator.attrgetter(*(f.name for f in attrs.fields(Envelope)))
+
+
+class _EventContext:
+    """`event_context`'s block: a plain class, since it is entered once or twice per write
+    (a generator-based context manager and `attrs.astuple` cost ~4x more)."""
+
+    __slots__ = ("_envelope", "_inherit", "_outer")
+
+    def __init__(self, envelope: Envelope, inherit: bool) -> None:
+        self._envelope = envelope
+        self._inherit = inherit
+        self._outer: Envelope | None = None
+
+    def __enter__(self) -> Envelope:
+        outer: Envelope | None = getattr(_envelope, "value", None)
+        value = self._envelope
+        if self._inherit and outer is not None:
+            pairs = zip(_ENVELOPE_FIELDS(value), _ENVELOPE_FIELDS(outer), strict=True)
+            value = Envelope(*(mine if mine is not None else theirs for mine, theirs in pairs))
+        self._outer = outer
+        _envelope.value = value
+        return value
+
+    def __exit__(self, *_: object) -> None:
+        _envelope.value = self._outer
 
 
 @attrs.frozen
