@@ -126,6 +126,22 @@ async def _pages_per_turn(ctx: ServiceContext, db: Path, session_id: str, ids: C
     return sum(samples) / len(samples)
 
 
+async def _api_pages_per_turn(home: Path, session_id: str, turns: int) -> float:
+    """`_pages_per_turn` over the API of a running Node on `home` (one SDK connection,
+    `send_and_wait`), for `--api`: `pages_per_turn_1`."""
+    from maia.client import open_client, send_and_wait
+
+    samples = []
+    async with open_client(home=home, timeout_s=60) as client:
+        for _ in range(turns):
+            frames = await frames_during(
+                home / "maia.db", lambda: send_and_wait(client, session_id, "hi", timeout_s=60)
+            )
+            if frames is not None:
+                samples.append(frames)
+    return sum(samples) / len(samples)
+
+
 async def _raw_writes(path: Path, writers: int, each: int) -> float:
     """Plain one-row transactions from `writers` concurrent tasks (the storage ceiling)."""
     async with open_storage(path, clock=SystemClock()) as store:
