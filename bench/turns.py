@@ -23,6 +23,7 @@ if __package__ in (None, ""):
 
 import trio
 
+from bench._pages import frames_during
 from bench._report import Report, log, parse_args, percentile
 from maia.config import UserConfig
 from maia.protocol import REGISTRY, SystemClock, decode_input
@@ -113,6 +114,34 @@ async def _raw_round_trips(root: Path, count: int) -> list[float]:
     return samples
 
 
+async def _pages_per_turn(ctx: ServiceContext, db: Path, session_id: str, ids: Counter,
+                          turns: int) -> float:  # fmt: skip
+    """WAL frames (pages) written per turn, one turn in flight: the mean over `turns`
+    sequential turns, leaving out a turn during which a checkpoint restarted the log."""
+    samples = []
+    for _ in range(turns):
+        frames = await frames_during(db, lambda: _one_turn(ctx, session_id, ids))
+        if frames is not None:
+            samples.append(frames)
+    return sum(samples) / len(samples)
+
+
+async def _api_pages_per_turn(home: Path, session_id: str, turns: int) -> float:
+    """`_pages_per_turn` over the API of a running Node on `home` (one SDK connection,
+    `send_and_wait`), for `--api`: `pages_per_turn_1`."""
+    from maia.client import open_client, send_and_wait
+
+    samples = []
+    async with open_client(home=home, timeout_s=60) as client:
+        for _ in range(turns):
+            frames = await frames_during(
+                home / "maia.db", lambda: send_and_wait(client, session_id, "hi", timeout_s=60)
+            )
+            if frames is not None:
+                samples.append(frames)
+    return sum(samples) / len(samples)
+
+
 async def _raw_writes(path: Path, writers: int, each: int) -> float:
     """Plain one-row transactions from `writers` concurrent tasks (the storage ceiling)."""
     async with open_storage(path, clock=SystemClock()) as store:
@@ -154,6 +183,9 @@ async def main(quick: bool) -> Report:
             rate = await _throughput(ctx, sessions[:50], per_session, ids)
             log(f"latency: {latency_turns} sequential turns on one Session")
             latencies = [await _one_turn(ctx, sessions[50], ids) for _ in range(latency_turns)]
+
+            log("pages: WAL frames per turn, one in flight")
+            pages = await _pages_per_turn(ctx, home / "maia.db", sessions[50], ids, 200)
         raw = await _raw_round_trips(root, latency_turns)
         raw_writes = await _raw_writes(home / "raw.db", 50, 20 if quick else 100)
     raw_p50 = percentile(raw, 0.5)
@@ -168,6 +200,8 @@ async def main(quick: bool) -> Report:
     report.ratios["p50_vs_raw_worker_rt"] = raw_p50 / p50
     # A turn is two writes (send; end with the next dispatch): the storage-bound ceiling.
     report.ratios["turns_vs_storage_ceiling"] = rate / (raw_writes / 2)
+
+    report.figures["pages_per_turn_1"] = pages  # WAL frames a turn writes (bench/_pages.py)
     report.notes = (
         "in-process through the handlers (no WebSocket); SQLite synchronous=FULL on a temp "
         "directory; echo workers are real processes; 4 turns in flight per Session"

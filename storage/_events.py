@@ -1,7 +1,8 @@
 """The event journal: append inside the transaction of the state it describes, read, prune.
 
-Each event gets a global journal position (AUTOINCREMENT, never reused) and a per-owner
-sequence that is gap-free: the next sequence is computed in the same INSERT from the owner's
+Each event gets a global journal position (never reused: the rowid after the newest event,
+or the oldest retained position when pruning emptied the journal) and a per-owner sequence
+that is gap-free: the next sequence is computed in the same INSERT from the owner's
 newest retained event, or from `pruned_owner_heads` when pruning removed all of an owner's
 events, so a rolled-back savepoint leaves no hole and pruning never restarts a sequence.
 
@@ -21,10 +22,10 @@ Call these inside a `Storage.write` fn (append, prune) or a `Storage.read` fn (r
 
 from __future__ import annotations
 
-import contextlib
+import operator
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Final, Literal
 
 import attrs
@@ -69,22 +70,39 @@ def current_envelope() -> Envelope:
     return current if current is not None else Envelope()
 
 
-@contextlib.contextmanager
-def event_context(envelope: Envelope, *, inherit: bool = True) -> Iterator[Envelope]:
+def event_context(envelope: Envelope, *, inherit: bool = True) -> _EventContext:
     """Events appended in the block get `envelope`'s fields (an explicit argument of
     `append_event` still wins). With `inherit`, fields it leaves None come from the
     enclosing context; without, it replaces that context whole (a command's own)."""
-    outer: Envelope | None = getattr(_envelope, "value", None)
-    value = envelope
-    if inherit and outer is not None:
-        value = Envelope(*(mine if mine is not None else theirs
-                           for mine, theirs in zip(attrs.astuple(envelope),
-                                                   attrs.astuple(outer), strict=True)))  # fmt: skip
-    _envelope.value = value
-    try:
-        yield value
-    finally:
-        _envelope.value = outer
+    return _EventContext(envelope, inherit)
+
+
+_ENVELOPE_FIELDS: Final = operator.attrgetter(*(f.name for f in attrs.fields(Envelope)))
+
+
+class _EventContext:
+    """`event_context`'s block: a plain class, since it is entered once or twice per write
+    (half the cost of a generator-based context manager merging with `attrs.astuple`)."""
+
+    __slots__ = ("_envelope", "_inherit", "_outer")
+
+    def __init__(self, envelope: Envelope, inherit: bool) -> None:
+        self._envelope = envelope
+        self._inherit = inherit
+        self._outer: Envelope | None = None
+
+    def __enter__(self) -> Envelope:
+        outer: Envelope | None = getattr(_envelope, "value", None)
+        value = self._envelope
+        if self._inherit and outer is not None:
+            pairs = zip(_ENVELOPE_FIELDS(value), _ENVELOPE_FIELDS(outer), strict=True)
+            value = Envelope(*(mine if mine is not None else theirs for mine, theirs in pairs))
+        self._outer = outer
+        _envelope.value = value
+        return value
+
+    def __exit__(self, *_: object) -> None:
+        _envelope.value = self._outer
 
 
 @attrs.frozen
@@ -181,11 +199,15 @@ def append_event(
         actor_id = actor_id or ambient.actor_id
     body = orjson.dumps(payload).decode()
     # Two plain statements beat one INSERT .. RETURNING (which SQLite materializes) by ~40%.
-    sequence = conn.execute(
+    # The first also says whether the journal is empty (pruned empty, or new): the position
+    # is then the oldest retained one, else SQLite's next rowid (NULL: after the newest).
+    sequence, empty = conn.execute(
         "SELECT coalesce((SELECT max(owner_seq) FROM events WHERE owner_id = ?1),"
-        " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?1), 0) + 1",
+        " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?1), 0) + 1,"
+        " (SELECT max(position) FROM events) IS NULL",
         (owner_id,),
-    ).fetchone()[0]
+    ).fetchone()
+    start = oldest_retained_position(conn) if empty else None
     # The columns in EventRecord's order, between its position and its payload. A root's
     # cause and correlation are stored NULL: they read as the event's own ID (`from_row`).
     columns = (
@@ -205,11 +227,11 @@ def append_event(
     )
     extra = (EVENT_SCHEMA_VERSION, attempt_id, activation_id, command_id)
     position = conn.execute(
-        "INSERT INTO events (event_id, event_type, owner_type, owner_id, owner_seq,"
+        "INSERT INTO events (position, event_id, event_type, owner_type, owner_id, owner_seq,"
         " aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,"
         " classification, occurred_ms, payload, schema_version, attempt_id, activation_id,"
-        " command_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (*columns, body, *extra),
+        " command_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (start, *columns, body, *extra),
     ).lastrowid
     assert position is not None
     record = EventRecord(position, event_id, event_type, owner_type, owner_id, sequence,

@@ -139,6 +139,8 @@ def _write_receipt(
     targets_json = orjson.dumps(targets)
     events_json = orjson.dumps(applied.event_ids)  # tuples are written as JSON arrays
     effects_json = orjson.dumps(applied.effect_ids)
+    # The round-tripped result (plain JSON values), digested and answered alike.
+    result = orjson.loads(result_json)
     # The evidence digest binds what the mutation did: sha256 over RFC 8785 canonical JSON
     # of the receipt's facts and the result, like every other digest (issue 20 item 5).
     evidence_digest = digest_json(
@@ -151,7 +153,7 @@ def _write_receipt(
             "targets": orjson.loads(targets_json),
             "eventIds": list(applied.event_ids),
             "effectIds": list(applied.effect_ids),
-            "result": orjson.loads(result_json),
+            "result": result,
         }
     )
     sequence = conn.execute(
@@ -196,7 +198,7 @@ def _write_receipt(
         effect_ids=applied.effect_ids,
         evidence_digest=evidence_digest,
         created_ms=now_ms,
-        result=orjson.loads(result_json),
+        result=result,
         sequence=sequence,
         correlation_id=correlation_id,
     )

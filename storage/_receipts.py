@@ -10,6 +10,7 @@ the common one-target receipt costs one insert.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
@@ -207,16 +208,25 @@ def list_receipts(
 def prune_receipts(
     conn: sqlite3.Connection, *, now_ms: int, retain_ms: int = MIN_RECEIPT_RETENTION_MS
 ) -> int:
-    """Delete receipts (and so their idempotency keys) older than `retain_ms`; return count.
+    """Delete the oldest receipts (and so their idempotency keys), up to the first one not
+    older than `retain_ms`; return the count.
 
-    Raises ValueError for a retention under 30 days: keys must outlive every retry.
+    Receipts are appended in time order, so that is every receipt older than `retain_ms`;
+    after a clock that stepped back, one behind a younger receipt stays until that one goes
+    (kept longer, never shorter). No index on the time is kept up on each mutation for this:
+    the walk in rowid order reads what it deletes and one more row. Raises ValueError for a
+    retention under 30 days: keys must outlive every retry.
     """
     if retain_ms < MIN_RECEIPT_RETENTION_MS:
         raise ValueError("receipts and idempotency keys are kept at least 30 days")
     cutoff = now_ms - retain_ms
+    row = conn.execute(
+        "SELECT rowid FROM receipts WHERE created_ms >= ? ORDER BY rowid LIMIT 1", (cutoff,)
+    ).fetchone()
+    bound = sys.maxsize if row is None else int(row[0])
     conn.execute(
         "DELETE FROM receipt_targets WHERE receipt_id IN"
-        " (SELECT receipt_id FROM receipts WHERE created_ms < ?)",
-        (cutoff,),
+        " (SELECT receipt_id FROM receipts WHERE rowid < ?)",
+        (bound,),
     )
-    return int(conn.execute("DELETE FROM receipts WHERE created_ms < ?", (cutoff,)).rowcount)
+    return int(conn.execute("DELETE FROM receipts WHERE rowid < ?", (bound,)).rowcount)

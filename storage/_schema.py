@@ -430,9 +430,65 @@ CREATE TABLE machine_placements (
 );
 """
 
+# Issue 21 goal 4 (write amplification): indexes every turn rewrote and the Node's queries
+# never need (docs/storage.md lists the EXPLAIN QUERY PLAN of each). (project_id,
+# updated_ms) moved at every transition, since each one stamps updated_ms: an index on the
+# Project alone never moves, and lists a Project's Sessions in rowid order, as session.list
+# pages. Sessions by state (status counts scan the small sessions table, once per 250 ms),
+# receipts by operation and by time (receipt lists page by rowid; pruning deletes the oldest
+# rowids) were read by nothing on the hot path.
+_PERF_STORE_LEAN_INDEXES = """
+DROP INDEX sessions_by_project;
+DROP INDEX sessions_by_state;
+CREATE INDEX sessions_by_project_id ON sessions (project_id);
+DROP INDEX receipts_by_operation;
+DROP INDEX receipts_by_time;
+"""
+
+# Issue 21 goal 4: the journal without AUTOINCREMENT, which rewrote its sqlite_sequence row
+# (one more page) in every transaction that appended an event. A position is still never
+# handed out twice: the rowid continues after the newest event, and only pruning deletes
+# events (a prefix), so the newest survives unless the journal was pruned empty; then the
+# next position is the oldest retained one (`append_event`), which the old high-water mark
+# is folded into here. Same columns, same order, same constraints otherwise.
+_PERF_STORE_JOURNAL_ROWID = """
+UPDATE storage_meta SET value = max(value,
+    (SELECT coalesce(max(seq), 0) + 1 FROM sqlite_sequence WHERE name = 'events'))
+    WHERE key = 'oldest_retained_position' AND NOT EXISTS (SELECT 1 FROM events);
+CREATE TABLE events_next (
+    position INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL UNIQUE,
+    event_type TEXT NOT NULL,
+    owner_type TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    owner_seq INTEGER NOT NULL,
+    aggregate_revision INTEGER,
+    project_id TEXT,
+    session_id TEXT,
+    actor_id TEXT,
+    causation_id TEXT,
+    correlation_id TEXT,
+    classification TEXT NOT NULL,
+    occurred_ms INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    schema_version TEXT,
+    attempt_id TEXT,
+    activation_id TEXT,
+    command_id TEXT,
+    UNIQUE (owner_id, owner_seq)
+);
+INSERT INTO events_next SELECT position, event_id, event_type, owner_type, owner_id, owner_seq,
+    aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,
+    classification, occurred_ms, payload, schema_version, attempt_id, activation_id, command_id
+    FROM events ORDER BY position;
+DROP TABLE events;
+ALTER TABLE events_next RENAME TO events;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
+    _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

@@ -95,6 +95,62 @@ async def test_failing_request_in_a_batch_does_not_affect_the_others(tmp_path: P
     assert "bad" not in counters
 
 
+async def test_a_failing_first_request_is_rolled_back_alone_without_a_savepoint(
+    tmp_path: Path,
+) -> None:
+    """The first request of a batch runs without a savepoint: when it raises, its row and
+    event vanish (no commit listener sees the event), and the batch's later requests and
+    the next batch commit; the failure is counted."""
+    gate = Gate()
+    seen: list[str] = []
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        store.add_commit_listener(lambda events: seen.extend(e.event_type for e in events))
+        results: dict[str, object] = {}
+
+        def failing(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO counters (name, value) VALUES ('bad', 1)")
+            storage.append_event(conn, owner_id="session_x", event_type="bad.happened",
+                                 payload={}, now_ms=1)  # fmt: skip
+            raise ValueError("the first request fails")
+
+        def good(conn: sqlite3.Connection) -> str:
+            storage.append_event(conn, owner_id="session_x", event_type="good.happened",
+                                 payload={}, now_ms=1)  # fmt: skip
+            return _insert_counter("one")(conn)
+
+        async def call(name: str, fn: storage.WriteFn[object]) -> None:
+            try:
+                results[name] = await store.write(fn)
+            except ValueError as error:
+                results[name] = error
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(call, "blocker", gate)
+                await gate.wait_entered()
+                nursery.start_soon(call, "bad", failing)
+                await trio.testing.wait_all_tasks_blocked()
+                nursery.start_soon(call, "one", good)
+                await trio.testing.wait_all_tasks_blocked()
+                gate.set()
+        assert isinstance(results["bad"], ValueError)
+        assert results["one"] == "one"
+        assert await store.write(_insert_counter("after")) == "after"
+        with pytest.raises(ValueError, match="first request"):
+            await store.write(failing)  # a batch of one: nothing else to keep
+        stats = store.statistics()
+        assert stats.failed_requests == 2
+        assert stats.max_batch_size == 2  # the failing request led a batch of two
+        events = await store.read(lambda c: storage.read_owner_events(c, "session_x"))
+    assert [e.event_type for e in events] == ["good.happened"]
+    assert [e.owner_sequence for e in events] == [1]
+    assert seen == ["good.happened"]
+    counters = _counters(tmp_path / "m.db")
+    assert "one" in counters
+    assert "after" in counters
+    assert "bad" not in counters
+
+
 async def test_failed_commit_acknowledges_no_request_of_the_batch(tmp_path: Path) -> None:
     """When COMMIT fails (a deferred foreign key), every request of the batch gets unavailable."""
     gate = Gate()

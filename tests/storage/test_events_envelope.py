@@ -12,7 +12,7 @@ import orjson
 
 import storage
 from maia.core import FakeClock, digest_json
-from storage._schema import MIGRATIONS, _statements
+from storage._schema import _EVENT_ENVELOPE, MIGRATIONS, _statements
 
 
 def _emit(
@@ -102,7 +102,7 @@ def _old_database(path: Path) -> None:
     """A database as the Maia before the envelope migration left it, with one old event and
     one old receipt."""
     conn = sqlite3.connect(path, isolation_level=None)
-    envelope_at = len(MIGRATIONS) - 1
+    envelope_at = MIGRATIONS.index(_EVENT_ENVELOPE)
     for number, script in enumerate(MIGRATIONS[:envelope_at], start=1):
         conn.execute("BEGIN")
         for statement in _statements(script):
