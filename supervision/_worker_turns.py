@@ -109,10 +109,12 @@ class _HandleTurns(_HandleFrames):
         prompt: Prompt | None,
         receive: trio.MemoryReceiveChannel[TurnEvent],
     ) -> AsyncGenerator[TurnEvent, None]:
-        if prompt is not None:  # None: it could not be prepared, the turn is lost already
-            # the previous turn's rest is acknowledged in the prompt's write
-            if not await self._send_whole(lambda: self.stream.send_acked(prompt)):
-                self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
+        # prompt None: it could not be prepared, the turn is lost already; the previous
+        # turn's rest is acknowledged in the prompt's write
+        if prompt is not None and not await self._send_whole(
+            lambda: self.stream.send_acked(prompt)
+        ):
+            self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
         try:
             since_ack = 0  # consumed events not yet acknowledged
             async with receive:
