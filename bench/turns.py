@@ -12,7 +12,8 @@ With `--api`: a real Node process (`python -m maia.node start`) on a temporary h
 over the WebSocket API by the SDK (`send_and_wait`: one `turn.send` that waits for the end),
 50 Sessions x 4 in flight over 8 connections; `node_cpu_ms_per_turn_50` is the Node
 process's own CPU (utime + stime of /proc/PID/stat, all its threads, not its workers) over
-the measured run divided by its turns.
+the measured run divided by its turns (`node_sys_cpu_ms_per_turn_50`: the kernel's part of
+it, fsyncs and pipe and socket writes among it).
 """
 
 from __future__ import annotations
@@ -186,10 +187,18 @@ async def main(quick: bool) -> Report:
     return report
 
 
-def node_cpu_s(pid: int) -> float:
-    """The process's CPU seconds so far (utime + stime, all threads) from /proc/PID/stat."""
+def node_cpu_s(pid: int) -> tuple[float, float]:
+    """The process's CPU seconds so far, (user, system), all threads, from /proc/PID/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def _cpu_ms_per_turn(before: tuple[float, float], after: tuple[float, float],
+                     turns: int) -> tuple[float, float]:  # fmt: skip
+    """(user + system, system) CPU milliseconds per turn between two `node_cpu_s`."""
+    user, system = after[0] - before[0], after[1] - before[1]
+    return (user + system) * 1000 / turns, system * 1000 / turns
 
 
 async def _api_sessions(home: Path, count: int) -> list[str]:
@@ -253,11 +262,12 @@ async def main_api(quick: bool) -> Report:
             cpu_before, began = node_cpu_s(node.pid), time.perf_counter()
             samples = await _api_run(home, sessions[:50], 4, per_lane)
             elapsed = time.perf_counter() - began
-            cpu_ms = (node_cpu_s(node.pid) - cpu_before) * 1000 / len(samples)
+            cpu_ms, sys_ms = _cpu_ms_per_turn(cpu_before, node_cpu_s(node.pid), len(samples))
             log(f"latency: {latency_turns} sequential turns on one Session")
             cpu_before = node_cpu_s(node.pid)
             latencies = await _api_run(home, sessions[50:], 1, latency_turns)
-            cpu_ms_1 = (node_cpu_s(node.pid) - cpu_before) * 1000 / len(latencies)
+            cpu_ms_1, sys_ms_1 = _cpu_ms_per_turn(cpu_before, node_cpu_s(node.pid),
+                                                  len(latencies))  # fmt: skip
         finally:
             node.terminate()
             node.wait(timeout=60)
@@ -267,6 +277,8 @@ async def main_api(quick: bool) -> Report:
         send_to_completed_p99_ms=percentile(latencies, 0.99),
         node_cpu_ms_per_turn_50=cpu_ms,
         node_cpu_ms_per_turn_1=cpu_ms_1,
+        node_sys_cpu_ms_per_turn_50=sys_ms,
+        node_sys_cpu_ms_per_turn_1=sys_ms_1,
     )
     report.notes = (
         "a real Node process over the API (SDK send_and_wait, one request per turn); SQLite "
