@@ -302,6 +302,8 @@ async def main_api(quick: bool) -> Report:
             latencies = await _api_run(home, sessions[50:], 1, latency_turns)
             cpu_ms_1, sys_ms_1 = _cpu_ms_per_turn(cpu_before, node_cpu_s(node.pid),
                                                   len(latencies))  # fmt: skip
+            log("pages: 100 sequential turns on one Session")
+            pages = await _api_pages_per_turn(home, sessions[50], 100)
         finally:
             node.terminate()
             node.wait(timeout=60)
@@ -313,6 +315,7 @@ async def main_api(quick: bool) -> Report:
         node_cpu_ms_per_turn_1=cpu_ms_1,
         node_sys_cpu_ms_per_turn_50=sys_ms,
         node_sys_cpu_ms_per_turn_1=sys_ms_1,
+        pages_per_turn_1=pages,
     )
     report.notes = (
         "a real Node process over the API (SDK send_and_wait, one request per turn); SQLite "
