@@ -27,6 +27,7 @@ from storage import Envelope, ReceiptTarget
 from . import _sql as sql
 from . import _sql_turns as turns_sql
 from ._core import Arm, EndTurn, SessionStep, Step, TurnStep, end_events
+from ._lazy_wakes import lazy_wake
 from ._lifecycles import (
     CLIENT,
     NODE,
@@ -71,6 +72,9 @@ class Draft:
     # Views already read in this transaction (a send's result), reused for the commit's
     # snapshots; a turn's entry is dropped whenever its row or items change again.
     views: dict[str, Turn] = attrs.field(factory=dict)
+    # The lazy timers (`_lazy_wakes`): each row's due as armed, and the deadline meant now.
+    armed: dict[str, int] = attrs.field(factory=dict)
+    wanted: dict[str, tuple[int, str | None]] = attrs.field(factory=dict)
 
     @property
     def event_ids(self) -> list[str]:
@@ -110,7 +114,8 @@ class Draft:
         turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause)
                  for k, v in self.turns.items()}  # fmt: skip
         return Draft(self.session_id, self.project_id, self.state, self.revision,
-                     self.activity, turns, now)  # fmt: skip
+                     self.activity, turns, now, armed=dict(self.armed),
+                     wanted=dict(self.wanted))  # fmt: skip
 
     def owner(self) -> Any:
         return sql.SESSION_LIFE_ROWS.owner(self.life())
@@ -179,7 +184,14 @@ def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str)
 
 
 def wake(draft: Draft, timer: Wake) -> None:
-    """Arm (or cancel) one of the Session's durable timers in the draft's transaction."""
+    """Arm (or cancel) one of the Session's durable timers in the draft's transaction; a
+    per-turn one only when its row must change (`_lazy_wakes`)."""
+    if lazy_wake(draft, timer):
+        draft._tx.wake(timer)
+
+
+def wake_now(draft: Draft, timer: Wake) -> None:
+    """Write `timer`'s row change in the draft's transaction, lazy name or not."""
     draft._tx.wake(timer)
 
 
