@@ -22,7 +22,7 @@ from actors._timers import Wake
 from actors._write import Change, Entry, Tx
 from maia.core import MaiaError
 from maia.protocol import Turn
-from storage import Envelope, ReceiptTarget
+from storage import Envelope, ReceiptTarget, current_envelope
 
 from . import _sql as sql
 from . import _sql_turns as turns_sql
@@ -52,6 +52,9 @@ class TurnMemo:
     revision: int
     text: str
     cause: Envelope | None = None  # set at dispatch: what its worker's events carry
+    # Its turn.send's correlation, kept from the send (None when loaded from storage: then
+    # the send's receipt says it, `_envelope`).
+    correlation: str | None = None
 
 
 @attrs.define
@@ -75,6 +78,7 @@ class Draft:
     # The lazy timers (`_lazy_wakes`): each row's due as armed, and the deadline meant now.
     armed: dict[str, int] = attrs.field(factory=dict)
     wanted: dict[str, tuple[int, str | None]] = attrs.field(factory=dict)
+    next_seq: int | None = None  # the send order of the next turn, once read from storage
 
     @property
     def event_ids(self) -> list[str]:
@@ -111,11 +115,11 @@ class Draft:
 
     def copy(self, now: int) -> Draft:
         # Direct construction: attrs.evolve per memo was a visible share of each commit.
-        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause)
+        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause, v.correlation)
                  for k, v in self.turns.items()}  # fmt: skip
         return Draft(self.session_id, self.project_id, self.state, self.revision,
                      self.activity, turns, now, armed=dict(self.armed),
-                     wanted=dict(self.wanted))  # fmt: skip
+                     wanted=dict(self.wanted), next_seq=self.next_seq)  # fmt: skip
 
     def owner(self) -> Any:
         return sql.SESSION_LIFE_ROWS.owner(self.life())
@@ -174,12 +178,15 @@ def set_activity(conn: sqlite3.Connection, draft: Draft, activity: str) -> None:
 def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str) -> None:
     """A new queued turn, last in send order: the turn table's creation row (`turn.queued`,
     its receipt target)."""
-    seq = turns_sql.next_turn_seq(conn, draft.session_id)
+    seq = turns_sql.next_turn_seq(conn, draft.session_id) if draft.next_seq is None else (
+        draft.next_seq)  # fmt: skip
+    draft.next_seq = seq + 1
     record = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, TurnState.QUEUED, 0,
                             text, seq)  # fmt: skip
     draft._tx.apply(Change(turns_sql.TURN_ROWS, TURN_TABLE, None, record, (TurnEvent.SEND,), CLIENT,
                            timer=False))  # fmt: skip
-    draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text)
+    correlation = current_envelope().correlation_id  # the send's (`run_mutation`)
+    draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text, correlation=correlation)
     draft.touched.add(turn_id)
 
 
