@@ -240,3 +240,29 @@ async def test_a_later_turn_writes_no_timer_row_and_keeps_its_own_wall_time(
         finished = await h.store.read(lambda c: c.execute(
             "SELECT finished_ms FROM turns WHERE turn_id = ?", (slow,)).fetchone()[0])  # fmt: skip
         assert dispatched + limit <= finished < dispatched + limit + 60_000
+
+
+async def test_an_idle_release_armed_for_an_earlier_turn_is_armed_again_for_the_last(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """The idle release armed when the first turn ended is not moved by a second turn's end
+    (no row written); when it fires the worker is kept and the release armed again for a
+    minute after the second turn, when the worker is released."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        await h.wait_turn(await h.send(session_id, "first"), "completed")
+        (idle, _) = await _timers(h)
+        await trio.sleep(30)
+        second = await h.send(session_id, "second")
+        await h.wait_turn(second, "completed")
+        finished = await h.store.read(lambda c: c.execute(
+            "SELECT finished_ms FROM turns WHERE turn_id = ?", (second,)).fetchone()[0])  # fmt: skip
+        assert (await _timers(h))[0] == idle  # still the first turn's
+        await trio.sleep(IDLE_MS / 1000 - 30 + 1)  # past the first turn's release
+        (worker,) = h.workers.spawned
+        assert worker.state is WorkerState.READY
+        timers = await _timers(h)
+        assert ("session", session_id, "idle-release", None, finished + IDLE_MS) in timers
+        await trio.sleep(40)
+        assert _state(worker) is WorkerState.EXITED
+        assert await _timers(h) == []
