@@ -255,8 +255,8 @@ async def test_an_idle_release_armed_for_an_earlier_turn_is_armed_again_for_the_
         await trio.sleep(30)
         second = await h.send(session_id, "second")
         await h.wait_turn(second, "completed")
-        finished = await h.store.read(lambda c: c.execute(
-            "SELECT finished_ms FROM turns WHERE turn_id = ?", (second,)).fetchone()[0])  # fmt: skip
+        query = "SELECT finished_ms FROM turns WHERE turn_id = ?"
+        finished = await h.store.read(lambda c: c.execute(query, (second,)).fetchone()[0])
         assert (await _timers(h))[0] == idle  # still the first turn's
         await trio.sleep(IDLE_MS / 1000 - 30 + 1)  # past the first turn's release
         (worker,) = h.workers.spawned
