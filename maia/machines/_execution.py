@@ -222,9 +222,13 @@ class ExecutionLink:
                 self.state.phase, self.state.control_epoch = "connected", answer.control_epoch
                 self.state.connections += 1
                 self.socket = socket
+                if self.assignments is not None:  # before any record goes on this socket
+                    self.assignments.link_opened()
                 try:
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self._beat, socket, credential)
+                        if self.assignments is not None:
+                            nursery.start_soon(self.assignments.resend)
                         await self._listen(socket)
                         nursery.cancel_scope.cancel()
                 except BaseExceptionGroup as group:

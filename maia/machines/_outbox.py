@@ -1,0 +1,112 @@
+"""The Execution Node's unacknowledged evidence, frame by frame, and its (re-)sending.
+
+The spool (`supervision.leases.EvidenceSpool`) counts the records; this keeps the frames
+themselves until Control acknowledges them cumulatively, so a record that was on the wire
+when the link dropped is sent again. Per source, records go out in sequence order over one
+connection: `rewind` (when a connection opens, before anything is sent on it) moves every
+source's send cursor back to its acknowledgement, and `flush` sends what lies after the
+cursor, under one lock, stopping at the first failed send. Control de-duplicates by
+sequence, so a record it already took is not stored twice, whichever copy arrives.
+
+Only an `ack` frame (Control stored the records) releases frames: a grant's
+acknowledgedThrough follows the Node's own reports, so it moves the spool's counters but
+not this. Bounded like the spool: at `SPOOL_MAX_RECORDS` frames or `SPOOL_MAX_BYTES` of
+text held for one source, `check_room` raises `held` (admission stops, the turn is
+interrupted, its outcome uncertain); nothing is dropped to make room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from maia.core import MaiaError
+from supervision.leases import SPOOL_MAX_BYTES, SPOOL_MAX_RECORDS
+
+Send = Callable[[object], Awaitable[bool]]
+
+
+class EvidenceOutbox:
+    """Frames per source by sequence, a send cursor per source, one send lock."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._frames: dict[str, dict[int, tuple[object, int]]] = {}  # frame, its size
+        self._bytes: dict[str, int] = {}
+        self._sent: dict[str, int] = {}
+        self._acknowledged: dict[str, int] = {}
+        self._generation = 0  # a rewind ends a flush that sends on the older connection
+        self._lock = trio.Lock()
+        self.resent = 0  # records sent again after a rewind (logged, and read by tests)
+
+    def held(self, source: str) -> int:
+        """Records of `source` kept until Control acknowledges them."""
+        return len(self._frames.get(source, {}))
+
+    def check_room(self, source: str, size: int) -> None:
+        """Raise `held` when one more record of `size` would pass a spool quota."""
+        if (self.held(source) >= SPOOL_MAX_RECORDS
+                or self._bytes.get(source, 0) + size > SPOOL_MAX_BYTES):  # fmt: skip
+            raise MaiaError("held", f"admission is held: {source} is at its quota of records"
+                            " Control has not acknowledged")  # fmt: skip
+
+    def keep(self, source: str, sequence: int, frame: object, size: int = 1) -> None:
+        """Hold record `sequence` (the spool just admitted it) until it is acknowledged."""
+        self._frames.setdefault(source, {})[sequence] = (frame, size)
+        self._bytes[source] = self._bytes.get(source, 0) + size
+
+    def acknowledge(self, source: str, through: int) -> None:
+        """Control stored every record of `source` up to `through`: forget them."""
+        if through <= self._acknowledged.get(source, 0):
+            return
+        self._acknowledged[source] = through
+        frames = self._frames.get(source, {})
+        for sequence in [s for s in frames if s <= through]:
+            self._bytes[source] -= frames.pop(sequence)[1]
+        self._sent[source] = max(self._sent.get(source, 0), through)
+
+    def rewind(self) -> None:
+        """A connection opened: everything unacknowledged is sent again on it, in order.
+        Synchronous, so no record goes out on the new connection before this."""
+        self._generation += 1
+        for source in self._frames:
+            self._sent[source] = self._acknowledged.get(source, 0)
+
+    async def flush(self) -> int:
+        """Send every held record after its source's cursor; how many went out."""
+        async with self._lock:
+            return await self._flush_locked()
+
+    async def send_after_records(self, frame: object) -> bool:
+        """Send a frame that is no record (a worker's phase) after every held record, so an
+        attempt's `exited` never overtakes its turn's evidence; False when it did not go."""
+        async with self._lock:
+            await self._flush_locked()
+            if any(self._pending(source) for source in self._frames):
+                return False  # the link is down: hello reconciles the attempt instead
+            return await self._send(frame)
+
+    async def resend_all(self) -> int:
+        """After a rewind: send the backlog, counting it as re-sent."""
+        count = await self.flush()
+        self.resent += count
+        return count
+
+    def _pending(self, source: str) -> list[int]:
+        sent = self._sent.get(source, 0)
+        return sorted(s for s in self._frames.get(source, {}) if s > sent)
+
+    async def _flush_locked(self) -> int:
+        count = 0
+        generation = self._generation
+        for source, frames in list(self._frames.items()):
+            for sequence in self._pending(source):
+                held = frames.get(sequence)
+                if held is None:  # acknowledged while we sent
+                    continue
+                if not await self._send(held[0]) or generation != self._generation:
+                    return count  # the link is down or was replaced: the next rewind sends
+                self._sent[source] = max(self._sent.get(source, 0), sequence)
+                count += 1
+        return count
