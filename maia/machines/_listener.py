@@ -26,6 +26,7 @@ from actors.machine import (
     MachineService,
     authenticate_write,
     redeem_write,
+    set_listener_fingerprint,
     touch_machine,
 )
 from maia.core import Clock, MaiaError
@@ -49,6 +50,7 @@ from ._frames import (
     error_frame,
 )
 from ._gate import Admitted, check_machine_upgrade
+from ._tls import ListenerTls
 
 log = logging.getLogger("maia.machines")
 MAX_LINKS: Final = 128
@@ -68,9 +70,15 @@ class MachineListener:
         self._server: GuardedServer | None = None
         self.relay = machines.relay
 
-    async def serve(self, host: str, port: int, *,
+    async def serve(self, host: str, port: int, tls: ListenerTls | None = None, *,
                     task_status: Any = trio.TASK_STATUS_IGNORED) -> None:  # fmt: skip
-        listeners = await trio.open_tcp_listeners(port, host=host)
+        """Serve ws://, or wss:// with `tls` (whose fingerprint tokens then carry)."""
+        fingerprint = None if tls is None else tls.fingerprint
+        await self._store.write(lambda c: set_listener_fingerprint(c, fingerprint))
+        listeners: list[Any] = await trio.open_tcp_listeners(port, host=host)
+        if tls is not None:
+            listeners = [trio.SSLListener(listener, tls.context, https_compatible=True)
+                         for listener in listeners]  # fmt: skip
         server = GuardedServer(self._handle, listeners, max_connections=MAX_LINKS,
                                max_message_size=MAX_FRAME_BYTES, connect_timeout=10,
                                disconnect_timeout=2)  # fmt: skip
