@@ -72,6 +72,7 @@ log = logging.getLogger("maia.machines")
 WAKE_S: Final = 1.0
 STOP_S: Final = 10.0  # STOP_BOUND_MS: the workers' bounded stop
 SEEN_ATTEMPTS: Final = 256  # launches remembered, so a replayed one starts nothing
+HELLO_ATTEMPTS: Final = 256  # what a hello frame may list
 Send = Callable[[object], Awaitable[bool]]
 
 
@@ -110,7 +111,10 @@ class ExecutionAssignments:
         return Reading(wall=self.clock.wall_ms(), mono=self.clock.monotonic_ms())
 
     def live_attempts(self) -> tuple[str, ...]:
-        return tuple(self.workers)
+        """What hello lists: running attempts and those whose exit Control has not heard
+        (it must not end them before their turn's evidence, sent after hello, arrives)."""
+        found = tuple(dict.fromkeys((*self.workers, *self.outbox.waiting_attempts())))
+        return found[:HELLO_ATTEMPTS]  # running ones first; the oldest exits may drop out
 
     def reports(self) -> tuple[MachineLeaseReport, ...]:
         now = self.now()
@@ -278,7 +282,8 @@ class ExecutionAssignments:
     async def _watch(self, attempt_id: str, handle: Any) -> None:
         try:
             await handle.wait_initialized()
-            await self.outbox.send_after_records(WorkerFrame("worker", attempt_id, "initialized"))
+            initialized = WorkerFrame("worker", attempt_id, "initialized")
+            await self.outbox.send_after_records(attempt_id, initialized)
         except Exception:
             pass
         info = await handle.wait_stopped()
@@ -291,7 +296,7 @@ class ExecutionAssignments:
                              signal=info.signal, fence_reason=info.fence_reason,
                              stop_phase=info.stop_phase,
                              stderr_tail=info.stderr_tail[-8192:])  # fmt: skip
-        await self.outbox.send_after_records(exited)  # after the evidence of its turns
+        await self.outbox.send_after_records(attempt_id, exited, exit_frame=True)
 
     def _running(self, key: str, epoch: int) -> bool:
         """Whether a worker of the assignment's epoch still runs here (one execution)."""

@@ -17,14 +17,19 @@ interrupted, its outcome uncertain); nothing is dropped to make room.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 import trio
 
 from maia.core import MaiaError
 from supervision.leases import SPOOL_MAX_BYTES, SPOOL_MAX_RECORDS
 
+log = logging.getLogger("maia.machines")
 Send = Callable[[object], Awaitable[bool]]
+MAX_WAITING: Final = 1024  # worker phase frames waiting for the link (hello reconciles past it)
+MAX_EXITS: Final = 64  # the latest `exited` frames, sent again on every new connection
 
 
 class EvidenceOutbox:
@@ -38,6 +43,11 @@ class EvidenceOutbox:
         self._acknowledged: dict[str, int] = {}
         self._generation = 0  # a rewind ends a flush that sends on the older connection
         self._lock = trio.Lock()
+        self._waiting: list[tuple[str, object]] = []  # (attempt, phase frame) behind records
+        # An exit sent into a dying link is lost with no ack to tell: the latest are sent
+        # again on each new connection (Control ignores an exit it heard) and hello lists
+        # them, so Control never ends such an attempt before its re-sent evidence arrives.
+        self._exits: dict[str, object] = {}
         self.resent = 0  # records sent again after a rewind (logged, and read by tests)
 
     def held(self, source: str) -> int:
@@ -72,20 +82,34 @@ class EvidenceOutbox:
         self._generation += 1
         for source in self._frames:
             self._sent[source] = self._acknowledged.get(source, 0)
+        queued = {attempt for attempt, _ in self._waiting}
+        self._waiting += [(a, frame) for a, frame in self._exits.items() if a not in queued]
 
     async def flush(self) -> int:
         """Send every held record after its source's cursor; how many went out."""
         async with self._lock:
             return await self._flush_locked()
 
-    async def send_after_records(self, frame: object) -> bool:
+    def waiting_attempts(self) -> tuple[str, ...]:
+        """Attempts whose exit Control may not have heard: still live to it."""
+        return tuple(dict.fromkeys([*(a for a, _ in self._waiting), *self._exits]))
+
+    async def send_after_records(self, attempt_id: str, frame: object, *,
+                                 exit_frame: bool = False) -> None:  # fmt: skip
         """Send a frame that is no record (a worker's phase) after every held record, so an
-        attempt's `exited` never overtakes its turn's evidence; False when it did not go."""
+        attempt's `exited` never overtakes its turn's evidence; while the link is down it
+        waits (bounded) and goes after the records on the next connection."""
         async with self._lock:
+            if len(self._waiting) >= MAX_WAITING:
+                log.warning("attempt %s: a phase frame not kept (%d wait); the next hello"
+                            " reconciles it", attempt_id, MAX_WAITING)  # fmt: skip
+                return
+            self._waiting.append((attempt_id, frame))
+            if exit_frame:
+                self._exits[attempt_id] = frame
+                while len(self._exits) > MAX_EXITS:
+                    del self._exits[next(iter(self._exits))]
             await self._flush_locked()
-            if any(self._pending(source) for source in self._frames):
-                return False  # the link is down: hello reconciles the attempt instead
-            return await self._send(frame)
 
     async def resend_all(self) -> int:
         """After a rewind: send the backlog, counting it as re-sent."""
@@ -109,4 +133,10 @@ class EvidenceOutbox:
                     return count  # the link is down or was replaced: the next rewind sends
                 self._sent[source] = max(self._sent.get(source, 0), sequence)
                 count += 1
+        while self._waiting:  # phase frames, in order, once every record went
+            sent = await self._send(self._waiting[0][1])
+            if sent:  # never sent twice: a phase frame is not idempotent like a record
+                self._waiting.pop(0)
+            if not sent or generation != self._generation:
+                return count
         return count

@@ -7,14 +7,16 @@ checker's "every acknowledged record stored once"."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from ._nodes import checked_traces, trace_events, wait_for
-from .test_placement_e2e import _turn
+from .test_placement_e2e import _attempts, _turn
 from .test_proxy_scenarios import BOUND_S, Proxied, _blocking, _fates, _proxied
 
 WORDS = ("alpha-1", "bravo-2", "charlie-3", "delta-4")
@@ -131,3 +133,34 @@ async def test_records_stored_whose_acks_were_lost_are_acknowledged_again(
                             >= reports + 2, "the link did not reopen", p.control)  # fmt: skip
             assert len(_RESENT.findall(p.execution.log())) == 1, p.execution.log()[-2000:]
             print(f"\nrecords stored {stored}, sent again {resent}; {figures}")
+
+
+async def test_a_worker_exit_during_the_drop_waits_behind_its_turns_records(
+    tmp_path: Path,
+) -> None:
+    """Mid-turn, every frame dropped; the turn completes and its worker is then killed;
+    the link is cut and reopened: the reconnect's hello still lists the attempt (its exit
+    not yet heard), the turn's records arrive first and it completes, not `runtime_lost`;
+    the exit, sent again after them, ends the attempt (the next turn gets a new worker)."""
+    with trio.fail_after(BOUND_S):
+        async with _proxied(tmp_path, seed=23) as p:
+            session_id, gate, done = await _staged_turn(p, tmp_path)
+            [(_, pid)] = await _blocking(_attempts, p.control, session_id)
+            p.proxy.partition()
+            dropped = _fates(p.proxy, "partitioned")
+            gate.touch()
+            await _blocking(wait_for, done.exists, "the turn did not finish", p.execution)
+            await _blocking(wait_for, lambda: _fates(p.proxy, "partitioned") >= dropped + 3,
+                            "the turn's records were not sent", p.execution)  # fmt: skip
+            os.kill(pid, signal.SIGKILL)
+            await _blocking(wait_for, lambda: not Path(f"/proc/{pid}").exists(),
+                            "the worker was not reaped", p.execution)  # fmt: skip
+            resent = await _cut_and_reopen(p)
+            figures = await _completes_once(p, session_id)
+            # Its exit, sent again after the records, reached Control: the next turn
+            # starts a fresh worker.
+            again = await _blocking(p.control.maia, "turn", "send", session_id, "again",
+                                    "--wait", "--timeout", "120s")  # fmt: skip
+            assert WORDS[-1] in again.stdout
+            assert len(await _blocking(_attempts, p.control, session_id)) == 2
+            print(f"\nworker {pid} killed in the drop; sent again {resent}; {figures}")
