@@ -87,7 +87,7 @@ def _tls_files(values: dict[str, Any]) -> tuple[Path | None, Path | None]:
     if cert is None or key is None:
         return None, None
     try:
-        listener_tls(cert, key)
+        listener_tls(Path(cert), Path(key))
     except TlsFilesInvalid as error:
         raise click.BadParameter(str(error), param_hint="--machines-cert") from None
     return Path(cert).resolve(), Path(key).resolve()
@@ -98,11 +98,12 @@ def machine_children(values: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     from maia.machines import control_child, execution_child
 
     children: list[tuple[str, Any]] = []
+    if not values.get("machines_listen") and (values.get("machines_cert")
+                                              or values.get("machines_key")):  # fmt: skip
+        raise click.BadParameter("needs --machines-listen", param_hint="--machines-cert")
     cert, key = _tls_files(values)
     if values.get("machines_listen"):
         children.append(control_child(*_listen(values["machines_listen"]), cert, key))
-    elif cert is not None:
-        raise click.BadParameter("needs --machines-listen", param_hint="--machines-cert")
     token = _token(values.get("enrollment_token"), values.get("enrollment_file"))
     if values.get("execution"):
         children.append(execution_child(_control(values.get("control")), token))
