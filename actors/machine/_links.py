@@ -4,9 +4,9 @@ from storage (a restart forgets it, and every link starts again behind a barrier
 The listener (`maia.machines`) opens a link when a connection authenticates, counts each
 status and refused frame, and closes it; `machine.show` reads it; `machine.revoke` closes a
 revoked machine's link at once through `revoke_hook`. `AckLedger` remembers, per evidence
-source, how far this run acknowledged, so a record sent again after a reconnect that was
-already stored is acknowledged again (its first acknowledgement may have been lost) and
-never stored twice.
+source, how far this run's `ack` frames went (the listener notes each one it sends), so a
+record sent again after a reconnect that was already stored is acknowledged again (its
+first acknowledgement may have been lost) and never stored twice.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class LinkBoard:
 
 @attrs.define
 class AckLedger:
-    """Per evidence source, the highest sequence this run acknowledged (stored)."""
+    """Per evidence source, the highest sequence this run acknowledged (so stored)."""
 
     through: dict[str, int] = attrs.field(factory=dict)
 

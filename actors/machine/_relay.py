@@ -31,7 +31,7 @@ from supervision.workers import ExitInfo, WorkerSpec
 
 from ._assignments import AssignmentRow, all_assignments, save_lease
 from ._control_leases import ControlLeases
-from ._links import AckLedger, LinkBoard, LinkState
+from ._links import LinkBoard, LinkState
 from ._relay_frames import (
     AckFrame,
     GrantFrame,
@@ -79,7 +79,6 @@ class MachineRelay:
         self.leases = ControlLeases(store.node_id, clock)
         self.handles: dict[str, tuple[str, str, RemoteWorkerHandle]] = {}  # attempt -> ...
         self._launch_sent: dict[tuple[str, int], int] = {}
-        self.acks = AckLedger()  # a record re-sent after a reconnect is acknowledged again
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
 
     async def restore(self) -> None:
@@ -135,7 +134,6 @@ class MachineRelay:
             source = f"{machine_id}.{assignment_id}"
             # Called once the Session actor took record `through` (written to its journal).
             self.trace.emit("record_stored", source=source, sequence=through)
-            self.acks.stored(source, through)
             if await self.send(machine_id, AckFrame("ack", source, through)):
                 self.trace.emit("record_acknowledged", source=source, through=through)
 
@@ -175,11 +173,6 @@ class MachineRelay:
                 self.handles.pop(attempt_id, None)
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
-        if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):
-            again = self.acks.already(frame.source_id, frame.sequence)
-            if again is not None:  # stored already; its acknowledgement may have been lost
-                await self.send(machine_id, AckFrame("ack", frame.source_id, again))
-                return
         entry = self.handles.get(frame.attempt_id)
         if entry is None or entry[0] != machine_id:
             return  # an attempt this Control Node does not run there: changes nothing

@@ -141,6 +141,7 @@ class ExecutionAssignments:
                 await trio.sleep(self._next_wake_s())
                 for key in list(self.states):
                     await self._step(key, Wake())
+                await self.outbox.flush()  # an exit whose acknowledgement wait ran out
 
     def _next_wake_s(self) -> float:
         """A second, or less: exactly at the nearest local deadline (item 8: the stop begins
@@ -227,6 +228,7 @@ class ExecutionAssignments:
                     self.outbox.acknowledge(
                         spool.source_id, min(frame.through, spool.last_sequence)
                     )
+            await self.outbox.flush()  # an exit may have waited for this acknowledgement
         elif isinstance(frame, PromptFrame | InterruptFrame | StopWorkerFrame):
             await self._worker_op(frame)
 
@@ -352,7 +354,7 @@ class ExecutionAssignments:
         self.states[key] = evolve(state, spool=spool)
         record = TurnEventFrame("turn_event", frame.attempt_id, frame.turn_id, kind,
                                 spool.source_id, spool.last_sequence, text, data)  # fmt: skip
-        self.outbox.keep(spool.source_id, spool.last_sequence, record, size)
+        self.outbox.keep(spool.source_id, spool.last_sequence, record, size, frame.attempt_id)
         await self.outbox.flush()  # in sequence order, after anything not yet acknowledged
 
 

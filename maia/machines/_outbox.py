@@ -30,6 +30,8 @@ log = logging.getLogger("maia.machines")
 Send = Callable[[object], Awaitable[bool]]
 MAX_WAITING: Final = 1024  # worker phase frames waiting for the link (hello reconciles past it)
 MAX_EXITS: Final = 64  # the latest `exited` frames, sent again on every new connection
+EXIT_ACK_WAIT_S: Final = 15.0  # an exit waits this long for its turns' records' ack at most
+MAX_TRACKED: Final = 1024  # attempts whose newest record is remembered
 
 
 class EvidenceOutbox:
@@ -43,7 +45,11 @@ class EvidenceOutbox:
         self._acknowledged: dict[str, int] = {}
         self._generation = 0  # a rewind ends a flush that sends on the older connection
         self._lock = trio.Lock()
-        self._waiting: list[tuple[str, object]] = []  # (attempt, phase frame) behind records
+        self._waiting: list[tuple[str, object, bool]] = []  # (attempt, frame, an exit?)
+        # An exit goes only once Control acknowledged its attempt's records (so its Session
+        # took the turn's end before it hears of the exit), or after EXIT_ACK_WAIT_S.
+        self._last_of: dict[str, tuple[str, int]] = {}  # attempt -> (source, newest record)
+        self._exit_due: dict[str, float] = {}
         # An exit sent into a dying link is lost with no ack to tell: the latest are sent
         # again on each new connection (Control ignores an exit it heard) and hello lists
         # them, so Control never ends such an attempt before its re-sent evidence arrives.
@@ -61,10 +67,16 @@ class EvidenceOutbox:
             raise MaiaError("held", f"admission is held: {source} is at its quota of records"
                             " Control has not acknowledged")  # fmt: skip
 
-    def keep(self, source: str, sequence: int, frame: object, size: int = 1) -> None:
+    def keep(self, source: str, sequence: int, frame: object, size: int = 1,
+             attempt_id: str | None = None) -> None:  # fmt: skip
         """Hold record `sequence` (the spool just admitted it) until it is acknowledged."""
         self._frames.setdefault(source, {})[sequence] = (frame, size)
         self._bytes[source] = self._bytes.get(source, 0) + size
+        if attempt_id is not None:
+            self._last_of.pop(attempt_id, None)
+            self._last_of[attempt_id] = (source, sequence)
+            while len(self._last_of) > MAX_TRACKED:
+                del self._last_of[next(iter(self._last_of))]
 
     def acknowledge(self, source: str, through: int) -> None:
         """Control stored every record of `source` up to `through`: forget them."""
@@ -82,8 +94,8 @@ class EvidenceOutbox:
         self._generation += 1
         for source in self._frames:
             self._sent[source] = self._acknowledged.get(source, 0)
-        queued = {attempt for attempt, _ in self._waiting}
-        self._waiting += [(a, frame) for a, frame in self._exits.items() if a not in queued]
+        queued = {attempt for attempt, _, _ in self._waiting}
+        self._waiting += [(a, f, True) for a, f in self._exits.items() if a not in queued]
 
     async def flush(self) -> int:
         """Send every held record after its source's cursor; how many went out."""
@@ -92,7 +104,7 @@ class EvidenceOutbox:
 
     def waiting_attempts(self) -> tuple[str, ...]:
         """Attempts whose exit Control may not have heard: still live to it."""
-        return tuple(dict.fromkeys([*(a for a, _ in self._waiting), *self._exits]))
+        return tuple(dict.fromkeys([*(a for a, _, _ in self._waiting), *self._exits]))
 
     async def send_after_records(self, attempt_id: str, frame: object, *,
                                  exit_frame: bool = False) -> None:  # fmt: skip
@@ -104,8 +116,9 @@ class EvidenceOutbox:
                 log.warning("attempt %s: a phase frame not kept (%d wait); the next hello"
                             " reconciles it", attempt_id, MAX_WAITING)  # fmt: skip
                 return
-            self._waiting.append((attempt_id, frame))
+            self._waiting.append((attempt_id, frame, exit_frame))
             if exit_frame:
+                self._exit_due[attempt_id] = trio.current_time() + EXIT_ACK_WAIT_S
                 self._exits[attempt_id] = frame
                 while len(self._exits) > MAX_EXITS:
                     del self._exits[next(iter(self._exits))]
@@ -133,10 +146,22 @@ class EvidenceOutbox:
                     return count  # the link is down or was replaced: the next rewind sends
                 self._sent[source] = max(self._sent.get(source, 0), sequence)
                 count += 1
-        while self._waiting:  # phase frames, in order, once every record went
-            sent = await self._send(self._waiting[0][1])
+        for entry in list(self._waiting):  # phase frames, in order, once every record went
+            attempt, frame, is_exit = entry
+            if is_exit and not self._exit_ready(attempt):
+                continue  # its turns' records are not acknowledged yet (the ack flushes)
+            sent = await self._send(frame)
             if sent:  # never sent twice: a phase frame is not idempotent like a record
-                self._waiting.pop(0)
+                self._waiting.remove(entry)
+                if is_exit:
+                    self._last_of.pop(attempt, None)
+                    self._exit_due.pop(attempt, None)
             if not sent or generation != self._generation:
                 return count
         return count
+
+    def _exit_ready(self, attempt: str) -> bool:
+        last = self._last_of.get(attempt)
+        if last is None or self._acknowledged.get(last[0], 0) >= last[1]:
+            return True
+        return trio.current_time() >= self._exit_due.get(attempt, 0.0)

@@ -82,6 +82,21 @@ async def test_an_exit_waits_behind_records_and_is_sent_again_after_a_rewind() -
     assert outbox.waiting_attempts() == ("attempt_a",)
 
 
+async def test_an_exit_waits_for_its_turns_records_to_be_acknowledged() -> None:
+    """An attempt's exit goes only once Control acknowledged that attempt's newest record
+    (its Session took the turn's end first); another attempt's frames do not wait."""
+    wire = Wire()
+    outbox = EvidenceOutbox(wire.send)
+    outbox.keep("s", 1, "r1", attempt_id="attempt_a")
+    await outbox.flush()
+    await outbox.send_after_records("attempt_a", "exit-a", exit_frame=True)
+    await outbox.send_after_records("attempt_b", "init-b")
+    assert wire.sent == ["r1", "init-b"]
+    outbox.acknowledge("s", 1)
+    await outbox.flush()
+    assert wire.sent == ["r1", "init-b", "exit-a"]
+
+
 async def test_an_acknowledgement_never_moves_back_and_frees_its_room() -> None:
     """A lower acknowledgement changes nothing; at the record quota `held` is raised and
     nothing is dropped; an acknowledgement makes room again."""
