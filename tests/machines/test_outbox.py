@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actors.machine import make_token, parse_token, pin_token, split_token
-from maia.cli._machine_cmd import machine_children
+from maia.cli._machine_cmd import machine_argv, machine_children
 from maia.core import MaiaError
 from maia.machines import EvidenceOutbox
 from supervision.leases import SPOOL_MAX_RECORDS
@@ -146,3 +146,13 @@ def test_tls_flags_come_in_pairs_and_need_a_listener() -> None:
         machine_children({"machines_listen": "127.0.0.1:0",
                           "machines_cert": Path("/nonexistent.pem"),
                           "machines_key": Path("/nonexistent.key")})  # fmt: skip
+
+
+def test_a_detached_node_gets_the_tls_flags_again() -> None:
+    """`--detach` re-runs the Node with the same flags: the certificate and key as absolute
+    paths."""
+    argv = machine_argv({"machines_listen": "127.0.0.1:0", "machines_cert": Path("c.pem"),
+                         "machines_key": Path("c.key")})  # fmt: skip
+    assert argv[:2] == ["--machines-listen", "127.0.0.1:0"]
+    assert argv[argv.index("--machines-cert") + 1] == str(Path("c.pem").resolve())
+    assert argv[argv.index("--machines-key") + 1] == str(Path("c.key").resolve())
