@@ -29,6 +29,7 @@ from ._enrollment import token_of as token_of
 from ._kind import MACHINES as MACHINES
 from ._kind import MachineKind as MachineKind
 from ._kind import MachineService as MachineService
+from ._links import AckLedger as AckLedger
 from ._links import LinkBoard as LinkBoard
 from ._links import LinkState as LinkState
 from ._placing import PlacingSupervisor as PlacingSupervisor
@@ -53,12 +54,16 @@ from ._remote_worker import RemoteWorkerHandle as RemoteWorkerHandle
 from ._secrets import MAX_SECRET_LENGTH as MAX_SECRET_LENGTH
 from ._secrets import TokenParts as TokenParts
 from ._secrets import credential_machine as credential_machine
+from ._secrets import listener_fingerprint as listener_fingerprint
 from ._secrets import make_credential as make_credential
 from ._secrets import make_token as make_token
 from ._secrets import matches as matches
 from ._secrets import new_machine_id as new_machine_id
 from ._secrets import parse_token as parse_token
+from ._secrets import pin_token as pin_token
+from ._secrets import set_listener_fingerprint as set_listener_fingerprint
 from ._secrets import sha256_hex as sha256_hex
+from ._secrets import split_token as split_token
 from ._secrets import token_key as token_key
 from ._sql import MAX_MACHINES as MAX_MACHINES
 from ._sql import MachineRecord as MachineRecord
