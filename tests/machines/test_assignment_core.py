@@ -4,6 +4,8 @@ before its frame goes out; beside the real-process tests of the actor."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import attrs
 
 from actors.machine import (
@@ -40,6 +42,7 @@ from supervision.leases import (
 )
 
 M = "machine_" + "a" * 32
+Kind = Literal["acquire", "renew"]
 GRANT_MS = 30_000
 
 
@@ -68,7 +71,7 @@ class One:
         self.state = plan.state
         return plan
 
-    def request(self, request_id: str, kind: str = "renew", epoch: int = 1) -> Plan:
+    def request(self, request_id: str, kind: Kind = "renew", epoch: int = 1) -> Plan:
         return self.step(RequestArrived(MachineLeaseRequest(request_id, M, self.id, epoch,
                                                             kind), GRANT_MS))  # fmt: skip
 
@@ -81,6 +84,10 @@ class One:
 
     def blockers(self) -> tuple[str, ...]:
         return placement_blockers(self.state, self.id, self.now())
+
+
+def barrier_of(one: One) -> tuple[int, int] | None:
+    return one.row.barrier
 
 
 def one_now(clock: FakeClock) -> Reading:
@@ -183,7 +190,7 @@ def test_a_restart_stores_a_barrier_until_a_newer_grant_is_confirmed() -> None:
     assert grant.actions[0].grant.pair == (3, 5)
     confirmed = one.status(2, one.running("new-1", 5, epoch=3))
     assert confirmed.events == (AssignmentEvent.CONFIRMED,)
-    assert one.row.barrier is None
+    assert barrier_of(one) is None
     assert one.blockers() == ()
     assert wakes(one.row, one.state, one.now())["barrier"] is None
     assert [a for a in one.step(Tick()).actions if isinstance(a, LaunchAssignment)] == []

@@ -1,0 +1,144 @@
+"""The `MachineAssignmentActor` on the real runtime and a real SQLite file, across two
+Control runs of the same database: its row is the durable lifecycle (epoch and sequence
+written before the frame goes out), its timers are durable rows, and a Control start
+recovers it from storage behind a stored barrier. No sockets: the link is down throughout
+(a launch that cannot be sent is sent again by the `reconcile` timer); the real link is in
+test_placement_e2e."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import trio
+
+import storage
+from actors import WORKERS, ActorRuntime, open_actor_runtime
+from actors.machine import (
+    MACHINES,
+    AssignmentState,
+    LeaseRequest,
+    Place,
+    Status,
+    enroll_write,
+    get_assignment,
+    new_assignment,
+)
+from maia.config import UserConfig
+from maia.core import SystemClock
+from supervision.leases import (
+    EvidenceSpool,
+    MachineLeaseReport,
+    MachineLeaseRequest,
+    NodeStatus,
+)
+
+CLOCK = SystemClock()
+
+
+class _NoWorkers:
+    """The pool's supervisor stand-in: this test launches no worker."""
+
+    def live(self) -> list[Any]:
+        return []
+
+    async def stop_all(self, reason: str = "") -> None:
+        return None
+
+
+@asynccontextmanager
+async def _control(path: Path) -> AsyncIterator[ActorRuntime]:
+    """One Control run: storage and the runtime with the worker pool and the machine kind."""
+    async with (
+        storage.open_storage(path, clock=CLOCK) as store,
+        open_actor_runtime(store, clock=CLOCK, config=UserConfig(), kinds=(WORKERS, MACHINES),
+                           options={"worker_supervisor": _NoWorkers()}) as runtime,
+    ):  # fmt: skip
+        yield runtime
+
+
+def _rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def _running(machine_id: str, assignment_id: str, sequence: int, request_id: str,
+             renewal: int) -> NodeStatus:  # fmt: skip
+    spool = EvidenceSpool(f"{machine_id}.{assignment_id}").status(0)
+    report = MachineLeaseReport(assignment_id, 1, "running", request_id, renewal, 0, spool)
+    return NodeStatus(machine_id, 1, sequence, (report,))
+
+
+def test_a_control_restart_recovers_the_assignment_behind_a_stored_barrier(
+    tmp_path: Path,
+) -> None:
+    """First run: placed, launched (epoch 1 written, the launch's `reconcile` timer armed
+    while the link is down), granted (sequence written, `lease` timer at the horizon).
+    Second run on the same file: the recovery column stores barrier (1, 1) and bumps the
+    revision; placement is blocked by the barrier, the `barrier` timer is armed; a grant
+    issued after the start, once a running report confirms it, clears the barrier in the
+    row (`confirmed`) and placement may go."""
+    path = tmp_path / "maia.db"
+
+    async def first() -> tuple[str, str]:
+        async with _control(path) as runtime:
+            now = CLOCK.wall_ms()
+            machine, _ = await runtime.store.write(
+                lambda c: enroll_write(c, "box", now, "local-user"))  # fmt: skip
+            service = runtime[MACHINES]
+            made = new_assignment(machine.machine_id, "project_x", now)
+            assignment = made.assignment_id
+            row = await service.assignments.ask(assignment, Place(made, machine.registration))
+            assert (row.state, row.revision) == (AssignmentState.UNPLACED, 1)
+            await service.assignments.ask(assignment, Status(NodeStatus(machine.machine_id,
+                                                                        1, 1, ())))  # fmt: skip
+            row = await runtime.store.read(lambda c: get_assignment(c, assignment))
+            assert (row.state, row.lease_epoch) == (AssignmentState.LAUNCHING, 1)
+            assert {t.name for t in runtime.timers.armed("machine")} == {"reconcile"}
+            request = MachineLeaseRequest("b-1", machine.machine_id, assignment, 1, "acquire")
+            [grant] = await service.assignments.ask(assignment, LeaseRequest(request))
+            assert grant.grant.pair == (1, 1)
+            row = await runtime.store.read(lambda c: get_assignment(c, assignment))
+            assert (row.state, row.next_sequence) == (AssignmentState.ACTIVE, 2)
+            await service.assignments.ask(
+                assignment, Status(_running(machine.machine_id, assignment, 2, "b-1", 1))
+            )
+            assert service.relay.leases.blockers(assignment) == ()
+            assert {t.name for t in runtime.timers.armed("machine")} == {"lease"}
+            return machine.machine_id, assignment
+
+    async def second(machine_id: str, assignment: str) -> None:
+        async with _control(path) as runtime:
+            service = runtime[MACHINES]
+            row = await runtime.store.read(lambda c: get_assignment(c, assignment))
+            assert (row.state, row.barrier, row.revision) == (AssignmentState.ACTIVE, (1, 1), 4)
+            assert "barrier" in service.relay.leases.blockers(assignment)
+            assert {t.name for t in runtime.timers.armed("machine")} == {"lease", "barrier"}
+            await service.assignments.ask(
+                assignment, Status(_running(machine_id, assignment, 3, "b-1", 1))
+            )
+            assert "barrier" in service.relay.leases.blockers(assignment)  # an older grant
+            request = MachineLeaseRequest("b-2", machine_id, assignment, 1, "renew")
+            [grant] = await service.assignments.ask(assignment, LeaseRequest(request))
+            assert grant.grant.pair == (1, 2)
+            await service.assignments.ask(
+                assignment, Status(_running(machine_id, assignment, 4, "b-2", 2))
+            )
+            assert service.relay.leases.blockers(assignment) == ()
+            row = await runtime.store.read(lambda c: get_assignment(c, assignment))
+            assert (row.barrier, row.next_sequence) == (None, 3)
+            assert {t.name for t in runtime.timers.armed("machine")} == {"lease"}
+
+    async def both() -> None:
+        machine_id, assignment = await first()
+        stored = _rows(path, "SELECT name FROM actor_timers WHERE kind = 'machine'")
+        assert stored == [("lease",)]  # durable: the row outlives the run
+        await second(machine_id, assignment)
+
+    trio.run(both)
