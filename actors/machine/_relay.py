@@ -10,7 +10,7 @@ reads the snapshots the actors publish (`AssignmentBoard`, as `leases`) for plac
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import trio
@@ -23,6 +23,7 @@ from supervision.workers import ExitInfo, WorkerSpec
 
 from ._assignment_actor import LeaseRequest, Status
 from ._assignment_board import AssignmentBoard
+from ._evidence_ledger import EvidenceLedger
 from ._links import LinkBoard, LinkState
 from ._relay_frames import (
     AckFrame,
@@ -60,6 +61,7 @@ class MachineRelay:
         self.leases = AssignmentBoard(clock, links)
         self.assignments: Any = None  # the assignment registry, set by the kind at open
         self.handles: dict[str, tuple[str, str, RemoteWorkerHandle]] = {}  # attempt -> ...
+        self.ledger = EvidenceLedger()  # what each shared spool's acknowledgement may cover
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
 
     # -- placement ---------------------------------------------------------------------
@@ -91,18 +93,7 @@ class MachineRelay:
         epoch = int(await self.store.write(next_worker_epoch))
         attempt_id = new_id("attempt")
 
-        async def send(frame: object) -> bool:
-            return await self.send(machine_id, frame)
-
-        async def acknowledge(through: int) -> None:
-            source = f"{machine_id}.{assignment_id}"
-            # Called once the Session actor took record `through` (written to its journal).
-            self.trace.emit("record_stored", source=source, sequence=through)
-            if await self.send(machine_id, AckFrame("ack", source, through)):
-                self.trace.emit("record_acknowledged", source=source, through=through)
-
-        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge)
-        self.handles[attempt_id] = (machine_id, assignment_id, handle)
+        handle = self.attach_handle(machine_id, assignment_id, attempt_id, epoch)
         remote = wire_spec(spec)
         frame = LaunchWorkerFrame("launch_worker", assignment_id, link_epoch, attempt_id, epoch,
                                   remote, spec_digest(remote))  # fmt: skip
@@ -115,6 +106,29 @@ class MachineRelay:
         except MaiaError:
             self.handles.pop(attempt_id, None)
             raise
+        return handle
+
+    def attach_handle(self, machine_id: str, assignment_id: str, attempt_id: str,
+                      epoch: int) -> RemoteWorkerHandle:  # fmt: skip
+        """The handle of a remote attempt, fed by `on_frame`; its records settle in the
+        assignment's shared spool ledger (see `_evidence_ledger`)."""
+        source = f"{machine_id}.{assignment_id}"
+
+        async def send(frame: object) -> bool:
+            return await self.send(machine_id, frame)
+
+        async def acknowledge(sequence: int) -> None:
+            # Called once the Session actor took record `sequence` (written to its journal).
+            self.trace.emit("record_stored", source=source, sequence=sequence)
+            self.ledger.of(source).taken(sequence)
+            await self._flush(machine_id, source)
+
+        def release(sequences: Iterable[int]) -> None:  # acknowledged with the next flush
+            for sequence in sequences:
+                self.ledger.of(source).taken(sequence)
+
+        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release)
+        self.handles[attempt_id] = (machine_id, assignment_id, handle)
         return handle
 
     # -- the link ----------------------------------------------------------------------
@@ -139,18 +153,33 @@ class MachineRelay:
     async def on_frame(self, machine_id: str, frame: Any) -> None:
         entry = self.handles.get(frame.attempt_id)
         if entry is None or entry[0] != machine_id:
+            if isinstance(frame, TurnEventFrame):  # nobody's record here: settled as dropped
+                self.ledger.of(frame.source_id).received(frame.sequence, kept=False)
+                await self._flush(machine_id, frame.source_id)
             return  # an attempt this Control Node does not run there: changes nothing
         handle = entry[2]
         if isinstance(frame, WorkerFrame):
+            source = f"{machine_id}.{entry[1]}"
             if frame.phase == "spawned" and frame.sequence and handle.pid == 0:
                 # The admission's record: the Session actor writes the attempt's row from it.
-                self.trace.emit("record_stored", source=f"{machine_id}.{entry[1]}",
-                                sequence=frame.sequence)  # fmt: skip
+                self.trace.emit("record_stored", source=source, sequence=frame.sequence)
+                self.ledger.of(source).received(frame.sequence, kept=False)
             await handle.on_worker(frame)
             if frame.phase in ("exited", "refused"):
                 self.handles.pop(frame.attempt_id, None)
+            await self._flush(machine_id, source)
         elif isinstance(frame, TurnEventFrame):
-            await handle.on_turn_event(frame)
+            ledger = self.ledger.of(frame.source_id)
+            fresh = ledger.received(frame.sequence, kept=True)  # before its actor can take it
+            if not await handle.on_turn_event(frame) and fresh:
+                ledger.taken(frame.sequence)  # dropped by the handle: settled
+            await self._flush(machine_id, frame.source_id)
+
+    async def _flush(self, machine_id: str, source: str) -> None:
+        """Send the cumulative acknowledgement once every record below it is settled."""
+        through = self.ledger.of(source).advance()
+        if through is not None and await self.send(machine_id, AckFrame("ack", source, through)):
+            self.trace.emit("record_acknowledged", source=source, through=through)
 
     async def on_request(self, request: MachineLeaseRequest) -> list[object]:
         """The assignment actor's answer (a grant or a refusal), written before it is sent."""
@@ -165,6 +194,8 @@ class MachineRelay:
         """Each of the machine's assignment actors takes the status, in turn."""
         self.trace.emit("report_received", status=to_wire(status),
                         control_mono_ms=self.clock.monotonic_ms())  # fmt: skip
+        for report in status.reports:  # the Node's acknowledgement: nothing below is open
+            self.ledger.of(report.spool.source_id).baseline(report.spool.acknowledged_through)
         for lease in self.leases.of_machine(status.node_id):
             try:
                 await self.assignments.ask(lease.row.assignment_id, Status(status), within=ASK_S)
