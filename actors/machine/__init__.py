@@ -54,12 +54,12 @@ from ._enrollment import redeem_write as redeem_write
 from ._enrollment import refused as refused
 from ._enrollment import revoke_write as revoke_write
 from ._enrollment import token_of as token_of
-from ._kind import MACHINES as MACHINES
-from ._kind import MachineKind as MachineKind
-from ._kind import MachineService as MachineService
 from ._evidence_ledger import MAX_OPEN as MAX_OPEN
 from ._evidence_ledger import EvidenceLedger as EvidenceLedger
 from ._evidence_ledger import SourceLedger as SourceLedger
+from ._kind import MACHINES as MACHINES
+from ._kind import MachineKind as MachineKind
+from ._kind import MachineService as MachineService
 from ._links import LinkBoard as LinkBoard
 from ._links import LinkState as LinkState
 from ._placing import PlacingSupervisor as PlacingSupervisor
