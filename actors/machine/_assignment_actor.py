@@ -26,6 +26,7 @@ from maia.core import MaiaError, digest_json
 from supervision.leases import (
     LaunchAssignment,
     MachineAssignment,
+    MachineLeaseGrant,
     MachineLeaseRequest,
     NodeStatus,
     RegistrationRecord,
@@ -57,6 +58,7 @@ from ._trace_hook import MachineTrace
 
 RESEND_LAUNCH_MS: Final = 5_000
 SEND_BOUND_S: Final = 10.0
+KEPT_GRANTS: Final = 16  # grants remembered as sent, for retried requests
 _UNKNOWN: Final = object()  # a timer this actor has not armed or cancelled yet
 Send = Callable[[str, object], Awaitable[bool]]
 
@@ -96,6 +98,8 @@ class AssignmentContext:
     send: Send  # to a machine's link; False when it is down
     trace: MachineTrace
     control_node_id: str
+    # What Control took of a source (its evidence ledger): a grant acknowledges no more.
+    taken_through: Callable[[str], int] = lambda source: 0
 
 
 def environment_digest(assignment: AssignmentRow) -> str:
@@ -115,6 +119,7 @@ class MachineAssignmentActor:
         self.lease: AssignmentLease | None = None
         self._armed: dict[str, object] = {}  # timer name -> due (monotonic ms) or None
         self._launch_sent: dict[int, int] = {}  # epoch -> last send (monotonic ms)
+        self._grants: dict[str, MachineLeaseGrant] = {}  # request ID -> the grant as sent
 
     def attach(self, scope: EffectScope) -> None:
         """It starts no effects: every send is bounded and done in its own step."""
@@ -212,13 +217,30 @@ class MachineAssignmentActor:
         answers: list[object] = []
         for action in plan.actions:
             if isinstance(action, SendGrant):
+                grant = self._as_sent(action)
                 if not action.duplicate:
-                    self.ctx.trace.emit("grant_issued", grant=to_wire(action.grant),
+                    self.ctx.trace.emit("grant_issued", grant=to_wire(grant),
                                         control_mono_ms=self.ctx.board.now().mono)  # fmt: skip
-                answers.append(GrantFrame("grant", action.grant))
+                answers.append(GrantFrame("grant", grant))
             elif isinstance(action, RequestRefused):
                 answers.append(RefusedFrame("refused", action.request_id, action.reason))
         return answers
+
+    def _as_sent(self, action: SendGrant) -> MachineLeaseGrant:
+        """The grant with `acknowledgedThrough` no further than what Control's Session actors
+        took of the spool (the pure machine acknowledges what the last status reported
+        written; records of it may still be in flight or queued at a Session actor). A
+        retried request gets the grant exactly as first sent."""
+        request_id = action.grant.request_id
+        sent = self._grants.get(request_id)
+        if sent is None:
+            source = f"{action.node_id}.{self.assignment_id}"
+            through = min(action.grant.acknowledged_through, self.ctx.taken_through(source))
+            sent = attrs.evolve(action.grant, acknowledged_through=through)
+            self._grants[request_id] = sent
+            while len(self._grants) > KEPT_GRANTS:
+                del self._grants[next(iter(self._grants))]
+        return sent
 
     async def _tick(self) -> None:
         """Step the machine with `Tick` and send the launches it asks for (written first)."""

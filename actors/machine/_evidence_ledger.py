@@ -73,3 +73,8 @@ class EvidenceLedger:
 
     def of(self, source_id: str) -> SourceLedger:
         return self.sources.setdefault(source_id, SourceLedger())
+
+    def taken_through(self, source_id: str) -> int:
+        """How far a grant may acknowledge `source_id` (0 while nothing is known)."""
+        found = self.sources.get(source_id)
+        return 0 if found is None or found.through is None else found.through

@@ -20,6 +20,7 @@ from actors import WORKERS, ActorRuntime, open_actor_runtime
 from actors.machine import (
     MACHINES,
     AssignmentState,
+    GrantFrame,
     LeaseRequest,
     Place,
     Status,
@@ -142,3 +143,47 @@ def test_a_control_restart_recovers_the_assignment_behind_a_stored_barrier(
         await second(machine_id, assignment)
 
     trio.run(both)
+
+
+def test_a_grant_acknowledges_only_what_the_session_actors_took(tmp_path: Path) -> None:
+    """The Node reports 5 records written; Control's Session actors took 3 (the relay's
+    evidence ledger): the grant's `acknowledgedThrough` is 3, not the 5 the pure machine
+    would acknowledge, so the Node keeps the 2 records Control has not written; a retried
+    request gets the grant exactly as first sent."""
+
+    async def main() -> None:
+        async with _control(tmp_path / "maia.db") as runtime:
+            now = CLOCK.wall_ms()
+            machine, _ = await runtime.store.write(
+                lambda c: enroll_write(c, "box", now, "local-user"))  # fmt: skip
+            service = runtime[MACHINES]
+            made = new_assignment(machine.machine_id, "project_x", now)
+            assignment, source = made.assignment_id, f"{machine.machine_id}.{made.assignment_id}"
+            await service.assignments.ask(assignment, Place(made, machine.registration))
+            await service.relay.on_status(NodeStatus(machine.machine_id, 1, 1, ()))
+            ledger = service.relay.ledger.of(source)
+            ledger.baseline(0)
+            for sequence in (1, 2, 3, 4, 5):
+                ledger.received(sequence, kept=True)
+            for sequence in (1, 2, 3):
+                ledger.taken(sequence)
+            assert ledger.advance() == 3
+            spool = EvidenceSpool(source)
+            for _ in range(5):
+                spool = spool.append(10, 0)
+            report = MachineLeaseReport(assignment, 1, "starting", None, None, 0,
+                                        spool.status(0))  # fmt: skip
+            await service.relay.on_status(NodeStatus(machine.machine_id, 1, 2, (report,)))
+            request = MachineLeaseRequest("b-1", machine.machine_id, assignment, 1, "acquire")
+            state = service.relay.leases.leases[assignment].state
+            assert state.nodes[machine.machine_id].registration.acknowledged[source] == 5
+            [grant] = await service.relay.on_request(request)
+            assert isinstance(grant, GrantFrame)
+            assert grant.grant.acknowledged_through == 3
+            ledger.taken(4)
+            ledger.taken(5)
+            [again] = await service.relay.on_request(request)
+            assert isinstance(again, GrantFrame)
+            assert again.grant == grant.grant
+
+    trio.run(main)
