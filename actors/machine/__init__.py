@@ -9,14 +9,7 @@ kind the runtime opens (`MACHINES`). The machine assignment is the kind's actor:
 publishes for placement and `machine.show`. See docs/machines.md.
 """
 
-from ._assignment_actor import AssignmentContext as AssignmentContext
-from ._assignment_actor import AssignmentMessage as AssignmentMessage
-from ._assignment_actor import LeaseRequest as LeaseRequest
 from ._assignment_actor import MachineAssignmentActor as MachineAssignmentActor
-from ._assignment_actor import Place as Place
-from ._assignment_actor import Restarted as Restarted
-from ._assignment_actor import Status as Status
-from ._assignment_actor import environment_digest as environment_digest
 from ._assignment_board import AssignmentBoard as AssignmentBoard
 from ._assignment_board import AssignmentLease as AssignmentLease
 from ._assignment_core import GRANT_TTL_MS as GRANT_TTL_MS
@@ -28,6 +21,14 @@ from ._assignment_core import restart_barrier as restart_barrier
 from ._assignment_core import restore as restore
 from ._assignment_core import wakes as wakes
 from ._assignment_core import wants_launch as wants_launch
+from ._assignment_messages import AssignmentContext as AssignmentContext
+from ._assignment_messages import AssignmentMessage as AssignmentMessage
+from ._assignment_messages import LeaseRequest as LeaseRequest
+from ._assignment_messages import Place as Place
+from ._assignment_messages import Restarted as Restarted
+from ._assignment_messages import Send as Send
+from ._assignment_messages import Status as Status
+from ._assignment_messages import environment_digest as environment_digest
 from ._assignment_table import ASSIGNMENT_TABLE as ASSIGNMENT_TABLE
 from ._assignment_table import AssignmentEvent as AssignmentEvent
 from ._assignment_table import AssignmentState as AssignmentState

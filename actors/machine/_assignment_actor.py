@@ -15,20 +15,18 @@ discontinuity; assignments are few (one per Project and machine).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 import attrs
 import trio
 
-from actors import NODE, Change, EffectScope, Envelope, Fired, Wake, Write, WritePath
-from maia.core import MaiaError, digest_json
+from actors import NODE, Change, EffectScope, Envelope, Wake, Write, WritePath
+from maia.core import MaiaError
 from supervision.leases import (
     LaunchAssignment,
     MachineAssignment,
     MachineLeaseGrant,
-    MachineLeaseRequest,
-    NodeStatus,
     RegistrationRecord,
     RequestArrived,
     RequestRefused,
@@ -38,7 +36,7 @@ from supervision.leases import (
     to_wire,
 )
 
-from ._assignment_board import AssignmentBoard, AssignmentLease
+from ._assignment_board import AssignmentLease
 from ._assignment_core import (
     GRANT_TTL_MS,
     RECONCILE,
@@ -50,63 +48,23 @@ from ._assignment_core import (
     wakes,
     wants_launch,
 )
+from ._assignment_messages import (
+    AssignmentContext,
+    AssignmentMessage,
+    LeaseRequest,
+    Place,
+    Status,
+    environment_digest,
+)
 from ._assignment_table import ASSIGNMENT_TABLE
 from ._assignments import ASSIGNMENT_ROWS, AssignmentRow, creation_write, get_assignment
 from ._relay_frames import GrantFrame, LaunchAssignmentFrame, RefusedFrame
 from ._sql import get_machine
-from ._trace_hook import MachineTrace
 
 RESEND_LAUNCH_MS: Final = 5_000
 SEND_BOUND_S: Final = 10.0
 KEPT_GRANTS: Final = 16  # grants remembered as sent, for retried requests
 _UNKNOWN: Final = object()  # a timer this actor has not armed or cancelled yet
-Send = Callable[[str, object], Awaitable[bool]]
-
-
-@attrs.frozen
-class Place:
-    """Create the assignment (its `place` transition); answered with the row."""
-
-    row: AssignmentRow
-    registration: RegistrationRecord
-
-
-@attrs.frozen
-class LeaseRequest:
-    request: MachineLeaseRequest
-
-
-@attrs.frozen
-class Status:
-    status: NodeStatus
-
-
-@attrs.frozen
-class Restarted:
-    """Told at a Control start and after the actor restarted."""
-
-
-AssignmentMessage = Place | LeaseRequest | Status | Restarted | Fired
-
-
-@attrs.frozen
-class AssignmentContext:
-    """What every assignment actor of a Control Node shares."""
-
-    store: Any  # storage.Storage
-    board: AssignmentBoard
-    send: Send  # to a machine's link; False when it is down
-    trace: MachineTrace
-    control_node_id: str
-    # What Control took of a source (its evidence ledger): a grant acknowledges no more.
-    taken_through: Callable[[str], int] = lambda source: 0
-
-
-def environment_digest(assignment: AssignmentRow) -> str:
-    """sha256 over RFC 8785 JSON of the assignment's environment definition (revision 1: the
-    Project itself, its worker launches checked one by one)."""
-    return digest_json({"projectId": assignment.project_id,
-                        "environmentRevision": assignment.environment_revision})  # fmt: skip
 
 
 class MachineAssignmentActor:

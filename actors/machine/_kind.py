@@ -36,9 +36,9 @@ from actors import (
 from actors._runtime import recover
 from maia.core import MaiaError
 
-from ._assignment_actor import AssignmentContext, AssignmentMessage, MachineAssignmentActor
-from ._assignment_actor import Restarted as Restarted
+from ._assignment_actor import MachineAssignmentActor
 from ._assignment_core import restart_barrier
+from ._assignment_messages import AssignmentContext, AssignmentMessage, Restarted
 from ._assignment_table import ASSIGNMENT_TABLE
 from ._assignments import ASSIGNMENT_ROWS, AssignmentRow, all_assignments, assignments_in
 from ._links import LinkBoard

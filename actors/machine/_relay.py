@@ -21,8 +21,8 @@ from storage import next_worker_epoch
 from supervision.leases import MachineLeaseRequest, NodeStatus, to_wire
 from supervision.workers import ExitInfo, WorkerSpec
 
-from ._assignment_actor import LeaseRequest, Status
 from ._assignment_board import AssignmentBoard
+from ._assignment_messages import LeaseRequest, Status
 from ._evidence_ledger import EvidenceLedger
 from ._links import LinkBoard, LinkState
 from ._relay_frames import (
