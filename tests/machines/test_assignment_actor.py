@@ -21,6 +21,7 @@ from actors.machine import (
     MACHINES,
     AssignmentState,
     GrantFrame,
+    LaunchAssignmentFrame,
     LeaseRequest,
     Place,
     Status,
@@ -185,5 +186,41 @@ def test_a_grant_acknowledges_only_what_the_session_actors_took(tmp_path: Path) 
             [again] = await service.relay.on_request(request)
             assert isinstance(again, GrantFrame)
             assert again.grant == grant.grant
+
+    trio.run(main)
+
+
+def test_an_unanswered_launch_is_sent_again_by_its_durable_timer(tmp_path: Path) -> None:
+    """Nothing ticks in memory: with no status after the first, a launch the Node does not
+    answer is sent again only because the actor's `reconcile` timer fires (5 s later), and
+    that resend arms the timer again."""
+
+    async def main() -> None:
+        async with _control(tmp_path / "maia.db") as runtime:
+            now = CLOCK.wall_ms()
+            machine, _ = await runtime.store.write(
+                lambda c: enroll_write(c, "box", now, "local-user"))  # fmt: skip
+            service = runtime[MACHINES]
+            sent: list[Any] = []
+            second = trio.Event()
+
+            async def send(frame: object) -> None:
+                sent.append(frame)
+                if len([f for f in sent if isinstance(f, LaunchAssignmentFrame)]) >= 2:
+                    second.set()
+
+            service.links.open(machine.machine_id, lambda: None, send)
+            made = new_assignment(machine.machine_id, "project_x", now)
+            await service.assignments.ask(made.assignment_id, Place(made, machine.registration))
+            await service.relay.on_status(NodeStatus(machine.machine_id, 1, 1, ()))
+            launches = [f for f in sent if isinstance(f, LaunchAssignmentFrame)]
+            assert [f.lease_epoch for f in launches] == [1]
+            fired = runtime.timers.fired
+            with trio.move_on_after(20):
+                await second.wait()
+            launches = [f for f in sent if isinstance(f, LaunchAssignmentFrame)]
+            assert [f.lease_epoch for f in launches] == [1, 1]
+            assert runtime.timers.fired > fired
+            assert {t.name for t in runtime.timers.armed("machine")} == {"reconcile"}
 
     trio.run(main)
