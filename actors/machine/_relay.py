@@ -151,6 +151,12 @@ class MachineRelay:
                 self.handles.pop(attempt_id, None)
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
+        if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):
+            done = self.ledger.of(frame.source_id).through
+            if done is not None and frame.sequence <= done:  # a copy sent again: stored
+                # already, and its acknowledgement may be what was lost: send it again
+                await self.send(machine_id, AckFrame("ack", frame.source_id, done))
+                return
         entry = self.handles.get(frame.attempt_id)
         if entry is None or entry[0] != machine_id:
             if isinstance(frame, TurnEventFrame):  # nobody's record here: settled as dropped

@@ -98,3 +98,31 @@ def test_records_no_actor_will_take_are_settled_and_acknowledged() -> None:
         assert _acks(sent) == [1, 4]
 
     trio.run(main)
+
+
+def test_a_copy_of_a_settled_record_is_acknowledged_again_not_stored() -> None:
+    """After a reconnect the Node sends again what it holds unacknowledged; a copy of a
+    record Control already settled is answered with the acknowledgement again (the first
+    may be what was lost) and never reaches a Session actor twice."""
+
+    async def main() -> None:
+        relay, sent = _relay()
+        handle = await _ready(relay, "attempt_a", 1)
+        events = handle.prompt("turn_a", "hi")
+        taken: list[int] = []
+
+        async def consume() -> None:
+            async for event in events:
+                taken.append(event.sequence)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(consume)
+            await trio.testing.wait_all_tasks_blocked()
+            await relay.on_frame(M, _record("attempt_a", "turn_a", 1))
+            await trio.testing.wait_all_tasks_blocked()
+            await relay.on_frame(M, _record("attempt_a", "turn_a", 1))  # the copy
+            await relay.on_frame(M, _record("attempt_a", "turn_a", 2, "completed"))
+        assert taken == [1, 2]
+        assert _acks(sent) == [1, 1, 2]
+
+    trio.run(main)
