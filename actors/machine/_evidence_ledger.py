@@ -24,16 +24,12 @@ class SourceLedger:
     """One source: `through` is acknowledged (or acknowledgeable); `waiting` were handed to a
     Session actor and not taken yet; `settled` are done above `through`."""
 
-    through: int | None = None  # None: nothing known yet (the first record or status sets it)
+    # None: nothing known yet. The first record this run sees sets it: a Node sends again
+    # from its own acknowledgement, and the spool's reported counter is no guide (a grant
+    # moves it by what the Node reported written, not by what Control stored).
+    through: int | None = None
     waiting: set[int] = attrs.field(factory=set)
     settled: set[int] = attrs.field(factory=set)
-
-    def baseline(self, acknowledged_through: int) -> None:
-        """The Node's account of its acknowledgement (a status): nothing below is open."""
-        if self.through is None or acknowledged_through > self.through:
-            self.through = acknowledged_through
-            self.waiting = {s for s in self.waiting if s > acknowledged_through}
-            self.settled = {s for s in self.settled if s > acknowledged_through}
 
     def received(self, sequence: int, *, kept: bool) -> bool:
         """Record `sequence` arrived; `kept` when a Session actor will take it. False for a

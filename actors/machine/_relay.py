@@ -200,8 +200,6 @@ class MachineRelay:
         """Each of the machine's assignment actors takes the status, in turn."""
         self.trace.emit("report_received", status=to_wire(status),
                         control_mono_ms=self.clock.monotonic_ms())  # fmt: skip
-        for report in status.reports:  # the Node's acknowledgement: nothing below is open
-            self.ledger.of(report.spool.source_id).baseline(report.spool.acknowledged_through)
         for lease in self.leases.of_machine(status.node_id):
             try:
                 await self.assignments.ask(lease.row.assignment_id, Status(status), within=ASK_S)
