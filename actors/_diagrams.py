@@ -105,8 +105,10 @@ everything as it was.
   or to `failed` when recovery cannot finish within its timeout. A second restart during
   recovery keeps it `recovering`.
 - A cancelled queued turn, and a queued turn of a Session that stopped, is `failed` with
-  reason `turn_rejected`. A turn that was dispatching or running when its worker or the Node
-  died is `failed` with reason `runtime_lost`: its outcome is unknown, so it is never re-run.
+  reason `turn_rejected`. A turn that was dispatching or running when the Node, its Session's
+  actor or the Execution Node running its worker died is `failed` with reason
+  `runtime_lost`: its outcome is unknown, so it is never re-run. One whose worker died (the
+  Node still up) is `failed` with reason `worker_failed`.
 - Interrupting a running turn asks the worker first; if it has not confirmed within the
   bound (10 s, then the process group is terminated), the turn reads `interrupted` anyway.
 

@@ -1,9 +1,13 @@
 """The Session actor: one per Session, owning its lifecycle, its turn queue and its worker.
 
 `_lifecycles` is its tables; `_queue` the pure turn queue and `_core` the pure mapping of the
-queue's actions and the worker's facts to table rows (decided by the tables); `_actor` and
-the modules above it apply them on the one write path (`actors._write`) and a real worker;
-`_sql` is its SQL; `_recovery` brings Sessions back after a Node restart.
+queue's actions and the worker's facts to table rows (decided by the tables). `SessionActor`
+(`_session`) holds the collaborators that apply them, each given what it uses:
+`SessionCore` (`_actor`: memory, queue, the one write path `actors._write`), `Capacity`,
+`WorkerDriver` (`_driver`) with its `WorkerLauncher` (`_launcher`), `TurnProgress`,
+`AgentEvents`, `ClientOps`, `SendBatch` (`_batch`) and `Resumption` (`_resume`); `Attempt`
+and `TurnBuffer` (`_attempt`) are the worker state they share. `_sql`, `_sql_turns` and
+`_sql_recovery` are its SQL; `_recovery` brings Sessions back after a Node restart.
 """
 
 from ._agent_events import AgentEvents as AgentEvents
@@ -19,6 +23,7 @@ from ._approvals import request_fields as request_fields
 from ._approvals import resolve as resolve
 from ._approvals import session_of_approval as session_of_approval
 from ._approvals import withdraw_pending as withdraw_pending
+from ._core import RUNTIME_LOST as RUNTIME_LOST
 from ._core import Arm as Arm
 from ._core import EndTurn as EndTurn
 from ._core import SessionStep as SessionStep
@@ -27,6 +32,7 @@ from ._core import TurnStep as TurnStep
 from ._core import end_events as end_events
 from ._core import first_accepted as first_accepted
 from ._core import gone_events as gone_events
+from ._core import gone_reasons as gone_reasons
 from ._core import plan_actions as plan_actions
 from ._core import turn_end_event as turn_end_event
 from ._create import CreateSession as CreateSession
@@ -98,33 +104,33 @@ from ._runtime import SessionKind as SessionKind
 from ._runtime import SessionRuntime as SessionRuntime
 from ._session import SessionActor as SessionActor
 from ._session import rehydrate as rehydrate
-from ._sql import PENDING_TURN_STATES as PENDING_TURN_STATES
 from ._sql import SESSION_LIFE_ROWS as SESSION_LIFE_ROWS
 from ._sql import SESSION_ROWS as SESSION_ROWS
-from ._sql import TURN_ROWS as TURN_ROWS
 from ._sql import SessionLife as SessionLife
 from ._sql import SessionLifeRows as SessionLifeRows
 from ._sql import SessionRecord as SessionRecord
 from ._sql import SessionRows as SessionRows
-from ._sql import TurnRecord as TurnRecord
-from ._sql import TurnRows as TurnRows
 from ._sql import archive_and_failure as archive_and_failure
-from ._sql import close_open_attempts as close_open_attempts
-from ._sql import idle_sessions_with_worker as idle_sessions_with_worker
-from ._sql import insert_item as insert_item
 from ._sql import launch_row as launch_row
-from ._sql import next_turn_seq as next_turn_seq
-from ._sql import resumable_sessions as resumable_sessions
-from ._sql import session_and_pending_turns as session_and_pending_turns
-from ._sql import sessions_to_recover as sessions_to_recover
-from ._sql import sessions_with_queued_turns as sessions_with_queued_turns
 from ._sql import set_activity_column as set_activity_column
 from ._sql import set_columns as set_columns
 from ._sql import set_conversation as set_conversation
 from ._sql import set_failure_message as set_failure_message
-from ._sql import truncate_item as truncate_item
-from ._sql import turns_to_recover as turns_to_recover
-from ._sql import update_item as update_item
+from ._sql_recovery import close_open_attempts as close_open_attempts
+from ._sql_recovery import idle_sessions_with_worker as idle_sessions_with_worker
+from ._sql_recovery import resumable_sessions as resumable_sessions
+from ._sql_recovery import sessions_to_recover as sessions_to_recover
+from ._sql_recovery import sessions_with_queued_turns as sessions_with_queued_turns
+from ._sql_recovery import turns_to_recover as turns_to_recover
+from ._sql_turns import PENDING_TURN_STATES as PENDING_TURN_STATES
+from ._sql_turns import TURN_ROWS as TURN_ROWS
+from ._sql_turns import TurnRecord as TurnRecord
+from ._sql_turns import TurnRows as TurnRows
+from ._sql_turns import insert_item as insert_item
+from ._sql_turns import next_turn_seq as next_turn_seq
+from ._sql_turns import session_and_pending_turns as session_and_pending_turns
+from ._sql_turns import truncate_item as truncate_item
+from ._sql_turns import update_item as update_item
 from ._status import status_of as status_of
 from ._usage import add_usage as add_usage
 from ._usage import turn_usage as turn_usage

@@ -1,11 +1,11 @@
-"""The Session actor: one per Session, applying its lifecycle and turn tables on storage.
+"""A Session's state and its one write path: `SessionCore`.
 
 Each message becomes at most one storage transaction: the transition asked for (with its
 receipt, through `run_mutation`, when a client asked), the queue's consequences (the next
-turn dispatched, a worker asked for, turns rejected) and their events. The actor adopts the
-new state only after the commit, then performs the side effects (spawn, prompt, interrupt,
-stop) in helper tasks that report back as messages. The queue itself is the pure core in
-`_queue`; this module translates its actions into table rows and worker calls.
+turn dispatched, a worker asked for, turns rejected) and their events. The core adopts the
+new memory only after the commit; the collaborators of `SessionActor` (`_session`) then
+perform the side effects (spawn, prompt, interrupt, stop) in its effect scope. The queue
+itself is the pure core in `_queue`; `apply_rows` translates its actions into table rows.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 import attrs
 
-from actors._activations import Wanted
 from actors._effects import EffectScope
 from actors._errors import ActorError
 from actors._write import Command as WriteCommand
@@ -30,8 +29,9 @@ from storage import MutationResult, ReceiptTarget
 
 from . import _core as core
 from . import _queue as q
+from ._attempt import Attempt
 from ._envelope import commit_cause, dispatch_context
-from ._messages import ActivationFree, Command, Resume, SessionContext
+from ._messages import Command, SessionContext
 from ._store import Draft, apply_plan, session_step, set_activity
 from ._views import mutation_session, session_view, turn_view
 
@@ -48,15 +48,16 @@ def activity_of(core: q.QueueState) -> str:
 
 
 class SessionCore:
-    """The actor's state and the transaction plumbing; `SessionActor` adds the messages."""
+    """A Session's memory, its queue and the transaction plumbing every collaborator of
+    `SessionActor` writes through; the effect scope its side effects run in."""
 
-    def __init__(self, ctx: SessionContext, memory: Draft, core: q.QueueState) -> None:
+    def __init__(self, ctx: SessionContext, memory: Draft, queue: q.QueueState,
+                 attempt: Attempt) -> None:  # fmt: skip
         self.ctx = ctx
         self.memory = memory
-        self.core = core
+        self.queue = queue
+        self.attempt = attempt  # its handle marks a dispatch; its executor bounds wall time
         self.path = ctx.write_path(memory.session_id)  # the one write path, this actor's
-        self.holds_slot = False
-        self.wall_time_ms: int | None = None  # the executor's own per-turn limit (exec)
         self.effects: EffectScope | None = None
         self.approvals: dict[str, tuple[str, str]] = {}  # pending: approval -> (turn, call)
         self.config = EffectiveConfig(ctx.config, None, memory.project_id)
@@ -69,8 +70,8 @@ class SessionCore:
         except MaiaError as error:  # an unreadable snapshot: keep the last good one
             log.error("session %s: configuration not read: %r", self.session_id, error)
         limit = self.config.limits.max_queued_messages
-        if limit != self.core.limit:
-            self.core = attrs.evolve(self.core, limit=limit)
+        if limit != self.queue.limit:
+            self.queue = attrs.evolve(self.queue, limit=limit)
 
     @property
     def session_id(self) -> str:
@@ -151,7 +152,7 @@ class SessionCore:
                                  wall_time_ms=self.wall_time_limit_ms(),
                                  snapshots=self._snapshots(),
                                  active=after.active is not None)  # fmt: skip
-        worker = getattr(self, "worker", None)
+        worker = self.attempt.handle
 
         def dispatching(turn_id: str) -> AbstractContextManager[None]:
             return dispatch_context(conn, draft, turn_id, worker)
@@ -163,7 +164,8 @@ class SessionCore:
         """A turn's wall-time limit: maxWallTimeMsPerActivation, or the executor's own
         when it is smaller (exec)."""
         limit = self.config.limits.max_wall_time_ms_per_activation
-        return limit if self.wall_time_ms is None else min(limit, self.wall_time_ms)
+        own = self.attempt.wall_time_ms
+        return limit if own is None else min(limit, own)
 
     def _snapshots(self) -> dict[str, str]:
         ids = {"userSnapshotId": self.config.user_snapshot_id,
@@ -181,96 +183,6 @@ class SessionCore:
                                       restarting=restarting):  # fmt: skip
             session_step(conn, draft, event)
 
-    def need_slot(self, actions: tuple[q.QueueAction, ...]) -> bool:
-        """Take a live-Session slot if `actions` start a worker; False if none is free
-        (maxLiveSessions: the user's on the Node, the Project's in its Project)."""
-        if self.holds_slot or not any(isinstance(a, q.StartWorker) for a in actions):
-            return True
-        node = self.config.user.capacity.max_live_sessions
-        mine = self.config.limits.max_live_sessions
-        if not self.ctx.slots.try_acquire(self.memory.project_id, node, mine):
-            return False
-        self.holds_slot = True
-        return True
-
-    def release_slot(self) -> None:
-        """Give the live-Session slot back (the caller hands it on when it should)."""
-        if self.holds_slot:
-            self.holds_slot = False
-            self.ctx.slots.release(self.memory.project_id)
-
-    def settle_slot(self) -> None:
-        """Give the slot back once no worker runs or is wanted."""
-        if self.holds_slot and self.core.worker is q.Worker.NONE:
-            self.release_slot()
-            waiting = self.ctx.slots.next_waiting()
-            if waiting is not None:  # hand the slot on: that Session's turns wait for it
-                self.tell_other(waiting, Resume())
-
-    # -- activations (maxConcurrentActivations) -----------------------------------------------
-
-    def step(self, event: q.QueueEvent, now: int) -> q.Step:
-        """`q.step` under the activation limit: a turn dispatches only with an activation,
-        else it stays queued, in line, and `ActivationFree` dispatches it later. A Session
-        whose turn ends while others wait goes to the back of the line (fair order)."""
-        slots = self.ctx.activations
-        ending = isinstance(event, q.TurnEnded) and slots.holds(self.session_id)
-        if ending and slots.others_waiting(self.session_id):
-            self.release_activation()
-        after, actions = q.step(self.core, event, now)
-        if not any(isinstance(a, q.Dispatch) for a in actions) or self.take_activation():
-            return after, actions
-        return q.step(self.core, event, now, may_dispatch=False)
-
-    def may_dispatch(self) -> bool:
-        """For a step run elsewhere (the send batch's writer thread): whether a turn may
-        dispatch now, taking an activation when one could (released after the commit when
-        nothing dispatched)."""
-        core = self.core
-        if core.active is not None or core.closed or core.worker is not q.Worker.READY:
-            return True  # nothing dispatches from here without a new step of ours
-        return self.take_activation()
-
-    def take_activation(self) -> bool:
-        """Hold an activation (or wait in line for one). Sessions granted meanwhile are told."""
-        wanted = Wanted(
-            self.memory.project_id,
-            self.config.user.capacity.max_concurrent_activations,
-            self.config.limits.max_concurrent_activations,
-        )
-        mine, others = self.ctx.activations.request(self.session_id, wanted)
-        self._tell_granted(others)
-        return mine
-
-    def release_activation(self) -> None:
-        self._tell_granted(self.ctx.activations.release(self.session_id))
-
-    def settle_activation(self) -> None:
-        """After each change: hold the activation only while a turn runs; wait in line only
-        while a turn could dispatch."""
-        core = self.core
-        if core.active is not None:
-            return
-        slots = self.ctx.activations
-        wants = bool(core.queued) and core.worker is q.Worker.READY and not core.closed
-        if slots.holds(self.session_id):
-            if wants:  # granted and not used yet: use it now
-                self.effect("activation", self._tell_activation_free)
-            else:
-                self.release_activation()
-        elif not wants:
-            slots.forget(self.session_id)
-
-    async def _tell_activation_free(self) -> None:
-        try:
-            await self.ctx.tell(self.session_id, ActivationFree())
-        except (MaiaError, ActorError) as error:
-            log.warning("session %s: ActivationFree not delivered: %r", self.session_id, error)
-
-    def _tell_granted(self, owners: list[str]) -> None:
-        for owner in owners:
-            self.tell_other(owner, ActivationFree())
-
     def attach(self, scope: EffectScope) -> None:
         self.effects = scope
 
@@ -279,6 +191,15 @@ class SessionCore:
         if self.effects is None:
             raise RuntimeError(f"session {self.session_id}: no effect scope attached")
         self.effects.start(name, run)
+
+    async def tell_self(self, message: object) -> None:
+        """Tell this Session's live actor (from an effect); a refusal is logged: stopping,
+        the next incarnation recovers."""
+        try:
+            await self.ctx.tell(self.session_id, message)
+        except (MaiaError, ActorError) as error:
+            log.warning("session %s: %s not delivered: %r", self.session_id,
+                        type(message).__name__, error)  # fmt: skip
 
     def tell_other(self, session_id: str, message: object) -> None:
         """Tell another Session's actor, as an effect; a refusal (overloaded, gone) is not

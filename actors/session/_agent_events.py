@@ -7,8 +7,8 @@ items, per-turn usage, and approvals asked as `maia.approval` tool calls.
 - `item.started` / `item.delta`: published live (never stored per delta).
 - `item.completed`: stored with the turn (kind, a text, the item's fields as `data`); a
   `usage` item also sets the turn's usage and adds it to the Session's totals.
-- `tool-call` of `maia.approval`: a durable approval record, and the Session reads
-  `waiting-approval`; any other tool is refused at once (`tool_unavailable`).
+- `tool-call` of `maia.approval`: an approval (`_approval_desk`); any other tool is
+  refused at once (`tool_unavailable`).
 """
 
 from __future__ import annotations
@@ -19,20 +19,20 @@ from typing import Any, Final
 
 import orjson
 
-from actors._timers import Wake
 from maia.core import new_id
-from storage import MutationResult, ReceiptTarget
 from supervision.workers import TurnEvent as WorkerEvent
 from supervision.workers import WorkerHandle
 
 from . import _sql as sql
-from ._approvals import APPROVAL_TOOL, insert_approval, pending_count, read_approval, resolve
-from ._lifecycles import CLIENT, NODE, WORKER, SessionEvent, SessionState
-from ._messages import ApprovalExpired, RespondApproval, approval_wake
-from ._store import Draft, emit, session_step, set_activity, wake
+from . import _sql_turns as turns_sql
+from ._actor import SessionCore
+from ._approval_desk import ApprovalDesk
+from ._approvals import APPROVAL_TOOL
+from ._attempt import TurnBuffer
+from ._launcher import worker_call
+from ._store import Draft, emit
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
-from ._worker_ops import WorkerOps, _worker_call
 
 MAX_DATA_BYTES: Final = 65_536
 ITEM_KINDS: Final = frozenset(
@@ -63,8 +63,13 @@ def _refusal(name: object) -> str:
                        "message": f"the Node hosts no tool {str(name)[:128]!r}"})  # fmt: skip
 
 
-class AgentEvents(WorkerOps):
-    over_limit: tuple[str, str, str] | None = None  # (turn, reason, message) past a limit
+class AgentEvents:
+    """An agent worker's events on the running turn, and the approvals it asks."""
+
+    def __init__(self, core: SessionCore, buffer: TurnBuffer, desk: ApprovalDesk) -> None:
+        self.core = core
+        self.buffer = buffer
+        self.desk = desk  # a `maia.approval` tool call is its
 
     async def agent_event(self, handle: WorkerHandle, event: WorkerEvent) -> None:
         data = event.data or {}
@@ -79,14 +84,14 @@ class AgentEvents(WorkerOps):
                 await self._tool_call(handle, event.turn_id, data)
 
     def _live_structured(self, event: WorkerEvent, data: dict[str, Any]) -> None:
-        if self.ctx.live is None:
+        if self.core.ctx.live is None:
             return
         found = data.get("item")
         item: dict[str, Any] = found if isinstance(found, dict) else {}
         item_id = str(item.get("id") or data.get("itemId") or "")
         kind = str(item.get("type") or "")
         text = event.text or (_item_text(item) if item else "")
-        self.ctx.live(event.kind, self.session_id, event.turn_id, item_id, kind, text)
+        self.core.ctx.live(event.kind, self.core.session_id, event.turn_id, item_id, kind, text)
 
     async def _conversation(self, data: dict[str, Any]) -> None:
         conversation_id = data.get("conversationId")
@@ -101,7 +106,7 @@ class AgentEvents(WorkerOps):
             if data.get("replaced"):
                 emit(conn, draft, "session.conversation.replaced", body)
 
-        await self.commit(write)
+        await self.core.commit(write)
 
     async def _item_completed(self, turn_id: str, item: Any) -> None:
         if not isinstance(item, dict) or not isinstance(item.get("type"), str):
@@ -110,12 +115,11 @@ class AgentEvents(WorkerOps):
         if kind not in ITEM_KINDS:  # a type this Node does not know: kept as a diagnostic
             item = {"type": "error", "message": f"unknown item type {kind!r}", "item": item}
             kind = "error"
-        self.item_seq += 1
-        seq, item_id = self.item_seq, new_id("item")
+        seq, item_id = self.buffer.next_seq(), new_id("item")
 
         def write(conn: sqlite3.Connection, draft: Draft) -> None:
-            self._flush_rows(conn, draft)  # what streamed before it keeps its place
-            sql.insert_item(conn, item_id, turn_id, seq, kind, _item_text(item), "completed",
+            self.buffer.flush_rows(conn, draft)  # what streamed before it keeps its place
+            turns_sql.insert_item(conn, item_id, turn_id, seq, kind, _item_text(item), "completed",
                             draft.now, _item_data(item))  # fmt: skip
             draft.views.pop(turn_id, None)
             if kind == "usage":
@@ -123,21 +127,31 @@ class AgentEvents(WorkerOps):
             emit(conn, draft, "item.completed",
                  {"turnId": turn_id, "itemId": item_id, "kind": kind})  # fmt: skip
 
-        await self.commit(write)
+        await self.core.commit(write)
         self._live_structured(WorkerEvent(turn_id, "item.completed"), {"item": item})
-        self.notify(turn_id)
+        self.core.notify(turn_id)
         if kind == "usage":
             self._enforce_tokens(turn_id, turn_usage(item))
 
     def _enforce_tokens(self, turn_id: str, usage: dict[str, Any]) -> None:
         """Interrupt a turn past a per-activation token limit; it ends failed (`_end`)."""
-        reason = token_overrun(usage, self.config.limits)
-        handle = self.worker
-        if reason is None or self.over_limit is not None or self.core.active != turn_id:
+        reason = token_overrun(usage, self.core.config.limits)
+        handle = self.core.attempt.handle
+        if (
+            reason is None
+            or self.core.attempt.over_limit is not None
+            or self.core.queue.active != turn_id
+        ):
             return
-        self.over_limit = (turn_id, reason, overrun_message(reason, self.config.limits))
+        self.core.attempt.over_limit = (
+            turn_id,
+            reason,
+            overrun_message(reason, self.core.config.limits),
+        )
         if handle is not None:
-            self.effect("interrupt", _worker_call("interrupt", lambda: handle.interrupt(turn_id)))
+            self.core.effect(
+                "interrupt", worker_call("interrupt", lambda: handle.interrupt(turn_id))
+            )
 
     async def _tool_call(self, handle: WorkerHandle, turn_id: str, data: dict[str, Any]) -> None:
         call_id, name, arguments = data.get("callId"), data.get("name"), data.get("arguments")
@@ -149,93 +163,6 @@ class AgentEvents(WorkerOps):
             async def refuse() -> None:
                 await handle.tool_result(turn_id, call_id, False, answer)
 
-            self.effect("tool-refusal", _worker_call("tool_result", refuse))
+            self.core.effect("tool-refusal", worker_call("tool_result", refuse))
             return
-        approval_id = new_id("approval")
-        timeout = self.config.user.sessions.approval_timeout_ms  # None: it never expires
-
-        def write(conn: sqlite3.Connection, draft: Draft) -> None:
-            self._flush_rows(conn, draft)
-            expires = draft.now + timeout if timeout is not None else None
-            insert_approval(conn, draft, approval_id=approval_id, turn_id=turn_id,
-                            call_id=call_id, arguments=arguments, expires_ms=expires)  # fmt: skip
-            if expires is not None:  # sessions.approvalTimeoutMs: a durable timer
-                wake(draft, Wake(approval_wake(approval_id), at_wall_ms=expires))
-            if draft.state is SessionState.RUNNING:
-                session_step(conn, draft, SessionEvent.APPROVAL_REQUESTED, caller=WORKER,
-                             payload={"approvalId": approval_id})  # fmt: skip
-            set_activity(conn, draft, "waiting_approval")  # what session.wait's activities see
-
-        await self.commit(write)
-        self.approvals[approval_id] = (turn_id, call_id)
-        self.notify(turn_id)
-
-    async def approval_expired(self, message: ApprovalExpired) -> None:
-        """The configured timeout passed unanswered: the approval reads `expired` and the
-        worker is told `deny` with a message saying so (an explicit, configured outcome)."""
-        call = self.approvals.get(message.approval_id)
-        handle = self.worker
-        if call is None:
-            return  # answered or withdrawn meanwhile
-        timeout = self.config.user.sessions.approval_timeout_ms
-        why = f"the approval expired unanswered after sessions.approvalTimeoutMs ({timeout} ms)"
-
-        def write(conn: sqlite3.Connection, draft: Draft) -> None:
-            resolve(conn, draft, message.approval_id, "expired", message=why)
-            if draft.state is SessionState.WAITING_APPROVAL and not pending_count(
-                conn, draft.session_id
-            ):
-                session_step(conn, draft, SessionEvent.APPROVAL_WITHDRAWN, caller=NODE,
-                             payload={"approvals": [message.approval_id]})  # fmt: skip
-                set_activity(conn, draft, "working")
-
-        await self.commit(write)
-        del self.approvals[message.approval_id]
-        self.notify(call[0])
-        if handle is not None:
-            content = json.dumps({"decision": "deny", "message": why})
-            turn_id, call_id = call
-
-            async def answer() -> None:
-                await handle.tool_result(turn_id, call_id, True, content)
-
-            self.effect("approval-expired", _worker_call("tool_result", answer))
-
-    async def respond_approval(self, message: RespondApproval) -> MutationResult:
-        """Answer a pending approval (idempotent by commandId, with a receipt) and pass the
-        decision to the worker's waiting tool call. Raises `approval_not_pending`."""
-        approval_id = message.approval_id
-        state = "allowed" if message.decision == "allow" else "denied"
-
-        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
-            resolve(conn, draft, approval_id, state, remember=message.remember,
-                    message=message.message)  # fmt: skip
-            wake(draft, Wake(approval_wake(approval_id), cancel=True))
-            draft.targets.append(ReceiptTarget("approval", approval_id, "updated", 1, 2))
-            waiting = draft.state is SessionState.WAITING_APPROVAL
-            if waiting and pending_count(conn, draft.session_id) == 0:
-                prior = draft.revision
-                session_step(conn, draft, SessionEvent.APPROVAL_RESOLVED, caller=CLIENT,
-                             payload={"approvalId": approval_id})  # fmt: skip
-                self.session_target(draft, prior)
-                set_activity(conn, draft, "working")
-            return {"approval": read_approval(conn, approval_id)}
-
-        result = await self.mutate("approval.respond", message.command, apply)
-        call = self.approvals.pop(approval_id, None)
-        handle = self.worker
-        if result.delivery == "new" and call is not None and handle is not None:
-            turn_id, call_id = call
-            answer: dict[str, Any] = {"decision": message.decision}
-            if message.remember:
-                answer["remember"] = True
-            if message.message:
-                answer["message"] = message.message
-            content = json.dumps(answer)
-
-            async def answer_call() -> None:
-                await handle.tool_result(turn_id, call_id, True, content)
-
-            self.effect("approval-answer", _worker_call("tool_result", answer_call))
-        self.notify(*(call[:1] if call else ()))
-        return result
+        await self.desk.ask(turn_id, call_id, arguments)

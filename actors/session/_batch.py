@@ -18,8 +18,9 @@ from maia.core import MaiaError, to_json
 from storage import Applied, MutationKey, MutationResult, run_mutation
 
 from . import _queue as q
-from ._actor import new_turn_id, saturated
-from ._client_ops import ClientOps
+from ._actor import SessionCore, new_turn_id, saturated
+from ._capacity import Capacity
+from ._driver import WorkerDriver
 from ._failures import closed_refusal
 from ._messages import Reclaim, SendTurn
 from ._store import Draft, insert_turn
@@ -27,20 +28,29 @@ from ._usage_limits import check_daily_budget
 from ._views import turn_view
 
 
-class SendOps(ClientOps):
+class SendBatch:
+    """A run of `turn.send`s, applied in one transaction."""
+
+    def __init__(self, core: SessionCore, capacity: Capacity, driver: WorkerDriver) -> None:
+        self.core = core
+        self.capacity = capacity
+        self.driver = driver
+
     async def send_batch(self, items: list[SendTurn]) -> list[outcome.Outcome[MutationResult]]:
         """Apply every send of `items` in one transaction; each one's answer, in order.
         Raises what the transaction raised (then no send was applied)."""
-        now = self.now()
-        start = self.core.worker is q.Worker.NONE and not self.core.closed
-        took = start and not self.holds_slot and self.need_slot((q.StartWorker(),))
-        slot = self.holds_slot
-        may = self.may_dispatch()  # an activation for a send that dispatches at once
+        now = self.core.now()
+        start = self.core.queue.worker is q.Worker.NONE and not self.core.queue.closed
+        took = (
+            start and not self.capacity.holds_slot and self.capacity.need_slot((q.StartWorker(),))
+        )
+        slot = self.capacity.holds_slot
+        may = self.capacity.may_dispatch()  # an activation for a send that dispatches at once
         answers: list[outcome.Outcome[MutationResult]] = []
-        final = {"core": self.core, "actions": ()}
+        final = {"core": self.core.queue, "actions": ()}
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
-            core: q.QueueState = self.core
+            core: q.QueueState = self.core.queue
             actions: list[q.QueueAction] = []
             for item in items:
                 saved = draft.snapshot()
@@ -59,24 +69,24 @@ class SendOps(ClientOps):
             final["core"], final["actions"] = core, tuple(actions)
 
         try:
-            await self.commit(body)
+            await self.core.commit(body)
         except BaseException:
             if took:
-                self.release_slot()
-            self.settle_activation()
+                self.capacity.release_slot()
+            self.capacity.settle_activation()
             raise
-        self.core = final["core"]  # type: ignore[assignment]
+        self.core.queue = final["core"]  # type: ignore[assignment]
         actions: tuple[q.QueueAction, ...] = final["actions"]  # type: ignore[assignment]
         if took and not any(isinstance(a, q.StartWorker) for a in actions):
-            self.release_slot()
-        self.after_commit(actions)
-        self.notify(*(a.value.result["turn"]["turnId"] for a in answers
+            self.capacity.release_slot()
+        self.driver.after_commit(actions)
+        self.core.notify(*(a.value.result["turn"]["turnId"] for a in answers
                       if isinstance(a, outcome.Value)))  # fmt: skip
         if any(isinstance(a, outcome.Error) and getattr(a.error, "code", "") == "saturated"
                for a in answers):  # fmt: skip
-            victim = self.ctx.slots.victim(self.session_id)
+            victim = self.core.ctx.slots.victim(self.core.session_id)
             if victim is not None:  # free a slot for the retry: the longest idle worker goes
-                self.tell_other(victim, Reclaim())
+                self.core.tell_other(victim, Reclaim())
         return answers
 
     def _one(self, conn: sqlite3.Connection, draft: Draft, message: SendTurn,
@@ -92,11 +102,11 @@ class SendOps(ClientOps):
             # raises the queue's refusals
             after, actions = q.step(core, q.Send(turn_id), now, may_dispatch=may)
             if any(isinstance(a, q.StartWorker) for a in actions) and not slot:
-                raise saturated(self.ctx.slots.refused)  # (this runs in the writer thread)
-            check_daily_budget(c, self.config.limits, now)  # refused before it is queued
+                raise saturated(self.core.ctx.slots.refused)  # (this runs in the writer thread)
+            check_daily_budget(c, self.core.config.limits, now)  # refused before it is queued
             first_event, first_target = len(draft.event_ids), len(draft.targets)
             insert_turn(c, draft, turn_id, message.text)
-            self.apply_rows(c, draft, after, actions)
+            self.core.apply_rows(c, draft, after, actions)
             step["core"], step["actions"] = after, actions
             view = draft.views[turn_id] = turn_view(c, turn_id)
             result = {"turn": to_json(view), "position": after.position(turn_id)}
@@ -112,6 +122,6 @@ class SendOps(ClientOps):
             result = run_mutation(conn, key=key, input_digest=command.digest, now_ms=draft.now,
                                   apply=apply, correlation_id=command.correlation_id)  # fmt: skip
         except MaiaError as error:
-            error.details.setdefault("sessionId", self.session_id)
+            error.details.setdefault("sessionId", self.core.session_id)
             raise
         return result, step["core"], step["actions"]

@@ -16,7 +16,10 @@ from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
 from . import _sql as sql
-from ._actor import new_turn_id, saturated
+from ._actor import SessionCore, new_turn_id, saturated
+from ._attempt import TurnBuffer
+from ._capacity import Capacity
+from ._driver import WorkerDriver
 from ._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent
 from ._messages import (
     ArchiveSession,
@@ -27,7 +30,6 @@ from ._messages import (
     SendTurn,
     StopSession,
 )
-from ._progress import TurnProgress
 from ._store import (
     Draft,
     emit,
@@ -52,55 +54,64 @@ def _revision_conflict(draft_revision: int, expected: int | None, session_id: st
         )  # fmt: skip
 
 
-class ClientOps(TurnProgress):
+class ClientOps:
+    """Turn sends, cancels and interrupts; the Session's stop, rename and archive."""
+
+    def __init__(self, core: SessionCore, capacity: Capacity, driver: WorkerDriver,
+                 buffer: TurnBuffer) -> None:  # fmt: skip
+        self.core = core
+        self.capacity = capacity
+        self.driver = driver
+        self.buffer = buffer
+
     async def send_turn(self, message: SendTurn) -> MutationResult:
-        now = self.now()
+        now = self.core.now()
         turn_id = new_turn_id()
         refusal: MaiaError | None = None
-        after: q.QueueState = self.core
+        after: q.QueueState = self.core.queue
         actions: tuple[q.QueueAction, ...] = ()
         try:
-            after, actions = self.step(q.Send(turn_id), now)
+            after, actions = self.capacity.step(q.Send(turn_id), now)
         except MaiaError as error:
             refusal = error
-            refusal.details.setdefault("sessionId", self.session_id)
-        took = not self.holds_slot
-        if refusal is None and not self.need_slot(actions):
-            refusal = saturated(self.ctx.slots.refused)
-            victim = self.ctx.slots.victim(self.session_id)
+            refusal.details.setdefault("sessionId", self.core.session_id)
+        took = not self.capacity.holds_slot
+        if refusal is None and not self.capacity.need_slot(actions):
+            refusal = saturated(self.core.ctx.slots.refused)
+            victim = self.core.ctx.slots.victim(self.core.session_id)
             if victim is not None:  # free a slot for the retry: the longest idle worker goes
-                self.tell_other(victim, Reclaim())
-        took = took and self.holds_slot
+                self.core.tell_other(victim, Reclaim())
+        took = took and self.capacity.holds_slot
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             if refusal is not None:
                 raise refusal
             insert_turn(conn, draft, turn_id, message.text)
-            self.apply_rows(conn, draft, after, actions)
+            self.core.apply_rows(conn, draft, after, actions)
             return {"turn": to_json(turn_view(conn, turn_id)), "position": after.position(turn_id)}
 
         try:
-            result = await self.mutate("turn.send", message.command, apply)
+            result = await self.core.mutate("turn.send", message.command, apply)
         except BaseException:
             if took:
-                self.release_slot()
-            self.settle_activation()
+                self.capacity.release_slot()
+            self.capacity.settle_activation()
             raise
         if result.delivery == "new":
-            self.core = after
-            self.after_commit(actions)
-            self.notify(turn_id)
+            self.core.queue = after
+            self.driver.after_commit(actions)
+            self.core.notify(turn_id)
         else:
             if took:
-                self.release_slot()
-            self.settle_activation()
+                self.capacity.release_slot()
+            self.capacity.settle_activation()
         return result
 
     async def cancel_turn(self, message: CancelTurn) -> MutationResult:
         refusal: MaiaError | None = None
-        after: q.QueueState = self.core
+        after: q.QueueState = self.core.queue
         try:
-            after, _ = q.step(self.core, q.Cancel(message.turn_id), self.now())
+            after, _ = q.step(self.core.queue, q.Cancel(message.turn_id), self.core.now())
         except MaiaError as error:
             refusal = error
 
@@ -116,20 +127,20 @@ class ClientOps(TurnProgress):
                 expected_revision=message.expected_revision,
                 reason="turn_rejected",
             )
-            self.apply_rows(conn, draft, after, ())
+            self.core.apply_rows(conn, draft, after, ())
             return {"turn": to_json(turn_view(conn, message.turn_id))}
 
-        result = await self.mutate("turn.cancel", message.command, apply)
+        result = await self.core.mutate("turn.cancel", message.command, apply)
         if result.delivery == "new":
-            self.core = after
-            self.notify(message.turn_id)
+            self.core.queue = after
+            self.core.notify(message.turn_id)
         return result
 
     async def interrupt_turn(self, message: InterruptTurn) -> MutationResult:
         turn_id = message.turn_id
-        memo = self.memory.turns.get(turn_id)
+        memo = self.core.memory.turns.get(turn_id)
         refusal: MaiaError | None = None
-        after: q.QueueState = self.core
+        after: q.QueueState = self.core.queue
         actions: tuple[q.QueueAction, ...] = ()
         try:
             if memo is None:
@@ -142,10 +153,10 @@ class ClientOps(TurnProgress):
                     {"resource": "turn", "id": turn_id, "actual": memo.revision,
                      "expected": message.expected_revision},
                 )  # fmt: skip
-            after, actions = q.step(self.core, q.Interrupt(turn_id), self.now())
+            after, actions = q.step(self.core.queue, q.Interrupt(turn_id), self.core.now())
         except MaiaError as error:
             refusal = error
-        started = self.started_unflushed(turn_id)
+        started = self.buffer.started_unflushed(turn_id)
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             if refusal is not None:
@@ -157,38 +168,38 @@ class ClientOps(TurnProgress):
                 if started:
                     turn_step(conn, draft, turn_id, TurnEvent.STARTED)
                 turn_step(conn, draft, turn_id, TurnEvent.INTERRUPT, caller=CLIENT)
-            self.apply_rows(conn, draft, after, ())
+            self.core.apply_rows(conn, draft, after, ())
             return {"turn": to_json(turn_view(conn, turn_id))}
 
-        result = await self.mutate("turn.interrupt", message.command, apply)
+        result = await self.core.mutate("turn.interrupt", message.command, apply)
         if result.delivery == "new":
             if started:
-                self.mark_started_flushed(turn_id)
-            self.core = after
-            self.after_commit(actions)
-            self.notify(turn_id)
+                self.buffer.mark_started_flushed(turn_id)
+            self.core.queue = after
+            self.driver.after_commit(actions)
+            self.core.notify(turn_id)
         return result
 
     async def stop_session(self, message: StopSession) -> MutationResult:
-        now = self.now()
-        after, actions = q.step(self.core, q.Close(), now)
+        now = self.core.now()
+        after, actions = q.step(self.core.queue, q.Close(), now)
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
             prior = draft.revision
             session_step(conn, draft, SessionEvent.STOP, caller=CLIENT)
-            self.apply_rows(conn, draft, after, actions)
+            self.core.apply_rows(conn, draft, after, actions)
             if draft.state is SessionState.STOPPING and after.worker is q.Worker.NONE:
                 session_step(conn, draft, SessionEvent.STOPPED)
-            self.session_target(draft, prior)
-            return {"session": self.session_json(conn, draft)}
+            self.core.session_target(draft, prior)
+            return {"session": self.core.session_json(conn, draft)}
 
-        result = await self.mutate("session.stop", message.command, apply)
+        result = await self.core.mutate("session.stop", message.command, apply)
         if result.delivery == "new":
-            self.core = after
-            self.after_commit(actions)
-            self.settle_slot()
-            self.notify(*(a.turn_id for a in actions if isinstance(a, q.FailTurn)))
+            self.core.queue = after
+            self.driver.after_commit(actions)
+            self.capacity.settle_slot()
+            self.core.notify(*(a.turn_id for a in actions if isinstance(a, q.FailTurn)))
         return result
 
     async def rename_session(self, message: RenameSession) -> MutationResult:
@@ -198,19 +209,19 @@ class ClientOps(TurnProgress):
             touch_session(conn, draft, "title = ?", (message.title,))
             emit(conn, draft, "session.renamed", {"title": message.title},
                  revision=draft.revision, actor_id=message.command.actor_id)  # fmt: skip
-            self.session_target(draft, prior)
-            return {"session": self.session_json(conn, draft)}
+            self.core.session_target(draft, prior)
+            return {"session": self.core.session_json(conn, draft)}
 
-        result = await self.mutate("session.rename", message.command, apply)
-        self.notify()
+        result = await self.core.mutate("session.rename", message.command, apply)
+        self.core.notify()
         return result
 
     async def archive_session(self, message: ArchiveSession) -> MutationResult:
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
             archived, _ = sql.archive_and_failure(conn, draft.session_id)
-            held = self.core.worker is not q.Worker.NONE  # a warm worker: stop it first
-            if archived or draft.state not in _RESTING or self.core.pending or held:
+            held = self.core.queue.worker is not q.Worker.NONE  # a warm worker: stop it first
+            if archived or draft.state not in _RESTING or self.core.queue.pending or held:
                 state = "archived" if archived else draft.state.value
                 raise MaiaError(
                     "invalid_state",
@@ -225,11 +236,11 @@ class ClientOps(TurnProgress):
                  {"summary": message.summary, "transcriptPath": message.transcript_path},
                  revision=draft.revision, actor_id=message.command.actor_id)  # fmt: skip
             set_activity(conn, draft, "stopped")
-            self.session_target(draft, prior)
-            return {"session": self.session_json(conn, draft)}
+            self.core.session_target(draft, prior)
+            return {"session": self.core.session_json(conn, draft)}
 
-        result = await self.mutate("session.archive", message.command, apply)
+        result = await self.core.mutate("session.archive", message.command, apply)
         if result.delivery == "new":
-            self.core = attrs.evolve(self.core, closed=True)
-        self.notify()
+            self.core.queue = attrs.evolve(self.core.queue, closed=True)
+        self.core.notify()
         return result

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import attrs
 
@@ -161,3 +161,23 @@ def turn_end_event(state: SessionState, outcome: str) -> SessionEvent | None:
     if state is SessionState.WAITING_APPROVAL:
         candidates += (e.APPROVAL_WITHDRAWN,)
     return first_accepted(SESSION_TABLE, state, candidates)
+
+
+RUNTIME_LOST: Final = "runtime_lost"  # an exit reason: the worker's runtime (its Node) is gone
+
+
+def gone_reasons(actions: Sequence[q.QueueAction], *, timed_out: str | None,
+                 exit_reason: str) -> tuple[q.QueueAction, ...]:  # fmt: skip
+    """Why the turns a gone worker took with it failed: the turn past its wall time says
+    `wall_time_exceeded`, not lost; a worker whose runtime went (`runtime_lost`: its
+    Execution Node was lost) fails its turn `runtime_lost`, as a Node restart does; any
+    other exit keeps the queue's `worker_failed`."""
+    lost = exit_reason == RUNTIME_LOST
+    changed: list[q.QueueAction] = []
+    for action in actions:
+        if isinstance(action, q.FailTurn) and action.turn_id == timed_out:
+            action = q.FailTurn(action.turn_id, "wall_time_exceeded")
+        elif isinstance(action, q.FailTurn) and lost and action.reason == "worker_failed":
+            action = q.FailTurn(action.turn_id, RUNTIME_LOST)
+        changed.append(action)
+    return tuple(changed)

@@ -29,7 +29,7 @@ from actors._timers import disarm_kind
 from actors._write import Tx
 from storage import Storage
 
-from . import _sql as sql
+from . import _sql_recovery as recovery_sql
 from ._approvals import withdraw_pending
 from ._launch import kill_leftovers, open_attempts
 from ._lifecycles import SESSION_TABLE, TURN_TABLE, SessionEvent, SessionState, TurnState
@@ -64,16 +64,16 @@ def _recover_rows(conn: sqlite3.Connection, now: int, epoch: int, kind: str) -> 
     tx = Tx(conn, kind, "", now, 0, epoch)  # the write path's transaction (no timers)
     session_event, turn_event = _recover_with(SESSION_TABLE), _recover_with(TURN_TABLE)
     by_session: dict[str, list[TurnMemo]] = {}
-    for turn_id, session_id, state, revision, text in sql.turns_to_recover(
+    for turn_id, session_id, state, revision, text in recovery_sql.turns_to_recover(
         conn, _values(TURN_TABLE.recovery_states)
     ):
         by_session.setdefault(session_id, []).append(
             TurnMemo(turn_id, TurnState(state), revision, text)
         )
-    queued = sql.sessions_with_queued_turns(conn)
+    queued = recovery_sql.sessions_with_queued_turns(conn)
     # An idle Session whose worker was warm (or starting for a queued turn) lost it too.
-    also = (*by_session, *sql.idle_sessions_with_worker(conn))
-    sessions = sql.sessions_to_recover(conn, _values(SESSION_TABLE.recovery_states), also)
+    also = (*by_session, *recovery_sql.idle_sessions_with_worker(conn))
+    sessions = recovery_sql.sessions_to_recover(conn, _values(SESSION_TABLE.recovery_states), also)
     lost = 0
     for session_id, project_id, state, revision, activity in sessions:
         turns = {m.turn_id: m for m in by_session.get(session_id, [])}
@@ -90,12 +90,12 @@ def _recover_rows(conn: sqlite3.Connection, now: int, epoch: int, kind: str) -> 
         if draft.state is SessionState.RECOVERING and session_id not in queued:
             session_step(conn, draft, SessionEvent.RECOVERED)
         set_activity(conn, draft, "working" if session_id in queued else "stopped")
-    sql.close_open_attempts(conn, now)
+    recovery_sql.close_open_attempts(conn, now)
     tx.finish()
     # The old Node's idle releases, wall times and approval expiries bound a worker that is
     # gone (its approvals were withdrawn above): none of them fires.
     dropped = disarm_kind(conn, kind)
-    return len(sessions), lost, sql.resumable_sessions(conn), dropped
+    return len(sessions), lost, recovery_sql.resumable_sessions(conn), dropped
 
 
 async def recover_sessions(store: Storage, now: int, kind: str = "session") -> RecoveryReport:

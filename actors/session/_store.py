@@ -25,6 +25,7 @@ from maia.protocol import Turn
 from storage import Envelope, ReceiptTarget
 
 from . import _sql as sql
+from . import _sql_turns as turns_sql
 from ._core import Arm, EndTurn, SessionStep, Step, TurnStep, end_events
 from ._lifecycles import (
     CLIENT,
@@ -168,10 +169,10 @@ def set_activity(conn: sqlite3.Connection, draft: Draft, activity: str) -> None:
 def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str) -> None:
     """A new queued turn, last in send order: the turn table's creation row (`turn.queued`,
     its receipt target)."""
-    seq = sql.next_turn_seq(conn, draft.session_id)
-    record = sql.TurnRecord(turn_id, draft.session_id, draft.project_id, TurnState.QUEUED, 0,
+    seq = turns_sql.next_turn_seq(conn, draft.session_id)
+    record = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, TurnState.QUEUED, 0,
                             text, seq)  # fmt: skip
-    draft._tx.apply(Change(sql.TURN_ROWS, TURN_TABLE, None, record, (TurnEvent.SEND,), CLIENT,
+    draft._tx.apply(Change(turns_sql.TURN_ROWS, TURN_TABLE, None, record, (TurnEvent.SEND,), CLIENT,
                            timer=False))  # fmt: skip
     draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text)
     draft.touched.add(turn_id)
@@ -205,14 +206,14 @@ def turn_step(
     memo = draft.turns.get(turn_id)
     if memo is None:
         raise _missing_turn(turn_id)
-    before = sql.TurnRecord(turn_id, draft.session_id, draft.project_id, memo.state,
+    before = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, memo.state,
                             memo.revision)  # fmt: skip
-    new = before if reason is None else sql.TurnRecord(
+    new = before if reason is None else turns_sql.TurnRecord(
         turn_id, draft.session_id, draft.project_id, memo.state, memo.revision, reason=reason
     )  # fmt: skip
     body = {**(payload or {}), **({"reason": reason} if reason is not None else {})}
     # No state timer: the handle bounds a dispatch and an interrupt (docs/actors.md).
-    after = draft._tx.apply(Change(sql.TURN_ROWS, TURN_TABLE, before, new, (event,), caller,
+    after = draft._tx.apply(Change(turns_sql.TURN_ROWS, TURN_TABLE, before, new, (event,), caller,
                                    expected_revision, payload=body, timer=False))  # fmt: skip
     memo.state, memo.revision = after.state, after.revision
     draft.touched.add(turn_id)
@@ -283,14 +284,14 @@ def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
     state = "completed" if item.completed else "started"
     draft.views.pop(item.turn_id, None)
     if not item.stored:
-        sql.insert_item(conn, item.item_id, item.turn_id, item.seq, item.kind, item.text, state,
-                        draft.now)  # fmt: skip
+        turns_sql.insert_item(conn, item.item_id, item.turn_id, item.seq, item.kind,
+                              item.text, state, draft.now)  # fmt: skip
         item.stored = True
     else:
-        sql.update_item(conn, item.item_id, item.text, state, draft.now)
+        turns_sql.update_item(conn, item.item_id, item.text, state, draft.now)
     item.stored_text_len = len(item.text)
     if item.completed and item.spill is not None:  # the rest of its text, in an artifact
-        sql.truncate_item(conn, item.item_id, item.spill.finish())
+        turns_sql.truncate_item(conn, item.item_id, item.spill.finish())
     if item.completed:
         # The text lives in turn_items; the event carries at most its start (stored once).
         emit(conn, draft, "item.completed",

@@ -99,6 +99,8 @@ class WebhookContext:
     environ: Any  # Mapping[str, str]: where secrets are read at send time
     allow: Sequence[IPNetwork]
     resolver: Resolver
+    # webhooks.allowAddresses as admitted now (the Node's service layer); None: `allow`.
+    allow_of: Callable[[], Awaitable[Sequence[IPNetwork]]] | None = None
 
 
 class WebhookActor:
@@ -248,7 +250,8 @@ class WebhookActor:
         """One attempt: check the destination (resolving it), read the secret, sign, POST."""
         ctx = self.ctx
         try:
-            destination = await resolve_destination(record.url, ctx.allow, ctx.resolver)
+            allow = ctx.allow if ctx.allow_of is None else await ctx.allow_of()
+            destination = await resolve_destination(record.url, allow, ctx.resolver)
             key = read_secret(ctx.environ, record.secret_env)
         except DestinationRefused as refused:
             return SendResult(SendKind.FAILED, None, f"destination_refused: {refused.message}")

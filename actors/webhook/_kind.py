@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -35,7 +35,7 @@ from ._sql import (
     get_webhook,
     has_active_webhooks,
 )
-from ._ssrf import parse_allow_addresses, system_resolver
+from ._ssrf import IPNetwork, parse_allow_addresses, system_resolver
 from ._table import DELIVERY_TABLE, WEBHOOK_TABLE
 
 log = logging.getLogger("maia.webhooks")
@@ -107,6 +107,19 @@ async def serve_outbox(
         remove()
 
 
+def _admitted_allow(config_of: Any) -> Callable[[], Awaitable[Sequence[IPNetwork]]] | None:
+    """Each attempt's allow-list, read from the admitted configuration (`config_of`, the
+    service layer's): an admitted `webhooks.allowAddresses` applies without a restart."""
+    if config_of is None:
+        return None
+
+    async def allow() -> Sequence[IPNetwork]:
+        effective = await config_of(None)
+        return parse_allow_addresses(effective.user.webhooks.allow_addresses)
+
+    return allow
+
+
 @attrs.frozen
 class WebhookKind:
     """The kind the runtime opens (`Kind` protocol)."""
@@ -126,6 +139,7 @@ class WebhookKind:
             environ=runtime.environ,
             allow=parse_allow_addresses(runtime.config.webhooks.allow_addresses),
             resolver=options.get("webhook.resolver") or system_resolver,
+            allow_of=_admitted_allow(options.get("config_of")),
         )
         store = runtime.store
         now = runtime.clock.wall_ms()

@@ -43,7 +43,7 @@ LOCAL_COMMANDS: Final[dict[tuple[str, ...], str]] = {
     ("node", "start"): "Start the local Node (in the foreground unless --detach).",
     ("node", "stop"): "Stop the running Node gracefully.",
     ("node", "backup"): "Copy the Node's database to a new file (SQLite's backup API).",
-    ("completion",): "Print the shell completion script: maia completion bash|zsh|fish.",
+    ("completion",): "Print a shell completion script (bash, zsh or fish).",
     ("console",): "Open the interactive console.",
     ("version",): "Print the version, protocol, registry digest and operations.",
     ("contract", "generate"): "Rewrite the registry's generated projections.",
@@ -65,6 +65,34 @@ _TIMEOUT_HELP: Final = {
     "turn.wait": "Give up after this long (30s, 2m; default 60s): exit 3.",
     "events.read": "With --follow: stop after this long (exit 0).",
     "session.attach": "Stop following after this long (exit 0).",
+}
+# What each group is for, as `maia --help` lists it (a group not named: "<name> commands.").
+GROUP_HELP: Final[dict[str, str]] = {
+    "approval": "Answer what an agent asks before it acts.",
+    "config": "Show, check and admit the configuration.",
+    "contract": "The registry's generated files and op fixtures (developers).",
+    "events": "Read the Node's event journal, or follow it.",
+    "executor": "Check an agent executor's binary (no Node needed).",
+    "machine": "Enroll, show and revoke Execution Nodes.",
+    "node": "Start, stop, greet, check and back up the local Node.",
+    "observe": "Follow the Node's observations live.",
+    "project": "Projects: the folders Sessions work in.",
+    "receipt": "Read the receipts that mutations leave.",
+    "reference": "Resolve an ID prefix, a title or a key to one ID.",
+    "routine": "Scheduled Sessions: create, pause, resume, run, disable.",
+    "session": "Create, list, wait for, stop, archive Sessions.",
+    "turn": "Send prompts to a Session; follow or stop its turns.",
+    "queue": "A Session's queued turns, in dispatch order.",
+    "fixtures": "Each op's fixtures, run against a real Node.",
+    "webhook": "Add, show, test and remove webhooks (the easy form).",
+    "webhooks": "The webhook ops as registered ('maia webhook' is easier).",
+}
+# What the CLI adds to an op's summary (the op answers within 4 s; the CLI repeats it).
+_CLI_NOTES: Final[dict[str, str]] = {
+    "session.wait": "The CLI repeats the call until a match or --timeout (default 60s); "
+    "--wait-milliseconds bounds each call.",
+    "turn.wait": "The CLI repeats the call until the turn ends (or reaches --state) or "
+    "--timeout (default 60s).",
 }
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
 _UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -129,8 +157,10 @@ def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
     options: list[click.Parameter] = [
         click.Option(["--json", "as_json"], is_flag=True, help="Print one JSON document."),
         click.Option(["--jsonl", "as_jsonl"], is_flag=True, help="Print one JSON object a line."),
-        click.Option(["--node"], metavar="URL", help="The Node's ws:// URL (default: found)."),
-        click.Option(["--home"], metavar="PATH", help="The Node's home (default: $MAIA_HOME)."),
+        click.Option(["--node"], metavar="URL", help="The Node's ws:// URL (default: "
+                     "$MAIA_NODE, else the running Node of the home)."),
+        click.Option(["--home"], metavar="PATH",
+                     help="The Node's home (default: $MAIA_HOME or ~/.maia)."),
         click.Option(
             ["--schema"], is_flag=False, flag_value="output", metavar="[=input]",
             help="Print the op's output (or =input) JSON Schema, offline.",
@@ -299,7 +329,7 @@ def _group(name: str, help_text: str) -> click.Group:
 def _child(parent: click.Group, name: str) -> click.Group:
     found = parent.commands.get(name)
     if not isinstance(found, click.Group):
-        found = _group(name, f"{name} commands.")
+        found = _group(name, GROUP_HELP.get(name, f"{name} commands."))
         parent.add_command(found)
     return found
 
@@ -337,7 +367,7 @@ def command_tree(prefix: tuple[str, ...] = (), shallow: bool = False) -> click.G
             click.Command(
                 name=verb,
                 callback=_op_callback(op.operation_id),
-                help=f"{op.summary}\n\nOperation {op.operation_id}.",
+                help=_op_help(op),
                 params=[
                     _help_option(),
                     *op_params(op),
@@ -379,6 +409,11 @@ def command_tree(prefix: tuple[str, ...] = (), shallow: bool = False) -> click.G
     return root
 
 
+def _op_help(op: Any) -> str:
+    note = _CLI_NOTES.get(op.operation_id)
+    return f"{op.summary}{' ' + note if note else ''}\n\nOperation {op.operation_id}."
+
+
 def _attach_pair(root: click.Group, stem: tuple[str, ...], op: Any) -> None:
     """Make the stem group of a consequential pair run it (see `_pairs`)."""
     parent = root
@@ -393,8 +428,11 @@ def _attach_pair(root: click.Group, stem: tuple[str, ...], op: Any) -> None:
             confirm_run(**values)
 
     group.callback = run
-    group.help = f"{op.summary} Previews, asks, confirms.\n\nOperations {op.operation_id} " \
-        f"and its preview."  # fmt: skip
+    preview = ".".join((*stem, "preview"))
+    group.help = (f"{op.summary}\n\nIt previews first (what it will do), asks, then confirms: "
+                  f"--yes confirms without asking, --dry-run only previews. Operations "
+                  f"{preview} then {op.operation_id} ('{' '.join(stem)} preview' and "
+                  f"'{' '.join(stem)} confirm' run one each, for scripts).")  # fmt: skip
     group.params = [_help_option(), *pair_params(op), *_runtime_options(op.operation_id, True)]
 
 

@@ -220,9 +220,18 @@ def stop_command(timeout: float, home: Path | None) -> None:
 def backup_command(path: Path, home: Path | None) -> None:
     """Copy the Node's database to PATH (a new file), consistently, while it runs or not."""
     node_home = NodeHome.resolve(home)
+    target = path.absolute()
+    if not target.parent.is_dir():  # say which folder, not that the request is malformed
+        what = ("is not a folder" if target.parent.exists()
+                else "does not exist (create it first)")  # fmt: skip
+        click.echo(f"maia node backup: the folder {target.parent} {what}; give a PATH in an "
+                   "existing folder", err=True)  # fmt: skip
+        sys.exit(2)
     try:
-        size = backup_database(node_home.database_path, path.absolute())
+        size = backup_database(node_home.database_path, target)
     except MaiaError as error:
-        click.echo(f"maia node: {error.message}", err=True)
+        # The PATH is the user's argument, not a request: say what is wrong with it.
+        message = error.message.removeprefix("the request is malformed: ")
+        click.echo(f"maia node backup: {message}", err=True)
         sys.exit(2 if error.code == "invalid_request" else 1)
     click.echo(f"Backed up {node_home.database_path} to {path} ({size} bytes)")

@@ -61,9 +61,23 @@ def _spread(plan: FieldPlan) -> tuple[FieldPlan, ...] | None:
     return inner
 
 
+def _filled(op: OperationDescriptor) -> frozenset[str]:
+    """The confirm's fields its preview does not take: the stem fills them from the preview's
+    answer (digest, proof, preview ID), so its help does not offer them (`X confirm` does)."""
+    from maia.protocol import REGISTRY
+
+    preview = REGISTRY.get(op.operation_id.rpartition(".")[0] + ".preview")
+    if preview is None:
+        return frozenset()
+    own = {p.name for p in input_plan(preview)} | {"command_id"}  # the key stays the user's
+    return frozenset(p.name for p in input_plan(op)) - own
+
+
 def pair_params(op: OperationDescriptor) -> list[click.Parameter]:
-    """The stem command's options: every field optional, nested plain objects spread."""
+    """The stem command's options: every field optional, nested plain objects spread, the
+    fields the preview supplies hidden (still accepted: a script's own digest and proof)."""
     plans = input_plan(op)
+    filled = _filled(op)
     spread = {p.name: _spread(p) for p in plans}
     names = Counter(
         [p.name for p in plans if spread[p.name] is None]
@@ -75,6 +89,8 @@ def pair_params(op: OperationDescriptor) -> list[click.Parameter]:
         if inner is None:
             option = _option(op, plan)
             option.required = False
+            if isinstance(option, click.Option) and plan.name in filled:
+                option.hidden = True
             params.append(option)
             continue
         for field in inner:

@@ -36,9 +36,10 @@ def preview_id_of(operation_id: str) -> str | None:
 
 
 def _all() -> tuple[Shortcut, ...]:
+    from ._hello_cmd import NODE_SHORTCUTS
     from ._webhook_cmd import WEBHOOK_SHORTCUTS
 
-    return (*WEBHOOK_SHORTCUTS,)
+    return (*NODE_SHORTCUTS, *WEBHOOK_SHORTCUTS)
 
 
 SHORTCUTS: Final[Callable[[], tuple[Shortcut, ...]]] = _all

@@ -84,6 +84,7 @@ class EffectiveConfig:
             "limits": sourced,
             "defaultTimezone": _sourced(self.user.default_timezone, "UTC"),
             "sessions.workerIdleMs": _sourced(self.user.sessions.worker_idle_ms, 60_000),
+            "webhooks.allowAddresses": _sourced(list(self.user.webhooks.allow_addresses), []),
             "executors": self._executors(),
         }
         if self.user.administrator_agent_ref is not None:

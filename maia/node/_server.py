@@ -28,6 +28,7 @@ from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketReque
 
 from maia.core import MaiaError
 from maia.observe import OBSERVATIONS_PATH, accept_observations, serve_observation_connection
+from maia.protocol import take_request_id
 
 from ._dispatch import LOCAL_USER_ROLE, Call, Dispatcher
 from ._gate import Refusal, check_upgrade
@@ -175,7 +176,7 @@ class _Connection:
         try:
             request = parse_request(frame)
         except MaiaError as error:
-            await self._send(encode_error(error.details.get("id"), error))
+            await self._send(encode_error(take_request_id(error), error))
             return
         except Exception:
             log.exception("a frame of connection %d could not be read", self._number)

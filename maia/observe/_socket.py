@@ -35,6 +35,7 @@ from maia.protocol import (
     answer_hello,
     decode_input,
     encode_output,
+    take_request_id,
 )
 from worker_bridge import STRICT_DECODER
 
@@ -168,7 +169,7 @@ async def serve_observation_connection(
             if method == HELLO:
                 raise _invalid("node.hello was already answered on this connection", request_id)
         except MaiaError as error:
-            await send(error_frame(error.details.get("id"), error))
+            await send(error_frame(take_request_id(error), error))
             return
         stream: AttachStream | ObservationStream
         if method == "session.attach":
@@ -217,7 +218,7 @@ async def _greet(socket: WebSocketConnection, send: Any, hub: ObservationHub) ->
                     params, node_id=hub.node_id, epoch=hub.epoch, registry_digest=REGISTRY.digest
                 )
             except MaiaError as error:
-                await send(error_frame(error.details.get("id", request_id), error))
+                await send(error_frame(take_request_id(error, request_id), error))
                 continue
             await send(result_frame(request_id, encode_output(descriptor, result)))
             return Greeting(params.protocol, params.registry_digest, result.registry_match)
@@ -235,7 +236,7 @@ async def _refuse_more(socket: WebSocketConnection, send: Any, scope: trio.Cance
             try:
                 request_id, _, _ = parse_subscribe(message)
             except MaiaError as error:
-                request_id = error.details.get("id")
+                request_id = take_request_id(error)
             await send(error_frame(request_id, _invalid("one subscription per connection")))
     except (ConnectionClosed, _Stuck):
         scope.cancel()

@@ -82,6 +82,7 @@ from ._operations import DEPRECATIONS as DEPRECATIONS
 from ._operations import OPERATION_GROUPS as OPERATION_GROUPS
 from ._operations import REGISTRY as REGISTRY
 from ._operations import REGISTRY_VERSION as REGISTRY_VERSION
+from ._refusals import take_request_id as take_request_id
 from ._registry import AGENT_EXPOSURE_RULE as AGENT_EXPOSURE_RULE
 from ._registry import AGENT_EXPOSURES as AGENT_EXPOSURES
 from ._registry import CALLER_ROLES as CALLER_ROLES

@@ -209,15 +209,26 @@ class Turn:
     )
 
 
+MUTATION_ERRORS: tuple[str, ...] = ("idempotency_conflict", "storage_conflict")
+
+
 def mutation(**kwargs: Any) -> OperationDescriptor:
-    """A reversible mutation: idempotent by commandId, with a receipt (the spec's defaults)."""
+    """A reversible mutation: idempotent by commandId, with a receipt (the spec's defaults).
+
+    It declares `MUTATION_ERRORS` unless `without` names one the op cannot answer (say why
+    at the call: a descriptor must not declare an error no input reaches)."""
+    without: tuple[str, ...] = tuple(kwargs.pop("without", ()))
+    unknown = set(without) - set(MUTATION_ERRORS)
+    if unknown:
+        raise RegistryError(f"{kwargs.get('operation_id')}: without names {sorted(unknown)}, "
+                            f"not one of {MUTATION_ERRORS}")  # fmt: skip
     defaults: dict[str, Any] = {
         "risk": "reversible",
         "idempotency": "required",
         "receipt": True,
         "effect_class": "native-idempotent",
     }
-    errors = (*kwargs.pop("errors", ()), "idempotency_conflict", "storage_conflict")
+    errors = (*kwargs.pop("errors", ()), *(e for e in MUTATION_ERRORS if e not in without))
     return operation(**{**defaults, **kwargs, "errors": errors})
 
 

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:3d3bd15035ff69f42dbb9018034832f53f5f9647546a36217656422eedba2012"
+REGISTRY_DIGEST: Final = "sha256:91c0166dc33da14af5e38236f80eed9f837f58fee77ed949371b8551f00879b2"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

@@ -21,8 +21,10 @@ from ._versioning import Deprecation
 # truncated items (artifactPath) and outputTruncated; 0.9.0: agent exposure classes, the
 # digest covers capabilities, errors and deprecations, observe.events registered,
 # turn.send waitMilliseconds; 0.10.0: the event envelope, events.read statuses; 0.11.0: the
-# observation stream's summary frame, machine.* and session.create's machine (issue 16)
-REGISTRY_VERSION: Final = "0.11.0"
+# observation stream's summary frame, machine.* and session.create's machine (issue 16);
+# 0.12.0: declared errors no input reached dropped (session.create, session.rename,
+# project.add, project.relocate.confirm, config.admit.preview)
+REGISTRY_VERSION: Final = "0.12.0"
 
 # Renamed or removed operations, CLI commands, flags and config keys, each kept as an alias
 # until its removeAfter date (at least 90 days and one minor release; docs/versioning.md).

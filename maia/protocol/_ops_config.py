@@ -124,9 +124,11 @@ class ConfigAdmitConfirmOutput:
     project_id: str | None = id_field("The Project (project scope).", default=None)
 
 
-_ADMIT_ERRORS = ("configuration_invalid", "resource_not_found", "invalid_state")
+# The preview answers an admitted file as `changed: false`; only the confirm refuses it.
+_ADMIT_ERRORS = ("configuration_invalid", "resource_not_found")
 _CONFIRM_ERRORS = (
     *_ADMIT_ERRORS,
+    "invalid_state",
     "revision_conflict",
     "confirmation_required",
     "preview_expired",

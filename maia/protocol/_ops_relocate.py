@@ -95,7 +95,6 @@ _ERRORS = ("configuration_invalid", "resource_not_found", "invalid_state")
 _CONFIRM_ERRORS = (
     *_ERRORS,
     "revision_conflict",
-    "storage_conflict",
     "confirmation_required",
     "preview_expired",
     "preview_mismatch",
@@ -120,6 +119,9 @@ RELOCATE_OPERATIONS = (
         risk="consequential",
         confirmation="required",
         errors=_CONFIRM_ERRORS,
+        # The confirm compare-and-sets the projects row with the preview's revision in one
+        # transaction: a row another writer moved is revision_conflict.
+        without=("storage_conflict",),
         revision_fields=("expectedRevision",),
         event_types=("project.relocated",),
     ),

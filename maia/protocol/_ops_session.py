@@ -312,7 +312,10 @@ SESSION_OPERATIONS = (
         summary="Create a Session (metadata only; starts nothing).",
         input_type=SessionCreateInput,
         output_type=SessionResult,
-        errors=("resource_not_found", "configuration_invalid", "invalid_state"),
+        errors=("resource_not_found", "configuration_invalid"),
+        # A new Session is one INSERT of a fresh ID: no revision is read before it, so no
+        # second writer makes it stale; and a Project has no state that refuses Sessions.
+        without=("storage_conflict",),
         event_types=("session.created",),
     ),
     operation(
@@ -366,7 +369,9 @@ SESSION_OPERATIONS = (
         summary="Retitle a Session.",
         input_type=SessionRenameInput,
         output_type=SessionResult,
-        errors=_CHANGE,
+        # Any Session may be retitled, archived or failed ones too (the spec names no state
+        # that refuses it): only its revision is checked.
+        errors=("resource_not_found", "revision_conflict"),
         revision_fields=("expectedRevision",),
         event_types=("session.renamed",),
     ),
@@ -385,6 +390,9 @@ SESSION_OPERATIONS = (
         input_type=ProjectAddInput,
         output_type=ProjectResult,
         errors=("invalid_state", "configuration_invalid"),
+        # The checks and the INSERT are one transaction on the single writer with no
+        # revision read first: another writer is serialized before or after it.
+        without=("storage_conflict",),
         event_types=("project.added",),
     ),
     operation(

@@ -89,6 +89,13 @@ async def _checked_schedule(params: RoutineCreatePreviewInput | RoutineCreateCon
     return schedule
 
 
+async def _checked_executor(ctx: ServiceContext, template: Any) -> None:
+    """The template's executor under the rule session.create applies, in the configuration
+    admitted now (an admission between a preview and its confirm counts). Raises
+    `configuration_invalid`, `resource_not_found` (Project)."""
+    (await ctx.admitted.of(template.project_id)).session_executor(template.executor)
+
+
 def _project_room(conn: sqlite3.Connection, project_id: str) -> None:
     """Raises `resource_not_found` (Project) and `routine_limit_reached` (20 live)."""
     if (
@@ -119,13 +126,16 @@ def _routines(ctx: ServiceContext) -> Routines:
     return routines
 
 
-async def _ask(ctx: ServiceContext, routine_id: str, message: Any) -> MutationResult:
-    """Deliver a client command to the routine's actor; its stored result. A commandId
-    reused with other values is `storage_conflict` (spec), not idempotency_conflict."""
+async def _ask(ctx: ServiceContext, routine_id: str, message: Any, *,
+               confirm: bool = True) -> MutationResult:  # fmt: skip
+    """Deliver a client command to the routine's actor; its stored result. A confirm's
+    commandId reused with other values is `storage_conflict` (spec: "a replay with other
+    values fails with storage_conflict"); pause and resume, which the spec gives no rule of
+    their own, keep the generic `idempotency_conflict`."""
     try:
         committed = await _routines(ctx).ask(routine_id, message)
     except MaiaError as error:
-        if error.code == "idempotency_conflict":
+        if error.code == "idempotency_conflict" and confirm:
             raise MaiaError("storage_conflict", f"command {message.command.command_id} was "
                             "used with other values", error.details) from None  # fmt: skip
         raise
@@ -159,7 +169,7 @@ async def routine_create_preview(
     `storage_conflict` (the routine this commandId names exists)."""
     now = ctx.now()
     schedule = await _checked_schedule(params, now)
-    ctx.config.executor(params.template.executor)
+    await _checked_executor(ctx, params.template)
     routine_id = routine_id_for(ctx.actor_id, params.command_id)
 
     def judge(conn: sqlite3.Connection) -> None:
@@ -185,7 +195,7 @@ async def routine_create_confirm(
     """Raises what the preview raises, and `storage_conflict` for a missing, spent, expired
     or other-value preview."""
     schedule = await _checked_schedule(params, ctx.now())
-    ctx.config.executor(params.template.executor)
+    await _checked_executor(ctx, params.template)
     routine_id = routine_id_for(ctx.actor_id, params.command_id)
     digest = _digest(ctx, params, routineId=routine_id)
 
@@ -207,7 +217,7 @@ async def _change(ctx: ServiceContext, operation_id: str, params: RoutineChangeI
     digest = digest_json({k: v for k, v in to_json(params).items() if k != "commandId"})
     command = Command(params.command_id, ctx.actor_id, digest, operation_id)
     await ctx.read(lambda conn: require_routine(conn, params.routine_id))
-    result = await _ask(ctx, params.routine_id, ChangeRoutine(command, event))
+    result = await _ask(ctx, params.routine_id, ChangeRoutine(command, event), confirm=False)
     return mutation_output(RoutineResult, result)
 
 

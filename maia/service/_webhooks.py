@@ -12,7 +12,7 @@ Nothing here talks to a receiver: deliveries are queued rows.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 import attrs
@@ -27,6 +27,7 @@ from actors.webhook import (
     DeliveryEvent,
     DeliveryRecord,
     DestinationRefused,
+    IPNetwork,
     Proof,
     WebhookEvent,
     WebhookRecord,
@@ -59,7 +60,7 @@ from maia.protocol import (
     WebhookRef,
     WebhookShowOutput,
 )
-from storage import ExpectedTarget, issue_preview
+from storage import ExpectedTarget, find_receipt, issue_preview
 
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
 
@@ -79,16 +80,38 @@ def _spec(change: WebhookAddChange) -> WebhookSpec:
                        s.description)  # fmt: skip
 
 
-def _checked_url(ctx: ServiceContext, url: str) -> str:
+async def _allow(ctx: ServiceContext) -> tuple[IPNetwork, ...]:
+    """`webhooks.allowAddresses` as admitted now: an admission applies at once, not at the
+    next start (`ctx.config` is the configuration the Node started on)."""
+    effective = await ctx.admitted.of(None)
+    return parse_allow_addresses(effective.user.webhooks.allow_addresses)
+
+
+def _checked_url(allow: Sequence[IPNetwork], url: str) -> str:
     """Raises `webhook_destination_refused` for a URL the rules refuse without resolving."""
     try:
-        return check_url(url, parse_allow_addresses(ctx.config.webhooks.allow_addresses)).url
+        return check_url(url, allow).url
     except DestinationRefused as refused:
         raise MaiaError(
             "webhook_destination_refused",
             f"the webhook URL is refused: {refused.message}",
             {"path": "change.spec.url", "reason": refused.reason},
         ) from None
+
+
+def _unused_command(conn: sqlite3.Connection, command_id: str, digest: str) -> None:
+    """Raises `idempotency_conflict` when `command_id` already confirmed another change: its
+    confirm would refuse it, so the preview issues no proof for it (spec: a different
+    normalized input under the same commandId). The same change previews again (its
+    confirm answers the stored result)."""
+    stored = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=CONFIRM_OP,
+                          command_id=command_id)  # fmt: skip
+    if stored is not None and stored.normalized_input_digest != digest:
+        raise MaiaError(
+            "idempotency_conflict",
+            f"command {command_id} was used for {CONFIRM_OP} with another change",
+            {"commandId": command_id, "operationId": CONFIRM_OP},
+        )
 
 
 def _judge(conn: sqlite3.Connection, change: Any) -> tuple[WebhookRecord, DeliveryRecord | None]:
@@ -119,12 +142,15 @@ async def webhooks_change_preview(
     ctx: ServiceContext, params: WebhookChangePreviewInput
 ) -> WebhookChangePreviewOutput:
     """Raises `webhook_destination_refused`, `resource_not_found`, `revision_conflict`,
-    `invalid_state`."""
+    `invalid_state`, `idempotency_conflict` (the commandId confirmed another change)."""
     change = params.change
     digest = _digest(change)
-    url = _checked_url(ctx, change.spec.url) if isinstance(change, WebhookAddChange) else None
+    url = None
+    if isinstance(change, WebhookAddChange):
+        url = _checked_url(await _allow(ctx), change.spec.url)
 
     def preview(conn: sqlite3.Connection) -> dict[str, Any]:
+        _unused_command(conn, params.command_id, digest)
         wire: dict[str, Any] = {"action": change.kind}
         if isinstance(change, WebhookAddChange):
             webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
@@ -181,7 +207,7 @@ async def webhooks_change_confirm(
             raise MaiaError("preview_mismatch", f"no preview {params.preview_id} with that "
                             "proof", {"previewId": params.preview_id})  # fmt: skip
     if isinstance(change, WebhookAddChange):
-        spec = attrs.evolve(_spec(change), url=_checked_url(ctx, change.spec.url))
+        spec = attrs.evolve(_spec(change), url=_checked_url(await _allow(ctx), change.spec.url))
         webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
         message = ConfirmChange("add", command, proof, spec=spec)
     elif isinstance(change, WebhookRedeliverChange):

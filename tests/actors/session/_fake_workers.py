@@ -2,9 +2,10 @@
 actor tests run on `MockClock` without subprocesses. It behaves like the echo worker for
 the directives these tests use: a prompt is echoed back in deltas then `completed`;
 `/sleep MS rest` waits MS (trio time) first; `/fail` fails the turn; `/crash` loses the
-worker mid-turn; `/ask TOOL` calls the tool TOOL (a `tool-call` event) and ends with the
-answer's content (or `interrupted`); the prompt named by `explode_on` makes the event
-stream raise (a bug).
+worker mid-turn; `/runtime-lost` loses it as the machine relay does when its Execution
+Node is lost (exit reason `runtime_lost`); `/ask TOOL` calls the tool TOOL (a `tool-call`
+event) and ends with the answer's content (or `interrupted`); the prompt named by
+`explode_on` makes the event stream raise (a bug).
 Interrupts and stops end the running turn `interrupted`. The real echo worker and
 supervisor are tested beside it (tests/actors/session/test_actor.py)."""
 
@@ -115,6 +116,11 @@ class FakeHandle:
             yield TurnEvent(turn_id, "delta", "crashing")
             self._end(3)
             yield TurnEvent(turn_id, "lost", "the worker exited")
+            return
+        elif word == "/runtime-lost":  # as a remote worker ends when its Node is lost
+            yield TurnEvent(turn_id, "delta", "far away")
+            self._end(None, "runtime_lost")
+            yield TurnEvent(turn_id, "lost", "runtime_lost")
             return
         for start in range(0, len(text), CHUNK):
             yield TurnEvent(turn_id, "delta", text[start : start + CHUNK])

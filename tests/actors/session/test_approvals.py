@@ -26,8 +26,9 @@ from storage import open_storage
 
 from .._virtual_time import driven_clock
 from ._fake_workers import FakeWorkers
+from ._harness import CLOCK, Harness
+from ._harness import open_harness as _open
 from ._open import open_session_runtime
-from .test_fake_worker import CLOCK, Harness, _open
 
 
 @pytest.fixture

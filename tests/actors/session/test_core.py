@@ -26,6 +26,7 @@ from actors.session import (
     TurnStep,
     end_events,
     gone_events,
+    gone_reasons,
     plan_actions,
     turn_end_event,
 )
@@ -173,3 +174,24 @@ def test_the_session_row_when_its_turn_ends() -> None:
     assert turn_end_event(S.WAITING_APPROVAL, "completed") is E.APPROVAL_WITHDRAWN
     assert turn_end_event(S.RUNNING, "completed") is None
     assert turn_end_event(S.INTERRUPTED, "interrupted") is None
+
+
+@pytest.mark.parametrize(
+    ("exit_reason", "timed_out", "reasons"),
+    [
+        ("exited with status 3", None, ["worker_failed", "turn_rejected"]),
+        ("runtime_lost", None, ["runtime_lost", "turn_rejected"]),
+        ("runtime_lost", "turn_a", ["wall_time_exceeded", "turn_rejected"]),
+        ("exited with status 3", "turn_a", ["wall_time_exceeded", "turn_rejected"]),
+    ],
+)  # fmt: skip
+def test_why_a_gone_workers_turns_failed(
+    exit_reason: str, timed_out: str | None, reasons: list[str]
+) -> None:
+    """A worker gone with its runtime (`runtime_lost`) fails its turn `runtime_lost`; a turn
+    past its wall time says so; other failures (a rejected queued turn) keep their reason."""
+    actions = (FailTurn("turn_a", "worker_failed"), FailTurn("turn_b", "turn_rejected"),
+               StartWorker())  # fmt: skip
+    changed = gone_reasons(actions, timed_out=timed_out, exit_reason=exit_reason)
+    assert [a.reason for a in changed if isinstance(a, FailTurn)] == reasons
+    assert changed[-1] == StartWorker()

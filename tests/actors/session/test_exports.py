@@ -18,8 +18,10 @@ PACKAGES = {
 # Helpers shared between the actor's own modules (and the handlers' plumbing), not its API.
 INTERNAL = {
     "actors.session": {
-        "activity_of", "new_turn_id", "saturated", "SessionCore", "ClientOps", "WorkerOps",
-        "TurnProgress", "SendOps", "insert_turn", "Draft", "TurnMemo", "OpenItem", "emit",
+        "activity_of", "new_turn_id", "saturated", "SessionCore", "ClientOps", "WorkerDriver",
+        "TurnProgress", "SendBatch", "Capacity", "Attempt", "TurnBuffer", "Resumption",
+        "WorkerLauncher", "ApprovalDesk", "read_memory", "worker_call", "placeholders",
+        "insert_turn", "Draft", "TurnMemo", "OpenItem", "emit",
         "session_step", "set_activity", "touch_session", "wake", "apply_plan",
         "turn_step", "end_turn", "flush_item", "record_attempt", "end_attempt", "open_attempts",
         "Leftover", "session_from_row", "SESSION_COLUMNS",

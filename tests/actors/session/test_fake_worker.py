@@ -5,9 +5,6 @@ minutes of idle time in milliseconds. The real-process tests are in test_actor.p
 from __future__ import annotations
 
 import logging
-import sqlite3
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +12,12 @@ import pytest
 import trio
 import trio.testing
 
-from actors import TrioClock
-from actors.session import Command, SendTurn, SessionRuntime, turn_view
 from maia.config import UserConfig
-from maia.protocol import Turn, new_id
-from storage import Storage, open_storage
 from supervision.workers import WorkerState
 
-from .._virtual_time import driven_clock
-from ._fake_workers import FakeWorkers
-from ._open import open_session_runtime
+from ._harness import Harness
+from ._harness import open_harness as _open
 
-CLOCK = TrioClock()
 IDLE_MS = UserConfig().sessions.worker_idle_ms
 
 
@@ -34,67 +25,6 @@ IDLE_MS = UserConfig().sessions.worker_idle_ms
 def jump_clock() -> trio.testing.MockClock:
     """Virtual time that only the test moves: no autojump; `_open` drives it while quiet."""
     return trio.testing.MockClock()
-
-
-class Harness:
-    def __init__(self, store: Storage, runtime: SessionRuntime, workers: FakeWorkers,
-                 root: Path) -> None:  # fmt: skip
-        self.store, self.runtime, self.workers, self.root = store, runtime, workers, root
-
-    async def session(self) -> str:
-        session_id = new_id("session")
-
-        def seed(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT OR IGNORE INTO projects (project_id, project_key, root, revision,"
-                " created_ms, updated_ms) VALUES ('project_f', 'fake', ?, 1, 0, 0)",
-                (str(self.root),),
-            )
-            conn.execute(
-                "INSERT INTO sessions (session_id, project_id, executor, cwd, state, created_ms,"
-                " updated_ms) VALUES (?, 'project_f', 'builtin:echo', ?, 'idle', 0, 0)",
-                (session_id, str(self.root)),
-            )
-
-        await self.store.write(seed)
-        return session_id
-
-    async def send(self, session_id: str, text: str) -> str:
-        command = Command(new_id("command"), "local-user", f"sha256:{text}")
-        result = await self.runtime.send(session_id, SendTurn(command, text))
-        return str(result.result["turn"]["turnId"])
-
-    async def wait_turn(self, turn_id: str, *states: str) -> Turn:
-        with trio.fail_after(120):
-            while True:
-                turn = await self.store.read(lambda c: turn_view(c, turn_id))
-                if turn.state in states:
-                    return turn
-                await self.runtime.notifier.wait(turn_id, 5)  # woken by each commit
-
-    async def session_row(self, session_id: str) -> tuple[Any, ...]:
-        return tuple(
-            await self.store.read(
-                lambda c: c.execute(
-                    "SELECT state, activity FROM sessions WHERE session_id = ?", (session_id,)
-                ).fetchone()
-            )
-        )
-
-
-@asynccontextmanager
-async def _open(tmp_path: Path, **options: Any) -> AsyncIterator[Harness]:
-    async with (
-        trio.open_nursery() as nursery,
-        open_storage(tmp_path / "maia.db", clock=CLOCK, synchronous="NORMAL") as store,
-    ):
-        workers = FakeWorkers(nursery)
-        opened = open_session_runtime(
-            store, clock=CLOCK, config=UserConfig(), worker_supervisor=workers, **options
-        )
-        async with driven_clock(store), opened as runtime:
-            yield Harness(store, runtime, workers, tmp_path)
-        nursery.cancel_scope.cancel()
 
 
 async def test_turns_run_in_order_and_an_idle_worker_is_released(
@@ -162,6 +92,24 @@ async def test_a_lost_worker_fails_its_turn_and_the_next_turn_gets_a_new_one(
         after = await h.wait_turn(await h.send(session_id, "again"), "completed", "failed")
         assert after.output_text == "again"
         assert len(h.workers.spawned) == 2
+
+
+async def test_a_worker_whose_runtime_is_lost_fails_its_turn_runtime_lost(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """A worker ending with the exit reason `runtime_lost` (the machine relay's, when its
+    Execution Node is lost) fails its turn `runtime_lost`, as a Node restart does, not
+    `worker_failed`; the turn's message says why and the next turn gets a new worker."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        lost = await h.wait_turn(await h.send(session_id, "/runtime-lost"), "failed", "completed")
+        assert (lost.state, lost.failure_reason) == ("failed", "runtime_lost")
+        assert "runtime_lost" in (lost.failure_message or "")
+        crashed = await h.wait_turn(await h.send(session_id, "/crash"), "failed", "completed")
+        assert crashed.failure_reason == "worker_failed"  # any other exit: as before
+        after = await h.wait_turn(await h.send(session_id, "again"), "completed", "failed")
+        assert after.output_text == "again"
+        assert len(h.workers.spawned) == 3
 
 
 async def test_a_sleeping_turn_waits_in_mock_time_and_the_queue_keeps_its_order(

@@ -161,3 +161,29 @@ async def test_a_renamed_op_answers_through_its_alias_with_a_diagnostic(
     assert by_alias["deprecations"][0]["removeAfter"] == "2027-03-01"
     assert "deprecations" not in by_name
     assert refused["error"]["code"] == "validation_failed"  # the replacement's input schema
+
+
+async def test_a_refused_frame_answers_its_id_in_the_envelope_only(node: LiveNode) -> None:
+    """A frame the parser refuses (params not an object, an unknown envelope field, a bad
+    subscribe param) answers its id in the envelope, and its error's details carry only
+    the code's own fields (`path` for validation_failed): no `id`, on either socket."""
+    async with open_websocket_url(node.url, extra_headers=node.auth) as ws:
+        assert (await _ask(ws, _hello()))["ok"]
+        params = await _ask(ws, {"id": 5, "method": "node.status", "params": []})
+        envelope = await _ask(ws, {"id": 6, "method": "node.status", "extra": 1})
+    subscribe = {"id": 8, "method": "observe.events", "params": {"query": {"limit": -1}}}
+    async with trio.open_nursery() as nursery:
+        obs = await _observation_socket(node, nursery)
+        early = await _ask(obs, {**subscribe, "params": {"query": {"limit": 0}}})
+        assert (await _ask(obs, _hello()))["ok"]
+        bad = await _ask(obs, subscribe)
+        await obs.aclose()
+    assert (params["id"], params["error"]["code"]) == (5, "validation_failed")
+    assert params["error"]["details"] == {"path": "params"}
+    assert (envelope["id"], envelope["error"]["code"]) == (6, "invalid_request")
+    assert envelope["error"]["details"] == {}
+    assert (early["id"], early["error"]["code"]) == (8, "hello_required")
+    assert (bad["id"], bad["error"]["code"]) == (8, "validation_failed")
+    for answer in (early, bad):
+        assert "id" not in answer["error"]["details"]
+    assert "path" in bad["error"]["details"]

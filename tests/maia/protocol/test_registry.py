@@ -259,3 +259,31 @@ def test_a_stale_index_costs_time_never_an_op() -> None:
     assert stale.get("session.list") is REGISTRY.get("session.list") is not None
     assert stale.get("no.such.op") is None
     assert len(stale) == len(REGISTRY)
+
+
+def test_no_descriptor_declares_an_error_its_op_cannot_answer() -> None:
+    """The errors issue 20's fixtures found declared and never raised are gone where the
+    spec gives them no case (the fixtures reach the ones kept), and `mutation(without=)`
+    refuses a name that is not one of its defaults."""
+    from maia.protocol._common import mutation
+
+    dropped = {
+        "session.rename": {"invalid_state"},
+        "session.create": {"invalid_state", "storage_conflict"},
+        "config.admit.preview": {"invalid_state"},
+        "project.add": {"storage_conflict"},
+        "project.relocate.confirm": {"storage_conflict"},
+    }
+    for op_id, codes in dropped.items():
+        op = REGISTRY.get(op_id)
+        assert op is not None
+        assert not codes & set(op.errors), op_id
+    kept = {"routine.pause": "idempotency_conflict", "routine.resume": "idempotency_conflict",
+            "webhooks.change.preview": "idempotency_conflict",
+            "config.admit.confirm": "invalid_state"}  # fmt: skip
+    for op_id, code in kept.items():
+        op = REGISTRY.get(op_id)
+        assert op is not None
+        assert code in op.errors, op_id
+    with pytest.raises(RegistryError, match="without names"):
+        mutation(operation_id="x.y", agent_exposure="eligible", without=("invalid_state",))

@@ -280,3 +280,53 @@ async def test_show_and_list(rctx: ServiceContext, tmp_path: Path) -> None:
     assert (len(rest.routines), rest.next_cursor) == (1, None)
     paused = await call(rctx, "routine.list", {"state": ["paused"]})
     assert [r.state for r in paused.routines] == ["paused"]
+
+
+async def _admit_user(ctx: ServiceContext, document: dict[str, Any], command: str) -> None:
+    """Write the user's config.jsonc and admit it (preview, then confirm)."""
+    import json
+
+    from maia.service import HANDLERS
+
+    (ctx.home / "config.jsonc").write_text(json.dumps(document))
+    preview = await HANDLERS["config.admit.preview"](ctx, params("config.admit.preview", {}))
+    confirm = {"commandId": command, "previewId": preview.preview_id, "proof": preview.proof,
+               "inputDigest": preview.input_digest, "manifestDigest": preview.manifest_digest,
+               "expectedRevision": preview.expected_revision}  # fmt: skip
+    await HANDLERS["config.admit.confirm"](ctx, params("config.admit.confirm", confirm))
+
+
+async def test_the_confirm_checks_the_executor_as_admitted_now(
+    rctx: ServiceContext, tmp_path: Path
+) -> None:
+    """An executor admitted after the Node started is usable at once; one an admission
+    removed between the preview and the confirm is configuration_invalid at the confirm,
+    which creates nothing."""
+    project_id = await project(rctx, tmp_path)
+    await _admit_user(rctx, {"executors": {"later": {"kind": "echo"}}}, "a1")
+    body = create_body(project_id)
+    body["template"] = {**body["template"], "executor": "user:later"}
+    preview = await call(rctx, "routine.create.preview", body)
+    await _admit_user(rctx, {}, "a2")
+    error = await refused(rctx, "routine.create.confirm", {**body, **proof_of(preview)})
+    assert error.code == "configuration_invalid"
+    assert "user:later" in error.message
+
+
+async def test_pause_and_resume_answer_a_reused_command_id_as_idempotency_conflict(
+    rctx: ServiceContext, tmp_path: Path
+) -> None:
+    """pause and resume follow the spec's generic rule: a commandId reused with other input
+    (another routine) is idempotency_conflict and changes nothing."""
+    project_id = await project(rctx, tmp_path)
+    one = (await create(rctx, project_id, "c1")).routine
+    two = (await create(rctx, project_id, "c2")).routine
+    await call(rctx, "routine.pause", {"commandId": "p", "routineId": one.routine_id,
+                                       "expectedRevision": 1})  # fmt: skip
+    for op in ("routine.pause", "routine.resume"):
+        if op == "routine.resume":
+            await call(rctx, op, {"commandId": "r", "routineId": one.routine_id,
+                                  "expectedRevision": 2})  # fmt: skip
+        reused = {"commandId": "p" if op == "routine.pause" else "r",
+                  "routineId": two.routine_id, "expectedRevision": 1}  # fmt: skip
+        assert (await refused(rctx, op, reused)).code == "idempotency_conflict"

@@ -1,0 +1,129 @@
+"""The Session kind's `turns` rows for the one write path (`actors._write`): `TURN_ROWS`
+(insert in send order, compare-and-set with the started/finished columns; turn events are
+owned by their Session and carry their `turnId`), the pending turns a Session rehydrates
+with, and the `turn_items` rows of a turn's output.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Final
+
+import attrs
+
+from actors._table import Transition
+from actors._write import EventOwner
+
+from ._lifecycles import TURN_TABLE, TurnEvent, TurnState
+
+
+@attrs.frozen
+class TurnRecord:
+    """A turn's row as a transition moves it (`reason`: why a terminal turn failed)."""
+
+    id: str
+    session_id: str
+    project_id: str
+    state: TurnState
+    revision: int
+    text: str = ""
+    seq: int = 0
+    reason: str | None = None
+
+
+class TurnRows:
+    """The `turns` rows: queued in send order, then moved by the turn table."""
+
+    resource = "turn"
+
+    def insert(self, conn: sqlite3.Connection, record: TurnRecord, now_ms: int) -> None:
+        conn.execute(
+            "INSERT INTO turns (turn_id, session_id, seq, state, revision, text, created_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (record.id, record.session_id, record.seq, record.state.value, record.revision,
+             record.text, now_ms),
+        )  # fmt: skip
+        conn.execute(
+            "UPDATE sessions SET latest_turn_id = ? WHERE session_id = ?",
+            (record.id, record.session_id),
+        )
+
+    def update(self, conn: sqlite3.Connection, before: TurnRecord, after: TurnRecord,
+               now_ms: int) -> bool:  # fmt: skip
+        sets = "state = ?, revision = ?"
+        args: list[Any] = [after.state.value, after.revision]
+        if after.state is TurnState.RUNNING and before.state is not TurnState.RUNNING:
+            sets += ", started_ms = ?"
+            args.append(now_ms)
+        if after.state in TURN_TABLE.terminal:
+            sets += ", finished_ms = ?, failure_reason = ?"
+            args += [now_ms, after.reason]
+        return conn.execute(
+            f"UPDATE turns SET {sets} WHERE turn_id = ? AND revision = ?",
+            (*args, after.id, before.revision),
+        ).rowcount == 1  # fmt: skip
+
+    def owner(self, record: TurnRecord) -> EventOwner:
+        return EventOwner(record.session_id, "session", record.project_id, record.session_id)
+
+    def payload(self, row: Transition[Any, Any], after: TurnRecord) -> dict[str, Any]:
+        if row.event is TurnEvent.SEND:
+            return {"turnId": after.id, "seq": after.seq}
+        return {"turnId": after.id, "state": row.target.value}
+
+
+TURN_ROWS = TurnRows()
+
+
+def next_turn_seq(conn: sqlite3.Connection, session_id: str) -> int:
+    """The send order of a Session's next turn."""
+    return int(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?",
+                            (session_id,)).fetchone()[0])  # fmt: skip
+
+
+PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
+
+
+def insert_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, kind: str,
+                text: str, state: str, now_ms: int, data: str | None = None) -> None:  # fmt: skip
+    conn.execute(
+        "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
+        " updated_ms, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (item_id, turn_id, seq, kind, text, state, now_ms, now_ms, data),
+    )
+
+
+def update_item(conn: sqlite3.Connection, item_id: str, text: str, state: str,
+                now_ms: int) -> None:  # fmt: skip
+    conn.execute(
+        "UPDATE turn_items SET text = ?, state = ?, updated_ms = ? WHERE item_id = ?",
+        (text, state, now_ms, item_id),
+    )
+
+
+def truncate_item(conn: sqlite3.Connection, item_id: str, artifact: str) -> None:
+    """The rest of the item's text is in the artifact."""
+    conn.execute(
+        "UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_id = ?", (artifact, item_id)
+    )
+
+
+def placeholders(values: tuple[str, ...]) -> str:
+    """The `?, ?, …` of an `IN` list of `values`."""
+    return ", ".join("?" * len(values))
+
+
+def session_and_pending_turns(conn: sqlite3.Connection,
+                              session_id: str) -> tuple[Any, list[Any]]:  # fmt: skip
+    """`(project_id, state, revision, activity, archived)` of the Session (None if there is
+    none) and `(turn_id, state, revision, text)` of its pending turns in send order."""
+    row = conn.execute(
+        "SELECT project_id, state, revision, activity, archived FROM sessions WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    turns = conn.execute(
+        "SELECT turn_id, state, revision, text FROM turns WHERE session_id = ? AND state IN"
+        f" ({placeholders(PENDING_TURN_STATES)}) ORDER BY seq",
+        (session_id, *PENDING_TURN_STATES),
+    ).fetchall()
+    return row, turns

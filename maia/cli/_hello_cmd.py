@@ -1,0 +1,49 @@
+"""`maia node hello`: the handshake as a person types it. Every field defaults to this CLI's
+own (its protocol, the registry digest it was built on, `maia-cli` and its version), so a
+bare `maia node hello` reads `registryMatch yes` against a Node of the same build; each
+flag overrides one to ask what a Node answers another client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import click
+
+from ._shortcuts import Shortcut
+
+CLIENT_NAME: Final = "maia-cli"
+
+
+def _params() -> list[click.Parameter]:
+    return [
+        click.Argument(["protocol"], required=False, metavar="[PROTOCOL]"),
+        click.Option(["--registry-digest"], metavar="sha256:HEX",
+                     help="Registry digest to present (default: this CLI's own; "
+                     "--registry-digest none sends none)."),
+        click.Option(["--client-name"], help=f"Client program name (default: {CLIENT_NAME})."),
+        click.Option(["--client-version"], help="Client version (default: this CLI's)."),
+    ]  # fmt: skip
+
+
+def _build(values: Mapping[str, Any]) -> dict[str, Any]:
+    from maia import __version__
+    from maia.protocol import PROTOCOL_VERSION, REGISTRY_DIGEST
+
+    digest = values.get("registry_digest") or REGISTRY_DIGEST
+    wire: dict[str, Any] = {
+        "protocol": values.get("protocol") or PROTOCOL_VERSION,
+        "clientName": values.get("client_name") or CLIENT_NAME,
+        "clientVersion": values.get("client_version") or __version__,
+    }
+    if digest != "none":
+        wire["registryDigest"] = digest
+    return wire
+
+
+NODE_SHORTCUTS: Final = (
+    Shortcut(("node", "hello"), "node.hello",
+             "Say hello as this CLI: check the protocol and registry, learn who the Node is "
+             "(PROTOCOL defaults to this CLI's).", _params, _build),
+)  # fmt: skip
