@@ -1,0 +1,47 @@
+"""The partial index `turns_unfinished` (issue 21 goal 4): it holds exactly the unfinished
+turns, the states the Session's SQL names inline are the index's, and recovery never asks
+for a state the index leaves out."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import storage
+from actors.session._lifecycles import TURN_TABLE
+from actors.session._sql_turns import PENDING_TURN_STATES, UNFINISHED_TURNS
+from maia.core import FakeClock
+
+
+def test_the_inline_states_are_the_pending_states_and_cover_recovery() -> None:
+    """`UNFINISHED_TURNS` names the pending states in order, and every state recovery reads
+    is one of them (a recovered state outside the index would be missed)."""
+    listed = ", ".join(f"'{state}'" for state in PENDING_TURN_STATES)
+    assert f"state IN ({listed})" == UNFINISHED_TURNS
+    assert {s.value for s in TURN_TABLE.recovery_states} <= set(PENDING_TURN_STATES)
+
+
+async def test_the_index_holds_only_unfinished_turns(tmp_path: Path) -> None:
+    """A finished turn leaves the index; an unfinished one is found through it."""
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()):
+        pass
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    try:
+        index_sql = conn.execute(
+            "SELECT sql FROM sqlite_schema WHERE name = 'turns_unfinished'"
+        ).fetchone()[0]
+        assert index_sql.endswith(f"WHERE {UNFINISHED_TURNS}")
+        conn.execute("PRAGMA foreign_keys = OFF")
+        for seq, state in enumerate(("completed", "queued", "failed", "running"), 1):
+            conn.execute(
+                "INSERT INTO turns (turn_id, session_id, seq, state, text, created_ms)"
+                " VALUES (?, 'session_a', ?, ?, '', 1)",
+                (f"turn_{seq}", seq, state),
+            )
+        entries = conn.execute(
+            "SELECT state FROM turns INDEXED BY turns_unfinished"
+            f" WHERE {UNFINISHED_TURNS} ORDER BY state"
+        ).fetchall()
+        assert entries == [("queued",), ("running",)]
+    finally:
+        conn.close()
