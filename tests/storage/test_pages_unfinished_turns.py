@@ -11,6 +11,7 @@ import storage
 from actors.session._lifecycles import TURN_TABLE
 from actors.session._sql_turns import PENDING_TURN_STATES, UNFINISHED_TURNS
 from maia.core import FakeClock
+from storage._schema import _PAGES_UNFINISHED_TURNS, MIGRATIONS, _statements
 
 
 def test_the_inline_states_are_the_pending_states_and_cover_recovery() -> None:
@@ -43,5 +44,39 @@ async def test_the_index_holds_only_unfinished_turns(tmp_path: Path) -> None:
             f" WHERE {UNFINISHED_TURNS} ORDER BY state"
         ).fetchall()
         assert entries == [("queued",), ("running",)]
+    finally:
+        conn.close()
+
+
+async def test_the_migration_indexes_the_unfinished_turns_already_stored(tmp_path: Path) -> None:
+    """A database from before the migration keeps its turns; afterwards `turns_by_state` is
+    gone and `turns_unfinished` holds exactly the stored unfinished ones."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, script in enumerate(MIGRATIONS[: MIGRATIONS.index(_PAGES_UNFINISHED_TURNS)], 1):
+        conn.execute("BEGIN")
+        for statement in _statements(script):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {number}")
+        conn.execute("COMMIT")
+    for seq, state in enumerate(("completed", "dispatching", "interrupted", "queued"), 1):
+        conn.execute(
+            "INSERT INTO turns (turn_id, session_id, seq, state, text, created_ms)"
+            " VALUES (?, 'session_old', ?, ?, '', 1)",
+            (f"turn_{seq}", seq, state),
+        )
+    conn.close()
+    async with storage.open_storage(path, clock=FakeClock()):
+        pass
+    conn = sqlite3.connect(path)
+    try:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type='index'")}
+        assert "turns_by_state" not in names
+        indexed = conn.execute(
+            f"SELECT turn_id FROM turns INDEXED BY turns_unfinished WHERE {UNFINISHED_TURNS}"
+            " ORDER BY turn_id"
+        ).fetchall()
+        assert indexed == [("turn_2",), ("turn_4",)]
+        assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 4
     finally:
         conn.close()
