@@ -99,7 +99,11 @@ def _raw_open(path: Path) -> float:
     started = time.perf_counter()
     conn = sqlite3.connect(path)
     conn.execute("SELECT count(*) FROM sessions").fetchone()
-    conn.execute("SELECT count(*) FROM turns WHERE state = 'queued'").fetchone()
+    # The second term names the partial index's WHERE, as the Node's status counts do.
+    conn.execute(
+        "SELECT count(*) FROM turns WHERE state = 'queued'"
+        " AND state IN ('queued', 'dispatching', 'running')"
+    ).fetchone()
     conn.close()
     return time.perf_counter() - started
 

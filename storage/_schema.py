@@ -493,10 +493,22 @@ ALTER TABLE machine_assignments ADD COLUMN barrier_epoch INTEGER;
 ALTER TABLE machine_assignments ADD COLUMN barrier_sequence INTEGER;
 """
 
+# Issue 21 goal 4: `turns_by_state` held an entry for every turn ever sent, and each turn
+# moved its entry three times across a growing B-tree. Only unfinished turns are ever read by
+# state (recovery, the queue, the status counts), so the index holds only those: a few
+# entries, one small page. A query must name the states inline (`UNFINISHED_TURNS` in
+# actors/session/_sql_turns.py) for SQLite to prove it may use a partial index.
+_PAGES_UNFINISHED_TURNS = """
+DROP INDEX turns_by_state;
+CREATE INDEX turns_unfinished ON turns (state, session_id, seq)
+    WHERE state IN ('queued', 'dispatching', 'running');
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
+    _PAGES_UNFINISHED_TURNS,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

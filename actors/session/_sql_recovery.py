@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ._sql_turns import placeholders
+from ._sql_turns import UNFINISHED_TURNS, placeholders
 
 
 def sessions_to_recover(
@@ -33,10 +33,11 @@ def sessions_to_recover(
 def turns_to_recover(
     conn: sqlite3.Connection, states: tuple[str, ...]
 ) -> list[tuple[str, str, str, int, str]]:
-    """`(turn_id, session_id, state, revision, text)` of every turn in `states`."""
+    """`(turn_id, session_id, state, revision, text)` of every turn in `states` (unfinished
+    ones: the index holds no others)."""
     return conn.execute(
         "SELECT turn_id, session_id, state, revision, text FROM turns"
-        f" WHERE state IN ({placeholders(states)})",
+        f" WHERE {UNFINISHED_TURNS} AND state IN ({placeholders(states)})",
         states,
     ).fetchall()
 
@@ -44,7 +45,9 @@ def turns_to_recover(
 def sessions_with_queued_turns(conn: sqlite3.Connection) -> set[str]:
     return {
         row[0]
-        for row in conn.execute("SELECT DISTINCT session_id FROM turns WHERE state = 'queued'")
+        for row in conn.execute(
+            f"SELECT DISTINCT session_id FROM turns WHERE state = 'queued' AND {UNFINISHED_TURNS}"
+        )
     }
 
 
@@ -69,6 +72,7 @@ def resumable_sessions(conn: sqlite3.Connection) -> tuple[str, ...]:
     """Sessions with queued turns that may still run them (not stopped or failed)."""
     rows = conn.execute(
         "SELECT DISTINCT t.session_id FROM turns t JOIN sessions s USING (session_id)"
-        " WHERE t.state = 'queued' AND s.state NOT IN ('stopped', 'failed')"
+        f" WHERE t.state = 'queued' AND t.{UNFINISHED_TURNS}"
+        " AND s.state NOT IN ('stopped', 'failed')"
     ).fetchall()
     return tuple(r[0] for r in rows)

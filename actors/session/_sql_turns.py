@@ -80,6 +80,10 @@ def next_turn_seq(conn: sqlite3.Connection, session_id: str) -> int:
 
 
 PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
+# The WHERE of the partial index `turns_unfinished`, inline: a query that reads turns by
+# state ANDs it in, since SQLite uses a partial index only when the query's own terms imply
+# its WHERE (a bound parameter never does). Same states, same order as the index.
+UNFINISHED_TURNS: Final = "state IN ('queued', 'dispatching', 'running')"
 
 
 def insert_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, kind: str,

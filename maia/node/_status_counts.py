@@ -24,7 +24,11 @@ def _read_counts(conn: sqlite3.Connection) -> Counts:
         str(state): int(count)
         for state, count in conn.execute("SELECT state, count(*) FROM sessions GROUP BY state")
     }
-    queued = int(conn.execute("SELECT count(*) FROM turns WHERE state = 'queued'").fetchone()[0])
+    # The second term names the partial index's WHERE (`turns_unfinished`), so SQLite uses it.
+    queued = int(conn.execute(
+        "SELECT count(*) FROM turns WHERE state = 'queued'"
+        " AND state IN ('queued', 'dispatching', 'running')"
+    ).fetchone()[0])  # fmt: skip
     return version, by_state, queued
 
 

@@ -44,15 +44,33 @@ _HOT_QUERIES = {
         "sqlite_autoindex_turns_2",
     ),
     "queued_turns_count": (
-        "SELECT count(*) FROM turns WHERE state = 'queued'",
-        "turns_by_state",
+        "SELECT count(*) FROM turns WHERE state = 'queued'"
+        " AND state IN ('queued', 'dispatching', 'running')",
+        "turns_unfinished",
+    ),
+    "turns_to_recover": (
+        "SELECT turn_id FROM turns WHERE state IN ('queued', 'dispatching', 'running')"
+        " AND state IN ('dispatching', 'running')",
+        "turns_unfinished",
+    ),
+    "resumable_sessions": (
+        "SELECT DISTINCT t.session_id FROM turns t JOIN sessions s USING (session_id)"
+        " WHERE t.state = 'queued' AND t.state IN ('queued', 'dispatching', 'running')"
+        " AND s.state NOT IN ('stopped', 'failed')",
+        "turns_unfinished",
     ),
     "sessions_of_a_project": (
         "SELECT rowid FROM sessions WHERE project_id = 'p' ORDER BY rowid DESC LIMIT 50",
         "sessions_by_project_id",
     ),
 }
-_DROPPED = ("sessions_by_project", "sessions_by_state", "receipts_by_operation", "receipts_by_time")
+_DROPPED = (
+    "sessions_by_project",
+    "sessions_by_state",
+    "receipts_by_operation",
+    "receipts_by_time",
+    "turns_by_state",
+)
 
 
 def _plan(conn: sqlite3.Connection, sql: str) -> str:
