@@ -99,7 +99,7 @@ def read_effective(
 
 
 @attrs.frozen
-class FilesCheck:
+class _FilesCheck:
     """One check of the configuration files: what `lstat` said, the answer it gave, and
     when it began (monotonic ms; the answer is at least this fresh)."""
 
@@ -116,7 +116,7 @@ class AdmittedConfigs:
     started_with: UserConfig  # what the Node started on (used while nothing is admitted)
     _cache: dict[str | None, EffectiveConfig] = attrs.field(factory=dict, init=False)
     _generation: int = attrs.field(default=0, init=False)
-    _files: FilesCheck | None = attrs.field(default=None, init=False)
+    _files: _FilesCheck | None = attrs.field(default=None, init=False)
     _files_in_flight: trio.Event | None = attrs.field(default=None, init=False)
 
     async def of(self, project_id: str | None) -> EffectiveConfig:
@@ -181,7 +181,7 @@ class AdmittedConfigs:
             else:
                 value = await read()
             if generation == self._generation:  # no admission meanwhile
-                self._files = FilesCheck(fingerprint, value, now_ms)
+                self._files = _FilesCheck(fingerprint, value, now_ms)
             return value
         finally:
             self._files_in_flight = None
