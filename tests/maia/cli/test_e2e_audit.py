@@ -1,0 +1,59 @@
+"""A new user's rough edges, against a real Node process and real `maia` child processes:
+`turn send --file -` with stdin closed or empty."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from ._node import MAIA, TIMEOUT_S, Cli, running_node
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
+    """A foreground Node on a fresh home, and a Project directory to run the CLI in."""
+    with running_node(tmp_path_factory.mktemp("audit")) as started:
+        yield started
+
+
+def _session(cli: Cli, title: str) -> str:
+    made = cli("session", "create", "--title", title, "--json")
+    assert made.returncode == 0, made.stderr
+    return str(json.loads(made.stdout)["result"]["session"]["sessionId"])
+
+
+def _latest_turn(cli: Cli, session: str) -> object:
+    shown = cli("session", "show", session, "--json")
+    return json.loads(shown.stdout)["result"]["session"].get("latestTurnId")
+
+
+def test_file_dash_with_stdin_closed_is_a_usage_error_naming_the_flag(cli: Cli) -> None:
+    """`--file -` in a process whose descriptor 0 is closed (`<&-`): exit 2 naming `--file`
+    and the closed stdin, no traceback, and no turn is sent."""
+    session = _session(cli, "closed-stdin")
+    done = subprocess.run(
+        [*MAIA, "turn", "send", session, "--file", "-", "--wait"],
+        capture_output=True, cwd=cli.cwd, env=cli.environment(), timeout=TIMEOUT_S,
+        stdin=None, preexec_fn=lambda: os.close(0), check=False, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "--file: - reads stdin, but stdin is closed" in done.stderr
+    assert _latest_turn(cli, session) is None
+
+
+def test_file_dash_with_empty_stdin_says_stdin_is_empty(cli: Cli) -> None:
+    """`--file -` reading an empty stdin: exit 2 saying stdin is empty (not a bare length
+    rule on `text`), with the field in the JSON error's details; no turn is sent."""
+    session = _session(cli, "empty-stdin")
+    done = cli.process("turn", "send", session, "--file", "-", "--json", stdin=b"")
+    assert done.returncode == 2, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "validation_failed"
+    assert error["details"]["path"] == "text"
+    assert "stdin is empty" in error["message"]
+    assert _latest_turn(cli, session) is None
