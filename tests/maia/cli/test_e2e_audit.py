@@ -1,5 +1,5 @@
 """A new user's rough edges, against a real Node process and real `maia` child processes:
-`turn send --file -` with stdin closed or empty."""
+`turn send --file -` with stdin closed or empty, `maia console` with stdin closed."""
 
 from __future__ import annotations
 
@@ -20,6 +20,14 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
         yield started
 
 
+def _closed_stdin(cli: Cli, *args: str) -> subprocess.CompletedProcess[str]:
+    """`maia ARGS` as a child process whose descriptor 0 is closed, as a shell's `<&-`."""
+    return subprocess.run(
+        [*MAIA, *args], capture_output=True, cwd=cli.cwd, env=cli.environment(),
+        timeout=TIMEOUT_S, preexec_fn=lambda: os.close(0), check=False, text=True,
+    )  # fmt: skip
+
+
 def _session(cli: Cli, title: str) -> str:
     made = cli("session", "create", "--title", title, "--json")
     assert made.returncode == 0, made.stderr
@@ -35,11 +43,7 @@ def test_file_dash_with_stdin_closed_is_a_usage_error_naming_the_flag(cli: Cli) 
     """`--file -` in a process whose descriptor 0 is closed (`<&-`): exit 2 naming `--file`
     and the closed stdin, no traceback, and no turn is sent."""
     session = _session(cli, "closed-stdin")
-    done = subprocess.run(
-        [*MAIA, "turn", "send", session, "--file", "-", "--wait"],
-        capture_output=True, cwd=cli.cwd, env=cli.environment(), timeout=TIMEOUT_S,
-        stdin=None, preexec_fn=lambda: os.close(0), check=False, text=True,
-    )  # fmt: skip
+    done = _closed_stdin(cli, "turn", "send", session, "--file", "-", "--wait")
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "--file: - reads stdin, but stdin is closed" in done.stderr
@@ -57,3 +61,13 @@ def test_file_dash_with_empty_stdin_says_stdin_is_empty(cli: Cli) -> None:
     assert error["details"]["path"] == "text"
     assert "stdin is empty" in error["message"]
     assert _latest_turn(cli, session) is None
+
+
+def test_console_with_stdin_closed_is_a_usage_error_not_a_traceback(cli: Cli) -> None:
+    """`maia console` with descriptor 0 closed, a Node running: exit 2 saying stdin is
+    closed and what to run instead (was prompt_toolkit's AttributeError traceback)."""
+    done = _closed_stdin(cli, "console", "--home", str(cli.home))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "maia console: stdin is closed" in done.stderr
+    assert "run `maia COMMAND` instead" in done.stderr
