@@ -56,9 +56,14 @@ async def resolve_references(client: Requester, invocation: Invocation) -> dict[
     asks nothing of the Node: `is_exact_id`)."""
     params = dict(invocation.params)
     for wire, kind in invocation.references.items():
-        value = params.get(wire)
+        # `object.field`: a spread field of a consequential pair (`template.projectId`)
+        outer, _, field = wire.rpartition(".")
+        holder = dict(params[outer]) if outer and isinstance(params.get(outer), dict) else params
+        value = holder.get(field)
         if isinstance(value, str) and not is_exact_id(value, kind):
-            params[wire] = await resolve(client, value, kind)
+            holder[field] = await resolve(client, value, kind)
+            if holder is not params:
+                params[outer] = holder
     return params
 
 

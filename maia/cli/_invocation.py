@@ -224,6 +224,10 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
 
             params["commandId"], generated = new_id("command"), True
         references: dict[str, str] = {w: k for w, k in reference_fields(op).items() if w in params}
+        if pair:
+            from ._pairs import pair_references
+
+            references.update(pair_references(op, params))
         raise _Done(
             Invocation(
                 operation_id,

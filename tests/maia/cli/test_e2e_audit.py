@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +72,23 @@ def test_console_with_stdin_closed_is_a_usage_error_not_a_traceback(cli: Cli) ->
     assert "Traceback" not in done.stderr
     assert "maia console: stdin is closed" in done.stderr
     assert "run `maia COMMAND` instead" in done.stderr
+
+
+def test_routine_create_resolves_a_project_key_as_session_create_does(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """`routine create --project-id KEY` (a spread field of the preview/confirm pair) is
+    resolved to the Project's exact ID before the preview, as `session create` resolves it
+    (was `resource_not_found` for the key); an unknown key is still refused by name."""
+    added = cli("project", "add", str(tmp_path), "--project-key", "audited", "--json")
+    assert added.returncode == 0, added.stderr
+    project_id = json.loads(added.stdout)["result"]["project"]["projectId"]
+    args = ["routine", "create", "--name", "by-key", "--cron", "0 9 * * 1-5",
+            "--timezone", "Europe/Berlin", "--prompt", "summarize"]  # fmt: skip
+    made = cli.process(*args, "--project-id", "audited", "--yes", "--json")
+    assert made.returncode == 0, made.stderr
+    routine = json.loads(made.stdout)["result"]["routine"]
+    assert routine["template"]["projectId"] == project_id
+    unknown = cli.process(*args, "--project-id", "nosuchkey", "--dry-run", "--json")
+    assert unknown.returncode != 0
+    assert "nosuchkey" in json.loads(unknown.stdout)["error"]["message"]
