@@ -293,7 +293,7 @@ def _shortcut_command(shortcut: Any) -> click.Command:
         raise _Done(
             Invocation(operation_id, params=params, output=output, yes=bool(values.get("yes")),
                        node=values.get("node"), home=values.get("home"),
-                       command_id_generated=generated)
+                       command_id_generated=generated, references=dict(shortcut.references))
         )  # fmt: skip
 
     extra: list[click.Parameter] = []

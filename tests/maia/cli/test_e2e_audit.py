@@ -1,5 +1,6 @@
 """A new user's rough edges, against a real Node process and real `maia` child processes:
-`turn send --file -` with stdin closed or empty, `maia console` with stdin closed."""
+`turn send --file -` with stdin closed or empty, `maia console` with stdin closed, and
+Project / Session references in nested fields (`routine create`, `webhook add`)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from ._node import MAIA, TIMEOUT_S, Cli, running_node
 
 @pytest.fixture(scope="module")
 def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
-    """A foreground Node on a fresh home, and a Project directory to run the CLI in."""
-    with running_node(tmp_path_factory.mktemp("audit")) as started:
+    """A foreground Node on a fresh home (a local webhook receiver admitted), and a Project
+    directory to run the CLI in."""
+    config = '{"webhooks": {"allowAddresses": ["127.0.0.1/32"]}}'
+    with running_node(tmp_path_factory.mktemp("audit"), config=config) as started:
         yield started
 
 
@@ -92,3 +95,28 @@ def test_routine_create_resolves_a_project_key_as_session_create_does(
     unknown = cli.process(*args, "--project-id", "nosuchkey", "--dry-run", "--json")
     assert unknown.returncode != 0
     assert "nosuchkey" in json.loads(unknown.stdout)["error"]["message"]
+
+
+def test_webhook_add_resolves_its_project_and_session_references(cli: Cli, tmp_path: Path) -> None:
+    """`webhook add --project-id KEY --session-id TITLE` stores the exact IDs (was the typed
+    text, a filter that matches no event); an unknown key is refused and nothing is added."""
+    added = cli("project", "add", str(tmp_path), "--project-key", "hooked", "--json")
+    assert added.returncode == 0, added.stderr
+    project_id = json.loads(added.stdout)["result"]["project"]["projectId"]
+    session = cli("session", "create", "--title", "hooked-session", "--project-id", project_id,
+                  "--json")  # fmt: skip
+    session_id = json.loads(session.stdout)["result"]["session"]["sessionId"]
+    args = ["webhook", "add", "--url", "http://127.0.0.1:9/in", "--event", "turn.completed",
+            "--secret-env", "MAIA_AUDIT_SECRET"]  # fmt: skip
+    made = cli.process(*args, "--project-id", "hooked", "--session-id", "hooked-session",
+                       "--yes", "--json")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    webhook = json.loads(made.stdout)["result"]["webhook"]
+    assert (webhook["projectId"], webhook["sessionId"]) == (project_id, session_id)
+    before = cli("webhook", "list", "--json").stdout
+    unknown = cli.process(*args, "--project-id", "nosuchkey", "--dry-run")
+    assert unknown.returncode == 1, unknown.stderr
+    assert "project nosuchkey does not exist" in unknown.stderr
+    refused = cli.process(*args, "--project-id", "nosuchkey", "--yes")
+    assert refused.returncode == 1, refused.stderr
+    assert cli("webhook", "list", "--json").stdout == before
