@@ -120,3 +120,22 @@ def test_webhook_add_resolves_its_project_and_session_references(cli: Cli, tmp_p
     refused = cli.process(*args, "--project-id", "nosuchkey", "--yes")
     assert refused.returncode == 1, refused.stderr
     assert cli("webhook", "list", "--json").stdout == before
+
+
+def test_send_wait_past_its_timeout_still_prints_the_turn_with_json(cli: Cli) -> None:
+    """`turn send --wait --timeout 1s --json` on a long turn: exit 3, and stdout holds the
+    one document (the turn as it is, still going) instead of nothing; --jsonl its line."""
+    session = _session(cli, "timed-out")
+    done = cli.process("turn", "send", session, "/sleep 60000 late", "--wait",
+                       "--timeout", "1s", "--json")  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    turn = json.loads(done.stdout)["result"]["turn"]
+    assert turn["state"] in ("queued", "running")
+    assert f"turn {turn['turnId']} did not end within 1 s" in done.stderr
+    assert cli("turn", "interrupt", turn["turnId"]).returncode == 0
+    lines = cli.process("turn", "send", session, "/sleep 60000 later", "--wait",
+                        "--timeout", "1s", "--jsonl")  # fmt: skip
+    assert lines.returncode == 3, lines.stderr
+    last = json.loads(lines.stdout.splitlines()[-1])
+    assert last["state"] in ("queued", "running")
+    assert cli("turn", "interrupt", last["turnId"]).returncode == 0
