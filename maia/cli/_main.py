@@ -83,6 +83,25 @@ def _refuse(message: str, code: int = 2) -> int:
     return code
 
 
+def _usage_json(args: Sequence[str], error: Any) -> None:
+    """With `--json`, a usage error is also the one error document on stdout (docs/cli.md:
+    `--json` prints exactly one document), naming the flag when click knows it."""
+    words = args[: args.index("--")] if "--" in args else args
+    if "--json" not in words:
+        return
+    import json
+
+    param = getattr(error, "param", None)
+    opts = getattr(param, "opts", None) or []
+    flag = opts[0] if opts and opts[0].startswith("-") else None
+    name = flag or getattr(param, "human_readable_name", "")
+    details = {"path": name} if name else {}
+    message = error.format_message().split("\n")[0][:MESSAGE_MAX]
+    envelope = {"ok": False, "error": {"code": "invalid_request", "message": message,
+                                       "retryable": False, "details": details}}  # fmt: skip
+    sys.stdout.write(json.dumps(envelope, sort_keys=True) + "\n")
+
+
 def _interactive() -> bool:
     try:
         return sys.stdin.isatty() and sys.stderr.isatty()
@@ -216,6 +235,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:
+        _usage_json(args, error)
         return _refuse(error.format_message().split("\n")[0])
     except click.ClickException as error:
         return _refuse(error.format_message(), 1)

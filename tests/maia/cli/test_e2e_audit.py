@@ -139,3 +139,30 @@ def test_send_wait_past_its_timeout_still_prints_the_turn_with_json(cli: Cli) ->
     last = json.loads(lines.stdout.splitlines()[-1])
     assert last["state"] in ("queued", "running")
     assert cli("turn", "interrupt", last["turnId"]).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "path"),
+    [
+        (["session", "list", "--limit", "abc"], "--limit"),
+        (["session", "show"], "SESSION"),
+        (["session", "list", "--bogus"], None),
+        (["turn", "send", "some-session"], None),
+    ],
+)
+def test_a_usage_error_with_json_is_one_error_document(
+    cli: Cli, args: list[str], path: str | None
+) -> None:
+    """A bad flag value, a missing argument, an unknown flag with `--json`: exit 2, the
+    message on stderr, and on stdout the one `{"ok": false, "error": ...}` document (was
+    nothing), naming the flag or argument when click knows it."""
+    done = cli.process(*args, "--json")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("maia: ")
+    document = json.loads(done.stdout)
+    assert document["ok"] is False
+    assert document["error"]["code"] == "invalid_request"
+    assert document["error"]["message"] in done.stderr
+    assert document["error"]["details"].get("path") == path
+    plain = cli.process(*args)
+    assert (plain.returncode, plain.stdout) == (2, "")
