@@ -208,6 +208,9 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
         if as_json and as_jsonl:
             raise click.UsageError("--json and --jsonl exclude each other")
         output: Output = "json" if as_json else "jsonl" if as_jsonl else "human"
+        if as_json and (values.get("follow") or operation_id == "session.attach"):
+            # a stream has no one document to print: it used to print JSON lines anyway
+            raise click.UsageError("--json prints one document and this streams: use --jsonl")
         timeout = values.get("timeout")
         after = values.get("after")
         params = pair_wire(op, values) if pair else wire_params(op, values)

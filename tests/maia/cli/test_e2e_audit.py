@@ -166,3 +166,17 @@ def test_a_usage_error_with_json_is_one_error_document(
     assert document["error"]["details"].get("path") == path
     plain = cli.process(*args)
     assert (plain.returncode, plain.stdout) == (2, "")
+
+
+def test_a_stream_with_json_is_refused_pointing_at_jsonl(cli: Cli) -> None:
+    """`events read --follow --json` and `session attach --json` exit 2 naming --jsonl
+    (they printed JSON lines under a flag that promises one document); --jsonl streams."""
+    session = _session(cli, "streamed")
+    for args in (["events", "read", "--follow", "--timeout", "1s"],
+                 ["session", "attach", session, "--timeout", "1s"]):  # fmt: skip
+        refused = cli.process(*args, "--json")
+        assert refused.returncode == 2, refused.stderr
+        assert "this streams: use --jsonl" in refused.stderr
+        streamed = cli.process(*args, "--jsonl")
+        assert streamed.returncode == 0, streamed.stderr
+        assert [json.loads(line) for line in streamed.stdout.splitlines()]
