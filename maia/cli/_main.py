@@ -129,6 +129,22 @@ def _run_local(invocation: Any) -> int:
     return run_local(invocation, Out(sys.stdout, sys.stderr, "human"))
 
 
+def _interrupted(invocation: Any) -> int:
+    """Ctrl-C: exit 130. A `turn send --wait` stops waiting, not the turn, whose ID may not
+    have come back yet: say so, and how to find it (its command's receipt names it)."""
+    from . import _exit
+
+    note = ""
+    command_id = invocation.params.get("commandId")
+    if invocation.operation_id == "turn.send" and invocation.wait and command_id:
+        note = (
+            "; the turn, if sent, goes on: `maia receipt get --command-id "
+            f"{command_id}` names it, `maia turn interrupt TURN` stops it"
+        )
+    sys.stderr.write(f"maia: interrupted{note}\n")
+    return _exit.INTERRUPTED
+
+
 def _run_op(invocation: object) -> int:
     from . import _exit
     from ._invocation import Invocation
@@ -139,8 +155,7 @@ def _run_op(invocation: object) -> int:
         try:
             return run_quick(invocation, _interactive())
         except KeyboardInterrupt:
-            sys.stderr.write("maia: interrupted\n")
-            return _exit.INTERRUPTED
+            return _interrupted(invocation)
     import anyio
 
     from maia.client import open_client
@@ -167,13 +182,11 @@ def _run_op(invocation: object) -> int:
     try:
         return anyio.run(run, backend="asyncio")
     except KeyboardInterrupt:
-        sys.stderr.write("maia: interrupted\n")
-        return _exit.INTERRUPTED
+        return _interrupted(invocation)
     except BaseExceptionGroup as group:  # Ctrl-C met inside a task group
         if group.subgroup(KeyboardInterrupt) is None:
             raise
-        sys.stderr.write("maia: interrupted\n")
-        return _exit.INTERRUPTED
+        return _interrupted(invocation)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +181,28 @@ def test_a_stream_with_json_is_refused_pointing_at_jsonl(cli: Cli) -> None:
         streamed = cli.process(*args, "--jsonl")
         assert streamed.returncode == 0, streamed.stderr
         assert [json.loads(line) for line in streamed.stdout.splitlines()]
+
+
+def test_ctrl_c_during_send_wait_says_the_turn_goes_on_and_how_to_find_it(cli: Cli) -> None:
+    """SIGINT on `turn send --wait` while the turn runs: exit 130, and stderr names the
+    command's receipt look-up, whose receipt names the turn, still running."""
+    session = _session(cli, "interrupted-wait")
+    process = cli.popen("turn", "send", session, "/sleep 60000 late", "--wait",
+                        "--command-id", "cmd-ctrl-c")  # fmt: skip
+    try:
+        assert process.stderr is not None
+        assert "waiting for the turn" in process.stderr.readline()  # sent, now waiting
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=TIMEOUT_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    assert "the turn, if sent, goes on: `maia receipt get --command-id cmd-ctrl-c`" in err
+    receipt = cli("receipt", "get", "--command-id", "cmd-ctrl-c", "--json")
+    assert receipt.returncode == 0, receipt.stderr
+    turn_id = json.loads(receipt.stdout)["result"]["receipt"]["targets"][0]["targetId"]
+    shown = cli("turn", "show", turn_id, "--json")
+    assert json.loads(shown.stdout)["result"]["turn"]["state"] in ("queued", "running")
+    assert cli("turn", "interrupt", turn_id).returncode == 0
