@@ -119,12 +119,13 @@ everything as it was.
   that finds the mailbox full waits up to 5 s, then fails `overloaded` (retryable): nothing
   is dropped silently. Every request that waits for an answer has a deadline
   (`deadline_exceeded`), and when an actor stops every waiting request fails `unavailable`.
-- **Passivation.** An actor idle for 5 minutes, or the least recently used one when 100,000
-  are live, is stopped after finishing what it holds; the next request for it reloads it
-  from storage. An actor holding a live effect (a Session with a worker) is never
-  passivated. A crashed actor (a bug in its handler or one of its effects) is logged with
-  its traceback and restarted from storage at once, at most 3 times within 5 s; beyond
-  that it stays down until its next request. See docs/actors.md.
+- **Passivation.** An actor idle for its kind's bound (a Session 5 seconds, the others 5
+  minutes), or the least recently used one when 100,000 are live, is stopped after
+  finishing what it holds; the next request for it reloads it from storage. An actor
+  holding a live effect (a Session with a worker) is never passivated. A crashed actor (a
+  bug in its handler or one of its effects) is logged with its traceback and restarted
+  from storage at once, at most 3 times within 5 s; beyond that it stays down until its
+  next request. See docs/actors.md.
 - **Timers.** A row's timeout is a durable timer armed in the transition's own write (it
   fires after a Node restart at its deadline, or at once if that passed). The Session's
   starts, stops and interrupts are bounded by its worker's supervisor and handle instead

@@ -33,19 +33,21 @@ class EffectScope:
     def __init__(self, actor: Actor[Any, Any], nursery: trio.Nursery) -> None:
         self._actor = actor
         self._nursery = nursery
-        self._scopes: set[trio.CancelScope] = set()
+        self._scopes: set[trio.CancelScope] | None = None  # made at the first effect
         self._closed = False
 
     @property
     def live(self) -> int:
         """How many effects are running."""
-        return len(self._scopes)
+        return len(self._scopes) if self._scopes is not None else 0
 
     def start(self, name: str, effect: Callable[[], Awaitable[Any]]) -> None:
         """Run `effect()` as a task of this actor. A no-op once the actor stopped."""
         if self._closed:
             return
         scope = trio.CancelScope()
+        if self._scopes is None:
+            self._scopes = set()
         self._scopes.add(scope)
         self._actor.vetoes += 1
         self._nursery.start_soon(self._run, name, effect, scope, name=f"{self._actor.name}:{name}")
@@ -59,11 +61,12 @@ class EffectScope:
         except Exception as error:  # a bug in the effect: the actor crashes, the Node does not
             self._actor.crash(name, error)
         finally:
+            assert self._scopes is not None
             self._scopes.discard(scope)
             self._actor.vetoes -= 1
 
     def close(self) -> None:
         """Cancel every running effect (the actor stopped); later `start`s do nothing."""
         self._closed = True
-        for scope in list(self._scopes):
+        for scope in list(self._scopes or ()):
             scope.cancel()

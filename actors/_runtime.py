@@ -44,6 +44,13 @@ A = TypeVar("A")
 M = TypeVar("M")
 log = logging.getLogger("maia.actors")
 ASK_TIMEOUT_S = 4.5  # inside the API's 5 s request deadline
+# The Session kind's passivation bound (its `passivate_after_s` option) unless a caller
+# gives one: an idle Session actor with no live effect (a warm worker is one, and vetoes)
+# is dropped from memory this long after its last message and rehydrated from storage by
+# the next. Short, because only Sessions without a worker are affected (never run, or
+# released after their idle bound), and rehydrating is one read where a turn to them
+# starts a worker anyway; 10,000 idle Sessions then cost ~1.5 KB each, not ~6 KB.
+PASSIVATE_AFTER_S = 5.0
 
 
 class Kind(Protocol[T_co]):
@@ -144,7 +151,8 @@ async def open_actor_runtime(
         await nursery.start(timers.serve)
         runtime = ActorRuntime(
             store, clock, config, dict(os.environ if environ is None else environ), timers,
-            nursery, policy or RestartPolicy(), options=dict(options or {}),
+            nursery, policy or RestartPolicy(),
+            options={"passivate_after_s": PASSIVATE_AFTER_S, **(options or {})},
         )  # fmt: skip
         async with contextlib.AsyncExitStack() as stack:
             for kind in kinds:

@@ -7,10 +7,18 @@ setting) with real echo worker processes:
     handler's call to turn.wait answering completed.
 The raw primitive beside it: a round trip of one prompt to an echo worker on its own (the
 worker handle, no storage), so the ratio shows what storage and the actors add.
+
+With `--api`: a real Node process (`python -m maia.node start`) on a temporary home, driven
+over the WebSocket API by the SDK (`send_and_wait`: one `turn.send` that waits for the end),
+50 Sessions x 4 in flight over 8 connections; `node_cpu_ms_per_turn_50` is the Node
+process's own CPU (utime + stime of /proc/PID/stat, all its threads, not its workers) over
+the measured run divided by its turns (`node_sys_cpu_ms_per_turn_50`: the kernel's part of
+it, fsyncs and pipe and socket writes among it).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 import tempfile
@@ -162,6 +170,7 @@ async def _raw_writes(path: Path, writers: int, each: int) -> float:
 
 
 async def main(quick: bool) -> Report:
+    """The in-process measurement (see the module docstring)."""
     report = Report("turns")
     per_session = 40 if quick else 200
     latency_turns = 200 if quick else 1000
@@ -180,7 +189,9 @@ async def main(quick: bool) -> Report:
             for _ in range(20):
                 await _one_turn(ctx, sessions[50], ids)
             log(f"throughput: 50 Sessions x {per_session} turns")
+            cpu_before = time.process_time()
             rate = await _throughput(ctx, sessions[:50], per_session, ids)
+            cpu_ms = (time.process_time() - cpu_before) * 1000 / (50 * (per_session // 4) * 4)
             log(f"latency: {latency_turns} sequential turns on one Session")
             latencies = [await _one_turn(ctx, sessions[50], ids) for _ in range(latency_turns)]
 
@@ -196,6 +207,7 @@ async def main(quick: bool) -> Report:
         send_to_completed_p99_ms=percentile(latencies, 0.99),
         raw_worker_rt_p50_ms=raw_p50,
         raw_storage_writes_per_s_c50=raw_writes,
+        cpu_ms_per_turn_50=cpu_ms,
     )
     report.ratios["p50_vs_raw_worker_rt"] = raw_p50 / p50
     # A turn is two writes (send; end with the next dispatch): the storage-bound ceiling.
@@ -209,6 +221,111 @@ async def main(quick: bool) -> Report:
     return report
 
 
+def node_cpu_s(pid: int) -> tuple[float, float]:
+    """The process's CPU seconds so far, (user, system), all threads, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def _cpu_ms_per_turn(before: tuple[float, float], after: tuple[float, float],
+                     turns: int) -> tuple[float, float]:  # fmt: skip
+    """(user + system, system) CPU milliseconds per turn between two `node_cpu_s`."""
+    user, system = after[0] - before[0], after[1] - before[1]
+    return (user + system) * 1000 / turns, system * 1000 / turns
+
+
+async def _api_sessions(home: Path, count: int) -> list[str]:
+    from maia.client import open_client
+
+    async with open_client(home=home, timeout_s=60) as client:
+        project = await client.project.add(root_path=str(home))
+        made = [
+            (await client.session.create(project_id=project.project.project_id)).session
+            for _ in range(count)
+        ]
+        return [session.session_id for session in made]
+
+
+async def _api_run(home: Path, sessions: list[str], lanes: int, per_lane: int) -> list[float]:
+    """Every send → completed latency (ms) of `lanes` turns in flight per Session, each lane
+    `per_lane` turns, 25 lanes per SDK connection (the Node's per-connection bound is 32)."""
+    from maia.client import open_client, send_and_wait
+
+    samples: list[float] = []
+    work = [session_id for session_id in sessions for _ in range(lanes)]
+
+    async def connection(share: list[str]) -> None:
+        async with open_client(home=home, timeout_s=60) as client:
+
+            async def lane(session_id: str) -> None:
+                for _ in range(per_lane):
+                    began = time.perf_counter()
+                    answer = await send_and_wait(client, session_id, "hi", timeout_s=60)
+                    if answer.turn.state != "completed":
+                        raise RuntimeError(f"a turn ended {answer.turn.state}")
+                    samples.append((time.perf_counter() - began) * 1000)
+
+            async with trio.open_nursery() as nursery:
+                for session_id in share:
+                    nursery.start_soon(lane, session_id)
+
+    connections = -(-len(work) // 25)
+    async with trio.open_nursery() as nursery:
+        for index in range(connections):
+            nursery.start_soon(connection, work[index::connections])
+    return samples
+
+
+async def main_api(quick: bool) -> Report:
+    """The `--api` measurement: a real Node process driven by the SDK."""
+    from bench._node import start_node
+
+    report = Report("turns")
+    per_lane = 10 if quick else 50
+    latency_turns = 200 if quick else 1000
+    with tempfile.TemporaryDirectory() as folder:
+        home = Path(folder) / "home"
+        node = start_node(home, "bench/turns.py --api")
+        try:
+            sessions = await _api_sessions(home, 51)
+            log("warm-up (workers spawn)")
+            await _api_run(home, sessions[:50], 4, 2)
+            await _api_run(home, sessions[50:], 1, 20)
+            log(f"throughput: 50 Sessions x 4 in flight x {per_lane} turns")
+            cpu_before, began = node_cpu_s(node.pid), time.perf_counter()
+            samples = await _api_run(home, sessions[:50], 4, per_lane)
+            elapsed = time.perf_counter() - began
+            cpu_ms, sys_ms = _cpu_ms_per_turn(cpu_before, node_cpu_s(node.pid), len(samples))
+            log(f"latency: {latency_turns} sequential turns on one Session")
+            cpu_before = node_cpu_s(node.pid)
+            latencies = await _api_run(home, sessions[50:], 1, latency_turns)
+            cpu_ms_1, sys_ms_1 = _cpu_ms_per_turn(cpu_before, node_cpu_s(node.pid),
+                                                  len(latencies))  # fmt: skip
+            log("pages: 100 sequential turns on one Session")
+            pages = await _api_pages_per_turn(home, sessions[50], 100)
+        finally:
+            node.terminate()
+            node.wait(timeout=60)
+    report.figures.update(
+        turns_per_s_50_sessions=len(samples) / elapsed,
+        send_to_completed_p50_ms=percentile(latencies, 0.5),
+        send_to_completed_p99_ms=percentile(latencies, 0.99),
+        node_cpu_ms_per_turn_50=cpu_ms,
+        node_cpu_ms_per_turn_1=cpu_ms_1,
+        node_sys_cpu_ms_per_turn_50=sys_ms,
+        node_sys_cpu_ms_per_turn_1=sys_ms_1,
+        pages_per_turn_1=pages,
+    )
+    report.notes = (
+        "a real Node process over the API (SDK send_and_wait, one request per turn); SQLite "
+        "synchronous=FULL; echo workers are real processes; 50 Sessions x 4 in flight over 8 "
+        f"connections; Node CPU from /proc/PID/stat; load {os.getloadavg()[0]:.1f}"
+    )
+    return report
+
+
 if __name__ == "__main__":
-    args = parse_args(__doc__ or "turns")
-    trio.run(main, args.quick).emit(args.json)
+    api = "--api" in sys.argv[1:]
+    args = parse_args(__doc__ or "turns", [a for a in sys.argv[1:] if a != "--api"])
+    trio.run(main_api if api else main, args.quick).emit(args.json)

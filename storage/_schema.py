@@ -485,10 +485,18 @@ DROP TABLE events;
 ALTER TABLE events_next RENAME TO events;
 """
 
+# Issue 16: the machine assignment as a runtime actor kind: its row's revision (the
+# compare-and-set of the one write path) and the restart barrier it stands behind, durable.
+_MACHINE_ASSIGNMENT_ACTOR = """
+ALTER TABLE machine_assignments ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE machine_assignments ADD COLUMN barrier_epoch INTEGER;
+ALTER TABLE machine_assignments ADD COLUMN barrier_sequence INTEGER;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
-    _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID,
+    _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

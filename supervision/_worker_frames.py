@@ -172,12 +172,13 @@ class _HandleFrames(_HandleLifetime):
         cancelled while it acks) would leave a gap or half a line, which the worker refuses
         as a protocol error. So the write is shielded, and bounded by the interrupt bound:
         a worker that stops reading for that long is fenced."""
-        with trio.CancelScope(shield=True):
-            with trio.move_on_after(self.timings.interrupt_ms / 1000):
-                try:
-                    await write()
-                except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
-                    return False
-                return True
+        # one scope: shielded from the caller's cancel, still cancelled by its own deadline
+        bound = trio.current_time() + self.timings.interrupt_ms / 1000
+        with trio.CancelScope(shield=True, deadline=bound):
+            try:
+                await write()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+                return False
+            return True
         self.fence(f"a frame could not be written within {self.timings.interrupt_ms} ms")
         return False

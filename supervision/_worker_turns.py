@@ -1,9 +1,13 @@
 """The turns of one worker attempt: prompt, iterate and acknowledge, interrupt, tool results.
 
-One turn at a time. Its events are acknowledged as the Session actor consumes them (every
-`ACK_EVERY` events, at the final one, and before waiting for more), so a slow actor slows
-the worker, never the reader. A turn abandoned mid-way is acknowledged to the end so the
-worker can finish it; one closed before its prompt was sent is withdrawn.
+One turn at a time. Its events are acknowledged as the Session actor consumes them, every
+`ACK_EVERY` (half the window) consumed events, so a slow actor slows the worker, never the
+reader; unacknowledged events never exceed the window's other half while the actor keeps
+up, so the worker is never held back by a missing ack. The rest of a turn's events (at
+most `ACK_EVERY - 1`, its final one among them) are acknowledged in the same write as the
+next prompt: one pipe write per short turn instead of three. A turn abandoned mid-way is
+acknowledged to the end so the worker can finish it; one closed before its prompt was sent
+is withdrawn.
 """
 
 from __future__ import annotations
@@ -105,21 +109,19 @@ class _HandleTurns(_HandleFrames):
         prompt: Prompt | None,
         receive: trio.MemoryReceiveChannel[TurnEvent],
     ) -> AsyncGenerator[TurnEvent, None]:
-        if prompt is not None:  # None: it could not be prepared, the turn is lost already
-            acked = await self._send_whole(self.stream.send_ack)  # an abandoned turn's rest
-            if not (acked and await self._send_whole(lambda: self.stream.send(prompt))):
-                self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
+        # prompt None: it could not be prepared, the turn is lost already; the previous
+        # turn's rest is acknowledged in the prompt's write
+        if prompt is not None and not await self._send_whole(
+            lambda: self.stream.send_acked(prompt)
+        ):
+            self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
         try:
-            through = 0  # the last consumed event's sequence, not yet acked
-            since_ack = 0
+            since_ack = 0  # consumed events not yet acknowledged
             async with receive:
                 while True:
                     try:
                         event = receive.receive_nowait()
                     except trio.WouldBlock:
-                        if through:  # about to wait: let the worker refill its window first
-                            await self._ack(through)
-                            through = since_ack = 0
                         try:
                             event = await receive.receive()
                         except trio.EndOfChannel:
@@ -127,11 +129,10 @@ class _HandleTurns(_HandleFrames):
                     except trio.EndOfChannel:
                         return
                     if event.sequence:
-                        through = event.sequence
                         since_ack += 1
-                    if through and (event.final or since_ack >= ACK_EVERY):
-                        await self._ack(through)  # also the checkpoint of a busy stream
-                        through = since_ack = 0
+                        if since_ack >= ACK_EVERY and not event.final:
+                            await self._ack(event.sequence)  # also a busy stream's checkpoint
+                            since_ack = 0
                     yield event
                     if event.final:
                         return

@@ -38,6 +38,14 @@ class TrioFrameStream:
         async with self._send_lock:
             await self._send_stream.send_all(self.connection.send(frame))
 
+    async def send_acked(self, frame: Frame) -> None:
+        """Acknowledge every event received so far and send `frame`, in one write (a
+        prompt carries the previous turn's last ack). Raises as `send` does."""
+        async with self._send_lock:
+            ack = self.connection.ack()
+            line = self.connection.send(frame)
+            await self._send_stream.send_all(line if ack is None else ack + line)
+
     async def send_ack(self, through: int | None = None) -> None:
         """Acknowledge events through sequence `through` (default: all received)."""
         async with self._send_lock:

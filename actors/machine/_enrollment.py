@@ -24,11 +24,13 @@ from supervision.leases import Presented, Verdict, judge
 
 from ._secrets import (
     credential_machine,
+    listener_fingerprint,
     make_credential,
     make_token,
     matches,
     new_machine_id,
     parse_token,
+    pin_token,
     sha256_hex,
     token_key,
 )
@@ -98,8 +100,9 @@ def _token(conn: sqlite3.Connection, record: MachineRecord) -> str:
 
 
 def token_of(conn: sqlite3.Connection, record: MachineRecord) -> str:
-    """The one-time token of `record`'s incarnation (derived again: never stored)."""
-    return _token(conn, record)
+    """The one-time token of `record`'s incarnation (derived again: never stored), with
+    the TLS listener's certificate fingerprint when Control serves wss:// (`pin_token`)."""
+    return pin_token(_token(conn, record), listener_fingerprint(conn))
 
 
 def redeem_write(conn: sqlite3.Connection, token: str, execution_node_id: str,

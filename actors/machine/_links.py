@@ -3,7 +3,10 @@ from storage (a restart forgets it, and every link starts again behind a barrier
 
 The listener (`maia.machines`) opens a link when a connection authenticates, counts each
 status and refused frame, and closes it; `machine.show` reads it; `machine.revoke` closes a
-revoked machine's link at once through `revoke_hook`.
+revoked machine's link at once through `revoke_hook`. `AckLedger` remembers, per evidence
+source, how far this run's `ack` frames went (the listener notes each one it sends), so a
+record sent again after a reconnect that was already stored is acknowledged again (its
+first acknowledgement may have been lost) and never stored twice.
 """
 
 from __future__ import annotations
@@ -59,3 +62,18 @@ class LinkBoard:
         link = self.links.pop(machine_id, None)
         if link is not None:
             link.close()
+
+
+@attrs.define
+class AckLedger:
+    """Per evidence source, the highest sequence this run acknowledged (so stored)."""
+
+    through: dict[str, int] = attrs.field(factory=dict)
+
+    def stored(self, source: str, through: int) -> None:
+        self.through[source] = max(self.through.get(source, 0), through)
+
+    def already(self, source: str, sequence: int) -> int | None:
+        """The acknowledgement to send again when `sequence` was stored already, else None."""
+        done = self.through.get(source, 0)
+        return done if sequence <= done else None

@@ -1,41 +1,32 @@
-"""The Control Node's side of remote work: leases per assignment, remote worker attempts,
-and the frames between them and the links.
+"""The Control Node's side of remote work between the links and the actors: the frames
+of each link, the live `RemoteWorkerHandle`s by attempt, and placement.
 
 `MachineRelay` is what the listener calls with each authenticated frame and what the
-placing supervisor asks for a worker. It owns the `ControlLeases` (the pure machines) and
-the live `RemoteWorkerHandle`s by attempt. Its tick (every second) advances every lease
-machine and sends the launches they ask for; before an epoch or a grant goes out, its
-numbers are written (`save_lease`).
+placing supervisor asks for a worker. Lease requests and statuses go to the assignment's
+`MachineAssignmentActor` (its lease machine, its row and its durable timers); the relay
+reads the snapshots the actors publish (`AssignmentBoard`, as `leases`) for placement.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import trio
 
+from actors import ActorError
 from maia.core import MaiaError, digest_json, new_id, to_json
 from storage import next_worker_epoch
-from supervision.leases import (
-    ControlAction,
-    MachineAssignment,
-    MachineLeaseRequest,
-    NodeStatus,
-    RequestRefused,
-    SendGrant,
-    to_wire,
-)
+from supervision.leases import MachineLeaseRequest, NodeStatus, to_wire
 from supervision.workers import ExitInfo, WorkerSpec
 
-from ._assignments import AssignmentRow, all_assignments, save_lease
-from ._control_leases import ControlLeases
+from ._assignment_board import AssignmentBoard
+from ._assignment_messages import LeaseRequest, Status
+from ._evidence_ledger import EvidenceLedger
 from ._links import LinkBoard, LinkState
 from ._relay_frames import (
     AckFrame,
-    GrantFrame,
-    LaunchAssignmentFrame,
     LaunchWorkerFrame,
     RefusedFrame,
     TurnEventFrame,
@@ -43,20 +34,11 @@ from ._relay_frames import (
     WorkerFrame,
 )
 from ._remote_worker import RemoteWorkerHandle
-from ._sql import get_machine
 from ._trace_hook import MachineTrace
 
 log = logging.getLogger("maia.machines")
-TICK_S: Final = 1.0
-RESEND_LAUNCH_MS: Final = 5_000
 PLACEMENT_WAIT_S: Final = 20.0  # a launch waits this long for item 9 to hold, then is held
-
-
-def environment_digest(assignment: AssignmentRow) -> str:
-    """sha256 over RFC 8785 JSON of the assignment's environment definition (revision 1: the
-    Project itself, its worker launches checked one by one)."""
-    return digest_json({"projectId": assignment.project_id,
-                        "environmentRevision": assignment.environment_revision})  # fmt: skip
+ASK_S: Final = 4.5
 
 
 def spec_digest(spec: WireSpec) -> str:
@@ -76,27 +58,11 @@ class MachineRelay:
         self.store = store
         self.clock = clock
         self.links = links
-        self.leases = ControlLeases(store.node_id, clock)
+        self.leases = AssignmentBoard(clock, links)
+        self.assignments: Any = None  # the assignment registry, set by the kind at open
         self.handles: dict[str, tuple[str, str, RemoteWorkerHandle]] = {}  # attempt -> ...
-        self._launch_sent: dict[tuple[str, int], int] = {}
+        self.ledger = EvidenceLedger()  # what each shared spool's acknowledgement may cover
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
-
-    async def restore(self) -> None:
-        """At open: every assignment's machine, rebuilt behind a restart barrier."""
-
-        def read(conn: Any) -> list[tuple[AssignmentRow, Any]]:
-            found = []
-            for row in all_assignments(conn):
-                machine = get_machine(conn, machine_id=row.machine_id)
-                if machine is not None:
-                    found.append((row, machine.registration))
-            return found
-
-        found = await self.store.read(read)
-        if found:  # a Control start with assignments: the barrier's discontinuity
-            self.trace.emit("discontinuity", cause="control_restarted")
-        for row, registration in found:
-            self.leases.restore(row, registration)
 
     # -- placement ---------------------------------------------------------------------
 
@@ -127,18 +93,7 @@ class MachineRelay:
         epoch = int(await self.store.write(next_worker_epoch))
         attempt_id = new_id("attempt")
 
-        async def send(frame: object) -> bool:
-            return await self.send(machine_id, frame)
-
-        async def acknowledge(through: int) -> None:
-            source = f"{machine_id}.{assignment_id}"
-            # Called once the Session actor took record `through` (written to its journal).
-            self.trace.emit("record_stored", source=source, sequence=through)
-            if await self.send(machine_id, AckFrame("ack", source, through)):
-                self.trace.emit("record_acknowledged", source=source, through=through)
-
-        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge)
-        self.handles[attempt_id] = (machine_id, assignment_id, handle)
+        handle = self.attach_handle(machine_id, assignment_id, attempt_id, epoch)
         remote = wire_spec(spec)
         frame = LaunchWorkerFrame("launch_worker", assignment_id, link_epoch, attempt_id, epoch,
                                   remote, spec_digest(remote))  # fmt: skip
@@ -151,6 +106,29 @@ class MachineRelay:
         except MaiaError:
             self.handles.pop(attempt_id, None)
             raise
+        return handle
+
+    def attach_handle(self, machine_id: str, assignment_id: str, attempt_id: str,
+                      epoch: int) -> RemoteWorkerHandle:  # fmt: skip
+        """The handle of a remote attempt, fed by `on_frame`; its records settle in the
+        assignment's shared spool ledger (see `_evidence_ledger`)."""
+        source = f"{machine_id}.{assignment_id}"
+
+        async def send(frame: object) -> bool:
+            return await self.send(machine_id, frame)
+
+        async def acknowledge(sequence: int) -> None:
+            # Called once the Session actor took record `sequence` (written to its journal).
+            self.trace.emit("record_stored", source=source, sequence=sequence)
+            self.ledger.of(source).taken(sequence)
+            await self._flush(machine_id, source)
+
+        def release(sequences: Iterable[int]) -> None:  # acknowledged with the next flush
+            for sequence in sequences:
+                self.ledger.of(source).taken(sequence)
+
+        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release)
+        self.handles[attempt_id] = (machine_id, assignment_id, handle)
         return handle
 
     # -- the link ----------------------------------------------------------------------
@@ -173,92 +151,61 @@ class MachineRelay:
                 self.handles.pop(attempt_id, None)
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
+        if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):
+            done = self.ledger.of(frame.source_id).through
+            if done is not None and frame.sequence <= done:  # a copy sent again: stored
+                # already, and its acknowledgement may be what was lost: send it again
+                await self.send(machine_id, AckFrame("ack", frame.source_id, done))
+                return
         entry = self.handles.get(frame.attempt_id)
         if entry is None or entry[0] != machine_id:
+            if isinstance(frame, TurnEventFrame):  # nobody's record here: settled as dropped
+                self.ledger.of(frame.source_id).received(frame.sequence, kept=False)
+                await self._flush(machine_id, frame.source_id)
             return  # an attempt this Control Node does not run there: changes nothing
         handle = entry[2]
         if isinstance(frame, WorkerFrame):
+            source = f"{machine_id}.{entry[1]}"
             if frame.phase == "spawned" and frame.sequence and handle.pid == 0:
                 # The admission's record: the Session actor writes the attempt's row from it.
-                self.trace.emit("record_stored", source=f"{machine_id}.{entry[1]}",
-                                sequence=frame.sequence)  # fmt: skip
+                self.trace.emit("record_stored", source=source, sequence=frame.sequence)
+                self.ledger.of(source).received(frame.sequence, kept=False)
             await handle.on_worker(frame)
             if frame.phase in ("exited", "refused"):
                 self.handles.pop(frame.attempt_id, None)
+            await self._flush(machine_id, source)
         elif isinstance(frame, TurnEventFrame):
-            await handle.on_turn_event(frame)
+            ledger = self.ledger.of(frame.source_id)
+            fresh = ledger.received(frame.sequence, kept=True)  # before its actor can take it
+            if not await handle.on_turn_event(frame) and fresh:
+                ledger.taken(frame.sequence)  # dropped by the handle: settled
+            await self._flush(machine_id, frame.source_id)
+
+    async def _flush(self, machine_id: str, source: str) -> None:
+        """Send the cumulative acknowledgement once every record below it is settled."""
+        through = self.ledger.of(source).advance()
+        if through is not None and await self.send(machine_id, AckFrame("ack", source, through)):
+            self.trace.emit("record_acknowledged", source=source, through=through)
 
     async def on_request(self, request: MachineLeaseRequest) -> list[object]:
-        answers: list[object] = []
-        actions = self.leases.request(request)
-        for action in actions:
-            if isinstance(action, SendGrant) and not action.duplicate:
-                self.trace.emit("grant_issued", grant=to_wire(action.grant),
-                                control_mono_ms=self.clock.monotonic_ms())  # fmt: skip
-        for action in actions:
-            answers += await self._answer(action)
+        """The assignment actor's answer (a grant or a refusal), written before it is sent."""
+        lease = self.leases.leases.get(request.assignment_id)
+        if lease is None or lease.row.machine_id != request.node_id:
+            return [RefusedFrame("refused", request.request_id, "unknown")]
+        answers: list[object] = await self.assignments.ask(
+            request.assignment_id, LeaseRequest(request), within=ASK_S)  # fmt: skip
         return answers
 
-    async def _answer(self, action: ControlAction) -> list[object]:
-        if isinstance(action, SendGrant):
-            if not action.duplicate:
-                grant = action.grant
-                await self._save(grant.assignment_id, grant.lease_epoch,
-                                 grant.renewal_sequence + 1, "active")  # fmt: skip
-            return [GrantFrame("grant", action.grant)]
-        if isinstance(action, RequestRefused):
-            return [RefusedFrame("refused", action.request_id, action.reason)]
-        return []
-
     async def on_status(self, status: NodeStatus) -> None:
+        """Each of the machine's assignment actors takes the status, in turn."""
         self.trace.emit("report_received", status=to_wire(status),
                         control_mono_ms=self.clock.monotonic_ms())  # fmt: skip
-        self.leases.status(status)
-        for report in status.reports:
-            lease = self.leases.leases.get(report.assignment_id)
-            if lease is not None and report.phase == "stopped":
-                held = lease.state.assignments[report.assignment_id]
-                await self._save(report.assignment_id, held.lease_epoch, held.next_sequence,
-                                 "reconciled")  # fmt: skip
-
-    async def _save(self, assignment_id: str, epoch: int, sequence: int, phase: str) -> None:
-        now = self.clock.wall_ms()
-        await self.store.write(lambda c: save_lease(c, assignment_id, epoch, sequence, phase,
-                                                    now))  # fmt: skip
+        for lease in self.leases.of_machine(status.node_id):
+            try:
+                await self.assignments.ask(lease.row.assignment_id, Status(status), within=ASK_S)
+            except (MaiaError, ActorError):  # its next status or timer tries again
+                log.warning("assignment %s did not take a status", lease.row.assignment_id,
+                            exc_info=True)  # fmt: skip
 
     def link_opened(self, link: LinkState) -> None:
         link.barrier = self.leases.barrier(link.machine_id)
-
-    # -- the tick ----------------------------------------------------------------------
-
-    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        task_status.started()
-        while True:
-            await trio.sleep(TICK_S)
-            try:
-                await self.tick()
-            except Exception:  # a bug here must not end the kind: logged, tried again
-                log.exception("machine relay tick failed")
-
-    async def tick(self) -> None:
-        for lease, launch in self.leases.tick():
-            row = lease.row
-            key = (row.assignment_id, launch.lease_epoch)
-            now_ms = self.clock.monotonic_ms()
-            if now_ms - self._launch_sent.get(key, -RESEND_LAUNCH_MS) < RESEND_LAUNCH_MS:
-                continue
-            await self._save(row.assignment_id, launch.lease_epoch, 1, "launching")
-            registration = lease.state.nodes[row.machine_id].registration
-            assignment = MachineAssignment(row.assignment_id, self.store.node_id,
-                                           registration.incarnation, row.project_id,
-                                           row.project_id, row.environment_revision,
-                                           environment_digest(row))  # fmt: skip
-            frame = LaunchAssignmentFrame("launch_assignment", assignment, launch.lease_epoch)
-            if await self.send(row.machine_id, frame):
-                if key not in self._launch_sent:
-                    self.trace.emit("launch", node_id=row.machine_id,
-                                    assignment_id=row.assignment_id,
-                                    lease_epoch=launch.lease_epoch)  # fmt: skip
-                self._launch_sent[key] = now_ms
-        for machine_id, link in list(self.links.links.items()):
-            link.barrier = self.leases.barrier(machine_id)

@@ -13,7 +13,7 @@ start while the old process may still run (spec MN0 item 10).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from typing import Any, Final
 
 import trio
@@ -40,7 +40,8 @@ class RemoteWorkerHandle:
     """One remote attempt (see the module)."""
 
     def __init__(self, attempt_id: str, epoch: int, send: Send,
-                 acknowledge: Callable[[int], Awaitable[None]]) -> None:  # fmt: skip
+                 acknowledge: Callable[[int], Awaitable[None]],
+                 release: Callable[[Iterable[int]], None] = lambda _: None) -> None:  # fmt: skip
         self.attempt_id = attempt_id
         self.epoch = epoch
         self.pid = 0
@@ -49,7 +50,9 @@ class RemoteWorkerHandle:
         self.diagnostics: tuple[dict[str, Any], ...] = ()
         self.refusal: str | None = None
         self._send = send
-        self._acknowledge = acknowledge
+        self._acknowledge = acknowledge  # the Session actor took this record
+        self._release = release  # these were queued but no actor will take them
+        self._open: set[int] = set()  # records queued for the actor, not taken yet
         self._spawned = trio.Event()
         self._initialized = trio.Event()
         self._stopped = trio.Event()
@@ -87,17 +90,26 @@ class RemoteWorkerHandle:
         self._spawned.set()
         self._stopped.set()
 
-    async def on_turn_event(self, frame: TurnEventFrame) -> None:
+    async def on_turn_event(self, frame: TurnEventFrame) -> bool:
+        """Queue the record for the Session actor; False when it is dropped instead."""
         if self._turn is None or frame.turn_id != self._turn_id:
-            return  # a turn this handle no longer runs: nothing to apply
+            return False  # a turn this handle no longer runs: nothing to apply
         if frame.sequence <= self._last_sequence:
-            return  # a replayed or late record (sequences only grow): stored once already
+            return False  # a replayed or late record (sequences only grow): stored already
         self._last_sequence = frame.sequence
         event = TurnEvent(frame.turn_id, frame.kind, frame.text, frame.data, frame.sequence)
         self._events += 1
+        self._open.add(frame.sequence)
         await self._turn.send(event)
         if event.final:
             self._turn = None
+        return True
+
+    def _drop_open(self) -> None:
+        """The turn's consumer is gone: what it did not take, no actor will."""
+        if self._open:
+            self._release(sorted(self._open))
+            self._open.clear()
 
     async def wait_spawned(self) -> None:
         with trio.move_on_after(INIT_BOUND_S):
@@ -139,17 +151,20 @@ class RemoteWorkerHandle:
         await self._send(PromptFrame("prompt", self.attempt_id, turn_id, text))
         try:
             async for event in receive:
-                yield event  # resumed: the actor took it; acknowledge it cumulatively
+                yield event  # resumed: the actor took it; the relay acknowledges what it may
                 if event.sequence:
+                    self._open.discard(event.sequence)
                     await self._acknowledge(event.sequence)
                 if event.final:
                     return
         finally:
+            self._drop_open()
             self._turn_id = None
             if self.state is WorkerState.BUSY:
                 self.state = WorkerState.READY
 
     def _withdraw(self) -> None:
+        self._drop_open()
         self._turn_id, self._turn = None, None
         if self.state is WorkerState.BUSY:
             self.state = WorkerState.READY

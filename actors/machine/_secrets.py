@@ -6,6 +6,12 @@ incarnation. Deriving it, rather than storing it, keeps it out of the confirm's 
 replayed confirm derives the same token again) while the machines row holds only its sha256.
 A credential is `mcred1.<machineId>.<random>`, made once when a token is redeemed and sent
 only to the Execution Node; Control keeps its sha256. Both compare in constant time.
+
+While Control's machine listener serves TLS, the token it prints carries a fifth part, the
+sha256 fingerprint of its certificate (`pin_token`), which the Execution Node splits off
+(`split_token`) and pins; the part is not a secret and not covered by the mac: what it
+binds is the channel that carried the token to the Execution Node. The fingerprint of the
+running listener is a `machine_keys` row (`listener_fingerprint`), written at its start.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ _MACHINE_ID = r"machine_[0-9a-f]{32}"
 _TOKEN = re.compile(
     rf"^{TOKEN_PREFIX}\.({_MACHINE_ID})\.([1-9][0-9]{{0,8}})\.([A-Za-z0-9_-]{{43}})$"
 )
+_PINNED = re.compile(r"^(.+)\.([0-9a-f]{64})$")
+FINGERPRINT_ROW: Final = "listener_fingerprint"
 _CREDENTIAL = re.compile(rf"^{CREDENTIAL_PREFIX}\.({_MACHINE_ID})\.([A-Za-z0-9_-]{{43}})$")
 
 
@@ -80,3 +88,29 @@ def credential_machine(text: str) -> str | None:
 def matches(presented: str, stored_hash: str | None) -> bool:
     """Whether `presented` hashes to `stored_hash` (constant time)."""
     return stored_hash is not None and hmac.compare_digest(sha256_hex(presented), stored_hash)
+
+
+def pin_token(token: str, fingerprint: str | None) -> str:
+    """The token as printed: with the listener's certificate fingerprint when it has one."""
+    return token if fingerprint is None else f"{token}.{fingerprint}"
+
+
+def split_token(text: str) -> tuple[str, str | None]:
+    """(the token Control checks, the pinned fingerprint or None)."""
+    found = _PINNED.match(text) if len(text) <= MAX_SECRET_LENGTH else None
+    return (text, None) if found is None else (found.group(1), found.group(2))
+
+
+def listener_fingerprint(conn: sqlite3.Connection) -> str | None:
+    """The certificate fingerprint of the TLS machine listener last started, or None."""
+    row = conn.execute("SELECT secret FROM machine_keys WHERE name = ?",
+                       (FINGERPRINT_ROW,)).fetchone()  # fmt: skip
+    return None if row is None else str(row[0])
+
+
+def set_listener_fingerprint(conn: sqlite3.Connection, fingerprint: str | None) -> None:
+    """Written when the machine listener starts: its fingerprint, or none (plain ws://)."""
+    conn.execute("DELETE FROM machine_keys WHERE name = ?", (FINGERPRINT_ROW,))
+    if fingerprint is not None:
+        conn.execute("INSERT INTO machine_keys (name, secret) VALUES (?, ?)",
+                     (FINGERPRINT_ROW, fingerprint))  # fmt: skip

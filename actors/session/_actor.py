@@ -32,7 +32,7 @@ from . import _queue as q
 from ._attempt import Attempt
 from ._envelope import commit_cause, dispatch_context
 from ._messages import Command, SessionContext
-from ._store import Draft, apply_plan, session_step, set_activity
+from ._store import Draft, apply_plan, flush_columns, session_step, set_activity
 from ._views import mutation_session, session_view, turn_view
 
 T = TypeVar("T")
@@ -91,6 +91,7 @@ class SessionCore:
         def run(tx: Tx) -> T:
             draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
             value = body(tx.conn, draft)
+            flush_columns(tx.conn, draft)
             self._views(tx.conn, draft, views)
             return value
 
@@ -110,6 +111,7 @@ class SessionCore:
         def run(tx: Tx) -> Any:
             draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
             value = apply(tx.conn, draft)
+            flush_columns(tx.conn, draft)
             self._views(tx.conn, draft, views)
             return value
 
@@ -138,6 +140,7 @@ class SessionCore:
         )
 
     def session_json(self, conn: sqlite3.Connection, draft: Draft) -> Any:
+        flush_columns(conn, draft)  # the row as the transaction leaves it
         return to_json(mutation_session(session_view(conn, draft.session_id, draft.now)))
 
     # -- the queue's actions ------------------------------------------------------------------
@@ -157,6 +160,7 @@ class SessionCore:
         def dispatching(turn_id: str) -> AbstractContextManager[None]:
             return dispatch_context(conn, draft, turn_id, worker)
 
+        draft.stage_activity(activity_of(after))  # written with a Session row of the plan
         apply_plan(conn, draft, plan, dispatching=dispatching)
         set_activity(conn, draft, activity_of(after))
 

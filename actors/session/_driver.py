@@ -11,6 +11,7 @@ import functools
 import logging
 import sqlite3
 
+from . import _lazy_wakes as lazy_wakes
 from . import _queue as q
 from ._actor import SessionCore
 from ._approvals import withdraw_pending
@@ -26,7 +27,7 @@ from ._messages import (
     WorkerInitialized,
     WorkerSpawned,
 )
-from ._store import Draft, flush_item, session_step
+from ._store import Draft, flush_item, session_step, wake_now
 
 log = logging.getLogger("maia.session")
 _FINAL = {"completed": "completed", "failed": "failed", "interrupted": "interrupted"}
@@ -156,6 +157,8 @@ class WorkerDriver:
             if launch_failed or draft.state.value == "failed":  # say why on the Session
                 record_failure(conn, draft, reason)
             self.core.apply_rows(conn, draft, after, actions)
+            for cancel in lazy_wakes.worker_gone(draft):  # the rows left to fire as no-ops
+                wake_now(draft, cancel)
 
         await self.core.commit(body)
         self.core.approvals.clear()

@@ -42,8 +42,17 @@ def commit_cause(conn: sqlite3.Connection, memory: Draft) -> Envelope:
     waiting = next((m for m in memory.turns.values() if m.state is TurnState.QUEUED), None)
     if waiting is None:
         return running
-    correlation = command_correlation(conn, waiting.turn_id, "turn.send")
+    correlation = _send_correlation(conn, draft=memory, turn_id=waiting.turn_id)
     return Envelope(correlation, correlation)
+
+
+def _send_correlation(conn: sqlite3.Connection, *, draft: Draft, turn_id: str) -> str | None:
+    """The correlation of `turn_id`'s turn.send: kept from the send by this actor, else its
+    receipt's (a turn loaded from storage)."""
+    memo = draft.turns.get(turn_id)
+    if memo is not None and memo.correlation is not None:
+        return memo.correlation
+    return command_correlation(conn, turn_id, "turn.send")
 
 
 @contextlib.contextmanager
@@ -52,7 +61,7 @@ def dispatch_context(
 ) -> Iterator[None]:
     """Dispatch `turn_id` in its own correlation as a new activation on `worker`'s attempt;
     its memo keeps the cause its worker's events will carry."""
-    correlation = command_correlation(conn, turn_id, "turn.send")
+    correlation = _send_correlation(conn, draft=draft, turn_id=turn_id)
     if correlation is None:  # sent in this very transaction: the send's own context
         correlation = current_envelope().correlation_id
     attempt = getattr(worker, "attempt_id", None)

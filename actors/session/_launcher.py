@@ -11,6 +11,7 @@ The pump feeds a turn's events to the actor. Each reports back through the regis
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -30,6 +31,12 @@ from ._messages import ActivationFree, Progress, WorkerExited, WorkerInitialized
 
 log = logging.getLogger("maia.session")
 STDERR_TAIL_CHARS = 2048  # of a worker's stderr, kept with a turn it failed
+
+
+@functools.lru_cache(maxsize=16)
+def _artifact_home(db_path: str) -> str:
+    """The home a store's file lives in (resolved once: three lstat calls a turn otherwise)."""
+    return os.path.dirname(os.path.realpath(db_path))
 
 
 def _stderr_tail(handle: WorkerHandle, info: ExitInfo) -> str:
@@ -138,7 +145,7 @@ class WorkerLauncher:
         """Feed the turn's events to the actor, one message each (immutable once sent): the
         actor takes every queued one at once and applies them together."""
 
-        home = os.path.dirname(os.path.realpath(str(self.core.ctx.store.path)))
+        home = _artifact_home(str(self.core.ctx.store.path))
 
         async def pump() -> None:
             try:  # a prompt over 16 KiB travels as an artifact in the home (its turn's)

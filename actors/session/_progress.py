@@ -134,12 +134,17 @@ class TurnProgress:
         else:
             error = None
         after, actions = self.capacity.step(q.TurnEnded(turn_id), self.core.now())
+        # Only this incarnation's worker asked for the turn's approvals (an earlier one's
+        # were withdrawn when it resumed): none pending in memory, no query.
+        asked = any(turn == turn_id for turn, _ in self.core.approvals.values())
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
             self.buffer.flush_rows(conn, draft)
             if error is not None:
                 flush_item(conn, draft, error)
-            withdrawn = withdraw_pending(conn, draft, f"the turn ended {outcome}", turn_id)
+            withdrawn = (
+                withdraw_pending(conn, draft, f"the turn ended {outcome}", turn_id) if asked else []
+            )
             end_turn(conn, draft, turn_id, outcome, reason if outcome == "failed" else None)
             # interrupted, or ended without an answer (the worker gave up on its approval)
             event = turn_end_event(draft.state, outcome)

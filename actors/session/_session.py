@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import attrs
 import outcome
 
 from actors._actor import Envelope
@@ -25,6 +26,7 @@ from actors._timers import Fired
 from maia.core import MaiaError
 from storage import MutationResult
 
+from . import _lazy_wakes as lazy_wakes
 from . import _queue as q
 from . import _sql_turns as turns_sql
 from ._actor import SessionCore
@@ -38,6 +40,7 @@ from ._driver import WorkerDriver
 from ._lifecycles import SessionState, TurnState
 from ._messages import (
     PROGRESS_BATCH_MAX,
+    WALL_TIME,
     ActivationFree,
     ApprovalExpired,
     ArchiveSession,
@@ -62,7 +65,7 @@ from ._messages import (
 )
 from ._progress import TurnProgress
 from ._resume import Resumption
-from ._store import Draft, TurnMemo
+from ._store import Draft, TurnMemo, wake
 
 MAX_SENDS_TOGETHER = 256  # sends one transaction applies at most
 _CLIENT = (SendTurn, CancelTurn, InterruptTurn, StopSession, RenameSession, ArchiveSession,
@@ -197,7 +200,16 @@ class SessionActor:
                 await self.timer_fired(message)
 
     async def timer_fired(self, fired: Fired) -> None:
-        """One of the Session's durable timers fell due: what it means, handled now."""
+        """One of the Session's durable timers fell due: what it means, handled now. A lazy
+        one (`_lazy_wakes`) that fell due before the deadline meant now is armed again."""
+        if fired.name in lazy_wakes.LAZY:
+            again = lazy_wakes.refire(self.core.memory, fired, self.core.now())
+            if again is not None:
+                await self.core.commit(lambda conn, draft: wake(draft, again))
+                return
+            if fired.name == WALL_TIME:
+                fired = attrs.evolve(fired, subject_id=lazy_wakes.subject_now(
+                    self.core.memory, fired))  # fmt: skip
         meant = timer_message(fired)
         if isinstance(meant, Resume):
             self.resumption.scheduled = False
@@ -221,6 +233,7 @@ class SessionActor:
             known = self.core.memory.turns.get(turn_id)
             if known is not None:
                 memo.cause = known.cause
+        memory.armed, memory.wanted = self.core.memory.armed, self.core.memory.wanted
         self.core.memory = memory
 
 

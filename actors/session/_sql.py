@@ -77,6 +77,10 @@ class SessionLife:
     project_id: str
     state: SessionState
     revision: int
+    # Columns outside the lifecycle written in the same UPDATE (the announced activity, the
+    # latest turn): one statement for what the transaction changes on the row.
+    activity: str | None = None
+    latest_turn_id: str | None = None
 
 
 class SessionLifeRows:
@@ -89,10 +93,17 @@ class SessionLifeRows:
 
     def update(self, conn: sqlite3.Connection, before: SessionLife, after: SessionLife,
                now_ms: int) -> bool:  # fmt: skip
+        sets, args = (
+            "state = ?, revision = ?, updated_ms = ?",
+            [after.state.value, after.revision, now_ms],
+        )
+        if after.activity is not None:
+            sets, args = sets + ", activity = ?", [*args, after.activity]
+        if after.latest_turn_id is not None:
+            sets, args = sets + ", latest_turn_id = ?", [*args, after.latest_turn_id]
         return conn.execute(
-            "UPDATE sessions SET state = ?, revision = ?, updated_ms = ?"
-            " WHERE session_id = ? AND revision = ?",
-            (after.state.value, after.revision, now_ms, after.id, before.revision),
+            f"UPDATE sessions SET {sets} WHERE session_id = ? AND revision = ?",
+            (*args, after.id, before.revision),
         ).rowcount == 1  # fmt: skip
 
     def owner(self, record: SessionLife) -> EventOwner:
@@ -108,6 +119,12 @@ SESSION_LIFE_ROWS = SessionLifeRows()
 def set_activity_column(conn: sqlite3.Connection, session_id: str, activity: str) -> None:
     """The announced activity (no revision: it is not lifecycle state)."""
     conn.execute("UPDATE sessions SET activity = ? WHERE session_id = ?", (activity, session_id))
+
+
+def set_latest_turn(conn: sqlite3.Connection, session_id: str, turn_id: str) -> None:
+    """The Session's newest turn (session views read its state)."""
+    conn.execute("UPDATE sessions SET latest_turn_id = ? WHERE session_id = ?",
+                 (turn_id, session_id))  # fmt: skip
 
 
 def set_columns(conn: sqlite3.Connection, session_id: str, sets: str,

@@ -43,10 +43,8 @@ class TurnRows:
             (record.id, record.session_id, record.seq, record.state.value, record.revision,
              record.text, now_ms),
         )  # fmt: skip
-        conn.execute(
-            "UPDATE sessions SET latest_turn_id = ? WHERE session_id = ?",
-            (record.id, record.session_id),
-        )
+        # The Session's latest_turn_id is the actor's to write (`_store.insert_turn`), with
+        # its lifecycle UPDATE when the same transaction has one.
 
     def update(self, conn: sqlite3.Connection, before: TurnRecord, after: TurnRecord,
                now_ms: int) -> bool:  # fmt: skip

@@ -22,11 +22,12 @@ from actors._timers import Wake
 from actors._write import Change, Entry, Tx
 from maia.core import MaiaError
 from maia.protocol import Turn
-from storage import Envelope, ReceiptTarget
+from storage import Envelope, ReceiptTarget, current_envelope
 
 from . import _sql as sql
 from . import _sql_turns as turns_sql
 from ._core import Arm, EndTurn, SessionStep, Step, TurnStep, end_events
+from ._lazy_wakes import lazy_wake
 from ._lifecycles import (
     CLIENT,
     NODE,
@@ -51,6 +52,9 @@ class TurnMemo:
     revision: int
     text: str
     cause: Envelope | None = None  # set at dispatch: what its worker's events carry
+    # Its turn.send's correlation, kept from the send (None when loaded from storage: then
+    # the send's receipt says it, `_envelope`).
+    correlation: str | None = None
 
 
 @attrs.define
@@ -71,6 +75,15 @@ class Draft:
     # Views already read in this transaction (a send's result), reused for the commit's
     # snapshots; a turn's entry is dropped whenever its row or items change again.
     views: dict[str, Turn] = attrs.field(factory=dict)
+    # The lazy timers (`_lazy_wakes`): each row's due as armed, and the deadline meant now.
+    armed: dict[str, int] = attrs.field(factory=dict)
+    wanted: dict[str, tuple[int, str | None]] = attrs.field(factory=dict)
+    next_seq: int | None = None  # the send order of the next turn, once read from storage
+    # Row columns this transaction changes, written with its next lifecycle UPDATE (or by
+    # `flush_columns` at its end); `activity_written`: the activity the column holds now.
+    staged_activity: str | None = None
+    staged_latest: str | None = None
+    activity_written: str | None = None
 
     @property
     def event_ids(self) -> list[str]:
@@ -96,6 +109,8 @@ class Draft:
         copy = self.copy(self.now)
         copy.touched, copy.session_changed = set(self.touched), self.session_changed
         copy.views = dict(self.views)
+        copy.staged_activity, copy.staged_latest = self.staged_activity, self.staged_latest
+        copy.activity_written = self.activity_written
         return copy, self._tx.mark()
 
     def restore(self, snapshot: tuple[Draft, Any]) -> None:
@@ -107,16 +122,30 @@ class Draft:
 
     def copy(self, now: int) -> Draft:
         # Direct construction: attrs.evolve per memo was a visible share of each commit.
-        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause)
+        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause, v.correlation)
                  for k, v in self.turns.items()}  # fmt: skip
         return Draft(self.session_id, self.project_id, self.state, self.revision,
-                     self.activity, turns, now)  # fmt: skip
+                     self.activity, turns, now, armed=dict(self.armed),
+                     wanted=dict(self.wanted), next_seq=self.next_seq)  # fmt: skip
 
     def owner(self) -> Any:
         return sql.SESSION_LIFE_ROWS.owner(self.life())
 
     def life(self) -> sql.SessionLife:
-        return sql.SessionLife(self.session_id, self.project_id, self.state, self.revision)
+        return sql.SessionLife(self.session_id, self.project_id, self.state, self.revision,
+                               self.staged_activity, self.staged_latest)  # fmt: skip
+
+    def columns_written(self) -> None:
+        """A lifecycle UPDATE wrote the staged columns."""
+        if self.staged_activity is not None:
+            self.activity_written, self.staged_activity = self.staged_activity, None
+        self.staged_latest = None
+
+    def stage_activity(self, activity: str) -> None:
+        """The activity this transaction will announce, to write with its next lifecycle
+        UPDATE (`set_activity` announces it)."""
+        if activity != self.activity:
+            self.staged_activity = activity
 
 
 def emit(conn: sqlite3.Connection, draft: Draft, event_type: str, payload: dict[str, Any],
@@ -135,6 +164,7 @@ def session_step(conn: sqlite3.Connection, draft: Draft, event: SessionEvent,
                                    caller, payload=payload or {}, receipt=False,
                                    timer=False))  # fmt: skip
     draft.state, draft.revision, draft.session_changed = after.state, after.revision, True
+    draft.columns_written()
     _announce_status(conn, draft, before)
 
 
@@ -144,6 +174,7 @@ def touch_session(conn: sqlite3.Connection, draft: Draft, sets: str,
     life = draft.life()
     after = draft._tx.apply(Change(sql.SESSION_LIFE_ROWS, SESSION_TABLE, life, life, (),
                                    touch=True, receipt=False, timer=False))  # fmt: skip
+    draft.columns_written()
     sql.set_columns(conn, draft.session_id, sets, values)
     draft.revision = after.revision
 
@@ -159,7 +190,9 @@ def set_activity(conn: sqlite3.Connection, draft: Draft, activity: str) -> None:
     """Record the Session's announced activity (no revision: it is not lifecycle state)."""
     if activity == draft.activity:
         return
-    sql.set_activity_column(conn, draft.session_id, activity)
+    if draft.activity_written != activity:  # not yet written with a lifecycle UPDATE
+        sql.set_activity_column(conn, draft.session_id, activity)
+    draft.staged_activity, draft.activity_written = None, activity
     emit(conn, draft, "session.activity.changed", {"activity": activity, "from": draft.activity})
     before = status_of(draft.state.value, draft.activity)
     draft.activity = activity
@@ -169,17 +202,39 @@ def set_activity(conn: sqlite3.Connection, draft: Draft, activity: str) -> None:
 def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str) -> None:
     """A new queued turn, last in send order: the turn table's creation row (`turn.queued`,
     its receipt target)."""
-    seq = turns_sql.next_turn_seq(conn, draft.session_id)
+    seq = turns_sql.next_turn_seq(conn, draft.session_id) if draft.next_seq is None else (
+        draft.next_seq)  # fmt: skip
+    draft.next_seq = seq + 1
     record = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, TurnState.QUEUED, 0,
                             text, seq)  # fmt: skip
     draft._tx.apply(Change(turns_sql.TURN_ROWS, TURN_TABLE, None, record, (TurnEvent.SEND,), CLIENT,
                            timer=False))  # fmt: skip
-    draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text)
+    correlation = current_envelope().correlation_id  # the send's (`run_mutation`)
+    draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text, correlation=correlation)
+    draft.staged_latest = turn_id  # the Session's latest turn (`flush_columns` at the latest)
     draft.touched.add(turn_id)
 
 
 def wake(draft: Draft, timer: Wake) -> None:
-    """Arm (or cancel) one of the Session's durable timers in the draft's transaction."""
+    """Arm (or cancel) one of the Session's durable timers in the draft's transaction; a
+    per-turn one only when its row must change (`_lazy_wakes`)."""
+    if lazy_wake(draft, timer):
+        draft._tx.wake(timer)
+
+
+def flush_columns(conn: sqlite3.Connection, draft: Draft) -> None:
+    """Write the staged row columns no lifecycle UPDATE wrote (before the row is read, and
+    at the end of each transaction)."""
+    if draft.staged_latest is not None:
+        sql.set_latest_turn(conn, draft.session_id, draft.staged_latest)
+        draft.staged_latest = None
+    if draft.staged_activity is not None:
+        sql.set_activity_column(conn, draft.session_id, draft.staged_activity)
+        draft.activity_written, draft.staged_activity = draft.staged_activity, None
+
+
+def wake_now(draft: Draft, timer: Wake) -> None:
+    """Write `timer`'s row change in the draft's transaction, lazy name or not."""
     draft._tx.wake(timer)
 
 

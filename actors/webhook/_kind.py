@@ -23,6 +23,7 @@ import attrs
 import trio
 
 from actors import ActorError, ActorRegistry, ActorRuntime, TransitionTable
+from storage import EventRecord
 
 from ._actor import Kick, Restarted, WebhookActor, WebhookContext, WebhookMessage
 from ._deliveries import (
@@ -73,12 +74,23 @@ async def serve_outbox(
     With no active webhook a batch only moves the checkpoint to the journal's head, so it
     runs at most every IDLE_ADVANCE_S then: a write per turn for nothing cost the turn path
     a fifth of its statements (a new webhook starts after its own `after_position`, so a
-    lagging checkpoint delivers nothing twice and misses nothing)."""
+    lagging checkpoint delivers nothing twice and misses nothing). Whether one is active is
+    read again only after a commit with a `webhook.*` event (every change of a webhook's
+    state emits one), not after every commit: a read per turn cost the turn path a
+    reader-thread round trip."""
     store, clock = runtime.store, runtime.clock
     advanced_at = -math.inf  # trio time of the last batch with no active webhook
     wanted = trio.Event()
     wanted.set()  # catch up with what the journal got while the Node was down
-    remove = store.add_commit_listener(lambda events: wanted.set())
+    stale = True  # whether `active` must be read again
+
+    def on_commit(events: tuple[EventRecord, ...]) -> None:
+        nonlocal stale
+        stale = stale or any(e.event_type.startswith("webhook.") for e in events)
+        wanted.set()
+
+    remove = store.add_commit_listener(on_commit)
+    active = True
     failures = 0
     try:
         task_status.started()
@@ -86,7 +98,14 @@ async def serve_outbox(
             await wanted.wait()
             wanted = trio.Event()
             try:
-                if not await store.read(has_active_webhooks):
+                if stale:
+                    stale = False  # a webhook commit during the read marks it again
+                    try:
+                        active = await store.read(has_active_webhooks)
+                    except BaseException:
+                        stale = True
+                        raise
+                if not active:
                     if trio.current_time() - advanced_at < IDLE_ADVANCE_S:
                         continue
                     advanced_at = trio.current_time()

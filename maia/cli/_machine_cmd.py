@@ -5,7 +5,9 @@ extra root-tree children (`maia.machines`).
     maia node start --execution --control ws://HOST:7710 \\
         --enrollment-file token.txt                            # an Execution Node
 
-`--machines-listen` takes HOST:PORT (a bracketed IPv6 host, port 0 for a free one).
+`--machines-listen` takes HOST:PORT (a bracketed IPv6 host, port 0 for a free one);
+with `--machines-cert FILE --machines-key FILE` (PEM) it serves wss://, and enrollment
+tokens pin that certificate's sha256 fingerprint.
 `--execution` needs `--control` (ws:// or wss://) and, until the home holds a credential,
 `--enrollment-token` or `--enrollment-file` (the file keeps the token out of `ps`).
 """
@@ -22,6 +24,10 @@ import click
 MACHINE_OPTIONS: tuple[click.Option, ...] = (
     click.Option(["--machines-listen"], metavar="HOST:PORT", default=None,
                  help="Accept Execution Nodes on this address (a Control Node)."),
+    click.Option(["--machines-cert"], type=click.Path(dir_okay=False, path_type=Path),
+                 default=None, help="Serve wss:// with this PEM certificate (pinned by tokens)."),
+    click.Option(["--machines-key"], type=click.Path(dir_okay=False, path_type=Path),
+                 default=None, help="The private key of --machines-cert (PEM)."),
     click.Option(["--execution"], is_flag=True, help="Run as an Execution Node of --control."),
     click.Option(["--control"], metavar="URL", default=None,
                  help="The Control Node's machine address, ws://HOST:PORT."),
@@ -69,13 +75,35 @@ def _token(token: str | None, path: Path | None) -> str | None:
         ) from None
 
 
+def _tls_files(values: dict[str, Any]) -> tuple[Path | None, Path | None]:
+    """Both files or neither, and a pair that serves TLS (checked before the Node starts)."""
+    from maia.machines import TlsFilesInvalid, listener_tls
+
+    cert, key = values.get("machines_cert"), values.get("machines_key")
+    if (cert is None) != (key is None):
+        missing = "--machines-key" if key is None else "--machines-cert"
+        raise click.BadParameter("give --machines-cert and --machines-key together",
+                                 param_hint=missing)  # fmt: skip
+    if cert is None or key is None:
+        return None, None
+    try:
+        listener_tls(Path(cert), Path(key))
+    except TlsFilesInvalid as error:
+        raise click.BadParameter(str(error), param_hint="--machines-cert") from None
+    return Path(cert).resolve(), Path(key).resolve()
+
+
 def machine_children(values: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     """The root-tree children the flags ask for. Raises click.BadParameter naming a flag."""
     from maia.machines import control_child, execution_child
 
     children: list[tuple[str, Any]] = []
+    if not values.get("machines_listen") and (values.get("machines_cert")
+                                              or values.get("machines_key")):  # fmt: skip
+        raise click.BadParameter("needs --machines-listen", param_hint="--machines-cert")
+    cert, key = _tls_files(values)
     if values.get("machines_listen"):
-        children.append(control_child(*_listen(values["machines_listen"])))
+        children.append(control_child(*_listen(values["machines_listen"]), cert, key))
     token = _token(values.get("enrollment_token"), values.get("enrollment_file"))
     if values.get("execution"):
         children.append(execution_child(_control(values.get("control")), token))
@@ -91,8 +119,10 @@ def machine_argv(values: dict[str, Any]) -> list[str]:
                       ("--enrollment-token", "enrollment_token")):  # fmt: skip
         if values.get(key):
             argv += [flag, str(values[key])]
-    if values.get("enrollment_file"):
-        argv += ["--enrollment-file", str(Path(values["enrollment_file"]).resolve())]
+    for flag, key in (("--enrollment-file", "enrollment_file"), ("--machines-cert",
+                      "machines_cert"), ("--machines-key", "machines_key")):  # fmt: skip
+        if values.get(key):
+            argv += [flag, str(Path(values[key]).resolve())]
     if values.get("execution"):
         argv.append("--execution")
     return argv

@@ -3,7 +3,9 @@
 `_frames` holds the frames and their strict decoding, `_gate` the upgrade checks,
 `_listener` the Control Node's side, the relay (actors.machine) where lease and worker frames go,
 `_execution` the Execution Node's side, `_credential_file` its 0600 credential and
-`_children` the two as root-tree children of a Node. See docs/machines.md.
+`_children` the two as root-tree children of a Node, `_outbox` the evidence kept until
+Control acknowledges it (sent again after a reconnect), `_tls` wss:// with the Control
+Node's certificate pinned. See docs/machines.md.
 """
 
 from ._children import control_child as control_child
@@ -39,3 +41,11 @@ from ._gate import Admitted as Admitted
 from ._gate import Refusal as Refusal
 from ._gate import check_machine_upgrade as check_machine_upgrade
 from ._listener import MachineListener as MachineListener
+from ._outbox import EvidenceOutbox as EvidenceOutbox
+from ._tls import ListenerTls as ListenerTls
+from ._tls import PinMismatch as PinMismatch
+from ._tls import TlsFilesInvalid as TlsFilesInvalid
+from ._tls import certificate_fingerprint as certificate_fingerprint
+from ._tls import listener_tls as listener_tls
+from ._tls import open_link as open_link
+from ._tls import open_pinned_stream as open_pinned_stream

@@ -1,7 +1,8 @@
 """The machine link as children of a Node's root tree (`NodeConfig.children`).
 
-`control_child(host, port)`: the Control Node's listener for Execution Nodes, on an address
-the user chose, apart from the loopback-only API. `execution_child(url, token)`: the
+`control_child(host, port, cert, key)`: the Control Node's listener for Execution Nodes, on
+an address the user chose, apart from the loopback-only API (wss:// when given a
+certificate and its key). `execution_child(url, token)`: the
 Execution Node's outgoing link. Both start after the API (rest-for-one: a restart of the
 services restarts them too) and write what they listen on or hold to the Node's log.
 """
@@ -9,6 +10,7 @@ services restarts them too) and write what they listen on or hold to the Node's 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -19,20 +21,27 @@ from supervision import ChildContext
 
 from ._execution import ExecutionLink
 from ._listener import MachineListener
+from ._tls import listener_tls
 
 log = logging.getLogger("maia.machines")
 Child = tuple[str, Any]
 
 
-def control_child(host: str, port: int) -> Child:
+def control_child(host: str, port: int, cert: Path | None = None,
+                  key: Path | None = None) -> Child:  # fmt: skip
     async def start(services: NodeServices, state: Any, ctx: ChildContext, *,
                     task_status: Any) -> None:  # fmt: skip
         machines = services.sessions_or_raise().runtime[MACHINES]
         listener = MachineListener(services.storage_or_raise(), machines, services.clock)
+        tls = None if cert is None or key is None else listener_tls(cert, key)
         async with trio.open_nursery() as nursery:
-            bound = await nursery.start(listener.serve, host, port)
+            bound = await nursery.start(listener.serve, host, port, tls)
             machines.listening = (host, bound)
-            log.info("machine link listening on ws://%s:%d/machines/v1", host, bound)
+            if tls is None:
+                log.info("machine link listening on ws://%s:%d/machines/v1", host, bound)
+            else:
+                log.info("machine link listening on wss://%s:%d/machines/v1 (certificate sha256"
+                         " %s)", host, bound, tls.fingerprint)  # fmt: skip
             task_status.started()
             await ctx.stop_requested.wait()
             nursery.cancel_scope.cancel()

@@ -2,9 +2,9 @@
 
 It holds what the Control Node gave at enrollment (machine ID, name, credential,
 registration incarnation, the revision the credential was issued at, the Control Node's ID
-and URL) and the highest revocation revision this Node has observed since. Restoring an
-Execution Node from a backup is administrator recovery (docs/machines.md): delete this
-file and enroll afresh.
+and URL, and for wss:// the fingerprint of its certificate) and the highest revocation
+revision this Node has observed since. Restoring an Execution Node from a backup is
+administrator recovery (docs/machines.md): delete this file and enroll afresh.
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ class MachineCredential:
     incarnation: int = field(doc="The registration incarnation.", minimum=1)
     credential_revision: int = field(doc="The revision it was issued at.", minimum=0)
     observed_revocation_revision: int = field(doc="The highest revision seen.", minimum=0)
+    control_fingerprint: str | None = field(
+        doc="sha256 of the Control Node's certificate (wss://), pinned at enrollment.",
+        default=None, nullable=True, pattern="^[0-9a-f]{64}$",
+    )  # fmt: skip
 
 
 def credential_path(home: Path) -> Path:

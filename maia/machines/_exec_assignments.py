@@ -8,7 +8,9 @@ stop of that assignment's workers: stopping, then stopped once every one has exi
 (CleanupConfirmed), reported at once. A worker is admitted only while the lease holds and
 the spool admits (WorkArrived), and only when the launch's digest is that of the spec it
 carries. Every turn event is an evidence record (per-source sequence from 1) until Control
-acknowledges it cumulatively. Figures (deadline, stop start, stop end) are logged.
+acknowledges it cumulatively; its frame is kept (`EvidenceOutbox`) and sent again on the
+next connection when the link drops before the acknowledgement. Figures (deadline, stop
+start, stop end) are logged.
 """
 
 from __future__ import annotations
@@ -64,11 +66,13 @@ from supervision.workers import WorkerSpec
 
 from ._exec_state import load_states, previous_boots, save_states
 from ._frames import LeaseRequestFrame
+from ._outbox import EvidenceOutbox
 
 log = logging.getLogger("maia.machines")
 WAKE_S: Final = 1.0
 STOP_S: Final = 10.0  # STOP_BOUND_MS: the workers' bounded stop
 SEEN_ATTEMPTS: Final = 256  # launches remembered, so a replayed one starts nothing
+HELLO_ATTEMPTS: Final = 256  # what a hello frame may list
 Send = Callable[[object], Awaitable[bool]]
 
 
@@ -92,12 +96,25 @@ class ExecutionAssignments:
         self._prompted: dict[str, str] = {}  # attempt -> the last turn prompted (replays)
         self._seen: list[str] = []  # attempts launched in this run, newest last (bounded)
         self._nursery: trio.Nursery | None = None
+        self.outbox = EvidenceOutbox(send)
+
+    def link_opened(self) -> None:
+        """A connection to Control opened: what it did not acknowledge goes again, first."""
+        self.outbox.rewind()
+
+    async def resend(self) -> None:
+        count = await self.outbox.resend_all()
+        if count:
+            log.info("%d evidence records sent again after the link reopened", count)
 
     def now(self) -> Reading:
         return Reading(wall=self.clock.wall_ms(), mono=self.clock.monotonic_ms())
 
     def live_attempts(self) -> tuple[str, ...]:
-        return tuple(self.workers)
+        """What hello lists: running attempts and those whose exit Control has not heard
+        (it must not end them before their turn's evidence, sent after hello, arrives)."""
+        found = tuple(dict.fromkeys((*self.workers, *self.outbox.waiting_attempts())))
+        return found[:HELLO_ATTEMPTS]  # running ones first; the oldest exits may drop out
 
     def reports(self) -> tuple[MachineLeaseReport, ...]:
         now = self.now()
@@ -124,6 +141,7 @@ class ExecutionAssignments:
                 await trio.sleep(self._next_wake_s())
                 for key in list(self.states):
                     await self._step(key, Wake())
+                await self.outbox.flush()  # an exit whose acknowledgement wait ran out
 
     def _next_wake_s(self) -> float:
         """A second, or less: exactly at the nearest local deadline (item 8: the stop begins
@@ -203,7 +221,14 @@ class ExecutionAssignments:
         elif isinstance(frame, AckFrame):
             for key, state in self.states.items():
                 if state.spool.source_id == frame.source_id:
-                    self.states[key] = evolve(state, spool=state.spool.acknowledge(frame.through))
+                    spool = state.spool.acknowledge(frame.through)
+                    self.states[key] = evolve(state, spool=spool)
+                    # Only an ack frame says Control stored them (a grant's acknowledgedThrough
+                    # follows the Node's reports): the frames are kept until one comes.
+                    self.outbox.acknowledge(
+                        spool.source_id, min(frame.through, spool.last_sequence)
+                    )
+            await self.outbox.flush()  # an exit may have waited for this acknowledgement
         elif isinstance(frame, PromptFrame | InterruptFrame | StopWorkerFrame):
             await self._worker_op(frame)
 
@@ -246,15 +271,21 @@ class ExecutionAssignments:
                             lease_epoch=frame.lease_epoch, run_id=self.boot)  # fmt: skip
         self.workers[frame.attempt_id] = (key, frame.lease_epoch, handle)
         admitted = [a.sequence for a in actions if isinstance(a, WorkAdmitted)]
-        await self.send(WorkerFrame("worker", frame.attempt_id, "spawned", pid=handle.pid,
-                                    sequence=admitted[0] if admitted else None))  # fmt: skip
+        spawned = WorkerFrame("worker", frame.attempt_id, "spawned", pid=handle.pid,
+                              sequence=admitted[0] if admitted else None)  # fmt: skip
+        if admitted:  # the admission's evidence record: kept and sent like a turn's
+            self.outbox.keep(self.states[key].spool.source_id, admitted[0], spawned)
+            await self.outbox.flush()
+        else:
+            await self.send(spawned)
         assert self._nursery is not None
         self._nursery.start_soon(self._watch, frame.attempt_id, handle)
 
     async def _watch(self, attempt_id: str, handle: Any) -> None:
         try:
             await handle.wait_initialized()
-            await self.send(WorkerFrame("worker", attempt_id, "initialized"))
+            initialized = WorkerFrame("worker", attempt_id, "initialized")
+            await self.outbox.send_after_records(attempt_id, initialized)
         except Exception:
             pass
         info = await handle.wait_stopped()
@@ -263,10 +294,11 @@ class ExecutionAssignments:
         if entry is not None and not self._running(entry[0], entry[1]):
             self.trace.emit("run_stopped", node_id=self.machine_id, assignment_id=entry[0],
                             lease_epoch=entry[1], run_id=self.boot)  # fmt: skip
-        await self.send(WorkerFrame("worker", attempt_id, "exited", returncode=info.returncode,
-                                    signal=info.signal, fence_reason=info.fence_reason,
-                                    stop_phase=info.stop_phase,
-                                    stderr_tail=info.stderr_tail[-8192:]))  # fmt: skip
+        exited = WorkerFrame("worker", attempt_id, "exited", returncode=info.returncode,
+                             signal=info.signal, fence_reason=info.fence_reason,
+                             stop_phase=info.stop_phase,
+                             stderr_tail=info.stderr_tail[-8192:])  # fmt: skip
+        await self.outbox.send_after_records(attempt_id, exited, exit_frame=True)
 
     def _running(self, key: str, epoch: int) -> bool:
         """Whether a worker of the assignment's epoch still runs here (one execution)."""
@@ -316,11 +348,14 @@ class ExecutionAssignments:
     async def _evidence(self, key: str, frame: PromptFrame, kind: str, text: str | None,
                         data: dict[str, Any] | None) -> None:  # fmt: skip
         state = self.states[key]
-        spool = state.spool.append(max(1, len(text or "")), self.now().mono)
+        size = max(1, len(text or ""))
+        self.outbox.check_room(state.spool.source_id, size)  # `held` at a quota: none dropped
+        spool = state.spool.append(size, self.now().mono)
         self.states[key] = evolve(state, spool=spool)
         record = TurnEventFrame("turn_event", frame.attempt_id, frame.turn_id, kind,
                                 spool.source_id, spool.last_sequence, text, data)  # fmt: skip
-        await self.send(record)
+        self.outbox.keep(spool.source_id, spool.last_sequence, record, size, frame.attempt_id)
+        await self.outbox.flush()  # in sequence order, after anything not yet acknowledged
 
 
 async def _stop_quietly(handle: Any, reason: str) -> None:

@@ -8,6 +8,12 @@ stale, recovery required, unknown) stops the link for good: the Node keeps runni
 admits no machine work, and logs what to do (enroll it again). A lost connection is
 retried after 0.5, 1, 2, then every 5 s. Every frame from Control is untrusted: one that
 fails to parse is logged and counted, never acted on.
+
+`wss://` needs the Control Node's certificate fingerprint, which the enrollment token
+carries and `machine.json` keeps (`_tls`): a server presenting another certificate gets
+nothing (not even the bearer) and is tried again with the same backoff, each time logged
+naming both fingerprints. A wss:// address without a pin, or a pin with a ws:// address,
+is refused for good (it would drop the pin or never have one).
 """
 
 from __future__ import annotations
@@ -25,10 +31,9 @@ from trio_websocket import (
     ConnectionRejected,
     HandshakeError,
     WebSocketConnection,
-    open_websocket_url,
 )
 
-from actors.machine import MachineTrace
+from actors.machine import MachineTrace, split_token
 from maia.core import Clock, MaiaError
 from supervision.leases import HEARTBEAT_INTERVAL_MS, MachineLeaseReport, NodeStatus
 
@@ -48,6 +53,7 @@ from ._frames import (
     encode_frame,
 )
 from ._gate import ENROLL_PATH, LINK_PATH
+from ._tls import PinMismatch, open_link
 
 log = logging.getLogger("maia.machines")
 BACKOFF_S: Final = (0.5, 1.0, 2.0, 5.0)
@@ -75,10 +81,6 @@ def _bearer(secret: str) -> list[tuple[bytes, bytes]]:
     return [(b"Authorization", f"Bearer {secret}".encode())]
 
 
-def _url(control: str, path: str) -> str:
-    return control.rstrip("/") + path
-
-
 class ExecutionLink:
     """Runs the link until cancelled. `reports` gives the per-assignment reports to send;
     `on_frame` gets every well-formed frame from Control after `welcome`."""
@@ -87,7 +89,10 @@ class ExecutionLink:
                  clock: Clock, supervisor: Any = None) -> None:  # fmt: skip
         self.home = home
         self.control_url = control_url
-        self.token = token
+        self.token: str | None = None
+        self.pin: str | None = None  # the Control Node's certificate fingerprint (wss://)
+        if token is not None:
+            self.token, self.pin = split_token(token)
         self.node_id = node_id
         self.clock = clock
         self.supervisor = supervisor  # where relayed workers are spawned (the local one)
@@ -124,7 +129,7 @@ class ExecutionLink:
         except LinkRefused as refused:
             await self._refused(refused)
             return
-        self.credential = credential
+        self.credential, self.pin = credential, credential.control_fingerprint
         trace = MachineTrace.from_env(self.clock)  # off unless a test asks (docs/machines.md)
         self.assignments = ExecutionAssignments(self.home, credential.machine_id, self.clock,
                                                 self.supervisor, self.send, self.report_now,
@@ -149,13 +154,22 @@ class ExecutionLink:
             try:
                 await self._connect(credential)
                 failures = 0
-            except (OSError, HandshakeError, ConnectionClosed, trio.TooSlowError) as error:
-                self.state.phase = "connecting"
+            except (OSError, HandshakeError, ConnectionClosed, trio.TooSlowError,
+                    PinMismatch) as error:  # fmt: skip
                 delay = BACKOFF_S[min(failures, len(BACKOFF_S) - 1)]
                 failures += 1
-                log.info("machine link to %s lost (%s); again in %.1f s",
-                         self.control_url, type(error).__name__, delay)  # fmt: skip
+                self._lost(error, delay)
                 await trio.sleep(delay)
+
+    def _lost(self, error: BaseException, delay: float) -> None:
+        if isinstance(error, PinMismatch):
+            self.state.phase, self.state.refusal = "pin_mismatch", str(error)
+            log.error("machine link to %s refused: %s; again in %.1f s", self.control_url,
+                      error, delay)  # fmt: skip
+            return
+        self.state.phase = "connecting"
+        log.info("machine link to %s lost (%s); again in %.1f s", self.control_url,
+                 type(error).__name__, delay)  # fmt: skip
 
     async def _credential(self) -> MachineCredential:
         stored = read_credential(self.home)
@@ -163,14 +177,18 @@ class ExecutionLink:
             return stored
         if self.token is None:
             raise LinkRefused("no machine credential in this home and no enrollment token")
+        self._check_scheme()
         self.state.phase = "enrolling"
         failures = 0
         while True:
             try:
                 credential = await self._enroll(self.token)
-            except (OSError, HandshakeError, ConnectionClosed, trio.TooSlowError):
-                await trio.sleep(BACKOFF_S[min(failures, len(BACKOFF_S) - 1)])
+            except (OSError, HandshakeError, ConnectionClosed, trio.TooSlowError,
+                    PinMismatch) as error:  # fmt: skip
+                delay = BACKOFF_S[min(failures, len(BACKOFF_S) - 1)]
                 failures += 1
+                self._lost(error, delay)
+                await trio.sleep(delay)
                 continue
             write_credential(self.home, credential)
             log.info("enrolled as machine %s on Control Node %s", credential.name,
@@ -187,16 +205,26 @@ class ExecutionLink:
             return MachineCredential(self.control_url, answer.control_node_id, answer.machine_id,
                                      answer.name, answer.credential, answer.incarnation,
                                      answer.credential_revision,
-                                     answer.credential_revision)  # fmt: skip
+                                     answer.credential_revision,
+                                     control_fingerprint=self.pin)  # fmt: skip
+
+    def _check_scheme(self) -> None:
+        """wss:// only with a pinned certificate, and a pin only over wss://."""
+        secure = self.control_url.startswith("wss://")
+        if secure and self.pin is None:
+            raise LinkRefused(f"{self.control_url} is wss:// but no certificate fingerprint is"
+                              " pinned: use a token from a Control Node listening with"
+                              " --machines-cert")  # fmt: skip
+        if not secure and self.pin is not None:
+            raise LinkRefused(
+                f"the enrollment pins the Control Node's certificate "
+                f"{self.pin}: use wss:// in --control, not {self.control_url}"
+            )
 
     def _open(self, path: str, secret: str) -> Any:
-        return open_websocket_url(
-            _url(self.control_url, path),
-            extra_headers=_bearer(secret),
-            max_message_size=MAX_FRAME_BYTES,
-            connect_timeout=CONNECT_TIMEOUT_S,
-            disconnect_timeout=2,
-        )
+        return open_link(self.control_url, path, _bearer(secret), self.pin,
+                         max_message_size=MAX_FRAME_BYTES,
+                         connect_timeout=CONNECT_TIMEOUT_S)  # fmt: skip
 
     def _decode(self, message: str | bytes) -> Any:
         try:
@@ -207,6 +235,7 @@ class ExecutionLink:
             return None
 
     async def _connect(self, credential: MachineCredential) -> None:
+        self._check_scheme()
         self.state.phase = "connecting"
         try:
             async with self._open(LINK_PATH, credential.credential) as socket:
@@ -222,9 +251,13 @@ class ExecutionLink:
                 self.state.phase, self.state.control_epoch = "connected", answer.control_epoch
                 self.state.connections += 1
                 self.socket = socket
+                if self.assignments is not None:  # before any record goes on this socket
+                    self.assignments.link_opened()
                 try:
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self._beat, socket, credential)
+                        if self.assignments is not None:
+                            nursery.start_soon(self.assignments.resend)
                         await self._listen(socket)
                         nursery.cancel_scope.cancel()
                 except BaseExceptionGroup as group:

@@ -9,6 +9,11 @@ from then on `status` frames (every `HEARTBEAT_INTERVAL_MS`). A frame that fails
 names another machine or incarnation, or repeats an old reportSequence is answered with an
 `error` frame and changes nothing; past `MAX_REFUSED_FRAMES` the link is fenced. A link
 silent for `HEARTBEAT_MISSES` intervals is closed (the Execution Node reconnects).
+
+Every `ack` that goes out is noted (`AckLedger`, across a machine's links): a `turn_event`
+at or below what was acknowledged is a copy the Execution Node sent again after a
+reconnect; it is answered with that `ack` again (the first may be what was lost) and
+never reaches the relay, so it is not stored twice.
 """
 
 from __future__ import annotations
@@ -20,12 +25,16 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest
 
 from actors.machine import (
+    AckFrame,
+    AckLedger,
     Credential,
     LinkState,
     MachineRecord,
     MachineService,
+    TurnEventFrame,
     authenticate_write,
     redeem_write,
+    set_listener_fingerprint,
     touch_machine,
 )
 from maia.core import Clock, MaiaError
@@ -49,6 +58,7 @@ from ._frames import (
     error_frame,
 )
 from ._gate import Admitted, check_machine_upgrade
+from ._tls import ListenerTls
 
 log = logging.getLogger("maia.machines")
 MAX_LINKS: Final = 128
@@ -67,10 +77,17 @@ class MachineListener:
         self._clock = clock
         self._server: GuardedServer | None = None
         self.relay = machines.relay
+        self.acks = AckLedger()  # what each source's acks covered (for copies sent again)
 
-    async def serve(self, host: str, port: int, *,
+    async def serve(self, host: str, port: int, tls: ListenerTls | None = None, *,
                     task_status: Any = trio.TASK_STATUS_IGNORED) -> None:  # fmt: skip
-        listeners = await trio.open_tcp_listeners(port, host=host)
+        """Serve ws://, or wss:// with `tls` (whose fingerprint tokens then carry)."""
+        fingerprint = None if tls is None else tls.fingerprint
+        await self._store.write(lambda c: set_listener_fingerprint(c, fingerprint))
+        listeners: list[Any] = await trio.open_tcp_listeners(port, host=host)
+        if tls is not None:
+            listeners = [trio.SSLListener(listener, tls.context, https_compatible=True)
+                         for listener in listeners]  # fmt: skip
         server = GuardedServer(self._handle, listeners, max_connections=MAX_LINKS,
                                max_message_size=MAX_FRAME_BYTES, connect_timeout=10,
                                disconnect_timeout=2)  # fmt: skip
@@ -146,6 +163,8 @@ class MachineListener:
         async def send(frame: object) -> None:
             async with lock:  # the relay's tasks and this link's answers share the socket
                 await socket.send_message(encode_frame(frame))
+            if isinstance(frame, AckFrame):
+                self.acks.stored(frame.source_id, frame.through)
 
         with trio.CancelScope() as scope:  # cancelled by a revoke or a newer link
             link = self._machines.links.open(record.machine_id, scope.cancel, send)
@@ -215,6 +234,12 @@ class MachineListener:
             if frame.request.node_id != record.machine_id:
                 return [RefusedFrame("refused", frame.request.request_id, "wrong_node")]
             return await self.relay.on_request(frame.request)
+        if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(
+            f"{record.machine_id}."
+        ):  # fmt: skip
+            again = self.acks.already(frame.source_id, frame.sequence)
+            if again is not None:  # stored already: acknowledge it again, store it no more
+                return [AckFrame("ack", frame.source_id, again)]
         await self.relay.on_frame(record.machine_id, frame)  # worker and turn_event
         return []
 

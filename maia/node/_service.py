@@ -23,6 +23,7 @@ from maia.core import MaiaError, read_discovery
 from supervision import ChildStartFailed
 
 from . import _handlers as _handlers  # registers the handlers
+from ._gc import tune_collector
 from ._home import NodeHome, write_token
 from ._lock import NodeLock
 from ._services import NodeConfig, NodeServices
@@ -126,6 +127,7 @@ async def run_node(
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
                 running = await nursery.start(serve_node, config)
+                tune_collector()  # only the Node's own process: serve_node also runs in tests
                 on_ready(running)
                 async for signum in signals:
                     log.info("received %s: stopping", signal.Signals(signum).name)

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import attrs
+import orjson
 
 from actors.machine import (
     MACHINES,
@@ -124,7 +125,9 @@ async def _confirm(ctx: ServiceContext, action: str, params: MachineChangeConfir
     now = ctx.now()
 
     def apply(conn: sqlite3.Connection) -> Applied:
-        record, event_id = write(conn, now)
+        before = get_machine(conn, name=params.name)
+        record, event_id = write(conn, now)  # its own refusals first (invalid_state, ...)
+        _check_fresh(conn, params, before)
         change = "created" if record.revision == 1 else "updated"
         return Applied({"machine": machine_wire(record)}, event_ids=(event_id,),
                        targets=(ReceiptTarget(OWNER_TYPE, record.machine_id, change, None,
@@ -146,6 +149,30 @@ async def _confirm(ctx: ServiceContext, action: str, params: MachineChangeConfir
         return wire
 
     return await ctx.store.write(mutate)
+
+
+def _check_fresh(conn: sqlite3.Connection, params: MachineChangeConfirmInput,
+                 before: MachineRecord | None) -> None:  # fmt: skip
+    """Raises `storage_conflict` when the machine's row is not at the revision the preview
+    bound (another writer moved it since: a stale preview). Inside the confirm's
+    transaction, so the refusal leaves the proof unspent and the row as it was."""
+    bound = _bound_revision(conn, params.preview_id or "")
+    actual = None if before is None else before.revision
+    if bound != actual:
+        raise MaiaError("storage_conflict", f"machine {params.name} changed since preview "
+                        f"{params.preview_id}; preview again",
+                        {"reason": "stale_preview", "resource": "machine", "id": params.name,
+                         "expected": bound, "actual": actual})  # fmt: skip
+
+
+def _bound_revision(conn: sqlite3.Connection, preview_id: str) -> int | None:
+    """The machine revision the preview bound (None: the name had no row then)."""
+    row = conn.execute("SELECT targets FROM previews WHERE preview_id = ?", (preview_id,))
+    found = row.fetchone()
+    for target_type, _, revision in orjson.loads(found[0]) if found is not None else ():
+        if target_type == OWNER_TYPE:
+            return None if revision is None else int(revision)
+    return None
 
 
 def _at_incarnation(record: MachineRecord, wire: dict[str, Any]) -> MachineRecord:

@@ -12,13 +12,15 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from actors import ActorError
 from actors.machine import (
     MACHINES,
-    AssignmentRow,
     MachineService,
     MachineState,
-    assignment_for,
+    Place,
+    find_assignment,
     get_machine,
+    new_assignment,
     place_session,
 )
 from maia.core import MaiaError
@@ -46,13 +48,22 @@ async def create_placed(
     session_id = result.result["session"]["sessionId"]
     project_id = result.result["session"]["projectId"]
     now = ctx.now()
+    row = await ctx.read(lambda c: find_assignment(c, record.machine_id, project_id))
+    if row is None:  # its actor creates it (the `place` transition)
+        service: MachineService = ctx.runtime[MACHINES]
+        made = new_assignment(record.machine_id, project_id, now)
+        try:
+            row = await service.assignments.ask(made.assignment_id,
+                                                Place(made, record.registration))  # fmt: skip
+        except (MaiaError, ActorError):  # another create of this Project made it first
+            row = await ctx.read(lambda c: find_assignment(c, record.machine_id, project_id))
+            if row is None:
+                raise
+    assert row is not None
+    placed = row
 
-    def place(conn: sqlite3.Connection) -> AssignmentRow:
-        row = assignment_for(conn, record.machine_id, project_id, now)
-        place_session(conn, session_id, row.assignment_id, now)
-        return row
+    def place(conn: sqlite3.Connection) -> None:
+        place_session(conn, session_id, placed.assignment_id, now)
 
-    row = await ctx.store.write(place)
-    service: MachineService = ctx.runtime[MACHINES]
-    service.relay.leases.add(row, record.registration)
+    await ctx.store.write(place)
     return result

@@ -150,9 +150,8 @@ def test_kill_9_of_the_execution_node_mid_turn(pair: Pair) -> None:
     wait_for(lambda: _turn(pair.control, session_id).get("state") == "failed",
              "the turn was not resolved after the restart", pair.control)  # fmt: skip
     turn = pair.control.call("turn", "show", _turn(pair.control, session_id)["turnId"])["turn"]
-    # The Session actor names a lost worker's turn worker_failed; the message says why.
-    assert turn["failureReason"] in ("runtime_lost", "worker_failed"), turn
-    assert "runtime_lost" in (turn.get("failureMessage") or ""), turn
+    # The worker's runtime (its Execution Node) was lost: the turn's reason says so.
+    assert turn["failureReason"] == "runtime_lost", turn
     wait_for(lambda: _ppid(pid) is None or _ppid(pid) != pair.execution.pid,
              "the old worker still runs", pair.execution)  # fmt: skip
     assert not os.path.exists(f"/proc/{pid}") or _ppid(pid) != pair.execution.pid
@@ -233,8 +232,11 @@ def test_a_partition_longer_than_the_lease_stops_by_the_local_deadline(pair: Pai
           f" partition: {horizon_before} ms ahead")  # fmt: skip
     assert stop_start <= deadline + CLOCK_ERROR_BUDGET_MS  # before Control's horizon
     assert stop_end - stop_start <= STOP_BOUND_MS
-    wait_for(lambda: _turn(pair.control, session_id).get("state") == "failed",
+    # The Node's own record of the stop (sent again after the heal) resolves the turn:
+    # `interrupted` when the stop's interrupt ended it, `failed` when it had to be killed.
+    wait_for(lambda: _turn(pair.control, session_id).get("state") in ("interrupted", "failed"),
              "the turn was not resolved after healing", pair.control)  # fmt: skip
+    print(f"turn resolved {_turn(pair.control, session_id)['state']}")
     wait_for(lambda: _epoch(pair.control) == epoch_before + 1,
              "no new epoch after the stopped report", pair.control)  # fmt: skip
     wait_for(lambda: any(e["lease_epoch"] == epoch_before + 1

@@ -27,6 +27,8 @@ INTERNAL = {
         "Leftover", "session_from_row", "SESSION_COLUMNS",
         "record_failure", "closed_refusal", "MAX_FAILURE_CHARS", "Spill", "bound_text",
         "EVENT_TEXT_CHARS", "OUTPUT_TEXT_CHARS", "OUTPUT_TEXT_BYTES",
+        "LAZY", "lazy_wake", "refire", "subject_now", "worker_gone", "wake_now", "flush_columns",
+        "set_latest_turn",
     },
     "maia.service": {
         "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",

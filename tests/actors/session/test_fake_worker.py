@@ -184,9 +184,10 @@ async def _timers(h: Harness) -> list[tuple[Any, ...]]:
 async def test_wall_time_and_idle_release_are_durable_timers(
     tmp_path: Path, jump_clock: trio.testing.MockClock
 ) -> None:
-    """A running turn's wall time is a timer row of its Session (armed at dispatch, gone in
-    the write that ends the turn); the idle worker's release is a row due a minute after the
-    turn ended, and the worker is released when it fires, not before."""
+    """A running turn's wall time is a timer row of its Session (armed at dispatch, left
+    to fire as a no-op after the turn: `_lazy_wakes`); the idle worker's release is a row
+    due a minute after the turn ended, the worker is released when it fires, not before,
+    and no row is left once it is gone."""
     async with _open(tmp_path) as h:
         session_id = await h.session()
         slow = await h.send(session_id, "/sleep 30000 slow")
@@ -201,7 +202,8 @@ async def test_wall_time_and_idle_release_are_durable_timers(
         finished = await h.store.read(lambda c: c.execute(
             "SELECT finished_ms FROM turns WHERE turn_id = ?", (slow,)).fetchone()[0])  # fmt: skip
         assert await _timers(h) == [
-            ("session", session_id, "idle-release", None, finished + IDLE_MS)
+            ("session", session_id, "idle-release", None, finished + IDLE_MS),
+            wall,
         ]
         await trio.sleep(IDLE_MS / 1000 - 1)
         (worker,) = h.workers.spawned
@@ -210,3 +212,57 @@ async def test_wall_time_and_idle_release_are_durable_timers(
         assert _state(worker) is WorkerState.EXITED
         assert await _timers(h) == []
         assert await h.session_row(session_id) == ("idle", "stopped")
+
+
+async def test_a_later_turn_writes_no_timer_row_and_keeps_its_own_wall_time(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """A second turn on a warm worker writes no timer row (the first turn's wall-time row
+    fires sooner); when it fires the row is armed again for the running turn's own
+    deadline, and that turn fails wall_time_exceeded at it, not at the first turn's."""
+    limit = UserConfig().capacity.max_wall_time_ms_per_activation
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        first = await h.send(session_id, "quick")
+        await h.wait_turn(first, "completed")
+        before = await _timers(h)
+        await trio.sleep(10)  # the second turn is dispatched 10 s later
+        slow = await h.send(session_id, f"/sleep {2 * limit} slow")
+        await h.wait_turn(slow, "running")
+        assert await _timers(h) == before  # nothing armed, nothing replaced
+        dispatched = await h.store.read(lambda c: c.execute(
+            "SELECT occurred_ms FROM events WHERE event_type = 'turn.dispatching'"
+            " ORDER BY position DESC LIMIT 1").fetchone()[0])  # fmt: skip
+        await trio.sleep(limit / 1000 - 5)  # past the first turn's deadline
+        assert await _timers(h) == [("session", session_id, "wall-time", slow, dispatched + limit)]
+        failed = await h.wait_turn(slow, "failed", "completed")
+        assert failed.failure_reason == "wall_time_exceeded"
+        finished = await h.store.read(lambda c: c.execute(
+            "SELECT finished_ms FROM turns WHERE turn_id = ?", (slow,)).fetchone()[0])  # fmt: skip
+        assert dispatched + limit <= finished < dispatched + limit + 60_000
+
+
+async def test_an_idle_release_armed_for_an_earlier_turn_is_armed_again_for_the_last(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """The idle release armed when the first turn ended is not moved by a second turn's end
+    (no row written); when it fires the worker is kept and the release armed again for a
+    minute after the second turn, when the worker is released."""
+    async with _open(tmp_path) as h:
+        session_id = await h.session()
+        await h.wait_turn(await h.send(session_id, "first"), "completed")
+        (idle, _) = await _timers(h)
+        await trio.sleep(30)
+        second = await h.send(session_id, "second")
+        await h.wait_turn(second, "completed")
+        query = "SELECT finished_ms FROM turns WHERE turn_id = ?"
+        finished = await h.store.read(lambda c: c.execute(query, (second,)).fetchone()[0])
+        assert (await _timers(h))[0] == idle  # still the first turn's
+        await trio.sleep(IDLE_MS / 1000 - 30 + 1)  # past the first turn's release
+        (worker,) = h.workers.spawned
+        assert worker.state is WorkerState.READY
+        timers = await _timers(h)
+        assert ("session", session_id, "idle-release", None, finished + IDLE_MS) in timers
+        await trio.sleep(40)
+        assert _state(worker) is WorkerState.EXITED
+        assert await _timers(h) == []

@@ -11,6 +11,7 @@ import pytest
 import trio
 
 from maia.core import MaiaError
+from supervision._worker_core import ACK_EVERY
 from supervision.workers import (
     FileEpochSource,
     MemoryEpochSource,
@@ -322,7 +323,27 @@ async def test_a_slow_consumer_slows_the_worker_but_never_fences_it(tmp_path: Pa
             assert deltas == [str(i) for i in range(2000)]
             assert handle.fence_reason is None
             assert handle.statistics().state is WorkerState.READY
-            assert handle.stream.connection.wire.unacked_received == 0
+            assert 0 < handle.stream.connection.wire.unacked_received < ACK_EVERY
+
+
+async def test_a_turns_last_events_are_acknowledged_with_the_next_prompt(
+    tmp_path: Path,
+) -> None:
+    """A turn's events past the last full ACK_EVERY stay unacknowledged until the next
+    prompt, whose write acknowledges them: after the second turn only its own remain."""
+    with trio.fail_after(30):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            first = [event async for event in handle.prompt("t1", "/flood 300")]
+            wire = handle.stream.connection.wire
+            numbered = [event for event in first if event.sequence]
+            assert len(numbered) > ACK_EVERY * 2
+            assert wire.unacked_received == len(numbered) - ACK_EVERY * 2
+            second = [event async for event in handle.prompt("t2", "hi")]
+            assert second[-1].kind == "completed"
+            assert wire.unacked_received == len([event for event in second if event.sequence])
+            assert handle.fence_reason is None
 
 
 async def test_an_abandoned_turn_does_not_break_the_handle(tmp_path: Path) -> None:
