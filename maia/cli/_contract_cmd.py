@@ -58,6 +58,18 @@ def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
     return files, problems
 
 
+def _source_tree(command: str, root: Path, needed: Path) -> None:
+    """Exit 2 saying where to run `command` when ROOT is not a Maia source tree (these are
+    a developer's commands: run elsewhere they used to print a bare `[Errno 2]`)."""
+    if not (root / needed).exists():
+        click.echo(
+            f"maia contract {command}: {root / needed} does not exist: {root.resolve()} is not "
+            "a Maia source tree; run it from the repository's root or pass --root DIR",
+            err=True,
+        )
+        raise SystemExit(2)
+
+
 def _stale(files: dict[Path, str]) -> list[Path]:
     return [p for p, text in files.items() if not p.exists() or p.read_text("utf-8") != text]
 
@@ -71,6 +83,7 @@ def contract() -> None:
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
 def generate(root: Path) -> None:
     """Rewrite the op reference of docs/protocol.md, docs/registry.lock.json and _generated.py."""
+    _source_tree("generate", root, PROTOCOL_DOC)
     files, problems = expected_files(root)
     if problems:
         for problem in problems:
@@ -87,6 +100,7 @@ def generate(root: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def check(root: Path, as_json: bool) -> None:
     """Exit non-zero, naming what is stale or incompatible, when the projections drifted."""
+    _source_tree("check", root, PROTOCOL_DOC)
     files, problems = expected_files(root)
     stale = [str(p.relative_to(root)) for p in _stale(files)]
     if as_json:
@@ -124,6 +138,8 @@ def verify(root: Path, folder: Path | None, only: tuple[str, ...], as_json: bool
     """Run every op's fixtures against a real Node; exit non-zero naming each failure."""
     from maia.conformance import verify_fixtures
 
+    if folder is None:
+        _source_tree("fixtures verify", root, Path("tests") / "fixtures" / "ops")
     report = verify_fixtures(
         folder or root / "tests" / "fixtures" / "ops", repo=root.resolve(), only=only or None
     )

@@ -30,7 +30,7 @@ from ._output import Out as Out
 from ._output import now_ms as now_ms
 from ._output import run_local
 from ._refs import Ambiguous as Ambiguous
-from ._refs import ambiguous_exit, is_exact_id
+from ._refs import ambiguous_exit, reference_slots, with_ids
 
 
 class Requester(Protocol):
@@ -52,14 +52,12 @@ async def resolve(client: Requester, reference: str, kind: str) -> str:
 
 
 async def resolve_references(client: Requester, invocation: Invocation) -> dict[str, Any]:
-    """The invocation's params with every reference replaced by its exact ID (a whole ID
-    asks nothing of the Node: `is_exact_id`)."""
-    params = dict(invocation.params)
-    for wire, kind in invocation.references.items():
-        value = params.get(wire)
-        if isinstance(value, str) and not is_exact_id(value, kind):
-            params[wire] = await resolve(client, value, kind)
-    return params
+    """The invocation's params with every reference (a wire field or a dotted path into
+    nested objects: `template.projectId`) replaced by its exact ID; a whole ID asks nothing
+    of the Node (`is_exact_id`)."""
+    slots = reference_slots(dict(invocation.params), invocation.references)
+    ids = {path: await resolve(client, text, kind) for path, kind, text in slots}
+    return with_ids(dict(invocation.params), ids)
 
 
 async def call(client: Requester, op_id: str, params: dict[str, Any], out: Out) -> Any:

@@ -12,6 +12,14 @@ import click
 from ._config_cmd import _home
 
 
+def _refuse(name: str, problem: str, as_json: bool) -> click.UsageError:
+    """A usage error (exit 2); with --json also its one document on stdout, shaped like a
+    probe that failed, so a program reading stdout is never left with nothing."""
+    if as_json:
+        click.echo(json.dumps({"executor": name, "ok": False, "problem": problem}))
+    return click.UsageError(problem)
+
+
 @click.command("check")
 @click.argument("name")
 @click.option("--home", metavar="PATH", help="The Maia home (default: $MAIA_HOME or ~/.maia).")
@@ -29,9 +37,12 @@ def check_command(name: str, home: str | None, as_json: bool) -> None:
     executor = config.executors.get(name)
     if executor is None:
         known = ", ".join(sorted(config.executors)) or "none"
-        raise click.UsageError(f"no executor {name!r} in config.jsonc (configured: {known})")
+        problem = f"no executor {name!r} in config.jsonc (configured: {known})"
+        raise _refuse(name, problem, as_json)
     if executor.kind not in MODULES:
-        raise click.UsageError(f"executor {name!r} is {executor.kind}: only agent kinds probe")
+        kinds = ", ".join(sorted(MODULES))
+        problem = f"executor {name!r} is {executor.kind}: only agent kinds probe ({kinds})"
+        raise _refuse(name, problem, as_json)
     found = probe(executor.kind, executor.options, executor.argv)
     if as_json:
         click.echo(json.dumps({"executor": name, **found.as_dict()}))

@@ -208,6 +208,9 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
         if as_json and as_jsonl:
             raise click.UsageError("--json and --jsonl exclude each other")
         output: Output = "json" if as_json else "jsonl" if as_jsonl else "human"
+        if as_json and (values.get("follow") or operation_id == "session.attach"):
+            # a stream has no one document to print: it used to print JSON lines anyway
+            raise click.UsageError("--json prints one document and this streams: use --jsonl")
         timeout = values.get("timeout")
         after = values.get("after")
         params = pair_wire(op, values) if pair else wire_params(op, values)
@@ -224,6 +227,10 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
 
             params["commandId"], generated = new_id("command"), True
         references: dict[str, str] = {w: k for w, k in reference_fields(op).items() if w in params}
+        if pair:
+            from ._pairs import pair_references
+
+            references.update(pair_references(op, params))
         raise _Done(
             Invocation(
                 operation_id,
@@ -289,7 +296,7 @@ def _shortcut_command(shortcut: Any) -> click.Command:
         raise _Done(
             Invocation(operation_id, params=params, output=output, yes=bool(values.get("yes")),
                        node=values.get("node"), home=values.get("home"),
-                       command_id_generated=generated)
+                       command_id_generated=generated, references=dict(shortcut.references))
         )  # fmt: skip
 
     extra: list[click.Parameter] = []

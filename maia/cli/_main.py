@@ -83,6 +83,25 @@ def _refuse(message: str, code: int = 2) -> int:
     return code
 
 
+def _usage_json(args: Sequence[str], error: Any) -> None:
+    """With `--json`, a usage error is also the one error document on stdout (docs/cli.md:
+    `--json` prints exactly one document), naming the flag when click knows it."""
+    words = args[: args.index("--")] if "--" in args else args
+    if "--json" not in words:
+        return
+    import json
+
+    param = getattr(error, "param", None)
+    opts = getattr(param, "opts", None) or []
+    flag = opts[0] if opts and opts[0].startswith("-") else None
+    name = flag or getattr(param, "human_readable_name", "")
+    details = {"path": name} if name else {}
+    message = error.format_message().split("\n")[0][:MESSAGE_MAX]
+    envelope = {"ok": False, "error": {"code": "invalid_request", "message": message,
+                                       "retryable": False, "details": details}}  # fmt: skip
+    sys.stdout.write(json.dumps(envelope, sort_keys=True) + "\n")
+
+
 def _interactive() -> bool:
     try:
         return sys.stdin.isatty() and sys.stderr.isatty()
@@ -110,6 +129,22 @@ def _run_local(invocation: Any) -> int:
     return run_local(invocation, Out(sys.stdout, sys.stderr, "human"))
 
 
+def _interrupted(invocation: Any) -> int:
+    """Ctrl-C: exit 130. A `turn send --wait` stops waiting, not the turn, whose ID may not
+    have come back yet: say so, and how to find it (its command's receipt names it)."""
+    from . import _exit
+
+    note = ""
+    command_id = invocation.params.get("commandId")
+    if invocation.operation_id == "turn.send" and invocation.wait and command_id:
+        note = (
+            "; the turn, if sent, goes on: `maia receipt get --command-id "
+            f"{command_id}` names it, `maia turn interrupt TURN` stops it"
+        )
+    sys.stderr.write(f"maia: interrupted{note}\n")
+    return _exit.INTERRUPTED
+
+
 def _run_op(invocation: object) -> int:
     from . import _exit
     from ._invocation import Invocation
@@ -120,8 +155,7 @@ def _run_op(invocation: object) -> int:
         try:
             return run_quick(invocation, _interactive())
         except KeyboardInterrupt:
-            sys.stderr.write("maia: interrupted\n")
-            return _exit.INTERRUPTED
+            return _interrupted(invocation)
     import anyio
 
     from maia.client import open_client
@@ -148,13 +182,11 @@ def _run_op(invocation: object) -> int:
     try:
         return anyio.run(run, backend="asyncio")
     except KeyboardInterrupt:
-        sys.stderr.write("maia: interrupted\n")
-        return _exit.INTERRUPTED
+        return _interrupted(invocation)
     except BaseExceptionGroup as group:  # Ctrl-C met inside a task group
         if group.subgroup(KeyboardInterrupt) is None:
             raise
-        sys.stderr.write("maia: interrupted\n")
-        return _exit.INTERRUPTED
+        return _interrupted(invocation)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -216,6 +248,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:
+        _usage_json(args, error)
         return _refuse(error.format_message().split("\n")[0])
     except click.ClickException as error:
         return _refuse(error.format_message(), 1)

@@ -24,7 +24,7 @@ import click
 from maia.protocol import OperationDescriptor, Registry
 from maia.protocol.shapes import Bool, Enum, FieldPlan, Int, Nullable, Obj, Shape, Str, class_plan
 
-from ._flags import _option, input_plan, wire_params
+from ._flags import REFERENCE_FORMS, _option, input_plan, reference_kind, wire_params
 
 SEP: Final = "__"  # click destination of a spread field: <object>__<field>
 _PLAIN = (Str, Int, Bool, Enum)
@@ -97,7 +97,8 @@ def pair_params(op: OperationDescriptor) -> list[click.Parameter]:
             flag = field.name if names[field.name] == 1 else f"{plan.name}_{field.name}"
             option = _option(op, field)
             option.required = False
-            option.help = field.spec.doc  # an exact value: nested fields are not resolved
+            kind = reference_kind(op, field)
+            option.help = field.spec.doc + (f" ({REFERENCE_FORMS[kind]})" if kind else "")
             option.metavar = field.name.upper()
             option.opts = ["--" + flag.replace("_", "-")]
             option.name = f"{plan.name}{SEP}{field.name}"
@@ -122,3 +123,20 @@ def pair_wire(op: OperationDescriptor, values: Mapping[str, Any]) -> dict[str, A
         if body:
             wire[plan.wire] = body
     return wire
+
+
+def pair_references(op: OperationDescriptor, wire: Mapping[str, Any]) -> dict[str, str]:
+    """`object.field` → reference kind of each spread field in `wire` that takes a human
+    reference (`template.projectId` → project), so `--project-id app` resolves at the stem
+    as it does at `session create`."""
+    out: dict[str, str] = {}
+    for plan in input_plan(op):
+        body = wire.get(plan.wire)
+        inner = _spread(plan)
+        if inner is None or not isinstance(body, dict):
+            continue
+        for field in inner:
+            kind = reference_kind(op, field)
+            if kind is not None and field.wire in body:
+                out[f"{plan.wire}.{field.wire}"] = kind
+    return out

@@ -47,7 +47,7 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
     from maia.protocol import REGISTRY, check
 
     from ._output import Out
-    from ._refs import Ambiguous, ambiguous_exit, is_exact_id
+    from ._refs import Ambiguous, ambiguous_exit, reference_slots, with_ids
 
     out = Out(sys.stdout, sys.stderr, invocation.output)
     op_id = invocation.operation_id
@@ -57,11 +57,9 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
     del interactive  # nothing here asks the person
     try:
         with connect_sync(invocation.node, home=invocation.home) as client:
-            params: dict[str, Any] = dict(invocation.params)
-            for wire, kind in invocation.references.items():
-                value = params.get(wire)
-                if isinstance(value, str) and not is_exact_id(value, kind):
-                    params[wire] = _resolve(client, value, kind)
+            slots = reference_slots(dict(invocation.params), invocation.references)
+            ids = {path: _resolve(client, text, kind) for path, kind, text in slots}
+            params: dict[str, Any] = with_ids(dict(invocation.params), ids)
             if op.input_type is not None:
                 check(op.input_type, params)  # refuse locally what the Node would refuse
             result = client.request(op_id, params, on_slow=lambda: _note(out, op_id))

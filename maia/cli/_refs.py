@@ -47,3 +47,31 @@ def ambiguous_exit(ambiguous: Ambiguous, out: Any) -> int:
         )
         out.json({"ok": False, "error": error.to_wire()})
     return _exit.USAGE
+
+
+def reference_slots(
+    params: dict[str, Any], references: dict[str, str]
+) -> list[tuple[str, str, str]]:
+    """(path, kind, text) of each reference in `params` that needs `reference.resolve`. A
+    path is a wire field or a dotted path into nested objects (`change.spec.projectId`)."""
+    slots: list[tuple[str, str, str]] = []
+    for path, kind in references.items():
+        value: Any = params
+        for name in path.split("."):
+            value = value.get(name) if isinstance(value, dict) else None
+        if isinstance(value, str) and not is_exact_id(value, kind):
+            slots.append((path, kind, value))
+    return slots
+
+
+def with_ids(params: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
+    """`params` with each path of `ids` set to its exact ID, copying the objects on the way
+    down (the invocation's own params stay as typed)."""
+    out = dict(params)
+    for path, exact in ids.items():
+        *outer, field = path.split(".")
+        holder = out
+        for name in outer:
+            holder[name] = holder = dict(holder[name])
+        holder[field] = exact
+    return out

@@ -43,6 +43,14 @@ def _read_bounded(stream: BinaryIO, max_chars: int) -> bytes:
     return data
 
 
+def _own_stdin() -> BinaryIO:
+    # Python leaves sys.stdin None when the process started with descriptor 0 closed
+    # (`maia ... --file - <&-`): a usage error, not an AttributeError traceback.
+    if sys.stdin is None:
+        raise _refused("- reads stdin, but stdin is closed; give a PATH or pipe the text in")
+    return sys.stdin.buffer
+
+
 def read_text_file(path: str, max_chars: int, stdin: BinaryIO | None = None) -> str:
     """The text in `path` (`-`: `stdin`, default this process's), read up to what
     `max_chars` characters can take. Blocking.
@@ -51,12 +59,15 @@ def read_text_file(path: str, max_chars: int, stdin: BinaryIO | None = None) -> 
     not UTF-8 (exit 2)."""
     try:
         if path == "-":
-            data = _read_bounded(stdin if stdin is not None else sys.stdin.buffer, max_chars)
+            data = _read_bounded(stdin if stdin is not None else _own_stdin(), max_chars)
         else:
             with open(path, "rb") as stream:
                 data = _read_bounded(stream, max_chars)
     except OSError as error:
         raise _refused(f"cannot read {path}: {error.strerror or error}") from None
+    if not data:
+        source = "stdin" if path == "-" else path
+        raise _refused(f"{source} is empty; the prompt needs at least one character")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

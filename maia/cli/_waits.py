@@ -102,6 +102,10 @@ async def send_and_wait(
             final = await send_and_wait_wire(client, params, timeout_s=limit)
     turn = final["turn"]
     if turn["state"] not in TURN_ENDED:
+        if out.fmt == "json":  # the last answer, as `turn wait` prints it on a timeout
+            out.json({"ok": True, "result": final})
+        elif out.fmt == "jsonl":
+            out.data(json.dumps(turn, ensure_ascii=False, sort_keys=True) + "\n")
         out.message(
             f"turn {turn['turnId']} did not end within {limit:g} s (it goes on: "
             f"maia turn show {turn['turnId']})"

@@ -30,8 +30,10 @@ def _add_params() -> list[click.Parameter]:
                      help="An event type to deliver (repeat it; * for every type)."),
         click.Option(["--secret-env"], required=True, metavar="NAME",
                      help="The Node's environment variable holding the whsec_ secret."),
-        click.Option(["--project-id"], help="Only this Project's events (its exact ID)."),
-        click.Option(["--session-id"], help="Only this Session's events (its exact ID)."),
+        click.Option(["--project-id"], metavar="PROJECT",
+                     help="Only this Project's events (Project ID, ID prefix or key)."),
+        click.Option(["--session-id"], metavar="SESSION",
+                     help="Only this Session's events (Session ID, ID prefix or title)."),
         click.Option(["--description"], help="For people."),
     ]  # fmt: skip
 
@@ -69,7 +71,8 @@ def _target(kind: str, argument: str, wire: str) -> Any:
 
 WEBHOOK_SHORTCUTS: Final = (
     Shortcut(("webhook", "add"), CONFIRM, "Add a webhook (previews, then asks).",
-             _add_params, _add),
+             _add_params, _add, references={"change.spec.projectId": "project",
+                                            "change.spec.sessionId": "session"}),
     Shortcut(("webhook", "list"), "webhooks.list", "List the webhooks.",
              lambda: [click.Option(["--include-removed"], is_flag=True,
                                    help="Also list removed webhooks.")],

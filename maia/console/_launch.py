@@ -14,6 +14,10 @@ from collections.abc import Sequence
 from maia.cli._home import NEXT_STEP, ensure_node
 
 CONSOLE_USAGE = "maia: usage: maia console [--home DIR] [--node URL]\n"
+STDIN_CLOSED = (
+    "maia console: stdin is closed; the console reads commands from a terminal "
+    "(in a script, run `maia COMMAND` instead)\n"
+)
 
 
 def _console_options(args: Sequence[str]) -> dict[str, str] | None:
@@ -41,6 +45,9 @@ def open_console(args: Sequence[str]) -> int:
     options = _console_options(args)
     if options is None:
         sys.stderr.write(CONSOLE_USAGE)
+        return 2
+    if sys.stdin is None:  # started with descriptor 0 closed (`<&-`): nothing to read from
+        sys.stderr.write(STDIN_CLOSED)
         return 2
     from ._app import run_console
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +135,28 @@ def test_missing_markers_are_named(tmp_path: Path, capsys: pytest.CaptureFixture
     (root / "docs" / "protocol.md").write_text("# no markers\n", "utf-8")
     assert main(["contract", "check", "--root", str(root)]) != 0
     assert "BEGIN GENERATED" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "needed"),
+    [
+        (["contract", "check"], "docs/protocol.md"),
+        (["contract", "generate"], "docs/protocol.md"),
+        (["contract", "fixtures", "verify", "--op", "turn.send"], "tests/fixtures/ops"),
+    ],
+)
+def test_contract_commands_outside_a_source_tree_say_where_to_run(
+    tmp_path: Path, args: list[str], needed: str
+) -> None:
+    """A real `maia contract ...` run in a folder that is not a Maia checkout exits 2 naming
+    the missing path and `--root` (was a bare `[Errno 2]`, exit 1); it writes nothing."""
+    done = subprocess.run(
+        [sys.executable, "-m", "maia", *args], capture_output=True, text=True, timeout=60,
+        cwd=tmp_path, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"{needed} does not exist" in done.stderr
+    assert "not a Maia source tree" in done.stderr
+    assert "--root DIR" in done.stderr
+    assert "Errno" not in done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -53,3 +53,17 @@ def test_an_unknown_or_non_agent_executor_is_refused(tmp_path: Path) -> None:
     unknown = cli("executor", "check", "nope")
     assert unknown.returncode == 2
     assert "configured: claude, gone, lines" in unknown.stderr
+
+
+def test_a_refusal_with_json_still_prints_one_document(tmp_path: Path) -> None:
+    """`--json` on an exec or unknown executor: exit 2, the reason on stderr, and one JSON
+    document on stdout (`ok: false` with the problem) instead of nothing."""
+    cli = _cli(tmp_path)
+    for name, said in (("lines", "only agent kinds probe (acp, claude-code, codex)"),
+                       ("nope", "configured: claude, gone, lines")):  # fmt: skip
+        done = cli("executor", "check", name, "--json")
+        assert done.returncode == 2, done.stderr
+        assert said in done.stderr
+        document = json.loads(done.stdout)
+        assert (document["executor"], document["ok"]) == (name, False)
+        assert said in document["problem"]
