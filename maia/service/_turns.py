@@ -5,7 +5,8 @@ to storage. `turn.wait` answers as soon as the turn reaches a wanted state, woke
 actor's commit, and never waits more than 4 s in one call. `turn.send` with
 `waitMilliseconds` is a send and that same wait in one call (a client's whole `send --wait`
 for a short turn is its hello and this request); once the turn ended, the answer carries its
-items as `turn.show`'s first page does.
+items as `turn.show`'s first page does (the turn from the notifier's committed snapshot when
+it holds one, so only the items are read).
 """
 
 from __future__ import annotations
