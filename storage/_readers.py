@@ -8,7 +8,8 @@ shared queue; a read is queued with its trio task and the answer handed back thr
 trio token (`reschedule`), the way the writer answers. That costs less per read than a
 `trio.to_thread` hand-off (a thread start-or-reuse, a context copy and a cancel scope per
 call: measured in docs/storage.md). At most `size` reads are in flight (the limiter), so
-the queue never holds more than `size` reads. A read in flight is not cancellable (as with
+the queue never holds more than `size` reads; each holds a token of trio's default thread
+limiter as well, as a `to_thread` call would. A read in flight is not cancellable (as with
 `to_thread`); `busy_timeout` bounds its wait for a lock.
 """
 
@@ -74,7 +75,10 @@ class ReaderPool:
 
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` on a reader thread's connection; raises `unavailable` once closed."""
-        async with self._limiter:
+        # A token of trio's default thread limiter too, as `to_thread` took: the reads share
+        # its bound with other thread work, and whoever asks it whether a thread is at work
+        # (tests' virtual-time drivers) still sees a read in flight.
+        async with self._limiter, trio.to_thread.current_default_thread_limiter():
             if not self._open:
                 raise MaiaError(
                     "unavailable", "storage is unavailable: closed", {"target": "storage"}
