@@ -28,4 +28,5 @@ from ._routines import ROUTINE_HANDLERS as ROUTINE_HANDLERS
 from ._routines import install_launcher as install_launcher
 from ._sessions import session_executor as session_executor
 from ._turn_items import encoded_size as encoded_size
+from ._turn_items import items_page as items_page
 from ._turn_items import show_page as show_page

@@ -57,8 +57,17 @@ def _bounded_turn(turn: Turn) -> Turn:
 def show_page(conn: sqlite3.Connection, turn_id: str, after_seq: int) -> TurnShowOutput:
     """The turn and its items after sequence `after_seq`, in order, under the frame bound.
     Raises `resource_not_found`."""
-    turn = _bounded_turn(turn_view(conn, turn_id))
+    turn = turn_view(conn, turn_id)
     prompt = conn.execute("SELECT text FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()[0]
+    return items_page(conn, turn, prompt, after_seq)
+
+
+def items_page(conn: sqlite3.Connection, turn: Turn, prompt: str,
+               after_seq: int) -> TurnShowOutput:  # fmt: skip
+    """`show_page` for a turn already known (its committed view and prompt): only its
+    items are read."""
+    turn_id = turn.turn_id
+    turn = _bounded_turn(turn)
     left = RESPONSE_BUDGET_BYTES - encoded_size(prompt) - encoded_size(turn.output_text)
     rows = conn.execute(
         # The text is cut here, not by SQLite: its substr() and length() end at a NUL.

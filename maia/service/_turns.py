@@ -5,7 +5,8 @@ to storage. `turn.wait` answers as soon as the turn reaches a wanted state, woke
 actor's commit, and never waits more than 4 s in one call. `turn.send` with
 `waitMilliseconds` is a send and that same wait in one call (a client's whole `send --wait`
 for a short turn is its hello and this request); once the turn ended, the answer carries its
-items as `turn.show`'s first page does.
+items as `turn.show`'s first page does (the turn from the notifier's committed snapshot when
+it holds one, so only the items are read).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from ._context import (
     session_of_turn,
 )
 from ._paging import issue, open_cursor
-from ._turn_items import show_page
+from ._turn_items import items_page, show_page
 
 TERMINAL = ("completed", "failed", "interrupted")
 DISPATCH_WAIT_S = 3.0
@@ -84,7 +85,14 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     ended, turn = await _await_states(ctx, sent.turn.turn_id, TERMINAL, deadline)
     if not ended:
         return attrs.evolve(sent, turn=turn)
-    page = await turn_show(ctx, TurnShowInput(turn_id=turn.turn_id))
+    held = ctx.sessions.notifier.turn(turn.turn_id)
+    if held is not None and held.state in TERMINAL:
+        # The committed snapshot is the turn as turn.show would read it, and the prompt is
+        # this send's text (a retry's is the same: same digest): only the items are read.
+        page = await ctx.read(lambda c: items_page(c, held, params.text, 0))
+        page = _with_cursor(ctx, page)
+    else:
+        page = await turn_show(ctx, TurnShowInput(turn_id=turn.turn_id))
     return attrs.evolve(sent, turn=page.turn, items=page.items,
                         items_truncated=page.items_truncated,
                         next_item_cursor=page.next_item_cursor)  # fmt: skip
@@ -159,8 +167,14 @@ async def turn_show(ctx: ServiceContext, params: TurnShowInput) -> TurnShowOutpu
     if params.item_cursor is not None:
         after = open_cursor(ctx.store, params.item_cursor, "turn.show", filters)
     page = await ctx.read(lambda c: show_page(c, params.turn_id, after))
+    return _with_cursor(ctx, page)
+
+
+def _with_cursor(ctx: ServiceContext, page: TurnShowOutput) -> TurnShowOutput:
+    """`page` with the cursor to the items after it, when more follow."""
     if not page.items_truncated or not page.items:
         return page
+    filters = {"turnId": page.turn.turn_id}
     cursor = issue(ctx.store, page.items[-1].sequence, "turn.show", filters)
     return attrs.evolve(page, next_item_cursor=cursor)
 
