@@ -321,11 +321,13 @@ class WritePath:
     def _open(self, conn: sqlite3.Connection, now: int, mono: int) -> Tx:
         return Tx(conn, self.kind, self.actor_id, now, mono, self.store.node_epoch)
 
-    async def transact(self, body: Callable[[Tx], T], *,
-                       envelope: EnvelopeOf | None = None) -> T:  # fmt: skip
+    async def transact(self, body: Callable[[Tx], T], *, envelope: EnvelopeOf | None = None,
+                       replayable: bool = False) -> T:  # fmt: skip
         """Run `body(tx)` as one storage transaction; its value once committed. Raises what
         `body` raised (nothing written) and what the storage actor raises. `envelope`: what
-        its events descend from, read on the transaction's connection (see the module)."""
+        its events descend from, read on the transaction's connection (see the module).
+        `replayable`: `body` may run twice (its first run rolled back, see docs/storage.md);
+        only for a body whose Python state is rebuilt at each run."""
         now, mono = self.clock.wall_ms(), self.clock.monotonic_ms()
 
         def run(conn: sqlite3.Connection) -> tuple[T, Any]:
@@ -335,7 +337,7 @@ class WritePath:
                 return value, tx.finish()
 
         value: T
-        value, timers = await self.store.write(run)
+        value, timers = await self.store.write(run, replayable=replayable)
         self.timers.committed(self.kind, *timers)
         return value
 

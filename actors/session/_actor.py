@@ -80,23 +80,26 @@ class SessionCore:
     def now(self) -> int:
         return self.ctx.clock.wall_ms()
 
-    async def commit(self, body: Callable[[sqlite3.Connection, Draft], T]) -> T:
+    async def commit(self, body: Callable[[sqlite3.Connection, Draft], T], *,
+                     replayable: bool = False) -> T:  # fmt: skip
         """Run `body` on a copy of the memory in one transaction of the write path; adopt
-        the copy on commit."""
-        views: list[Turn] = []
-        box: dict[str, Draft] = {}
+        the copy on commit. `replayable`: `body` keeps its per-run state in the draft (or
+        rebuilds it at its top), so storage may run it again after a sibling's failure."""
+        box: dict[str, Any] = {}
 
         memory = self.memory  # what the events descend from: see `_envelope`
 
         def run(tx: Tx) -> T:
+            # Everything a run leaves is rebuilt here: a replayed run starts as the first.
             draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
             value = body(tx.conn, draft)
             flush_columns(tx.conn, draft)
-            self._views(tx.conn, draft, views)
+            box["views"] = self._views(tx.conn, draft)
             return value
 
-        value = await self.path.transact(run, envelope=lambda c: commit_cause(c, memory))
-        self._adopt(box["draft"], views)
+        value = await self.path.transact(run, envelope=lambda c: commit_cause(c, memory),
+                                         replayable=replayable)  # fmt: skip
+        self._adopt(box["draft"], box["views"])
         return value
 
     async def mutate(
@@ -104,15 +107,14 @@ class SessionCore:
     ) -> MutationResult:
         """A client mutation: idempotent by its key, with a receipt; `apply` returns the
         result's JSON (it runs only for a new command)."""
-        views: list[Turn] = []
-        box: dict[str, Draft] = {}
+        box: dict[str, Any] = {}
         memory = self.memory  # what the events descend from: see `_envelope`
 
         def run(tx: Tx) -> Any:
             draft = box["draft"] = self.memory.copy(tx.now).bind(tx)
             value = apply(tx.conn, draft)
             flush_columns(tx.conn, draft)
-            self._views(tx.conn, draft, views)
+            box["views"] = self._views(tx.conn, draft)
             return value
 
         key = WriteCommand(command.command_id, command.actor_id, command.digest, op_id)
@@ -120,18 +122,21 @@ class SessionCore:
                                         correlation_id=command.correlation_id,
                                         envelope=lambda c: commit_cause(c, memory))  # fmt: skip
         if "draft" in box and result.delivery == "new":
-            self._adopt(box["draft"], views)
+            self._adopt(box["draft"], box["views"])
         return result
 
     @staticmethod
-    def _views(conn: sqlite3.Connection, draft: Draft, views: list[Turn]) -> None:
+    def _views(conn: sqlite3.Connection, draft: Draft) -> list[Turn]:
         # Snapshots of the turns it changed, for turn.wait to answer without a read.
         cached = draft.views
-        views.extend(cached.get(t) or turn_view(conn, t) for t in draft.touched)
+        return [cached.get(t) or turn_view(conn, t) for t in draft.touched]
 
     def _adopt(self, draft: Draft, views: list[Turn]) -> None:
         draft.tx = None  # the transaction is over
         self.memory = draft
+        for done in draft.on_commit:  # the buffer's marks of what this commit wrote
+            done()
+        draft.on_commit = []
         self.ctx.notifier.publish(views)
 
     def session_target(self, draft: Draft, prior: int) -> None:

@@ -83,16 +83,22 @@ class TurnBuffer:
 
     def flush_rows(self, conn: sqlite3.Connection, draft: Draft) -> None:
         """Write the buffered `started` and item text. Runs inside the write fn while the
-        actor waits for it; if that transaction fails, the buffer is lost with it (the turn's
-        end writes its final text again)."""
-        if self.started is not None and self.started in draft.turns:
-            turn_step(conn, draft, self.started, TurnEvent.STARTED, caller="worker")
-            self.started = None
+        actor waits for it. The buffer's marks (started written, item stored) change only when
+        the transaction commits (`Draft.on_commit`): a failed or replayed run leaves them."""
+        started = self.started
+        if started is not None and started in draft.turns and "started" not in draft.buffered:
+            turn_step(conn, draft, started, TurnEvent.STARTED, caller="worker")
+            draft.buffered["started"] = started
+            draft.on_commit.append(lambda: self.mark_started_flushed(started))
         item = self.item
-        if item is not None and item.turn_id in draft.turns and not _clean(item):
+        if item is not None and item.turn_id in draft.turns and not _clean(item, draft):
             flush_item(conn, draft, item)
             if item.completed:
-                self.item = None
+                draft.on_commit.append(lambda: self._drop_item(item))
+
+    def _drop_item(self, item: OpenItem) -> None:
+        if self.item is item:
+            self.item = None
 
     def failure_items(self, actions: tuple[q.QueueAction, ...], reason: str,
                       stderr: str) -> list[OpenItem]:  # fmt: skip
@@ -113,5 +119,8 @@ class TurnBuffer:
         return items
 
 
-def _clean(item: OpenItem) -> bool:
+def _clean(item: OpenItem, draft: Draft | None = None) -> bool:
+    """Nothing of `item` left to write (`draft`: counting what that transaction wrote)."""
+    if draft is not None and item.item_id in draft.buffered:
+        return bool(draft.buffered[item.item_id] == len(item.text))
     return item.stored and item.stored_text_len == len(item.text) and not item.completed

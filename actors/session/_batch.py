@@ -50,6 +50,8 @@ class SendBatch:
         final = {"core": self.core.queue, "actions": ()}
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
+            # A replay (a sibling request failed: see docs/storage.md) starts over.
+            answers.clear()
             core: q.QueueState = self.core.queue
             actions: list[q.QueueAction] = []
             for item in items:
@@ -69,7 +71,7 @@ class SendBatch:
             final["core"], final["actions"] = core, tuple(actions)
 
         try:
-            await self.core.commit(body)
+            await self.core.commit(body, replayable=True)
         except BaseException:
             if took:
                 self.capacity.release_slot()

@@ -106,7 +106,7 @@ class TurnProgress:
         self.buffer.flush_at = None
         if not self.buffer.pending():
             return
-        await self.core.commit(self.buffer.flush_rows)
+        await self.core.commit(self.buffer.flush_rows, replayable=True)
         self.core.notify(self.core.queue.active or "")
 
     async def _end(self, event: WorkerEvent) -> None:
@@ -153,7 +153,7 @@ class TurnProgress:
                 session_step(conn, draft, event, caller="worker", payload=body)
             self.core.apply_rows(conn, draft, after, actions)
 
-        await self.core.commit(body)
+        await self.core.commit(body, replayable=True)
         self.core.approvals.clear()
         self.buffer.item = None
         self.core.queue = after

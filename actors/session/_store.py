@@ -84,6 +84,11 @@ class Draft:
     staged_activity: str | None = None
     staged_latest: str | None = None
     activity_written: str | None = None
+    # What this transaction wrote of the turn buffer (item -> (text length, completed);
+    # "started" -> the turn), and the marks the actor sets once it commits: the buffer is
+    # memory outside the draft, so a rolled-back (or replayed) run must leave it as it was.
+    buffered: dict[str, Any] = attrs.field(factory=dict)
+    on_commit: list[Callable[[], None]] = attrs.field(factory=list)
 
     @property
     def event_ids(self) -> list[str]:
@@ -111,6 +116,7 @@ class Draft:
         copy.views = dict(self.views)
         copy.staged_activity, copy.staged_latest = self.staged_activity, self.staged_latest
         copy.activity_written = self.activity_written
+        copy.buffered, copy.on_commit = dict(self.buffered), list(self.on_commit)
         return copy, self._tx.mark()
 
     def restore(self, snapshot: tuple[Draft, Any]) -> None:
@@ -331,6 +337,10 @@ class OpenItem:
     spill: Any = None  # a `_spill.Spill`: the text past the item bound, on disk
 
 
+def _mark_stored(item: OpenItem, length: int) -> None:
+    item.stored, item.stored_text_len = True, length
+
+
 EVENT_TEXT_CHARS = 16_384  # of an item's text in its item.completed event
 
 
@@ -338,13 +348,14 @@ def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
     """Persist an item's text so far (insert once, then update); completing emits an event."""
     state = "completed" if item.completed else "started"
     draft.views.pop(item.turn_id, None)
-    if not item.stored:
+    if not item.stored and item.item_id not in draft.buffered:
         turns_sql.insert_item(conn, item.item_id, item.turn_id, item.seq, item.kind,
                               item.text, state, draft.now)  # fmt: skip
-        item.stored = True
     else:
         turns_sql.update_item(conn, item.item_id, item.text, state, draft.now)
-    item.stored_text_len = len(item.text)
+    # The item's marks change only once the transaction commits (a replay runs it again).
+    length = draft.buffered[item.item_id] = len(item.text)
+    draft.on_commit.append(lambda: _mark_stored(item, length))
     if item.completed and item.spill is not None:  # the rest of its text, in an artifact
         turns_sql.truncate_item(conn, item.item_id, item.spill.finish())
     if item.completed:
