@@ -10,14 +10,17 @@ the map stays bounded by the number of waiting requests.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 import trio
 
-from maia.protocol import Turn
+from maia.protocol import Turn, TurnShowOutput
 
 RECENT_TURNS: Final = 8192
+# Ended turns' first item pages (each under the 1 MiB frame), kept until a waiting
+# `turn.send` takes it: few, as each is built only for a turn someone waits on.
+RECENT_PAGES: Final = 32
 
 
 class Notifier:
@@ -29,19 +32,38 @@ class Notifier:
         self._events: dict[str, trio.Event] = {}
         self._waiters: dict[trio.Event, int] = {}
         self._turns: OrderedDict[str, Turn] = OrderedDict()
+        self._pages: OrderedDict[str, TurnShowOutput] = OrderedDict()
 
-    def publish(self, turns: Iterable[Turn]) -> None:
-        """Record committed turn snapshots (call after the commit, before notifying)."""
-        recent = self._turns
+    def publish(self, turns: Iterable[Turn],
+                pages: Mapping[str, TurnShowOutput] | None = None) -> None:  # fmt: skip
+        """Record committed turn snapshots (call after the commit, before notifying), and
+        with an ended turn its first item page (`turn.show`'s first answer) when built."""
+        recent, held = self._turns, self._pages
         for turn in turns:
             recent[turn.turn_id] = turn
             recent.move_to_end(turn.turn_id)
+            page = pages.get(turn.turn_id) if pages else None
+            if page is not None:
+                held[turn.turn_id] = page
+            elif held:
+                held.pop(turn.turn_id, None)  # an older page is not this snapshot's
         while len(recent) > RECENT_TURNS:
             recent.popitem(last=False)
+        while len(held) > RECENT_PAGES:
+            held.popitem(last=False)
 
     def turn(self, turn_id: str) -> Turn | None:
         """The last committed snapshot of a recently changed turn, if kept."""
         return self._turns.get(turn_id)
+
+    def take_page(self, turn_id: str) -> TurnShowOutput | None:
+        """The first item page published with the turn's last snapshot, once (then gone)."""
+        return self._pages.pop(turn_id, None)
+
+    def watched(self, key: str) -> bool:
+        """Whether someone waits on `key` now (a plain dict look-up: safe from the writer
+        thread, where a commit decides whether to build an ended turn's page)."""
+        return key in self._events
 
     def notify(self, key: str) -> None:
         event = self._events.pop(key, None)

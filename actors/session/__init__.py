@@ -40,6 +40,9 @@ from ._create import UnbornSession as UnbornSession
 from ._envelope import commit_cause as commit_cause
 from ._envelope import dispatch_context as dispatch_context
 from ._envelope import running_cause as running_cause
+from ._items_page import encoded_size as encoded_size
+from ._items_page import items_page as items_page
+from ._items_page import show_page as show_page
 from ._launch import kill_leftovers as kill_leftovers
 from ._launch import state_dir as state_dir
 from ._launch import worker_spec as worker_spec

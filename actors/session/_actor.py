@@ -24,18 +24,20 @@ from actors._write import Command as WriteCommand
 from actors._write import Tx
 from maia.config import EffectiveConfig
 from maia.core import MaiaError, new_id, to_json
-from maia.protocol import Turn
+from maia.protocol import Turn, TurnShowOutput
 from storage import MutationResult, ReceiptTarget
 
 from . import _core as core
 from . import _queue as q
 from ._attempt import Attempt
 from ._envelope import commit_cause, dispatch_context
+from ._items_page import items_page
 from ._messages import Command, SessionContext
 from ._store import Draft, apply_plan, flush_columns, session_step, set_activity
 from ._views import mutation_session, session_view, turn_view
 
 T = TypeVar("T")
+Views = tuple[list[Turn], dict[str, TurnShowOutput]]  # a commit's turn snapshots, its pages
 log = logging.getLogger("maia.session")
 
 
@@ -125,19 +127,27 @@ class SessionCore:
             self._adopt(box["draft"], box["views"])
         return result
 
-    @staticmethod
-    def _views(conn: sqlite3.Connection, draft: Draft) -> list[Turn]:
-        # Snapshots of the turns it changed, for turn.wait to answer without a read.
+    def _views(self, conn: sqlite3.Connection, draft: Draft) -> Views:
+        """Snapshots of the turns it changed, for turn.wait to answer without a read; for
+        an ended turn someone waits on, its first item page too (a waiting turn.send
+        answers with it, no read)."""
         cached = draft.views
-        return [cached.get(t) or turn_view(conn, t) for t in draft.touched]
+        views = [cached.get(t) or turn_view(conn, t) for t in draft.touched]
+        pages = {}
+        notifier = self.ctx.notifier
+        for view in views:
+            prompt = draft.ended.get(view.turn_id)
+            if prompt is not None and notifier.watched(view.turn_id):
+                pages[view.turn_id] = items_page(conn, view, prompt, 0)
+        return views, pages
 
-    def _adopt(self, draft: Draft, views: list[Turn]) -> None:
+    def _adopt(self, draft: Draft, views: Views) -> None:
         draft.tx = None  # the transaction is over
         self.memory = draft
         for done in draft.on_commit:  # the buffer's marks of what this commit wrote
             done()
         draft.on_commit = []
-        self.ctx.notifier.publish(views)
+        self.ctx.notifier.publish(*views)
 
     def session_target(self, draft: Draft, prior: int) -> None:
         draft.targets.append(

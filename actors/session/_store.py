@@ -88,6 +88,7 @@ class Draft:
     # "started" -> the turn), and the marks the actor sets once it commits: the buffer is
     # memory outside the draft, so a rolled-back (or replayed) run must leave it as it was.
     buffered: dict[str, Any] = attrs.field(factory=dict)
+    ended: dict[str, str] = attrs.field(factory=dict)  # turns ended here -> their prompt
     on_commit: list[Callable[[], None]] = attrs.field(factory=list)
 
     @property
@@ -117,6 +118,7 @@ class Draft:
         copy.staged_activity, copy.staged_latest = self.staged_activity, self.staged_latest
         copy.activity_written = self.activity_written
         copy.buffered, copy.on_commit = dict(self.buffered), list(self.on_commit)
+        copy.ended = dict(self.ended)
         return copy, self._tx.mark()
 
     def restore(self, snapshot: tuple[Draft, Any]) -> None:
@@ -281,6 +283,7 @@ def turn_step(
     draft.views.pop(turn_id, None)
     if after.state in TURN_TABLE.terminal:
         del draft.turns[turn_id]
+        draft.ended[turn_id] = memo.text
     return memo
 
 

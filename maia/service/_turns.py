@@ -5,8 +5,8 @@ to storage. `turn.wait` answers as soon as the turn reaches a wanted state, woke
 actor's commit, and never waits more than 4 s in one call. `turn.send` with
 `waitMilliseconds` is a send and that same wait in one call (a client's whole `send --wait`
 for a short turn is its hello and this request); once the turn ended, the answer carries its
-items as `turn.show`'s first page does (the turn from the notifier's committed snapshot when
-it holds one, so only the items are read).
+items as `turn.show`'s first page does: the page the Session actor built in the commit that
+ended the turn, published with its snapshot (nothing is read), else the snapshot's items.
 """
 
 from __future__ import annotations
@@ -85,12 +85,15 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     ended, turn = await _await_states(ctx, sent.turn.turn_id, TERMINAL, deadline)
     if not ended:
         return attrs.evolve(sent, turn=turn)
-    held = ctx.sessions.notifier.turn(turn.turn_id)
+    notifier = ctx.sessions.notifier
+    held = notifier.turn(turn.turn_id)
+    built = notifier.take_page(turn.turn_id)  # the page published with that snapshot
     if held is not None and held.state in TERMINAL:
-        # The committed snapshot is the turn as turn.show would read it, and the prompt is
-        # this send's text (a retry's is the same: same digest): only the items are read.
-        page = await ctx.read(lambda c: items_page(c, held, params.text, 0))
-        page = _with_cursor(ctx, page)
+        if built is None or built.prompt != params.text:
+            # The committed snapshot is the turn as turn.show would read it, and the prompt
+            # is this send's text (a retry's is the same: same digest): only items are read.
+            built = await ctx.read(lambda c: items_page(c, held, params.text, 0))
+        page = _with_cursor(ctx, built)
     else:
         page = await turn_show(ctx, TurnShowInput(turn_id=turn.turn_id))
     return attrs.evolve(sent, turn=page.turn, items=page.items,

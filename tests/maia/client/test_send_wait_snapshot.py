@@ -13,7 +13,10 @@ from maia.core import new_id
 
 NodeProcess = tuple[Path, Discovery]
 KEYS = ("turn", "items", "itemsTruncated", "nextItemCursor")
-TEXTS = ("Hi!", 'quote " backslash \\ newline \n tab \t é ☃ \x01 end', "long " * 4000)
+# The last: the longest prompt, all escapes (6 bytes each as JSON), so the page's budget
+# cuts the output text (outputTruncated) and its one item (truncated) as turn.show does.
+TEXTS = ("Hi!", 'quote " backslash \\ newline \n tab \t é ☃ \x01 end', "long " * 4000,
+         "\x01" * 65_536)  # fmt: skip
 
 
 async def _session(client: Any, home: Path) -> str:
@@ -32,8 +35,9 @@ def _wire(answer: dict[str, Any]) -> bytes:
 
 
 async def test_send_with_wait_answers_as_turn_show_does(node_process: NodeProcess) -> None:
-    """For ended turns of plain, escaped and long text, the send's answer (new and retried)
-    has the same turn, items and truncation bytes as `turn.show`."""
+    """For ended turns of plain, escaped, long and budget-cut text, the send's answer (new:
+    from the page published with the turn's end; retried: read) has the same turn, items
+    and truncation bytes as `turn.show`."""
     home, _ = node_process
     async with open_client(home=home) as client:
         session = await _session(client, home)

@@ -1,0 +1,72 @@
+"""An ended turn someone waits on is published with its first item page, the page
+`turn.show` reads (so a waiting `turn.send` answers without a read); an unwatched one
+is published without a page (nothing is built for nobody)."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from actors.session import show_page
+
+from ._harness import open_harness
+
+TEXTS = ("hello page", "\x01" * 65_536, "/fail on purpose")  # plain, budget-cut, failed
+
+
+@pytest.fixture
+def jump_clock() -> trio.testing.MockClock:
+    """Virtual time that only the test moves: the harness drives it while quiet."""
+    return trio.testing.MockClock()
+
+
+async def test_a_watched_ended_turn_is_published_with_its_show_page(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """For plain, budget-cut and failed turns watched while they run, the published page
+    equals `show_page` read from storage after the end, and is taken once."""
+    async with open_harness(tmp_path) as h:
+        session_id = await h.session()
+        notifier = h.runtime.notifier
+        for text in TEXTS:
+            turn_id = await h.send(session_id, text)
+            watching = notifier.subscribe(turn_id)  # as a waiting turn.send does
+            try:
+                await h.wait_turn(turn_id, "completed", "failed")
+            finally:
+                notifier.release(turn_id, watching)
+            page = notifier.take_page(turn_id)
+            assert page is not None, text[:20]
+            assert page == await h.store.read(partial(show_page, turn_id=turn_id, after_seq=0))
+            held = notifier.turn(turn_id)  # the snapshot it was published with
+            assert held is not None
+            assert (page.turn.state, page.turn.revision) == (held.state, held.revision)
+            assert page.items, "an ended turn's page lists its items"
+            assert notifier.take_page(turn_id) is None  # once
+
+
+async def test_an_unwatched_ended_turn_gets_no_page(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """Nobody waiting on the turn: its snapshot is published, no page is built."""
+    async with open_harness(tmp_path) as h:
+        session_id = await h.session()
+        ended = trio.Event()  # woken by the journal, not by subscribing to the turn
+
+        def listen(events: tuple[Any, ...]) -> None:
+            if any(e.event_type == "turn.completed" for e in events):
+                ended.set()
+
+        h.store.add_commit_listener(listen)
+        turn_id = await h.send(session_id, "nobody waits")
+        with trio.fail_after(120):
+            await ended.wait()
+        turn = h.runtime.notifier.turn(turn_id)
+        assert turn is not None
+        assert turn.state == "completed"
+        assert h.runtime.notifier.take_page(turn_id) is None
