@@ -14,9 +14,12 @@ import trio.testing
 
 from actors.session import show_page
 
+from .._virtual_time import settle
 from ._harness import open_harness
 
-TEXTS = ("hello page", "\x01" * 65_536, "/fail on purpose")  # plain, budget-cut, failed
+# Plain and budget-cut; each sleeps 50 ms of mock time first, so the test watches before
+# the end (a turn ending before anyone watches gets no page: that answer reads).
+TEXTS = ("/sleep 50 hello page", "/sleep 50 " + "\x01" * 65_000)
 
 
 @pytest.fixture
@@ -28,8 +31,8 @@ def jump_clock() -> trio.testing.MockClock:
 async def test_a_watched_ended_turn_is_published_with_its_show_page(
     tmp_path: Path, jump_clock: trio.testing.MockClock
 ) -> None:
-    """For plain, budget-cut and failed turns watched while they run, the published page
-    equals `show_page` read from storage after the end, and is taken once."""
+    """For plain and budget-cut turns watched while they run, the published page equals
+    `show_page` read from storage after the end, and is taken once."""
     async with open_harness(tmp_path) as h:
         session_id = await h.session()
         notifier = h.runtime.notifier
@@ -65,7 +68,8 @@ async def test_an_unwatched_ended_turn_gets_no_page(
         h.store.add_commit_listener(listen)
         turn_id = await h.send(session_id, "nobody waits")
         with trio.fail_after(120):
-            await ended.wait()
+            await ended.wait()  # committed; the actor publishes once answered:
+            await settle(h.store)  # every task blocked, storage idle
         turn = h.runtime.notifier.turn(turn_id)
         assert turn is not None
         assert turn.state == "completed"
