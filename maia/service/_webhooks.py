@@ -211,9 +211,9 @@ def _service(ctx: ServiceContext) -> WebhookService:
 async def webhooks_change_confirm(
     ctx: ServiceContext, params: WebhookChangeConfirmInput
 ) -> WebhookChangeConfirmOutput:
-    """Raises `validation_failed`, `confirmation_required`, `preview_mismatch`, `preview_expired`, `proof_spent`,
-    `idempotency_conflict`, `webhook_destination_refused`, `webhook_limit_reached`,
-    `resource_not_found`, `revision_conflict`, `invalid_state`."""
+    """Raises `validation_failed`, `confirmation_required`, `preview_mismatch`,
+    `preview_expired`, `proof_spent`, `idempotency_conflict`, `webhook_destination_refused`,
+    `webhook_limit_reached`, `resource_not_found`, `revision_conflict`, `invalid_state`."""
     change = params.change
     digest = _digest(change)
     preview_id = params.preview_id
