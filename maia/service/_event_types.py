@@ -9,6 +9,7 @@ nothing, silently. The types come from where they are declared: each lifecycle t
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
@@ -53,8 +54,15 @@ def journal_event_types() -> frozenset[str]:
 
 
 def _refused(path: str, event_type: str, why: str) -> MaiaError:
-    return MaiaError("validation_failed", f"{path}: {event_type!r} {why}",
-                     {"path": path, "detail": f"{event_type!r} {why}"})  # fmt: skip
+    detail = f"{event_type!r} {why}"
+    return MaiaError("validation_failed", f"{path}: {detail}", {"path": path, "detail": detail})
+
+
+def _unknown(path: str, event_type: str, candidates: Iterable[str]) -> MaiaError:
+    """A type no Node emits, with the nearest known one when a typo explains it."""
+    close = difflib.get_close_matches(event_type, sorted(candidates), n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return _refused(path, event_type, f"is not an event type a Node emits{hint}")
 
 
 def check_filter_types(path: str, event_types: Sequence[str]) -> None:
@@ -63,7 +71,7 @@ def check_filter_types(path: str, event_types: Sequence[str]) -> None:
     known = journal_event_types()
     for i, event_type in enumerate(event_types):
         if event_type not in known:
-            raise _refused(f"{path}[{i}]", event_type, "is not an event type a Node emits")
+            raise _unknown(f"{path}[{i}]", event_type, known)
 
 
 def check_webhook_types(path: str, event_types: Sequence[str]) -> None:
@@ -76,4 +84,5 @@ def check_webhook_types(path: str, event_types: Sequence[str]) -> None:
         if event_type.startswith(WEBHOOK_OWN_PREFIX):
             raise _refused(f"{path}[{i}]", event_type, "is a webhook's own event: never delivered")
         if event_type not in known:
-            raise _refused(f"{path}[{i}]", event_type, "is not an event type a Node emits")
+            deliverable = (t for t in known if not t.startswith(WEBHOOK_OWN_PREFIX))
+            raise _unknown(f"{path}[{i}]", event_type, deliverable)

@@ -15,7 +15,7 @@ import pytest
 from maia.client import open_client
 from maia.core import digest_json
 from maia.protocol import MaiaError
-from maia.service._event_types import journal_event_types
+from maia.service._event_types import check_webhook_types, journal_event_types
 
 from ..._node_process import NodeProcess, running_node
 from ..._sessions import new_session, wait_turn
@@ -117,3 +117,13 @@ def test_every_event_the_source_writes_is_in_the_catalogue() -> None:
     missing = sorted(found - templates - known)
     assert len(found) > 40
     assert missing == [], missing
+
+
+def test_a_typo_is_refused_with_the_type_it_resembles() -> None:
+    """turn.complete is refused naming its index and suggesting turn.completed; `*` passes."""
+    check_webhook_types("change.spec.eventTypes", ["*", "session.created"])
+    with pytest.raises(MaiaError) as refused:
+        check_webhook_types("change.spec.eventTypes", ["*", "turn.complete"])
+    assert refused.value.code == "validation_failed"
+    assert refused.value.details["path"] == "change.spec.eventTypes[1]"
+    assert "did you mean turn.completed?" in str(refused.value)
