@@ -14,6 +14,7 @@ import pytest
 
 from maia.client import open_client
 from maia.core import digest_json
+from maia.observe._shape import DIAGNOSTICS_GAP_EVENT
 from maia.protocol import MaiaError
 from maia.service._event_types import check_webhook_types, journal_event_types
 
@@ -113,7 +114,7 @@ def test_every_event_the_source_writes_is_in_the_catalogue() -> None:
     found = {t for t in found if "." in t}
     templates = {t for t in found if "{" in t}
     assert templates == {"approval.{state}"}
-    assert {"approval.allowed", "approval.denied"} <= known
+    assert {"approval.allowed", "approval.denied", DIAGNOSTICS_GAP_EVENT} <= known
     missing = sorted(found - templates - known)
     assert len(found) > 40
     assert missing == [], missing
