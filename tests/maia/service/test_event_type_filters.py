@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 from maia.client import open_client
 from maia.core import digest_json
@@ -65,6 +66,11 @@ async def test_a_real_node_refuses_filters_that_match_nothing(
     turn.completed; every type the Node wrote for a turn is in the catalogue."""
     async with open_client(home=node.home) as client:
         session_id = await new_session(client, tmp_path / "proj", "a")
+        owner = (await client.call("session.show", session_id=session_id)).session.project_id
+        await trio.Path(tmp_path / "other").mkdir()
+        other = await client.call(
+            "project.add", command_id="p-o", root_path=str(tmp_path / "other")
+        )
         sent = await client.call("turn.send", command_id="t1", session_id=session_id, text="hi")
         await wait_turn(client, sent.turn.turn_id, "completed")
         cases = [
@@ -74,6 +80,8 @@ async def test_a_real_node_refuses_filters_that_match_nothing(
              "change.spec.eventTypes[0]"),
             (_spec(projectId="project_nope"), "resource_not_found", "change.spec.projectId"),
             (_spec(sessionId="session_nope"), "resource_not_found", "change.spec.sessionId"),
+            (_spec(projectId=other.project.project_id, sessionId=session_id),
+             "resource_not_found", "change.spec.sessionId"),
         ]  # fmt: skip
         for n, (spec, code, path) in enumerate(cases):
             change = {"kind": "add", "spec": spec}
@@ -85,6 +93,9 @@ async def test_a_real_node_refuses_filters_that_match_nothing(
                 assert (error.code, error.details["path"]) == (code, path), (op, spec)
         listed = await client.call("webhooks.list", include_removed=True)
         assert listed.webhooks == ()
+        scoped = {"kind": "add", "spec": _spec(projectId=owner, sessionId=session_id)}
+        both = await client.call("webhooks.change.preview", command_id="h-s", change=scoped)
+        assert both.action == "add"
         every = await client.call(
             "webhooks.change.preview",
             command_id="h-all",
