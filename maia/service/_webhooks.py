@@ -115,11 +115,11 @@ def _checked_spec(conn: sqlite3.Connection, change: WebhookAddChange) -> None:
         found = conn.execute("SELECT project_id FROM sessions WHERE session_id = ?",
                              (spec.session_id,)).fetchone()  # fmt: skip
         if found is None or spec.project_id not in (None, found[0]):
-            raise _missing("session", spec.session_id, "change.spec.sessionId")
+            where = "" if found is None else f" in project {spec.project_id}"
+            raise _missing("session", spec.session_id, "change.spec.sessionId", where)
 
 
-def _missing(resource: str, row_id: str, path: str) -> MaiaError:
-    where = "" if resource == "project" else " (in that Project)"
+def _missing(resource: str, row_id: str, path: str, where: str = "") -> MaiaError:
     return MaiaError("resource_not_found", f"{path}: {resource} {row_id} does not exist{where}",
                      {"resource": resource, "id": row_id, "path": path})  # fmt: skip
 
