@@ -23,7 +23,7 @@ from actors.webhook import DELIVERY_TABLE, WEBHOOK_TABLE
 from maia.core import MaiaError
 from maia.protocol import REGISTRY
 
-WRITTEN_BESIDE_TABLES: Final = frozenset({
+_WRITTEN_BESIDE_TABLES: Final = frozenset({
     "approval.requested", "approval.allowed", "approval.denied", "approval.withdrawn",
     "item.completed",  # actors/session: a finished item of a turn
     "session.status.changed", "session.activity.changed",
@@ -35,8 +35,8 @@ WRITTEN_BESIDE_TABLES: Final = frozenset({
 })  # fmt: skip
 """Events code writes outside a table's rows (`emit`, `journal`, `append_event`)."""
 
-WEBHOOK_OWN_PREFIX: Final = "webhook."  # the outbox never delivers a webhook's own events
-EVERY_TYPE: Final = "*"
+_WEBHOOK_OWN_PREFIX: Final = "webhook."  # the outbox never delivers a webhook's own events
+_EVERY_TYPE: Final = "*"
 
 
 def _emits(tables: Iterable[TransitionTable[Any, Any]]) -> Iterable[str]:
@@ -50,7 +50,7 @@ def journal_event_types() -> frozenset[str]:
     """Every event type a Node writes to its journal."""
     tables = (*SESSION_TABLES, WEBHOOK_TABLE, DELIVERY_TABLE, *ROUTINE_TABLES, ASSIGNMENT_TABLE)
     declared = {t for op in REGISTRY for t in op.event_types}
-    return frozenset(_emits(tables)) | declared | WRITTEN_BESIDE_TABLES
+    return frozenset(_emits(tables)) | declared | _WRITTEN_BESIDE_TABLES
 
 
 def _refused(path: str, event_type: str, why: str) -> MaiaError:
@@ -79,10 +79,10 @@ def check_webhook_types(path: str, event_types: Sequence[str]) -> None:
     be sent: one no Node emits, or a webhook's own (`webhook.*`). `*` means every type."""
     known = journal_event_types()
     for i, event_type in enumerate(event_types):
-        if event_type == EVERY_TYPE:
+        if event_type == _EVERY_TYPE:
             continue
-        if event_type.startswith(WEBHOOK_OWN_PREFIX):
+        if event_type.startswith(_WEBHOOK_OWN_PREFIX):
             raise _refused(f"{path}[{i}]", event_type, "is a webhook's own event: never delivered")
         if event_type not in known:
-            deliverable = (t for t in known if not t.startswith(WEBHOOK_OWN_PREFIX))
+            deliverable = (t for t in known if not t.startswith(_WEBHOOK_OWN_PREFIX))
             raise _unknown(f"{path}[{i}]", event_type, deliverable)

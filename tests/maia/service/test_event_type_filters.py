@@ -17,7 +17,7 @@ from maia.client import open_client
 from maia.core import digest_json
 from maia.observe._shape import DIAGNOSTICS_GAP_EVENT
 from maia.protocol import MaiaError
-from maia.service._event_types import check_webhook_types, journal_event_types
+from maia.service import check_webhook_types, journal_event_types
 
 from ..._node_process import NodeProcess, running_node
 from ..._sessions import new_session, wait_turn
