@@ -15,6 +15,9 @@ from ._config_status import config_files_status as config_files_status
 from ._config_status import effective_config as effective_config
 from ._context import ServiceContext as ServiceContext
 from ._context import project_of_session as project_of_session
+from ._event_types import check_filter_types as check_filter_types
+from ._event_types import check_webhook_types as check_webhook_types
+from ._event_types import journal_event_types as journal_event_types
 from ._machines import MACHINE_HANDLERS as MACHINE_HANDLERS
 from ._machines_placement import create_placed as create_placed
 from ._machines_views import machine_wire as machine_wire

@@ -48,6 +48,7 @@ from storage import (
 from storage import Receipt as StoredReceipt
 
 from ._context import LOCAL_ACTOR, ServiceContext, not_found
+from ._event_types import check_filter_types
 from ._paging import issue, open_cursor, peek_scope
 
 JOURNAL = "journal"
@@ -203,8 +204,10 @@ def _read(ctx: ServiceContext, params: EventsReadInput, conn: sqlite3.Connection
 
 async def events_read(ctx: ServiceContext, params: EventsReadInput) -> EventsReadOutput:
     """A page, or a `cursor_reset_required` / `invalid_cursor` result for a cursor that
-    cannot be served. Raises `resource_not_found` (event)."""
+    cannot be served. Raises `resource_not_found` (event), `validation_failed` (an event
+    type no Node emits: the filter would match nothing)."""
     types = list(params.event_types)
+    check_filter_types("eventTypes", types)
     try:
         events, last, owner, more, horizon, hole = await ctx.read(lambda c: _read(ctx, params, c))
     except _Unserved as unserved:

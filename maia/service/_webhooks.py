@@ -63,6 +63,7 @@ from maia.protocol import (
 from storage import ExpectedTarget, find_receipt, issue_preview
 
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
+from ._event_types import check_webhook_types
 
 CONFIRM_OP: Final = "webhooks.change.confirm"
 PREVIEW_TTL_MS: Final = 120_000
@@ -97,6 +98,30 @@ def _checked_url(allow: Sequence[IPNetwork], url: str) -> str:
             f"the webhook URL is refused: {refused.message}",
             {"path": "change.spec.url", "reason": refused.reason},
         ) from None
+
+
+def _checked_spec(conn: sqlite3.Connection, change: WebhookAddChange) -> None:
+    """Raises `validation_failed` for an event type no webhook is ever sent and
+    `resource_not_found` (naming the field in `details.path`) for a Project or Session that
+    does not exist, or a Session outside the Project: such a webhook would match nothing."""
+    spec = change.spec
+    check_webhook_types("change.spec.eventTypes", spec.event_types)
+    if spec.project_id is not None:
+        row = conn.execute("SELECT 1 FROM projects WHERE project_id = ?",
+                           (spec.project_id,)).fetchone()  # fmt: skip
+        if row is None:
+            raise _missing("project", spec.project_id, "change.spec.projectId")
+    if spec.session_id is not None:
+        found = conn.execute("SELECT project_id FROM sessions WHERE session_id = ?",
+                             (spec.session_id,)).fetchone()  # fmt: skip
+        if found is None or spec.project_id not in (None, found[0]):
+            where = "" if found is None else f" in project {spec.project_id}"
+            raise _missing("session", spec.session_id, "change.spec.sessionId", where)
+
+
+def _missing(resource: str, row_id: str, path: str, where: str = "") -> MaiaError:
+    return MaiaError("resource_not_found", f"{path}: {resource} {row_id} does not exist{where}",
+                     {"resource": resource, "id": row_id, "path": path})  # fmt: skip
 
 
 def _unused_command(conn: sqlite3.Connection, command_id: str, digest: str) -> None:
@@ -141,8 +166,9 @@ def _judge(conn: sqlite3.Connection, change: Any) -> tuple[WebhookRecord, Delive
 async def webhooks_change_preview(
     ctx: ServiceContext, params: WebhookChangePreviewInput
 ) -> WebhookChangePreviewOutput:
-    """Raises `webhook_destination_refused`, `resource_not_found`, `revision_conflict`,
-    `invalid_state`, `idempotency_conflict` (the commandId confirmed another change)."""
+    """Raises `validation_failed` (an event type never delivered), `webhook_destination_refused`,
+    `resource_not_found`, `revision_conflict`, `invalid_state`, `idempotency_conflict` (the
+    commandId confirmed another change)."""
     change = params.change
     digest = _digest(change)
     url = None
@@ -153,6 +179,7 @@ async def webhooks_change_preview(
         _unused_command(conn, params.command_id, digest)
         wire: dict[str, Any] = {"action": change.kind}
         if isinstance(change, WebhookAddChange):
+            _checked_spec(conn, change)
             webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
             if get_webhook(conn, webhook_id) is None and count_live_webhooks(conn) >= MAX_WEBHOOKS:
                 raise MaiaError("webhook_limit_reached", f"the Node has {MAX_WEBHOOKS} webhooks;"
@@ -184,9 +211,9 @@ def _service(ctx: ServiceContext) -> WebhookService:
 async def webhooks_change_confirm(
     ctx: ServiceContext, params: WebhookChangeConfirmInput
 ) -> WebhookChangeConfirmOutput:
-    """Raises `confirmation_required`, `preview_mismatch`, `preview_expired`, `proof_spent`,
-    `idempotency_conflict`, `webhook_destination_refused`, `webhook_limit_reached`,
-    `resource_not_found`, `revision_conflict`, `invalid_state`."""
+    """Raises `validation_failed`, `confirmation_required`, `preview_mismatch`,
+    `preview_expired`, `proof_spent`, `idempotency_conflict`, `webhook_destination_refused`,
+    `webhook_limit_reached`, `resource_not_found`, `revision_conflict`, `invalid_state`."""
     change = params.change
     digest = _digest(change)
     preview_id = params.preview_id
@@ -207,6 +234,8 @@ async def webhooks_change_confirm(
             raise MaiaError("preview_mismatch", f"no preview {params.preview_id} with that "
                             "proof", {"previewId": params.preview_id})  # fmt: skip
     if isinstance(change, WebhookAddChange):
+        add = change
+        await ctx.read(lambda c: _checked_spec(c, add))
         spec = attrs.evolve(_spec(change), url=_checked_url(await _allow(ctx), change.spec.url))
         webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
         message = ConfirmChange("add", command, proof, spec=spec)

@@ -28,7 +28,7 @@ from ._helpers import params
 def _append(owner: str, count: int) -> Any:
     def write(conn: sqlite3.Connection) -> list[int]:
         return [
-            append_event(conn, owner_id=owner, event_type="test.tick", payload={"n": n},
+            append_event(conn, owner_id=owner, event_type="turn.completed", payload={"n": n},
                          now_ms=1).position
             for n in range(count)
         ]  # fmt: skip
@@ -103,10 +103,10 @@ async def test_a_cursor_not_issued_for_this_read_answers_invalid_cursor(
     """A forged cursor and one issued for another filter are invalid_cursor results: a
     reason, no events, no snapshot."""
     await ctx.store.write(_append("owner_c", 2))
-    page = await _read(ctx, {"kind": "start"}, eventTypes=["test.tick"])
+    page = await _read(ctx, {"kind": "start"}, eventTypes=["turn.completed"])
     assert page.next_cursor is not None
     forged = page.next_cursor[:-4] + ("AAAA" if not page.next_cursor.endswith("AAAA") else "BBBB")
-    for cursor, types in ((forged, ["test.tick"]), (page.next_cursor, ["other.type"])):
+    for cursor, types in ((forged, ["turn.completed"]), (page.next_cursor, ["turn.failed"])):
         out = await _read(ctx, {"kind": "cursor", "cursor": cursor}, eventTypes=types)
         assert out.status == "invalid_cursor"
         assert out.reason

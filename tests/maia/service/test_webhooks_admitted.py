@@ -107,7 +107,7 @@ async def test_a_preview_under_a_command_id_that_confirmed_another_change(
     """A preview whose commandId already confirmed another change answers
     idempotency_conflict and issues no proof; the same change previews again."""
     await admit_allow(ctx, ["192.0.2.0/24"], "cfg1")
-    spec = {"url": "http://192.0.2.1/in", "eventTypes": ["conformance.never"],
+    spec = {"url": "http://192.0.2.1/in", "eventTypes": ["machine.recovery_required"],
             "secretEnv": "HOOK_SECRET"}  # fmt: skip
     await call(ctx, "webhooks.change.confirm", await preview(ctx, "a1", {"kind": "add",
                                                                        "spec": spec}))  # fmt: skip
