@@ -285,7 +285,8 @@ class ExecutionAssignments:
         try:
             await handle.wait_initialized()
             initialized = WorkerFrame("worker", attempt_id, "initialized")
-            await self.outbox.send_after_records(attempt_id, initialized)
+            await self.outbox.send_after_records(attempt_id, initialized, initialized=True)
+            log.info("attempt %s initialized", attempt_id)
         except Exception:
             pass
         info = await handle.wait_stopped()

@@ -54,6 +54,9 @@ class EvidenceOutbox:
         # again on each new connection (Control ignores an exit it heard) and hello lists
         # them, so Control never ends such an attempt before its re-sent evidence arrives.
         self._exits: dict[str, object] = {}
+        # So is an `initialized`: kept until the attempt's first turn record (Control only
+        # prompts a worker it heard initialize) or its exit, and sent again on each rewind.
+        self._inits: dict[str, object] = {}
         self.resent = 0  # records sent again after a rewind (logged, and read by tests)
 
     def held(self, source: str) -> int:
@@ -73,6 +76,7 @@ class EvidenceOutbox:
         self._frames.setdefault(source, {})[sequence] = (frame, size)
         self._bytes[source] = self._bytes.get(source, 0) + size
         if attempt_id is not None:
+            self._inits.pop(attempt_id, None)  # Control heard it initialize: it prompted it
             self._last_of.pop(attempt_id, None)
             self._last_of[attempt_id] = (source, sequence)
             while len(self._last_of) > MAX_TRACKED:
@@ -95,6 +99,7 @@ class EvidenceOutbox:
         for source in self._frames:
             self._sent[source] = self._acknowledged.get(source, 0)
         queued = {attempt for attempt, _, _ in self._waiting}
+        self._waiting += [(a, f, False) for a, f in self._inits.items() if a not in queued]
         self._waiting += [(a, f, True) for a, f in self._exits.items() if a not in queued]
 
     async def flush(self) -> int:
@@ -107,17 +112,24 @@ class EvidenceOutbox:
         return tuple(dict.fromkeys([*(a for a, _, _ in self._waiting), *self._exits]))
 
     async def send_after_records(self, attempt_id: str, frame: object, *,
-                                 exit_frame: bool = False) -> None:  # fmt: skip
+                                 exit_frame: bool = False,
+                                 initialized: bool = False) -> None:  # fmt: skip
         """Send a frame that is no record (a worker's phase) after every held record, so an
         attempt's `exited` never overtakes its turn's evidence; while the link is down it
-        waits (bounded) and goes after the records on the next connection."""
+        waits (bounded) and goes after the records on the next connection. An exit or an
+        `initialized` is also sent again after each rewind (Control ignores a repeat)."""
         async with self._lock:
             if len(self._waiting) >= MAX_WAITING:
                 log.warning("attempt %s: a phase frame not kept (%d wait); the next hello"
                             " reconciles it", attempt_id, MAX_WAITING)  # fmt: skip
                 return
             self._waiting.append((attempt_id, frame, exit_frame))
+            if initialized and not exit_frame:
+                self._inits[attempt_id] = frame
+                while len(self._inits) > MAX_TRACKED:
+                    del self._inits[next(iter(self._inits))]
             if exit_frame:
+                self._inits.pop(attempt_id, None)
                 self._exit_due[attempt_id] = trio.current_time() + EXIT_ACK_WAIT_S
                 self._exits[attempt_id] = frame
                 while len(self._exits) > MAX_EXITS:
