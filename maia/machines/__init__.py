@@ -42,6 +42,8 @@ from ._gate import Refusal as Refusal
 from ._gate import check_machine_upgrade as check_machine_upgrade
 from ._listener import MachineListener as MachineListener
 from ._outbox import EvidenceOutbox as EvidenceOutbox
+from ._outbox_store import OutboxStore as OutboxStore
+from ._outbox_store import restored_spool as restored_spool
 from ._tls import ListenerTls as ListenerTls
 from ._tls import PinMismatch as PinMismatch
 from ._tls import TlsFilesInvalid as TlsFilesInvalid
