@@ -305,9 +305,12 @@ class ExecutionAssignments:
                               sequence=admitted[0] if admitted else None)  # fmt: skip
         if admitted:  # the admission's evidence record: kept and sent like a turn's
             source = self.states[key].spool.source_id
-            self.outbox.keep(source, admitted[0], spawned)
+            self.outbox.keep(source, admitted[0], spawned, saved=self.store is None)
             if self.store is not None:  # durable before it is sent
-                await self.store.put(source, admitted[0], spawned, 1, None)
+                try:
+                    await self.store.put(source, admitted[0], spawned, 1, None)
+                finally:  # a failed write must not hold back every later frame
+                    self.outbox.saved(source, admitted[0])
             await self.outbox.flush()
         else:
             await self.send(spawned)
@@ -388,10 +391,15 @@ class ExecutionAssignments:
         self.states[key] = evolve(state, spool=spool)
         record = TurnEventFrame("turn_event", frame.attempt_id, frame.turn_id, kind,
                                 spool.source_id, spool.last_sequence, text, data)  # fmt: skip
-        self.outbox.keep(spool.source_id, spool.last_sequence, record, size, frame.attempt_id)
-        if self.store is not None:  # durable before it is sent
-            await self.store.put(spool.source_id, spool.last_sequence, record, size,
-                                 frame.attempt_id)  # fmt: skip
+        sequence = spool.last_sequence
+        self.outbox.keep(spool.source_id, sequence, record, size, frame.attempt_id,
+                         saved=self.store is None)  # fmt: skip
+        if self.store is not None:  # durable before it is sent (no flush sends it earlier)
+            try:
+                await self.store.put(spool.source_id, sequence, record, size,
+                                     frame.attempt_id)  # fmt: skip
+            finally:  # a failed write must not hold back every later frame
+                self.outbox.saved(spool.source_id, sequence)
         await self.outbox.flush()  # in sequence order, after anything not yet acknowledged
 
 

@@ -57,6 +57,9 @@ class EvidenceOutbox:
         # So is an `initialized`: kept until the attempt's first turn record (Control only
         # prompts a worker it heard initialize) or its exit, and sent again on each rewind.
         self._inits: dict[str, object] = {}
+        # Records not yet committed to the Node's SQLite (`_outbox_store`): a flush stops
+        # before one, so no record is on the wire before it would survive a restart.
+        self._unsaved: set[tuple[str, int]] = set()
         self.resent = 0  # records sent again after a rewind (logged, and read by tests)
 
     def held(self, source: str) -> int:
@@ -71,8 +74,11 @@ class EvidenceOutbox:
                             " Control has not acknowledged")  # fmt: skip
 
     def keep(self, source: str, sequence: int, frame: object, size: int = 1,
-             attempt_id: str | None = None) -> None:  # fmt: skip
-        """Hold record `sequence` (the spool just admitted it) until it is acknowledged."""
+             attempt_id: str | None = None, *, saved: bool = True) -> None:  # fmt: skip
+        """Hold record `sequence` (the spool just admitted it) until it is acknowledged;
+        `saved=False`: not sent before `saved` says it is committed."""
+        if not saved:
+            self._unsaved.add((source, sequence))
         self._frames.setdefault(source, {})[sequence] = (frame, size)
         self._bytes[source] = self._bytes.get(source, 0) + size
         if attempt_id is not None:
@@ -81,6 +87,10 @@ class EvidenceOutbox:
             self._last_of[attempt_id] = (source, sequence)
             while len(self._last_of) > MAX_TRACKED:
                 del self._last_of[next(iter(self._last_of))]
+
+    def saved(self, source: str, sequence: int) -> None:
+        """Record `sequence` of `source` is committed: it may be sent."""
+        self._unsaved.discard((source, sequence))
 
     def acknowledge(self, source: str, through: int) -> None:
         """Control stored every record of `source` up to `through`: forget them."""
@@ -154,10 +164,14 @@ class EvidenceOutbox:
                 held = frames.get(sequence)
                 if held is None:  # acknowledged while we sent
                     continue
+                if (source, sequence) in self._unsaved:
+                    break  # not committed yet: it and what follows go on a later flush
                 if not await self._send(held[0]) or generation != self._generation:
                     return count  # the link is down or was replaced: the next rewind sends
                 self._sent[source] = max(self._sent.get(source, 0), sequence)
                 count += 1
+        if self._unsaved:
+            return count  # a phase frame goes only after every record before it
         for entry in list(self._waiting):  # phase frames, in order, once every record went
             attempt, frame, is_exit = entry
             if is_exit and not self._exit_ready(attempt):

@@ -8,7 +8,7 @@ from pathlib import Path
 import storage
 from actors.machine import TurnEventFrame, WorkerFrame
 from maia.core import FakeClock
-from maia.machines import OutboxStore, restored_spool
+from maia.machines import EvidenceOutbox, OutboxStore, restored_spool
 from supervision.leases import EvidenceSpool
 
 
@@ -70,3 +70,23 @@ async def test_a_restored_spool_continues_after_the_outbox_counters(tmp_path: Pa
     assert spool.append(1, 100).last_sequence == 6
     other = EvidenceSpool("n.b")
     assert restored_spool(other, sources, kept, 100) is other  # another source: unchanged
+
+
+async def test_a_record_not_yet_committed_holds_back_itself_and_what_follows() -> None:
+    """Record 2 kept unsaved: a flush sends 1 only (3 waits behind 2); once 2 is saved,
+    the next flush sends 2 then 3, in order."""
+    sent: list[object] = []
+
+    async def send(frame: object) -> bool:
+        sent.append(frame)
+        return True
+
+    outbox = EvidenceOutbox(send)
+    outbox.keep("s", 1, "r1")
+    outbox.keep("s", 2, "r2", saved=False)
+    outbox.keep("s", 3, "r3")
+    await outbox.flush()
+    assert sent == ["r1"]
+    outbox.saved("s", 2)
+    await outbox.flush()
+    assert sent == ["r1", "r2", "r3"]
