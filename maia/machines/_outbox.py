@@ -79,6 +79,9 @@ class EvidenceOutbox:
         `saved=False`: not sent before `saved` says it is committed."""
         if not saved:
             self._unsaved.add((source, sequence))
+        if sequence <= self._sent.get(source, 0):  # admitted before records already sent
+            # (a worker's spawn record is kept once the process started): send from it again
+            self._sent[source] = max(self._acknowledged.get(source, 0), sequence - 1)
         self._frames.setdefault(source, {})[sequence] = (frame, size)
         self._bytes[source] = self._bytes.get(source, 0) + size
         if attempt_id is not None:

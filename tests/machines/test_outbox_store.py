@@ -90,3 +90,21 @@ async def test_a_record_not_yet_committed_holds_back_itself_and_what_follows() -
     outbox.saved("s", 2)
     await outbox.flush()
     assert sent == ["r1", "r2", "r3"]
+
+
+async def test_a_record_kept_after_later_ones_were_sent_still_goes_out() -> None:
+    """Record 2 (a spawn record, kept once its process started) is kept after 3 was sent:
+    the next flush sends 2, then 3 again (Control stores a copy no second time)."""
+    sent: list[object] = []
+
+    async def send(frame: object) -> bool:
+        sent.append(frame)
+        return True
+
+    outbox = EvidenceOutbox(send)
+    outbox.keep("s", 1, "r1")
+    outbox.keep("s", 3, "r3")
+    await outbox.flush()
+    outbox.keep("s", 2, "r2")
+    await outbox.flush()
+    assert sent == ["r1", "r3", "r2", "r3"]
