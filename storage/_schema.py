@@ -504,11 +504,31 @@ CREATE INDEX turns_unfinished ON turns (state, session_id, seq)
     WHERE state IN ('queued', 'dispatching', 'running');
 """
 
+# Issue 16: the Execution Node's evidence outbox, durable: each record's frame, written
+# before it is sent and deleted once Control acknowledges it, so a restart sends it again;
+# per source, the last sequence written and the acknowledgement (never reused after a restart).
+_MACHINE_OUTBOX = """
+CREATE TABLE machine_outbox (
+    source_id TEXT NOT NULL,
+    sequence INTEGER NOT NULL CHECK (sequence >= 1),
+    frame TEXT NOT NULL,
+    size INTEGER NOT NULL CHECK (size >= 1),
+    attempt_id TEXT,
+    PRIMARY KEY (source_id, sequence)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE machine_outbox_sources (
+    source_id TEXT PRIMARY KEY,
+    last_sequence INTEGER NOT NULL CHECK (last_sequence >= 0),
+    acknowledged_through INTEGER NOT NULL CHECK (acknowledged_through >= 0),
+    CHECK (acknowledged_through <= last_sequence)
+) STRICT, WITHOUT ROWID;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
-    _PAGES_UNFINISHED_TURNS,
+    _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

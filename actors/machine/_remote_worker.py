@@ -70,6 +70,8 @@ class RemoteWorkerHandle:
             self.pid = frame.pid or 0
             self._spawned.set()
         elif frame.phase == "initialized":
+            if self._initialized.is_set() or self._stopped.is_set():
+                return  # sent again after a reconnect: heard already (or the worker ended)
             self.state = WorkerState.READY
             self._initialized.set()
         else:  # exited or refused: the Execution Node confirms the process is gone

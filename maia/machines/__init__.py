@@ -4,7 +4,8 @@
 `_listener` the Control Node's side, the relay (actors.machine) where lease and worker frames go,
 `_execution` the Execution Node's side, `_credential_file` its 0600 credential and
 `_children` the two as root-tree children of a Node, `_outbox` the evidence kept until
-Control acknowledges it (sent again after a reconnect), `_tls` wss:// with the Control
+Control acknowledges it (sent again after a reconnect; `_outbox_store` keeps it on the
+Node's SQLite across a restart), `_tls` wss:// with the Control
 Node's certificate pinned. See docs/machines.md.
 """
 
@@ -42,6 +43,10 @@ from ._gate import Refusal as Refusal
 from ._gate import check_machine_upgrade as check_machine_upgrade
 from ._listener import MachineListener as MachineListener
 from ._outbox import EvidenceOutbox as EvidenceOutbox
+from ._outbox_store import KeptRecord as KeptRecord
+from ._outbox_store import KeptSource as KeptSource
+from ._outbox_store import OutboxStore as OutboxStore
+from ._outbox_store import restored_spool as restored_spool
 from ._tls import ListenerTls as ListenerTls
 from ._tls import PinMismatch as PinMismatch
 from ._tls import TlsFilesInvalid as TlsFilesInvalid

@@ -21,6 +21,7 @@ from supervision import ChildContext
 
 from ._execution import ExecutionLink
 from ._listener import MachineListener
+from ._outbox_store import OutboxStore
 from ._tls import listener_tls
 
 log = logging.getLogger("maia.machines")
@@ -55,7 +56,8 @@ def execution_child(control_url: str, token: str | None) -> Child:
         store = services.storage_or_raise()
         machines = services.sessions_or_raise().runtime[MACHINES]
         link = ExecutionLink(services.config.home.root, control_url, token, store.node_id,
-                             services.clock, machines.local_supervisor)  # fmt: skip
+                             services.clock, machines.local_supervisor,
+                             OutboxStore(store))  # fmt: skip
         machines.execution = link
         async with trio.open_nursery() as nursery:
             await nursery.start(link.run)

@@ -67,6 +67,7 @@ from supervision.workers import WorkerSpec
 from ._exec_state import load_states, previous_boots, save_states
 from ._frames import LeaseRequestFrame
 from ._outbox import EvidenceOutbox
+from ._outbox_store import OutboxStore, restored_spool
 
 log = logging.getLogger("maia.machines")
 WAKE_S: Final = 1.0
@@ -81,8 +82,10 @@ class ExecutionAssignments:
 
     def __init__(self, home: Path, machine_id: str, clock: Clock, supervisor: Any,
                  send: Send, report_now: Callable[[], Awaitable[None]],
-                 trace: MachineTrace | None = None) -> None:  # fmt: skip
+                 trace: MachineTrace | None = None,
+                 store: OutboxStore | None = None) -> None:  # fmt: skip
         self.home = home
+        self.store = store  # the outbox on the Node's SQLite (None: in memory only)
         self.machine_id = machine_id
         self.clock = clock
         self.supervisor = supervisor
@@ -125,7 +128,12 @@ class ExecutionAssignments:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             boots = previous_boots(self.home)
-            for key, state in load_states(self.home, self.boot, self.now().mono).items():
+            loaded = load_states(self.home, self.boot, self.now().mono)
+            sources, kept = ([], []) if self.store is None else await self.store.load()
+            for key, state in loaded.items():
+                spool = restored_spool(state.spool, sources, kept, self.now().mono)
+                loaded[key] = evolve(state, spool=spool)
+            for key, state in loaded.items():
                 # A restart: every execution of the last run is gone (the supervisor swept
                 # this home's strays at its start), so its stop is confirmed at once.
                 if key in boots and state.lease_epoch > 0:
@@ -136,12 +144,33 @@ class ExecutionAssignments:
                 await self._apply(key, actions)
             if self.states:
                 save_states(self.home, self.states)  # this run's boot, for the next restart
+            await self._resend_kept(kept)
             task_status.started()
             while True:
                 await trio.sleep(self._next_wake_s())
                 for key in list(self.states):
                     await self._step(key, Wake())
                 await self.outbox.flush()  # an exit whose acknowledgement wait ran out
+
+    async def _resend_kept(self, kept: list[Any]) -> None:
+        """The records the last run kept and Control never acknowledged go first on the
+        next connection; their attempts died with that run, so each gets an `exited` after
+        them (hello lists it until then: Control takes the records before the exit)."""
+        spools = {state.spool.source_id: state.spool for state in self.states.values()}
+        attempts: dict[str, None] = {}
+        for record in kept:
+            spool = spools.get(record.source_id)
+            if spool is None or record.sequence <= spool.acknowledged_through:
+                continue  # an assignment this Node no longer holds, or acknowledged already
+            self.outbox.keep(record.source_id, record.sequence, record.frame, record.size,
+                             record.attempt_id)  # fmt: skip
+            attempts[str(getattr(record.frame, "attempt_id", ""))] = None
+        for attempt in attempts:
+            gone = WorkerFrame("worker", attempt, "exited", fence_reason="the Execution Node"
+                               " restarted", stop_phase="kill")  # fmt: skip
+            await self.outbox.send_after_records(attempt, gone, exit_frame=True)
+        if kept:
+            log.info("%d unacknowledged evidence records kept from the last run", len(kept))
 
     def _next_wake_s(self) -> float:
         """A second, or less: exactly at the nearest local deadline (item 8: the stop begins
@@ -225,9 +254,10 @@ class ExecutionAssignments:
                     self.states[key] = evolve(state, spool=spool)
                     # Only an ack frame says Control stored them (a grant's acknowledgedThrough
                     # follows the Node's reports): the frames are kept until one comes.
-                    self.outbox.acknowledge(
-                        spool.source_id, min(frame.through, spool.last_sequence)
-                    )
+                    through = min(frame.through, spool.last_sequence)
+                    self.outbox.acknowledge(spool.source_id, through)
+                    if self.store is not None:
+                        await self.store.release(spool.source_id, through)
             await self.outbox.flush()  # an exit may have waited for this acknowledgement
         elif isinstance(frame, PromptFrame | InterruptFrame | StopWorkerFrame):
             await self._worker_op(frame)
@@ -274,7 +304,13 @@ class ExecutionAssignments:
         spawned = WorkerFrame("worker", frame.attempt_id, "spawned", pid=handle.pid,
                               sequence=admitted[0] if admitted else None)  # fmt: skip
         if admitted:  # the admission's evidence record: kept and sent like a turn's
-            self.outbox.keep(self.states[key].spool.source_id, admitted[0], spawned)
+            source = self.states[key].spool.source_id
+            self.outbox.keep(source, admitted[0], spawned, saved=self.store is None)
+            if self.store is not None:  # durable before it is sent
+                try:
+                    await self.store.put(source, admitted[0], spawned, 1, None)
+                finally:  # a failed write must not hold back every later frame
+                    self.outbox.saved(source, admitted[0])
             await self.outbox.flush()
         else:
             await self.send(spawned)
@@ -285,7 +321,8 @@ class ExecutionAssignments:
         try:
             await handle.wait_initialized()
             initialized = WorkerFrame("worker", attempt_id, "initialized")
-            await self.outbox.send_after_records(attempt_id, initialized)
+            await self.outbox.send_after_records(attempt_id, initialized, initialized=True)
+            log.info("attempt %s initialized", attempt_id)
         except Exception:
             pass
         info = await handle.wait_stopped()
@@ -354,7 +391,15 @@ class ExecutionAssignments:
         self.states[key] = evolve(state, spool=spool)
         record = TurnEventFrame("turn_event", frame.attempt_id, frame.turn_id, kind,
                                 spool.source_id, spool.last_sequence, text, data)  # fmt: skip
-        self.outbox.keep(spool.source_id, spool.last_sequence, record, size, frame.attempt_id)
+        sequence = spool.last_sequence
+        self.outbox.keep(spool.source_id, sequence, record, size, frame.attempt_id,
+                         saved=self.store is None)  # fmt: skip
+        if self.store is not None:  # durable before it is sent (no flush sends it earlier)
+            try:
+                await self.store.put(spool.source_id, sequence, record, size,
+                                     frame.attempt_id)  # fmt: skip
+            finally:  # a failed write must not hold back every later frame
+                self.outbox.saved(spool.source_id, sequence)
         await self.outbox.flush()  # in sequence order, after anything not yet acknowledged
 
 

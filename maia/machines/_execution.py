@@ -53,6 +53,7 @@ from ._frames import (
     encode_frame,
 )
 from ._gate import ENROLL_PATH, LINK_PATH
+from ._outbox_store import OutboxStore
 from ._tls import PinMismatch, open_link
 
 log = logging.getLogger("maia.machines")
@@ -86,8 +87,10 @@ class ExecutionLink:
     `on_frame` gets every well-formed frame from Control after `welcome`."""
 
     def __init__(self, home: Path, control_url: str, token: str | None, node_id: str,
-                 clock: Clock, supervisor: Any = None) -> None:  # fmt: skip
+                 clock: Clock, supervisor: Any = None,
+                 store: OutboxStore | None = None) -> None:  # fmt: skip
         self.home = home
+        self.store = store  # the evidence outbox, durable on the Node's SQLite
         self.control_url = control_url
         self.token: str | None = None
         self.pin: str | None = None  # the Control Node's certificate fingerprint (wss://)
@@ -133,7 +136,7 @@ class ExecutionLink:
         trace = MachineTrace.from_env(self.clock)  # off unless a test asks (docs/machines.md)
         self.assignments = ExecutionAssignments(self.home, credential.machine_id, self.clock,
                                                 self.supervisor, self.send, self.report_now,
-                                                trace)  # fmt: skip
+                                                trace, self.store)  # fmt: skip
         async with trio.open_nursery() as nursery:
             await nursery.start(self.assignments.run)
             try:

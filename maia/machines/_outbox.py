@@ -54,6 +54,12 @@ class EvidenceOutbox:
         # again on each new connection (Control ignores an exit it heard) and hello lists
         # them, so Control never ends such an attempt before its re-sent evidence arrives.
         self._exits: dict[str, object] = {}
+        # So is an `initialized`: kept until the attempt's first turn record (Control only
+        # prompts a worker it heard initialize) or its exit, and sent again on each rewind.
+        self._inits: dict[str, object] = {}
+        # Records not yet committed to the Node's SQLite (`_outbox_store`): a flush stops
+        # before one, so no record is on the wire before it would survive a restart.
+        self._unsaved: set[tuple[str, int]] = set()
         self.resent = 0  # records sent again after a rewind (logged, and read by tests)
 
     def held(self, source: str) -> int:
@@ -68,15 +74,26 @@ class EvidenceOutbox:
                             " Control has not acknowledged")  # fmt: skip
 
     def keep(self, source: str, sequence: int, frame: object, size: int = 1,
-             attempt_id: str | None = None) -> None:  # fmt: skip
-        """Hold record `sequence` (the spool just admitted it) until it is acknowledged."""
+             attempt_id: str | None = None, *, saved: bool = True) -> None:  # fmt: skip
+        """Hold record `sequence` (the spool just admitted it) until it is acknowledged;
+        `saved=False`: not sent before `saved` says it is committed."""
+        if not saved:
+            self._unsaved.add((source, sequence))
+        if sequence <= self._sent.get(source, 0):  # admitted before records already sent
+            # (a worker's spawn record is kept once the process started): send from it again
+            self._sent[source] = max(self._acknowledged.get(source, 0), sequence - 1)
         self._frames.setdefault(source, {})[sequence] = (frame, size)
         self._bytes[source] = self._bytes.get(source, 0) + size
         if attempt_id is not None:
+            self._inits.pop(attempt_id, None)  # Control heard it initialize: it prompted it
             self._last_of.pop(attempt_id, None)
             self._last_of[attempt_id] = (source, sequence)
             while len(self._last_of) > MAX_TRACKED:
                 del self._last_of[next(iter(self._last_of))]
+
+    def saved(self, source: str, sequence: int) -> None:
+        """Record `sequence` of `source` is committed: it may be sent."""
+        self._unsaved.discard((source, sequence))
 
     def acknowledge(self, source: str, through: int) -> None:
         """Control stored every record of `source` up to `through`: forget them."""
@@ -95,6 +112,7 @@ class EvidenceOutbox:
         for source in self._frames:
             self._sent[source] = self._acknowledged.get(source, 0)
         queued = {attempt for attempt, _, _ in self._waiting}
+        self._waiting += [(a, f, False) for a, f in self._inits.items() if a not in queued]
         self._waiting += [(a, f, True) for a, f in self._exits.items() if a not in queued]
 
     async def flush(self) -> int:
@@ -107,17 +125,24 @@ class EvidenceOutbox:
         return tuple(dict.fromkeys([*(a for a, _, _ in self._waiting), *self._exits]))
 
     async def send_after_records(self, attempt_id: str, frame: object, *,
-                                 exit_frame: bool = False) -> None:  # fmt: skip
+                                 exit_frame: bool = False,
+                                 initialized: bool = False) -> None:  # fmt: skip
         """Send a frame that is no record (a worker's phase) after every held record, so an
         attempt's `exited` never overtakes its turn's evidence; while the link is down it
-        waits (bounded) and goes after the records on the next connection."""
+        waits (bounded) and goes after the records on the next connection. An exit or an
+        `initialized` is also sent again after each rewind (Control ignores a repeat)."""
         async with self._lock:
             if len(self._waiting) >= MAX_WAITING:
                 log.warning("attempt %s: a phase frame not kept (%d wait); the next hello"
                             " reconciles it", attempt_id, MAX_WAITING)  # fmt: skip
                 return
             self._waiting.append((attempt_id, frame, exit_frame))
+            if initialized and not exit_frame:
+                self._inits[attempt_id] = frame
+                while len(self._inits) > MAX_TRACKED:
+                    del self._inits[next(iter(self._inits))]
             if exit_frame:
+                self._inits.pop(attempt_id, None)
                 self._exit_due[attempt_id] = trio.current_time() + EXIT_ACK_WAIT_S
                 self._exits[attempt_id] = frame
                 while len(self._exits) > MAX_EXITS:
@@ -142,10 +167,14 @@ class EvidenceOutbox:
                 held = frames.get(sequence)
                 if held is None:  # acknowledged while we sent
                     continue
+                if (source, sequence) in self._unsaved:
+                    break  # not committed yet: it and what follows go on a later flush
                 if not await self._send(held[0]) or generation != self._generation:
                     return count  # the link is down or was replaced: the next rewind sends
                 self._sent[source] = max(self._sent.get(source, 0), sequence)
                 count += 1
+        if self._unsaved:
+            return count  # a phase frame goes only after every record before it
         for entry in list(self._waiting):  # phase frames, in order, once every record went
             attempt, frame, is_exit = entry
             if is_exit and not self._exit_ready(attempt):
