@@ -52,6 +52,17 @@ async def _staged_turn(p: Proxied, tmp_path: Path) -> tuple[str, Path, Path]:
     return session_id, gate, done
 
 
+async def _finish_into_partition(p: Proxied, gate: Path, done: Path) -> None:
+    """Partition the link both ways, let the staged turn finish on the Execution Node, and
+    wait until its remaining words and its completion went out into the partition."""
+    p.proxy.partition()
+    dropped = _fates(p.proxy, "partitioned")
+    await trio.Path(gate).touch()
+    await _blocking(wait_for, done.exists, "the turn did not finish", p.execution)
+    await _blocking(wait_for, lambda: _fates(p.proxy, "partitioned") >= dropped + 3,
+                    "the turn's records were not sent", p.execution)  # fmt: skip
+
+
 async def _completes_once(p: Proxied, session_id: str) -> dict[str, Any]:
     """The turn completes at Control, each word as often as the first (none stored twice),
     every record stored once, and the traces judged clean."""
@@ -92,13 +103,7 @@ async def test_records_sent_into_a_partition_arrive_once_after_the_link_reopens(
         async with _proxied(tmp_path, seed=21) as p:
             session_id, gate, done = await _staged_turn(p, tmp_path)
             before = len(_stored(p))
-            p.proxy.partition()
-            dropped = _fates(p.proxy, "partitioned")
-            gate.touch()
-            await _blocking(wait_for, done.exists, "the turn did not finish", p.execution)
-            # The remaining words and the completion went out into the partition.
-            await _blocking(wait_for, lambda: _fates(p.proxy, "partitioned") >= dropped + 3,
-                            "the turn's records were not sent", p.execution)  # fmt: skip
+            await _finish_into_partition(p, gate, done)
             assert len(_stored(p)) == before  # none arrived: they were in flight
             assert _turn(p.control, session_id)["state"] == "running"
             resent = await _cut_and_reopen(p)
@@ -146,12 +151,7 @@ async def test_a_worker_exit_during_the_drop_waits_behind_its_turns_records(
         async with _proxied(tmp_path, seed=23) as p:
             session_id, gate, done = await _staged_turn(p, tmp_path)
             [(_, pid)] = await _blocking(_attempts, p.control, session_id)
-            p.proxy.partition()
-            dropped = _fates(p.proxy, "partitioned")
-            gate.touch()
-            await _blocking(wait_for, done.exists, "the turn did not finish", p.execution)
-            await _blocking(wait_for, lambda: _fates(p.proxy, "partitioned") >= dropped + 3,
-                            "the turn's records were not sent", p.execution)  # fmt: skip
+            await _finish_into_partition(p, gate, done)
             os.kill(pid, signal.SIGKILL)
             await _blocking(wait_for, lambda: not Path(f"/proc/{pid}").exists(),
                             "the worker was not reaped", p.execution)  # fmt: skip

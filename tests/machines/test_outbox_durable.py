@@ -15,9 +15,9 @@ import pytest
 import trio
 
 from ._nodes import checked_traces, wait_for
-from .test_evidence_resend import WORDS, _staged_turn, _stored
+from .test_evidence_resend import WORDS, _finish_into_partition, _staged_turn, _stored
 from .test_placement_e2e import _turn
-from .test_proxy_scenarios import BOUND_S, _blocking, _fates, _proxied
+from .test_proxy_scenarios import BOUND_S, _blocking, _proxied
 
 
 def _kept(home: Path) -> list[tuple[str, int]]:
@@ -41,12 +41,7 @@ async def test_records_unacknowledged_at_a_restart_reach_control_once(
         async with _proxied(tmp_path, seed=41 if stop == "sigterm" else 42) as p:
             session_id, gate, done = await _staged_turn(p, tmp_path)
             before = len(_stored(p))
-            p.proxy.partition()
-            dropped = _fates(p.proxy, "partitioned")
-            gate.touch()
-            await _blocking(wait_for, done.exists, "the turn did not finish", p.execution)
-            await _blocking(wait_for, lambda: _fates(p.proxy, "partitioned") >= dropped + 3,
-                            "the turn's records were not sent", p.execution)  # fmt: skip
+            await _finish_into_partition(p, gate, done)
             await _blocking(p.execution.stop if stop == "sigterm" else p.execution.kill9)
             assert len(_stored(p)) == before  # none arrived: they were in flight
             kept = _kept(p.execution.home)
