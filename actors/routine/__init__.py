@@ -102,3 +102,5 @@ from ._views import fire_view as fire_view
 from ._views import routine_id_for as routine_id_for
 from ._views import routine_show as routine_show
 from ._views import routine_view as routine_view
+
+KIND = ROUTINES  # what `python -m actors._diagrams` collects

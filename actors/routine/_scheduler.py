@@ -21,14 +21,15 @@ judges it.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, Protocol
 
 import attrs
 import trio
 
-from actors import ActorRuntime, Fired
+from actors import ActorRuntime, Edge, Fired
+from actors._actor import DEFAULT_ASK_TIMEOUT_S
 from actors._registry import ActorRegistry
 from maia.core import MaiaError
 
@@ -214,6 +215,20 @@ class Routines:
         return await self.registry.ask(routine_id, message)
 
 
+# Who sends what to a routine actor, drawn in docs/lifecycles.md (`python -m actors._diagrams`).
+EDGES: Final = (
+    Edge("api", "routine", "ask", ("CreateRoutine", "ChangeRoutine"),
+         f"mailbox 64, deadline {DEFAULT_ASK_TIMEOUT_S:g} s"),
+    Edge("routine scheduler", "routine", "ask", ("LaunchAnswer", "RecoverFires"),
+         f"mailbox 64, deadline {DEFAULT_ASK_TIMEOUT_S:g} s"),
+    Edge("routine", "storage", "ask", ("write", "read"), "mailbox 4096, admission 5 s"),
+    Edge("routine", "routine scheduler", "tell", ("poke",), "never blocks"),
+    Edge("routine scheduler", "storage", "ask", ("read",), "mailbox 4096, admission 5 s"),
+    Edge("routine scheduler", "session", "ask", ("create_session", "send_turn", "stop_session"),
+         f"bounded {LAUNCH_BOUND_S:g} s per launch"),
+)  # fmt: skip
+
+
 @attrs.frozen
 class RoutineKind:
     """The Routine kind for `open_actor_runtime(kinds=...)`. It provides a `LauncherSlot`
@@ -221,6 +236,7 @@ class RoutineKind:
 
     tick_s: float = TICK_S
     name: str = KIND
+    edges: Sequence[Edge] = EDGES
 
     @property
     def tables(self) -> tuple[Any, ...]:

@@ -112,3 +112,5 @@ from ._table import WebhookEvent as WebhookEvent
 from ._table import WebhookState as WebhookState
 from ._views import delivery_wire as delivery_wire
 from ._views import webhook_wire as webhook_wire
+
+KIND = WEBHOOKS  # what `python -m actors._diagrams` collects

@@ -22,7 +22,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from actors import ActorError, ActorRegistry, ActorRuntime, TransitionTable
+from actors import ActorError, ActorRegistry, ActorRuntime, Edge, TransitionTable
 from storage import EventRecord
 
 from ._actor import Kick, Restarted, WebhookActor, WebhookContext, WebhookMessage
@@ -45,6 +45,16 @@ PROCESSOR_BACKOFF_S: Final = (0.1, 1.0, 5.0, 30.0)
 IDLE_ADVANCE_S: Final = 30.0  # with no active webhook, the checkpoint moves this often
 ASK_TIMEOUT_S: Final = 4.5
 IDLE_S: Final = 300.0  # an idle webhook actor is passivated (its timers wake it again)
+
+# Who sends what to a webhook actor, drawn in docs/lifecycles.md (`python -m actors._diagrams`).
+EDGES: Final = (
+    Edge("api", "webhook", "ask", ("ConfirmChange",), f"mailbox 64, deadline {ASK_TIMEOUT_S} s"),
+    Edge("webhook outbox", "webhook", "tell", ("Kick",), f"mailbox 64, bounded {TELL_BOUND_S} s"),
+    Edge("webhook outbox", "storage", "ask", ("read", "write"), "mailbox 4096, admission 5 s"),
+    Edge("webhook", "storage", "ask", ("write", "read"), "mailbox 4096, admission 5 s"),
+    Edge("webhook", "receiver", "send", ("POST",), "15 s per attempt", via_effect=True),
+    Edge("webhook", "webhook", "tell", ("AttemptDone",), "mailbox 64", via_effect=True),
+)  # fmt: skip
 
 
 @attrs.define(eq=False)
@@ -144,6 +154,7 @@ class WebhookKind:
     """The kind the runtime opens (`Kind` protocol)."""
 
     name: str = "webhook"
+    edges: Sequence[Edge] = EDGES
 
     @property
     def tables(self) -> Sequence[TransitionTable[Any, Any]]:

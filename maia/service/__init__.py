@@ -18,11 +18,11 @@ from ._context import project_of_session as project_of_session
 from ._event_types import check_filter_types as check_filter_types
 from ._event_types import check_webhook_types as check_webhook_types
 from ._event_types import journal_event_types as journal_event_types
+from ._kinds import KINDS as KINDS
 from ._machines import MACHINE_HANDLERS as MACHINE_HANDLERS
 from ._machines_placement import create_placed as create_placed
 from ._machines_views import machine_wire as machine_wire
 from ._register import HANDLERS as HANDLERS
-from ._register import KINDS as KINDS
 from ._register import open_services as open_services
 from ._register import register as register
 from ._routine_gate import SchedulerGate as SchedulerGate

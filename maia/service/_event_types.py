@@ -2,10 +2,11 @@
 
 A webhook's `eventTypes` and `events.read`'s `eventTypes` match event types exactly; a type
 no Node emits (`turn.bogus`, a typo of `turn.completed`) would be accepted and then match
-nothing, silently. The types come from where they are declared: each lifecycle table's
-`emits`, each operation's `eventTypes`, and the few events code writes beside a table
-(listed below). A test scans the source for every event-writing call, a table row's
-`emits` included, and finds its type here, so a new kind or event cannot be missed.
+nothing, silently. The types come from where they are declared: the `emits` of every
+lifecycle table of every kind the Node runs (`_kinds.KINDS`), each operation's `eventTypes`,
+and the few events code writes beside a table (listed below). A test scans the source for
+every event-writing call, a table row's `emits` included, and finds its type here, so a new
+kind or event cannot be missed.
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from actors import TransitionTable
-from actors.machine import ASSIGNMENT_TABLE
-from actors.routine import ROUTINE_TABLES
-from actors.session import TABLES as SESSION_TABLES
-from actors.webhook import DELIVERY_TABLE, WEBHOOK_TABLE
 from maia.core import MaiaError
 from maia.protocol import REGISTRY
+
+from ._kinds import KINDS
 
 _WRITTEN_BESIDE_TABLES: Final = frozenset({
     "approval.requested", "approval.allowed", "approval.denied", "approval.withdrawn",
@@ -48,7 +47,7 @@ def _emits(tables: Iterable[TransitionTable[Any, Any]]) -> Iterable[str]:
 @functools.cache
 def journal_event_types() -> frozenset[str]:
     """Every event type a Node writes to its journal."""
-    tables = (*SESSION_TABLES, WEBHOOK_TABLE, DELIVERY_TABLE, *ROUTINE_TABLES, ASSIGNMENT_TABLE)
+    tables = (table for kind in KINDS for table in kind.tables)
     declared = {t for op in REGISTRY for t in op.event_types}
     return frozenset(_emits(tables)) | declared | _WRITTEN_BESIDE_TABLES
 

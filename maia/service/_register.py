@@ -13,11 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from actors import WORKERS, ActorError, Kind, open_actor_runtime
-from actors.machine import MACHINES
-from actors.routine import ROUTINES
-from actors.session import SESSIONS
-from actors.webhook import WEBHOOKS
+from actors import ActorError, open_actor_runtime
 from maia.config import UserConfig, load_user_config
 from maia.protocol import Clock
 from storage import Storage
@@ -28,6 +24,7 @@ from ._approvals import APPROVAL_HANDLERS
 from ._config import CONFIG_HANDLERS
 from ._config_status import admitted_user_config
 from ._context import ServiceContext
+from ._kinds import KINDS
 from ._machines import MACHINE_HANDLERS
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
@@ -54,9 +51,6 @@ from ._turns import (
 from ._webhooks import WEBHOOK_HANDLERS
 
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
-# The kinds of aggregate the Node runs, in start order (a kind may use what an earlier one
-# provides: the Session kind runs on the worker pool). Adding a kind is one line here.
-KINDS: Final[tuple[Kind[Any], ...]] = (WORKERS, MACHINES, SESSIONS, WEBHOOKS, ROUTINES)
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 import trio
 
+from actors._diagrams import kinds
 from maia.client import open_client
 from maia.core import digest_json
 from maia.observe._shape import DIAGNOSTICS_GAP_EVENT
 from maia.protocol import MaiaError
-from maia.service import check_webhook_types, journal_event_types
+from maia.service import KINDS, check_webhook_types, journal_event_types
 
 from ..._node_process import NodeProcess, running_node
 from ..._sessions import new_session, wait_turn
@@ -139,3 +140,20 @@ def test_a_typo_is_refused_with_the_type_it_resembles() -> None:
     assert refused.value.code == "validation_failed"
     assert refused.value.details["path"] == "change.spec.eventTypes[1]"
     assert "did you mean turn.completed?" in str(refused.value)
+
+
+def test_every_kind_under_actors_is_run_and_its_events_known() -> None:
+    """Each kind a package under actors/ declares is one the Node runs (`KINDS`), and every
+    event its tables emit is in the catalogue: a fifth kind cannot be left out of either."""
+    declared = {kind.name: kind for kind in kinds()}
+    assert set(declared) >= {"session", "webhook", "routine", "machine"}
+    assert set(declared) <= {kind.name for kind in KINDS}
+    emitted = {
+        row.emits
+        for kind in declared.values()
+        for table in kind.tables
+        for row in (*table.rows, *((table.creation,) if table.creation else ()))
+        if row.emits
+    }
+    assert len(emitted) > 20
+    assert emitted <= journal_event_types(), emitted - journal_event_types()
