@@ -524,11 +524,52 @@ CREATE TABLE machine_outbox_sources (
 ) STRICT, WITHOUT ROWID;
 """
 
+# Issue 21 goal 4: an event's ID carries its journal position (`positioned_id`,
+# `<prefix>_f<17 hex position><32 hex random>`), so the journal drops its unique index of
+# event IDs, which every appended event updated (a B-tree of 56-byte keys that SQLite
+# rebalances over three siblings at each split: ~5 of a turn's ~35 pages). A look-up by ID
+# reads the position from it (`_events._event_row`). The events written before keep their
+# IDs and are found through a partial index of exactly those IDs (a new ID is 56 characters
+# and starts `event_f`; an older one starts `event_0` or is 38 characters), so its entries
+# never grow. Same columns, same order, the owner sequence's unique index kept.
+_PAGES_EVENT_ID_FROM_POSITION = """
+CREATE TABLE events_next (
+    position INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    owner_type TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    owner_seq INTEGER NOT NULL,
+    aggregate_revision INTEGER,
+    project_id TEXT,
+    session_id TEXT,
+    actor_id TEXT,
+    causation_id TEXT,
+    correlation_id TEXT,
+    classification TEXT NOT NULL,
+    occurred_ms INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    schema_version TEXT,
+    attempt_id TEXT,
+    activation_id TEXT,
+    command_id TEXT,
+    UNIQUE (owner_id, owner_seq)
+);
+INSERT INTO events_next SELECT position, event_id, event_type, owner_type, owner_id, owner_seq,
+    aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,
+    classification, occurred_ms, payload, schema_version, attempt_id, activation_id, command_id
+    FROM events ORDER BY position;
+DROP TABLE events;
+ALTER TABLE events_next RENAME TO events;
+CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
+    WHERE (length(event_id) <> 56 OR event_id < 'event_f');
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
-    _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX,
+    _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX, _PAGES_EVENT_ID_FROM_POSITION,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

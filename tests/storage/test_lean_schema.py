@@ -9,6 +9,7 @@ from pathlib import Path
 
 import storage
 from maia.core import FakeClock, digest_json
+from storage._events import LEGACY_EVENT_IDS
 from storage._schema import _PERF_STORE_LEAN_INDEXES, MIGRATIONS, _statements
 
 from ._fixtures import create_session_apply, seed_project, session_row
@@ -28,11 +29,11 @@ _HOT_QUERIES = {
     "get_receipt": ("SELECT * FROM receipts WHERE receipt_id = 'r'", "sqlite_autoindex_receipts_1"),
     "owner_sequence": (
         "SELECT max(owner_seq) FROM events WHERE owner_id = 's'",
-        "sqlite_autoindex_events_2",
-    ),
-    "event_by_id": (
-        "SELECT position FROM events WHERE event_id = 'e'",
         "sqlite_autoindex_events_1",
+    ),
+    "event_by_legacy_id": (
+        f"SELECT position FROM events WHERE event_id = 'e' AND {LEGACY_EVENT_IDS}",
+        "events_by_legacy_id",
     ),
     "next_turn_seq": (
         "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = 's'",
