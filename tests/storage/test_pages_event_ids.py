@@ -5,6 +5,7 @@ previous schema upgrades with its events intact."""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from pathlib import Path
 
@@ -46,10 +47,12 @@ async def test_an_event_is_found_by_its_id_without_an_index_of_ids(tmp_path: Pat
         events = [await store.write(_append("session_a")) for _ in range(3)]
         for event in events:
             assert storage.id_position("event", event.event_id) == event.position
-            assert await store.read(lambda c, e=event: storage.event_position(c, e.event_id)) == (
-                event.position
+            assert await store.read(
+                functools.partial(storage.event_position, event_id=event.event_id)
+            ) == (event.position)
+            assert await store.read(
+                functools.partial(storage.event_correlation, event_id=event.event_id)
             )
-            assert await store.read(lambda c, e=event: storage.event_correlation(c, e.event_id))
         forged = storage.positioned_id("event", events[0].position)  # right row, other tail
         assert await store.read(lambda c: storage.event_position(c, forged)) is None
         assert await store.read(lambda c: storage.event_position(c, "event_missing")) is None
@@ -114,8 +117,13 @@ async def test_the_migration_keeps_old_events_findable_by_their_ids(tmp_path: Pa
         kept = (await store.read(lambda c: storage.read_events(c))).events
         assert [(e.position, e.event_id) for e in kept] == list(enumerate(old_ids, 1))
         for position, event_id in enumerate(old_ids, 1):
-            assert await store.read(lambda c, i=event_id: storage.event_position(c, i)) == position
-            correlation = await store.read(lambda c, i=event_id: storage.event_correlation(c, i))
+            assert (
+                await store.read(functools.partial(storage.event_position, event_id=event_id))
+                == position
+            )
+            correlation = await store.read(
+                functools.partial(storage.event_correlation, event_id=event_id)
+            )
             assert correlation == f"corr-{position}"
         appended = await store.write(_append("session_old"))
         assert (appended.position, appended.owner_sequence) == (5, 5)
