@@ -565,11 +565,49 @@ CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
     WHERE (length(event_id) <> 56 OR event_id < 'event_f');
 """
 
+# Issue 21 goal 4: a receipt's ID carries its sequence (`positioned_id`), so `receipts`
+# drops the unique index of receipt IDs, which every command's receipt updated (one page per
+# mutation, and its splits). The sequence, the rowid lists page by and receipt IDs now name,
+# becomes an explicit INTEGER PRIMARY KEY: kept as is by the copy, and never renumbered (a
+# VACUUM may renumber an implicit rowid). Receipts written before keep their IDs and are found
+# through a partial index of exactly those IDs (a new ID is 58 characters and starts
+# `receipt_f`), as the journal's older event IDs are. Same columns otherwise, same key.
+_PAGES_RECEIPT_ID_FROM_SEQUENCE = """
+CREATE TABLE receipts_next (
+    sequence INTEGER PRIMARY KEY,
+    receipt_id TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    operation_id TEXT NOT NULL,
+    command_id TEXT NOT NULL,
+    project_id TEXT,
+    input_digest TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    targets TEXT NOT NULL,
+    event_ids TEXT NOT NULL,
+    effect_ids TEXT NOT NULL,
+    evidence_digest TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    target_id TEXT,                             -- the first target, indexed for lists
+    correlation_id TEXT,
+    UNIQUE (actor_id, command_id, operation_id)
+);
+INSERT INTO receipts_next SELECT rowid, receipt_id, actor_id, operation_id, command_id,
+    project_id, input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,
+    created_ms, target_id, correlation_id FROM receipts ORDER BY rowid;
+DROP TABLE receipts;
+ALTER TABLE receipts_next RENAME TO receipts;
+CREATE INDEX receipts_by_target ON receipts (target_id);
+CREATE UNIQUE INDEX receipts_by_legacy_id ON receipts (receipt_id)
+    WHERE (length(receipt_id) <> 58 OR receipt_id < 'receipt_f');
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
     _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX, _PAGES_EVENT_ID_FROM_POSITION,
+    _PAGES_RECEIPT_ID_FROM_SEQUENCE,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
