@@ -602,12 +602,40 @@ CREATE UNIQUE INDEX receipts_by_legacy_id ON receipts (receipt_id)
     WHERE (length(receipt_id) <> 58 OR receipt_id < 'receipt_f');
 """
 
+# Issue 21 goal 4: `turn_items` without the unique index of item IDs, which every item's
+# insert updated (a random 37-character key: one more page per item, a split every ~70).
+# Every reader finds items by their turn (`UNIQUE (turn_id, seq)`, kept), and the two
+# updates by their turn and place, checking the ID on the row (actors/session/_sql_turns.py).
+# An item ID is 128 random bits, made once per item. Same columns, same order, same rowids.
+_PAGES_TURN_ITEMS_BY_TURN = """
+CREATE TABLE turn_items_next (
+    item_id TEXT NOT NULL,
+    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
+    seq INTEGER NOT NULL,                       -- order within the turn, from 1
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    data TEXT,
+    truncated INTEGER NOT NULL DEFAULT 0,
+    artifact TEXT,
+    UNIQUE (turn_id, seq)
+);
+INSERT INTO turn_items_next (rowid, item_id, turn_id, seq, kind, text, state, created_ms,
+    updated_ms, data, truncated, artifact)
+    SELECT rowid, item_id, turn_id, seq, kind, text, state, created_ms, updated_ms, data,
+    truncated, artifact FROM turn_items ORDER BY rowid;
+DROP TABLE turn_items;
+ALTER TABLE turn_items_next RENAME TO turn_items;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
     _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX, _PAGES_EVENT_ID_FROM_POSITION,
-    _PAGES_RECEIPT_ID_FROM_SEQUENCE,
+    _PAGES_RECEIPT_ID_FROM_SEQUENCE, _PAGES_TURN_ITEMS_BY_TURN,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
