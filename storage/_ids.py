@@ -1,4 +1,5 @@
-"""Time-ordered IDs for rows written on the hot path (events, receipts, new aggregates).
+"""IDs for rows written on the hot path: time-ordered (new aggregates, snapshots; events and
+receipts until issue 21 goal 4) and positioned (events and receipts: see the end).
 
 `new_ordered_id(prefix)` is `<prefix>_<50 hex>`: 12 hex digits of wall-clock milliseconds,
 6 of a sequence within that millisecond, then 32 random (128 bits, as the spec's identifier
@@ -19,7 +20,8 @@ the OS rather than the injected clock (like `new_id`'s randomness).
 of the time: `<prefix>_f<17 hex position><32 hex random>` (a time-led ID starts with `0`
 until the year 2527, so the `f` tells them apart). A row keyed by its position needs no index
 of its own for such an ID: `id_position` reads the key back, and a look-up checks the whole
-ID on that one row (the journal's events, issue 21 goal 4; docs/storage.md).
+ID on that one row (events by journal position, receipts by sequence: issue 21 goal 4,
+docs/storage.md).
 """
 
 from __future__ import annotations
