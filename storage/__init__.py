@@ -29,6 +29,7 @@ from ._cursors import load_or_create_node_key as load_or_create_node_key
 from ._events import EVENT_COLUMNS as EVENT_COLUMNS
 from ._events import EVENT_SCHEMA_VERSION as EVENT_SCHEMA_VERSION
 from ._events import MAX_PAGE as MAX_PAGE
+from ._events import OWNER_NO as OWNER_NO
 from ._events import Envelope as Envelope
 from ._events import EventPage as EventPage
 from ._events import EventRecord as EventRecord

@@ -32,8 +32,12 @@ _HOT_QUERIES = {
         "receipts_by_legacy_id",
     ),
     "owner_sequence": (
-        "SELECT max(owner_seq) FROM events WHERE owner_id = 's'",
+        "SELECT max(owner_seq) FROM events WHERE owner_no = 3",
         "sqlite_autoindex_events_1",
+    ),
+    "owner_number": (
+        "SELECT owner_no FROM event_owners WHERE owner_id = 's'",
+        "sqlite_autoindex_event_owners_1",
     ),
     "event_by_legacy_id": (
         f"SELECT position FROM events WHERE event_id = 'e' AND {LEGACY_EVENT_IDS}",
