@@ -8,10 +8,20 @@ copies agree. Reading it costs no transaction and changes nothing.
 
 A checkpoint that restarts the log sets mxFrame back to 0, so `frames_during` reports None
 for a span in which that happened (the caller drops that sample).
+
+Where the pages go: `commits_in_wal` reads the frame headers of a span of the log (each names
+its page; a commit's last frame carries the database size, https://sqlite.org/fileformat.html,
+"WAL Frame Format") and `btree_of_pages` names each page's table or index from SQLite's
+`dbstat` table. `python bench/_pages.py [--turns N] [--sessions S]` runs N turns in process
+(one in flight, S Sessions made first, each given a few turns so the journal's indexes hold
+several owners, as in `bench/turns.py`) and prints the frames per turn by B-tree, and each
+commit of the last turn.
 """
 
 from __future__ import annotations
 
+import collections
+import sqlite3
 import struct
 import sys
 from collections.abc import Awaitable, Callable
@@ -19,6 +29,8 @@ from pathlib import Path
 
 _HEADER = 48
 _MX_FRAME = 16
+_WAL_HEADER = 32
+_FRAME_HEADER = 24
 _ENDIAN = "<" if sys.byteorder == "little" else ">"
 
 
@@ -43,3 +55,86 @@ async def frames_during(db: Path, work: Callable[[], Awaitable[object]]) -> int 
     await work()
     after = wal_frames(db)
     return after - before if after >= before else None
+
+
+def commits_in_wal(db: Path, start: int, end: int) -> list[list[int]]:
+    """The page numbers of WAL frames `start`..`end` (0-based, end excluded), one list per
+    commit in log order (a trailing partial commit is left out)."""
+    data = Path(f"{db}-wal").read_bytes()
+    page_size = struct.unpack_from(">I", data, 8)[0]
+    commits: list[list[int]] = []
+    pages: list[int] = []
+    for index in range(start, end):
+        offset = _WAL_HEADER + index * (_FRAME_HEADER + page_size)
+        page, size_after_commit = struct.unpack_from(">II", data, offset)
+        pages.append(page)
+        if size_after_commit:
+            commits.append(pages)
+            pages = []
+    return commits
+
+
+def btree_of_pages(db: Path) -> dict[int, str]:
+    """Each page of `db` (as its log has it now) named by its table or index."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return dict(conn.execute("SELECT pageno, name FROM dbstat").fetchall())
+    finally:
+        conn.close()
+
+
+async def _trace(turns: int, sessions: int) -> None:
+    import tempfile
+
+    from bench.turns import Counter, _one_turn, _sessions
+    from maia.config import UserConfig
+    from maia.protocol import SystemClock
+    from maia.service import open_services
+    from storage import open_storage
+
+    with tempfile.TemporaryDirectory() as folder:
+        home = Path(folder)
+        (home / "project").mkdir()
+        db, ids = home / "maia.db", Counter()
+        async with (
+            open_storage(db, clock=SystemClock()) as store,
+            open_services(store, clock=SystemClock(), home=home, config=UserConfig()) as ctx,
+        ):
+            made = await _sessions(ctx, home / "project", sessions, ids)
+            for _ in range(4):
+                for session_id in made:
+                    await _one_turn(ctx, session_id, ids)
+            # Start the span on an empty log: a checkpoint in it would restart the log.
+            conn = sqlite3.connect(db)
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            conn.close()
+            before = wal_frames(db)
+            for _ in range(turns):
+                await _one_turn(ctx, made[-1], ids)
+            after = wal_frames(db)
+            if after >= before:
+                commits, names = commits_in_wal(db, before, after), btree_of_pages(db)
+    if after < before:
+        raise SystemExit("a checkpoint restarted the log meanwhile: use fewer turns")
+    total = collections.Counter(names.get(page, "?") for pages in commits for page in pages)
+    print(f"{turns} turns: {(after - before) / turns:.2f} frames and "
+          f"{len(commits) / turns:.2f} commits per turn")  # fmt: skip
+    for name, frames in total.most_common():
+        print(f"  {name:36} {frames / turns:6.2f}")
+    per_turn = max(1, round(len(commits) / turns))
+    for number, pages in enumerate(commits[-per_turn:], 1):
+        spread = collections.Counter(names.get(page, "?") for page in pages)
+        print(f"last turn, commit {number}: {len(pages)} frames: {dict(spread)}")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    import trio
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    parser = argparse.ArgumentParser(description="pages per turn by B-tree (in process)")
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--sessions", type=int, default=10)
+    arguments = parser.parse_args()
+    trio.run(_trace, arguments.turns, arguments.sessions)

@@ -175,6 +175,13 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
     """The limit: executemany of the same rows (session, event, receipt) in one transaction;
     appends its process CPU per mutation in µs to `cpu`."""
     sessions, events, receipts = [], [], []
+    conn = _connect(path)
+    # The same IDs as the actor's rows: an event's carries its position, a receipt's its
+    # sequence (`storage.positioned_id`), so neither goes into the index of older IDs.
+    position, sequence = conn.execute(
+        "SELECT (SELECT coalesce(max(position), 0) FROM events),"
+        " (SELECT coalesce(max(sequence), 0) FROM receipts)"
+    ).fetchone()
     for i, (key, digest, row) in enumerate(_inputs(total)):
         sessions.append(
             (
@@ -191,9 +198,11 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
                 0,
             )
         )
-        event_id = storage.new_ordered_id("event")
+        position, sequence = position + 1, sequence + 1
+        event_id = storage.positioned_id("event", position)
         events.append(
             (
+                position,
                 event_id,
                 "session.created",
                 "session",
@@ -207,9 +216,10 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
                 orjson.dumps({"title": "bench"}).decode(),
             )
         )
-        receipt_id = storage.new_ordered_id("receipt")
+        receipt_id = storage.positioned_id("receipt", sequence)
         receipts.append(
             (
+                sequence,
                 receipt_id,
                 key.actor_id,
                 key.operation_id,
@@ -227,7 +237,6 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
             )
         )
         del i
-    conn = _connect(path)
     try:
         started = time.perf_counter()
         cpu_started = time.process_time()
@@ -238,15 +247,16 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
             sessions,
         )
         conn.executemany(
-            "INSERT INTO events (event_id, event_type, owner_type, owner_id, owner_seq,"
-            " aggregate_revision, project_id, session_id, classification, occurred_ms, payload)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO events (position, event_id, event_type, owner_type, owner_id,"
+            " owner_seq, aggregate_revision, project_id, session_id, classification,"
+            " occurred_ms, payload) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             events,
         )
         conn.executemany(
-            "INSERT INTO receipts (receipt_id, actor_id, operation_id, command_id, project_id,"
-            " input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,"
-            " created_ms, target_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO receipts (sequence, receipt_id, actor_id, operation_id, command_id,"
+            " project_id, input_digest, outcome, targets, event_ids, effect_ids,"
+            " evidence_digest, result, created_ms, target_id)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             receipts,
         )
         conn.execute("COMMIT")

@@ -29,6 +29,7 @@ from ._cursors import load_or_create_node_key as load_or_create_node_key
 from ._events import EVENT_COLUMNS as EVENT_COLUMNS
 from ._events import EVENT_SCHEMA_VERSION as EVENT_SCHEMA_VERSION
 from ._events import MAX_PAGE as MAX_PAGE
+from ._events import OWNER_NO as OWNER_NO
 from ._events import Envelope as Envelope
 from ._events import EventPage as EventPage
 from ._events import EventRecord as EventRecord
@@ -36,11 +37,14 @@ from ._events import append_event as append_event
 from ._events import current_envelope as current_envelope
 from ._events import event_context as event_context
 from ._events import event_correlation as event_correlation
+from ._events import event_position as event_position
 from ._events import oldest_retained_position as oldest_retained_position
 from ._events import prune_events as prune_events
 from ._events import read_events as read_events
 from ._events import read_owner_events as read_owner_events
+from ._ids import id_position as id_position
 from ._ids import new_ordered_id as new_ordered_id
+from ._ids import positioned_id as positioned_id
 from ._mutations import Applied as Applied
 from ._mutations import Confirmation as Confirmation
 from ._mutations import MutationKey as MutationKey

@@ -33,7 +33,7 @@ import orjson
 
 from maia.core import MaiaError
 
-from ._ids import new_ordered_id
+from ._ids import id_position, positioned_id
 
 Classification = Literal["public", "operator", "project", "sensitive"]
 MAX_PAGE: Final = 1000
@@ -49,6 +49,16 @@ EVENT_COLUMNS: Final = (
     " occurred_ms, payload, schema_version, attempt_id, activation_id, command_id"
 )
 _COLUMNS: Final = EVENT_COLUMNS
+# An owner's number, for a query by owner (`WHERE owner_no = {OWNER_NO}`, the owner ID bound):
+# the journal's owner index is `UNIQUE (owner_no, owner_seq)` (migration
+# `_PAGES_EVENT_OWNER_NUMBERS`); NULL, so matching nothing, for an owner without events.
+OWNER_NO: Final = "(SELECT owner_no FROM event_owners WHERE owner_id = ?)"
+_NEXT: Final = (
+    "SELECT n, coalesce((SELECT max(owner_seq) FROM events WHERE owner_no = n),"
+    " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?1), 0) + 1,"
+    " (SELECT max(position) FROM events)"
+    " FROM (SELECT (SELECT owner_no FROM event_owners WHERE owner_id = ?1) AS n)"
+)
 _envelope = threading.local()
 
 
@@ -188,7 +198,6 @@ def append_event(
 
     Raises TypeError if `payload` is not JSON-serializable.
     """
-    event_id = new_ordered_id("event")
     ambient: Envelope | None = getattr(_envelope, "value", None)
     if ambient is not None:
         correlation_id = correlation_id or ambient.correlation_id
@@ -199,15 +208,17 @@ def append_event(
         actor_id = actor_id or ambient.actor_id
     body = orjson.dumps(payload).decode()
     # Two plain statements beat one INSERT .. RETURNING (which SQLite materializes) by ~40%.
-    # The first also says whether the journal is empty (pruned empty, or new): the position
-    # is then the oldest retained one, else SQLite's next rowid (NULL: after the newest).
-    sequence, empty = conn.execute(
-        "SELECT coalesce((SELECT max(owner_seq) FROM events WHERE owner_id = ?1),"
-        " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?1), 0) + 1,"
-        " (SELECT max(position) FROM events) IS NULL",
-        (owner_id,),
-    ).fetchone()
-    start = oldest_retained_position(conn) if empty else None
+    # The first reads the owner's number (`event_owners`), its next sequence, and the newest
+    # position: the next one follows it, or is the oldest retained one when the journal is
+    # empty (pruned empty, or new). The event's ID carries its position (`positioned_id`),
+    # so the journal keeps no index of event IDs.
+    owner_no, sequence, newest = conn.execute(_NEXT, (owner_id,)).fetchone()
+    if owner_no is None:  # its first event: number the owner (rolled back with the event)
+        owner_no = conn.execute(
+            "INSERT INTO event_owners (owner_id) VALUES (?)", (owner_id,)
+        ).lastrowid
+    start = oldest_retained_position(conn) if newest is None else newest + 1
+    event_id = positioned_id("event", start)
     # The columns in EventRecord's order, between its position and its payload. A root's
     # cause and correlation are stored NULL: they read as the event's own ID (`from_row`).
     columns = (
@@ -226,15 +237,15 @@ def append_event(
         now_ms,
     )
     extra = (EVENT_SCHEMA_VERSION, attempt_id, activation_id, command_id)
-    position = conn.execute(
+    conn.execute(
         "INSERT INTO events (position, event_id, event_type, owner_type, owner_id, owner_seq,"
         " aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,"
         " classification, occurred_ms, payload, schema_version, attempt_id, activation_id,"
-        " command_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (start, *columns, body, *extra),
-    ).lastrowid
-    assert position is not None
-    record = EventRecord(position, event_id, event_type, owner_type, owner_id, sequence,
+        " command_id, owner_no)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (start, *columns, body, *extra, owner_no),
+    )
+    record = EventRecord(start, event_id, event_type, owner_type, owner_id, sequence,
                          aggregate_revision, project_id, session_id, actor_id,
                          causation_id or event_id, correlation_id or event_id, classification,
                          now_ms, payload, *extra)  # fmt: skip
@@ -247,10 +258,34 @@ def append_event(
 def event_correlation(conn: sqlite3.Connection, event_id: str) -> str | None:
     """The correlation of a retained event (its own ID for a row from before the envelope),
     or None when it is not kept."""
-    row = conn.execute(
-        "SELECT coalesce(correlation_id, event_id) FROM events WHERE event_id = ?", (event_id,)
-    ).fetchone()
+    row = _event_row(conn, "coalesce(correlation_id, event_id)", event_id)
     return None if row is None else str(row[0])
+
+
+def event_position(conn: sqlite3.Connection, event_id: str) -> int | None:
+    """The journal position of a retained event, or None when it is not kept."""
+    row = _event_row(conn, "position", event_id)
+    return None if row is None else int(row[0])
+
+
+# The events written before event IDs carried their position, and only those, are in the
+# partial index `events_by_legacy_id` (migration `_PAGES_EVENT_ID_FROM_POSITION`); a query
+# names its WHERE inline for SQLite to prove it may use it.
+LEGACY_EVENT_IDS: Final = "(length(event_id) <> 56 OR event_id < 'event_f')"
+
+
+def _event_row(conn: sqlite3.Connection, columns: str, event_id: str) -> Any:
+    """`columns` of the event whose ID is `event_id`: by its position, which the ID carries,
+    else (an ID from before that) through the index of those older IDs."""
+    position = id_position("event", event_id)
+    if position is not None:
+        return conn.execute(
+            f"SELECT {columns} FROM events WHERE position = ? AND event_id = ?",
+            (position, event_id),
+        ).fetchone()
+    return conn.execute(
+        f"SELECT {columns} FROM events WHERE event_id = ? AND {LEGACY_EVENT_IDS}", (event_id,)
+    ).fetchone()
 
 
 def collect_appended(events: list[EventRecord] | None) -> None:
@@ -296,7 +331,7 @@ def read_events(
     sql = f"SELECT {_COLUMNS} FROM events WHERE position > ?"
     args: list[Any] = [after_position]
     if owner_id is not None:
-        sql += " AND owner_id = ?"
+        sql += f" AND owner_no = {OWNER_NO}"
         args.append(owner_id)
     if event_types:
         sql += f" AND event_type IN ({', '.join('?' * len(event_types))})"
@@ -317,7 +352,7 @@ def read_owner_events(
     """
     _check_limit(limit)
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM events WHERE owner_id = ? AND owner_seq > ?"
+        f"SELECT {_COLUMNS} FROM events WHERE owner_no = {OWNER_NO} AND owner_seq > ?"
         " ORDER BY owner_seq LIMIT ?",
         (owner_id, after_sequence, limit),
     ).fetchall()

@@ -22,7 +22,7 @@ import orjson
 from maia.core import Clock, MaiaError, digest_json
 
 from ._events import Envelope, event_context
-from ._ids import new_ordered_id
+from ._ids import positioned_id
 from ._previews import consume_preview
 from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
 
@@ -133,7 +133,10 @@ def _write_receipt(
     applied: Applied,
     correlation_id: str | None = None,
 ) -> Receipt:
-    receipt_id = new_ordered_id("receipt")
+    # The receipt's ID carries its sequence (the row's key), so receipts keep no index of IDs.
+    newest = conn.execute("SELECT max(sequence) FROM receipts").fetchone()[0]
+    sequence = 1 if newest is None else newest + 1
+    receipt_id = positioned_id("receipt", sequence)
     targets = [t.to_wire() for t in applied.targets]
     result_json = orjson.dumps(applied.result)
     targets_json = orjson.dumps(targets)
@@ -156,12 +159,13 @@ def _write_receipt(
             "result": result,
         }
     )
-    sequence = conn.execute(
-        "INSERT INTO receipts (receipt_id, actor_id, operation_id, command_id, project_id,"
-        " input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,"
-        " created_ms, target_id, correlation_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    conn.execute(
+        "INSERT INTO receipts (sequence, receipt_id, actor_id, operation_id, command_id,"
+        " project_id, input_digest, outcome, targets, event_ids, effect_ids, evidence_digest,"
+        " result, created_ms, target_id, correlation_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
+            sequence,
             receipt_id,
             key.actor_id,
             key.operation_id,
@@ -178,8 +182,7 @@ def _write_receipt(
             applied.targets[0].target_id if applied.targets else None,
             correlation_id,
         ),
-    ).lastrowid
-    assert sequence is not None
+    )
     if len(applied.targets) > 1:
         conn.executemany(
             "INSERT OR IGNORE INTO receipt_targets (target_id, receipt_id) VALUES (?, ?)",

@@ -19,6 +19,8 @@ import orjson
 
 from maia.core import MaiaError, format_timestamp_ms
 
+from ._ids import id_position
+
 RECEIPT_SCHEMA_VERSION: Final = "maia.receipt.v1"
 MIN_RECEIPT_RETENTION_MS: Final = 30 * 24 * 3600 * 1000
 Outcome = Literal["applied", "rejected", "reconciled", "outcome-unknown"]
@@ -131,9 +133,7 @@ class Receipt:
 
 def get_receipt(conn: sqlite3.Connection, receipt_id: str) -> Receipt:
     """The receipt `receipt_id`; raises `resource_not_found`."""
-    row = conn.execute(
-        f"SELECT {_COLUMNS} FROM receipts WHERE receipt_id = ?", (receipt_id,)
-    ).fetchone()
+    row = receipt_row(conn, _COLUMNS, receipt_id)
     if row is None:
         raise MaiaError(
             "resource_not_found",
@@ -141,6 +141,26 @@ def get_receipt(conn: sqlite3.Connection, receipt_id: str) -> Receipt:
             {"resource": "receipt", "id": receipt_id},
         )
     return Receipt.from_row(row)
+
+
+# The receipts written before receipt IDs carried their sequence, and only those, are in the
+# partial index `receipts_by_legacy_id` (migration `_PAGES_RECEIPT_ID_FROM_SEQUENCE`).
+LEGACY_RECEIPT_IDS: Final = "(length(receipt_id) <> 58 OR receipt_id < 'receipt_f')"
+
+
+def receipt_row(conn: sqlite3.Connection, columns: str, receipt_id: str) -> Any:
+    """`columns` of the receipt `receipt_id`, or None: by the sequence its ID carries, else
+    (an ID from before that) through the index of those older IDs."""
+    sequence = id_position("receipt", receipt_id)
+    if sequence is not None:
+        return conn.execute(
+            f"SELECT {columns} FROM receipts WHERE sequence = ? AND receipt_id = ?",
+            (sequence, receipt_id),
+        ).fetchone()
+    return conn.execute(
+        f"SELECT {columns} FROM receipts WHERE receipt_id = ? AND {LEGACY_RECEIPT_IDS}",
+        (receipt_id,),
+    ).fetchone()
 
 
 def find_receipt(
@@ -189,11 +209,16 @@ def list_receipts(
         sql += " AND operation_id = ?"
         args.append(operation_id)
     if target_id is not None:
-        sql += (
-            " AND (target_id = ? OR receipt_id IN"
-            " (SELECT receipt_id FROM receipt_targets WHERE target_id = ?))"
-        )
-        args.extend((target_id, target_id))
+        # The receipts naming it after their first target, by sequence (no index of IDs).
+        others = [
+            int(found[0])
+            for (other,) in conn.execute(
+                "SELECT receipt_id FROM receipt_targets WHERE target_id = ?", (target_id,)
+            )
+            if (found := receipt_row(conn, "sequence", other)) is not None
+        ]
+        sql += f" AND (target_id = ? OR rowid IN ({', '.join('?' * len(others))}))"
+        args.extend((target_id, *others))
     if since_ms is not None:
         sql += " AND created_ms >= ?"
         args.append(since_ms)

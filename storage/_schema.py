@@ -524,11 +524,168 @@ CREATE TABLE machine_outbox_sources (
 ) STRICT, WITHOUT ROWID;
 """
 
+# Issue 21 goal 4: an event's ID carries its journal position (`positioned_id`,
+# `<prefix>_f<17 hex position><32 hex random>`), so the journal drops its unique index of
+# event IDs, which every appended event updated (a B-tree of 56-byte keys that SQLite
+# rebalances over three siblings at each split: ~5 of a turn's ~35 pages). A look-up by ID
+# reads the position from it (`_events._event_row`). The events written before keep their
+# IDs and are found through a partial index of exactly those IDs (a new ID is 56 characters
+# and starts `event_f`; an older one starts `event_0` or is 38 characters), so its entries
+# never grow. Same columns, same order, the owner sequence's unique index kept.
+_PAGES_EVENT_ID_FROM_POSITION = """
+CREATE TABLE events_next (
+    position INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    owner_type TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    owner_seq INTEGER NOT NULL,
+    aggregate_revision INTEGER,
+    project_id TEXT,
+    session_id TEXT,
+    actor_id TEXT,
+    causation_id TEXT,
+    correlation_id TEXT,
+    classification TEXT NOT NULL,
+    occurred_ms INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    schema_version TEXT,
+    attempt_id TEXT,
+    activation_id TEXT,
+    command_id TEXT,
+    UNIQUE (owner_id, owner_seq)
+);
+INSERT INTO events_next SELECT position, event_id, event_type, owner_type, owner_id, owner_seq,
+    aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,
+    classification, occurred_ms, payload, schema_version, attempt_id, activation_id, command_id
+    FROM events ORDER BY position;
+DROP TABLE events;
+ALTER TABLE events_next RENAME TO events;
+CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
+    WHERE (length(event_id) <> 56 OR event_id < 'event_f');
+"""
+
+# Issue 21 goal 4: a receipt's ID carries its sequence (`positioned_id`), so `receipts`
+# drops the unique index of receipt IDs, which every command's receipt updated (one page per
+# mutation, and its splits). The sequence, the rowid lists page by and receipt IDs now name,
+# becomes an explicit INTEGER PRIMARY KEY: kept as is by the copy, and never renumbered (a
+# VACUUM may renumber an implicit rowid). Receipts written before keep their IDs and are found
+# through a partial index of exactly those IDs (a new ID is 58 characters and starts
+# `receipt_f`), as the journal's older event IDs are. Same columns otherwise, same key.
+_PAGES_RECEIPT_ID_FROM_SEQUENCE = """
+CREATE TABLE receipts_next (
+    sequence INTEGER PRIMARY KEY,
+    receipt_id TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    operation_id TEXT NOT NULL,
+    command_id TEXT NOT NULL,
+    project_id TEXT,
+    input_digest TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    targets TEXT NOT NULL,
+    event_ids TEXT NOT NULL,
+    effect_ids TEXT NOT NULL,
+    evidence_digest TEXT NOT NULL,
+    result TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    target_id TEXT,                             -- the first target, indexed for lists
+    correlation_id TEXT,
+    UNIQUE (actor_id, command_id, operation_id)
+);
+INSERT INTO receipts_next SELECT rowid, receipt_id, actor_id, operation_id, command_id,
+    project_id, input_digest, outcome, targets, event_ids, effect_ids, evidence_digest, result,
+    created_ms, target_id, correlation_id FROM receipts ORDER BY rowid;
+DROP TABLE receipts;
+ALTER TABLE receipts_next RENAME TO receipts;
+CREATE INDEX receipts_by_target ON receipts (target_id);
+CREATE UNIQUE INDEX receipts_by_legacy_id ON receipts (receipt_id)
+    WHERE (length(receipt_id) <> 58 OR receipt_id < 'receipt_f');
+"""
+
+# Issue 21 goal 4: `turn_items` without the unique index of item IDs, which every item's
+# insert updated (a random 37-character key: one more page per item, a split every ~70).
+# Every reader finds items by their turn (`UNIQUE (turn_id, seq)`, kept), and the two
+# updates by their turn and place, checking the ID on the row (actors/session/_sql_turns.py).
+# An item ID is 128 random bits, made once per item. Same columns, same order, same rowids.
+_PAGES_TURN_ITEMS_BY_TURN = """
+CREATE TABLE turn_items_next (
+    item_id TEXT NOT NULL,
+    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
+    seq INTEGER NOT NULL,                       -- order within the turn, from 1
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    data TEXT,
+    truncated INTEGER NOT NULL DEFAULT 0,
+    artifact TEXT,
+    UNIQUE (turn_id, seq)
+);
+INSERT INTO turn_items_next (rowid, item_id, turn_id, seq, kind, text, state, created_ms,
+    updated_ms, data, truncated, artifact)
+    SELECT rowid, item_id, turn_id, seq, kind, text, state, created_ms, updated_ms, data,
+    truncated, artifact FROM turn_items ORDER BY rowid;
+DROP TABLE turn_items;
+ALTER TABLE turn_items_next RENAME TO turn_items;
+"""
+
+# Issue 21 goal 4: the journal's owner index keyed by a small integer per owner instead of
+# the owner's 40-character ID. A Session's run of entries sits mid-index, and each time its
+# leaf fills SQLite rebalances it with two siblings and rewrites their parent (4 frames):
+# with text keys that was about once a turn (5.5 of a turn's ~25 frames; a simulation of the
+# journal alone: 5.5 → 2.7 with integer keys). `event_owners` numbers each owner once (its
+# first event); every event stores its owner's number beside its owner ID, and
+# `UNIQUE (owner_no, owner_seq)` replaces `UNIQUE (owner_id, owner_seq)` (the same constraint:
+# owner ID and number correspond one to one). Queries by owner name the number through
+# `event_owners` (`_events.OWNER_NO`). Columns as before, `owner_no` last.
+_PAGES_EVENT_OWNER_NUMBERS = """
+CREATE TABLE event_owners (
+    owner_no INTEGER PRIMARY KEY,
+    owner_id TEXT NOT NULL UNIQUE
+);
+INSERT INTO event_owners (owner_id)
+    SELECT owner_id FROM events GROUP BY owner_id ORDER BY min(position);
+CREATE TABLE events_next (
+    position INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    owner_type TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    owner_seq INTEGER NOT NULL,
+    aggregate_revision INTEGER,
+    project_id TEXT,
+    session_id TEXT,
+    actor_id TEXT,
+    causation_id TEXT,
+    correlation_id TEXT,
+    classification TEXT NOT NULL,
+    occurred_ms INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    schema_version TEXT,
+    attempt_id TEXT,
+    activation_id TEXT,
+    command_id TEXT,
+    owner_no INTEGER NOT NULL,
+    UNIQUE (owner_no, owner_seq)
+);
+INSERT INTO events_next SELECT e.position, e.event_id, e.event_type, e.owner_type, e.owner_id,
+    e.owner_seq, e.aggregate_revision, e.project_id, e.session_id, e.actor_id, e.causation_id,
+    e.correlation_id, e.classification, e.occurred_ms, e.payload, e.schema_version,
+    e.attempt_id, e.activation_id, e.command_id, o.owner_no
+    FROM events e JOIN event_owners o ON o.owner_id = e.owner_id ORDER BY e.position;
+DROP TABLE events;
+ALTER TABLE events_next RENAME TO events;
+CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
+    WHERE (length(event_id) <> 56 OR event_id < 'event_f');
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
-    _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX,
+    _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX, _PAGES_EVENT_ID_FROM_POSITION,
+    _PAGES_RECEIPT_ID_FROM_SEQUENCE, _PAGES_TURN_ITEMS_BY_TURN, _PAGES_EVENT_OWNER_NUMBERS,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

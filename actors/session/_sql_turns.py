@@ -95,18 +95,26 @@ def insert_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, 
     )
 
 
-def update_item(conn: sqlite3.Connection, item_id: str, text: str, state: str,
-                now_ms: int) -> None:  # fmt: skip
+# An item's row is found by its turn and place, `UNIQUE (turn_id, seq)`: `turn_items` keeps
+# no index of item IDs (migration `_PAGES_TURN_ITEMS_BY_TURN`); the ID is checked on the row.
+
+
+def update_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, text: str,
+                state: str, now_ms: int) -> None:  # fmt: skip
     conn.execute(
-        "UPDATE turn_items SET text = ?, state = ?, updated_ms = ? WHERE item_id = ?",
-        (text, state, now_ms, item_id),
+        "UPDATE turn_items SET text = ?, state = ?, updated_ms = ?"
+        " WHERE turn_id = ? AND seq = ? AND item_id = ?",
+        (text, state, now_ms, turn_id, seq, item_id),
     )
 
 
-def truncate_item(conn: sqlite3.Connection, item_id: str, artifact: str) -> None:
+def truncate_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int,
+                  artifact: str) -> None:  # fmt: skip
     """The rest of the item's text is in the artifact."""
     conn.execute(
-        "UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_id = ?", (artifact, item_id)
+        "UPDATE turn_items SET truncated = 1, artifact = ? WHERE turn_id = ? AND seq = ?"
+        " AND item_id = ?",
+        (artifact, turn_id, seq, item_id),
     )
 
 

@@ -355,12 +355,14 @@ def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
         turns_sql.insert_item(conn, item.item_id, item.turn_id, item.seq, item.kind,
                               item.text, state, draft.now)  # fmt: skip
     else:
-        turns_sql.update_item(conn, item.item_id, item.text, state, draft.now)
+        turns_sql.update_item(conn, item.item_id, item.turn_id, item.seq, item.text, state,
+                              draft.now)  # fmt: skip
     # The item's marks change only once the transaction commits (a replay runs it again).
     length = draft.buffered[item.item_id] = len(item.text)
     draft.on_commit.append(lambda: _mark_stored(item, length))
     if item.completed and item.spill is not None:  # the rest of its text, in an artifact
-        turns_sql.truncate_item(conn, item.item_id, item.spill.finish())
+        turns_sql.truncate_item(conn, item.item_id, item.turn_id, item.seq,
+                                item.spill.finish())  # fmt: skip
     if item.completed:
         # The text lives in turn_items; the event carries at most its start (stored once).
         emit(conn, draft, "item.completed",

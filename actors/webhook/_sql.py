@@ -14,6 +14,7 @@ import attrs
 import orjson
 
 from actors import EventOwner, Transition
+from storage import OWNER_NO
 
 from ._table import WebhookState
 
@@ -129,7 +130,8 @@ def count_live_webhooks(conn: sqlite3.Connection) -> int:
 def latest_event(conn: sqlite3.Connection, owner_id: str) -> tuple[str, int]:
     """(event ID, position) of the newest event of `owner_id`."""
     row = conn.execute(
-        "SELECT event_id, position FROM events WHERE owner_id = ? ORDER BY owner_seq DESC LIMIT 1",
+        f"SELECT event_id, position FROM events WHERE owner_no = {OWNER_NO}"
+        " ORDER BY owner_seq DESC LIMIT 1",
         (owner_id,),
     ).fetchone()
     return str(row[0]), int(row[1])

@@ -25,7 +25,7 @@ from typing import Any, Final
 import orjson
 
 from maia.protocol import MaiaError, SessionAttachInput
-from storage import read_owner_events
+from storage import OWNER_NO, read_owner_events
 
 from ._buffer import Subscriber
 from ._frames import frame, pack, records_frame
@@ -57,15 +57,15 @@ def _start_point(conn: sqlite3.Connection, session_id: str) -> tuple[int, int]:
             {"resource": "session", "id": session_id},
         )
     head = conn.execute(
-        "SELECT coalesce((SELECT max(owner_seq) FROM events WHERE owner_id = ?1),"
-        " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?1), 0)",
-        (session_id,),
+        f"SELECT coalesce((SELECT max(owner_seq) FROM events WHERE owner_no = {OWNER_NO}),"
+        " (SELECT last_seq FROM pruned_owner_heads WHERE owner_id = ?), 0)",
+        (session_id, session_id),
     ).fetchone()[0]
     row = conn.execute(
-        "SELECT min(e.owner_seq) FROM turns t JOIN events e ON e.owner_id = t.session_id"
+        f"SELECT min(e.owner_seq) FROM turns t JOIN events e ON e.owner_no = {OWNER_NO}"
         " AND e.event_type = 'turn.started' AND json_extract(e.payload, '$.turnId') = t.turn_id"
         " WHERE t.session_id = ? AND t.state = 'running'",
-        (session_id,),
+        (session_id, session_id),
     ).fetchone()
     start = row[0] - 1 if row is not None and row[0] is not None else head
     return int(head), int(start)

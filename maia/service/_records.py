@@ -38,6 +38,7 @@ from maia.protocol import (
 )
 from storage import (
     EventRecord,
+    event_position,
     find_receipt,
     get_receipt,
     list_receipts,
@@ -188,12 +189,10 @@ def _read(ctx: ServiceContext, params: EventsReadInput, conn: sqlite3.Connection
                 raise
             raise _Unserved(error, scope, horizon, _head(conn)) from None
     elif isinstance(position, FromEvent):
-        row = conn.execute(
-            "SELECT position FROM events WHERE event_id = ?", (position.event_id,)
-        ).fetchone()
-        if row is None:
+        found = event_position(conn, position.event_id)
+        if found is None:
             raise not_found("event", position.event_id)
-        after = int(row[0])
+        after = found
     else:
         after = horizon - 1
     page = read_events(conn, after_position=after, limit=params.limit, owner_id=owner,

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import storage
 from maia.core import FakeClock, digest_json
+from storage._events import LEGACY_EVENT_IDS
+from storage._receipts import LEGACY_RECEIPT_IDS
 from storage._schema import _PERF_STORE_LEAN_INDEXES, MIGRATIONS, _statements
 
 from ._fixtures import create_session_apply, seed_project, session_row
@@ -18,21 +20,28 @@ from ._fixtures import create_session_apply, seed_project, session_row
 _HOT_QUERIES = {
     "find_receipt": (
         "SELECT * FROM receipts WHERE actor_id = 'a' AND operation_id = 'o' AND command_id = 'c'",
-        "sqlite_autoindex_receipts_2",
+        "sqlite_autoindex_receipts_1",
     ),
     "command_correlation": (
         "SELECT correlation_id FROM receipts WHERE target_id = 't' AND operation_id = 'o'"
         " ORDER BY rowid LIMIT 1",
         "receipts_by_target",
     ),
-    "get_receipt": ("SELECT * FROM receipts WHERE receipt_id = 'r'", "sqlite_autoindex_receipts_1"),
-    "owner_sequence": (
-        "SELECT max(owner_seq) FROM events WHERE owner_id = 's'",
-        "sqlite_autoindex_events_2",
+    "get_receipt_by_legacy_id": (
+        f"SELECT * FROM receipts WHERE receipt_id = 'r' AND {LEGACY_RECEIPT_IDS}",
+        "receipts_by_legacy_id",
     ),
-    "event_by_id": (
-        "SELECT position FROM events WHERE event_id = 'e'",
+    "owner_sequence": (
+        "SELECT max(owner_seq) FROM events WHERE owner_no = 3",
         "sqlite_autoindex_events_1",
+    ),
+    "owner_number": (
+        "SELECT owner_no FROM event_owners WHERE owner_id = 's'",
+        "sqlite_autoindex_event_owners_1",
+    ),
+    "event_by_legacy_id": (
+        f"SELECT position FROM events WHERE event_id = 'e' AND {LEGACY_EVENT_IDS}",
+        "events_by_legacy_id",
     ),
     "next_turn_seq": (
         "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = 's'",
