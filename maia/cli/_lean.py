@@ -79,7 +79,9 @@ def live_node() -> _Target | None:
 
 def run_lean(args: Sequence[str]) -> int | None:
     """Answer `args` on the lane and return the exit code, or None: use the regular path."""
-    if os.environ.get("_MAIA_COMPLETE"):  # `_main.COMPLETE_VAR`: completion is click's
+    from ._main import COMPLETE_VAR  # loaded already: `_main` calls this
+
+    if os.environ.get(COMPLETE_VAR):  # completion is click's
         return None
     chosen = lean_operation(args)
     if chosen is None:
