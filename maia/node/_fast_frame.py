@@ -1,4 +1,5 @@
-"""The common frame read without wsproto's general parser: one whole, masked text frame.
+"""The common frames read and written without wsproto's general code: one whole, masked
+text frame in (`whole_text_frame`), one whole text frame out (`server_text_frame`).
 
 Nearly every frame a client sends the API is one request: a single text frame, FIN set, no
 extension, masked, under 64 KiB, arriving in one read. wsproto parses it through a buffer, a
@@ -9,6 +10,11 @@ sharing one, a longer length form, an unmasked frame (1002), a frame over the bo
 text that is not UTF-8 (1007). It is only taken while wsproto holds nothing half-read (empty
 buffer, no header, no message in progress), so skipping wsproto leaves its state as reading
 the frame would have.
+
+Nearly every frame the API sends is one answer: a whole text message, unmasked (a server's),
+no extension. wsproto writes it through its message state, an RSV check per extension and
+two bytearray copies; `server_text_frame` writes the same bytes directly (a Hypothesis test
+compares the two), and only while wsproto has no message half-sent.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ _FIN_TEXT = 0x81  # FIN, no RSV bits, opcode 1 (text)
 _MASKED = 0x80
 _SHORT_MAX = 125  # a length in the second byte
 _MEDIUM = 126  # a 16-bit length follows
+_LONG = 127  # a 64-bit length follows
 
 
 def _idle(connection: Any) -> bool:
@@ -60,3 +67,16 @@ def whole_text_frame(data: bytes, connection: Any, max_bytes: int) -> str | None
         return plain.decode("utf-8")
     except UnicodeDecodeError:
         return None  # wsproto fails it with 1007
+
+
+def server_text_frame(text: str) -> bytes:
+    """One whole unmasked text frame carrying `text`, as a server sends it (RFC 6455 §5.2):
+    what wsproto's `send(TextMessage(text))` writes when no extension is in use and no
+    message is half-sent (`_StrictConnection.send` checks both), without its buffers."""
+    payload = text.encode("utf-8")
+    length = len(payload)
+    if length <= _SHORT_MAX:
+        return bytes((_FIN_TEXT, length)) + payload
+    if length < 1 << 16:
+        return bytes((_FIN_TEXT, _MEDIUM)) + length.to_bytes(2, "big") + payload
+    return bytes((_FIN_TEXT, _LONG)) + length.to_bytes(8, "big") + payload

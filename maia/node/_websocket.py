@@ -15,7 +15,8 @@ What the libraries leave out, and where it is added:
   parses eagerly and raises the failure with its Close frame as the hint, which
   trio-websocket sends before closing.
 - One whole masked text frame in one read, the common request, is read without wsproto's
-  general parser (`_fast_frame`); everything else goes through it, so the rules above hold.
+  general parser, and a whole text answer written without its serializer (`_fast_frame`);
+  everything else goes through it, so the rules above hold.
 - Whatever a connection's handler raises is logged and ends that connection only; nothing a
   peer sends can end the server task, and so every other connection.
 """
@@ -36,7 +37,7 @@ from wsproto.utilities import RemoteProtocolError
 
 from maia.core import MaiaError
 
-from ._fast_frame import whole_text_frame
+from ._fast_frame import server_text_frame, whole_text_frame
 
 log = logging.getLogger("maia.node")
 HARD_LIMIT_FACTOR = 2  # beyond factor × cap, a connection is closed without an answer
@@ -85,6 +86,19 @@ class _StrictConnection(WSConnection):
             raise RemoteProtocolError(
                 reason, event_hint=CloseConnection(code=MESSAGE_TOO_BIG, reason=reason)
             )
+
+    def send(self, event: Event) -> bytes:
+        connection = self.connection
+        if type(event) is TextMessage and event.message_finished and connection is not None:
+            proto = getattr(connection, "_proto", None)
+            if (
+                connection.state is ConnectionState.OPEN
+                and getattr(proto, "_outbound_opcode", 0) is None
+                and not getattr(proto, "extensions", True)
+                and not getattr(proto, "client", True)
+            ):  # the common answer, written without wsproto (`_fast_frame`)
+                return server_text_frame(event.data)
+        return super().send(event)
 
     def events(self) -> Generator[Event, None, None]:
         yield from self.handshake.events()

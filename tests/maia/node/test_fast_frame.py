@@ -1,5 +1,6 @@
-"""The fast frame read agrees with wsproto: whatever it reads, wsproto reads the same, and
-whatever it declines goes through wsproto (hostile frames: test_hostile_frames)."""
+"""The fast frame read and write agree with wsproto: whatever it reads, wsproto reads the
+same, whatever it writes, wsproto writes the same, and whatever it declines goes through
+wsproto (hostile frames: test_hostile_frames)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, Request, TextMessage
 
-from maia.node._fast_frame import whole_text_frame
+from maia.node._fast_frame import server_text_frame, whole_text_frame
 from maia.node._websocket import _StrictConnection
 
 MAX_BYTES = 70_000
@@ -82,3 +83,32 @@ def test_frames_it_declines_go_through_wsproto() -> None:
     server.receive_data(one[3:])
     assert [e for e in server.events() if isinstance(e, TextMessage)] == [TextMessage(data="a")]
     assert client is not None
+
+
+@given(
+    st.text(max_size=300)
+    | st.text(min_size=120, max_size=70_000)
+    | st.integers(60_000, 70_000).map(lambda n: "x" * n)
+)
+def test_an_answer_is_written_as_wsproto_writes_it(text: str) -> None:
+    """A server's text answer, in each length form (7-bit, 16-bit, 64-bit): the fast write
+    gives wsproto's bytes, and a wsproto client reads the same text back."""
+    client, strict = _pair(_StrictConnection(MAX_BYTES))
+    _, plain = _pair(WSConnection(ConnectionType.SERVER))
+    data = strict.send(TextMessage(data=text))
+    assert data == plain.send(TextMessage(data=text))
+    assert server_text_frame(text) == data
+    client.receive_data(data)
+    received = [e for e in client.events() if isinstance(e, TextMessage)]
+    assert "".join(e.data for e in received) == text
+
+
+def test_a_half_sent_message_is_left_to_wsproto() -> None:
+    """With a fragment sent (message_finished False), the next text is a continuation frame:
+    the fast write steps aside and wsproto writes it."""
+    _, strict = _pair(_StrictConnection(MAX_BYTES))
+    _, plain = _pair(WSConnection(ConnectionType.SERVER))
+    for connection in (strict, plain):
+        connection.send(TextMessage(data="a", message_finished=False))
+    assert strict.send(TextMessage(data="b")) == plain.send(TextMessage(data="b"))
+    assert strict.send(TextMessage(data="b"))[0] == 0x81  # a new message: fast again
