@@ -16,8 +16,8 @@ from maia.node._dispatch import Encoded
 from maia.node._handlers_node import node_status
 from maia.node._ops import Empty
 from maia.node._services import Mailbox
-from maia.node._status_wire import StatusWire
 from maia.node._status_counts import STATUS_TTL_MS, CountsCache
+from maia.node._status_wire import StatusWire
 from maia.service._admitted import FILES_FRESH_MS
 from storage import Storage, open_storage
 
