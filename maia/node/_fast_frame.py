@@ -9,7 +9,9 @@ then goes through wsproto as before: a fragment, a control frame, a frame split 
 sharing one, a longer length form, an unmasked frame (1002), a frame over the bound (1009),
 text that is not UTF-8 (1007). It is only taken while wsproto holds nothing half-read (empty
 buffer, no header, no message in progress), so skipping wsproto leaves its state as reading
-the frame would have.
+the frame would have. Several whole frames in one read (a client with many requests in
+flight) are read alike, one after the other (`whole_text_frames`); wsproto reads what the
+first it declines leaves, from that byte on, as it would have after reading those frames.
 
 Nearly every frame the API sends is one answer: a whole text message, unmasked (a server's),
 no extension. wsproto writes it through its message state, an RSV check per extension and
@@ -46,25 +48,52 @@ def _idle(connection: Any) -> bool:
 def whole_text_frame(data: bytes, connection: Any, max_bytes: int) -> str | None:
     """The text of `data` when it is exactly one whole masked text frame of at most
     `max_bytes` whose payload is UTF-8, and wsproto holds nothing half-read; else None."""
-    if len(data) < 6 or data[0] != _FIN_TEXT or not data[1] & _MASKED:
+    if not _idle(connection):
         return None
-    length = data[1] & 0x7F
-    offset = 2
+    read = _one_frame(data, 0, max_bytes)
+    return read[0] if read is not None and read[1] == len(data) else None
+
+
+def whole_text_frames(data: bytes, connection: Any, max_bytes: int) -> tuple[list[str], int]:
+    """The texts of the whole masked text frames (each as `whole_text_frame` takes one) at
+    the start of `data`, and where the first byte they leave begins: what follows (part of
+    a frame, another kind of frame, a frame it declines) is wsproto's to read. Nothing is
+    taken unless wsproto holds nothing half-read."""
+    texts: list[str] = []
+    offset = 0
+    if not _idle(connection):
+        return texts, offset
+    while offset < len(data):
+        read = _one_frame(data, offset, max_bytes)
+        if read is None:
+            break
+        texts.append(read[0])
+        offset = read[1]
+    return texts, offset
+
+
+def _one_frame(data: bytes, start: int, max_bytes: int) -> tuple[str, int] | None:
+    """(text, end) of the whole masked text frame at `data[start:]`, else None."""
+    if len(data) - start < 6 or data[start] != _FIN_TEXT or not data[start + 1] & _MASKED:
+        return None
+    length = data[start + 1] & 0x7F
+    offset = start + 2
     if length == _MEDIUM:
-        length = int.from_bytes(data[2:4], "big")
-        offset = 4
+        length = int.from_bytes(data[offset : offset + 2], "big")
+        offset += 2
         if length <= _SHORT_MAX:
             return None  # not the shortest form: wsproto decides
     elif length > _SHORT_MAX:
         return None  # the 64-bit form
-    if length > max_bytes or len(data) != offset + 4 + length or not _idle(connection):
+    end = offset + 4 + length
+    if length > max_bytes or len(data) < end:
         return None
     mask = data[offset : offset + 4]
-    payload = data[offset + 4 :]
+    payload = data[offset + 4 : end]
     key = (mask * (length // 4 + 1))[:length]
     plain = (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(length, "big")
     try:
-        return plain.decode("utf-8")
+        return plain.decode("utf-8"), end
     except UnicodeDecodeError:
         return None  # wsproto fails it with 1007
 

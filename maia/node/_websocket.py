@@ -37,7 +37,7 @@ from wsproto.utilities import RemoteProtocolError
 
 from maia.core import MaiaError
 
-from ._fast_frame import server_text_frame, whole_text_frame
+from ._fast_frame import server_text_frame, whole_text_frames
 
 log = logging.getLogger("maia.node")
 HARD_LIMIT_FACTOR = 2  # beyond factor × cap, a connection is closed without an answer
@@ -62,10 +62,12 @@ class _StrictConnection(WSConnection):
     def receive_data(self, data: bytes | None) -> None:
         connection = self.connection
         if connection is not None and data and connection.state is ConnectionState.OPEN:
-            text = whole_text_frame(data, connection, self._max_message_bytes)
-            if text is not None:  # the common case, read without wsproto (`_fast_frame`)
-                self._parsed.append(TextMessage(data=text))
+            # The common case, whole text frames, read without wsproto (`_fast_frame`).
+            texts, taken = whole_text_frames(data, connection, self._max_message_bytes)
+            self._parsed.extend(TextMessage(data=text) for text in texts)
+            if taken == len(data):
                 return
+            data = data[taken:] if taken else data
         super().receive_data(data)
         connection = self.connection
         if connection is None or data is None or connection.state is not ConnectionState.OPEN:

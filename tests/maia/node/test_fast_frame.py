@@ -9,7 +9,15 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, Request, TextMessage
+from wsproto.events import (
+    AcceptConnection,
+    BytesMessage,
+    CloseConnection,
+    Ping,
+    Request,
+    TextMessage,
+)
+from wsproto.utilities import RemoteProtocolError
 
 from maia.node._fast_frame import server_text_frame, whole_text_frame
 from maia.node._websocket import _StrictConnection
@@ -112,3 +120,67 @@ def test_a_half_sent_message_is_left_to_wsproto() -> None:
         connection.send(TextMessage(data="a", message_finished=False))
     assert strict.send(TextMessage(data="b")) == plain.send(TextMessage(data="b"))
     assert strict.send(TextMessage(data="b"))[0] == 0x81  # a new message: fast again
+
+
+def _events(server: WSConnection, chunks: list[bytes]) -> list[Any]:
+    out: list[Any] = []
+    for chunk in chunks:
+        try:
+            server.receive_data(chunk)
+        except RemoteProtocolError as error:  # _StrictConnection raises wsproto's failure
+            out.extend(e for e in server.events() if not isinstance(e, CloseConnection))
+            out.append(("failed", error.event_hint))
+            return out
+        out.extend(e for e in server.events() if not isinstance(e, CloseConnection))
+    return out
+
+
+@given(
+    st.lists(st.text(max_size=200), min_size=1, max_size=6),
+    st.sampled_from(["", "ping", "half", "bad-utf8", "binary"]),
+    st.integers(0, 10_000),
+)
+def test_frames_sharing_reads_read_as_wsproto_reads_them(
+    texts: list[str], tail: str, cut: int
+) -> None:
+    """Whole text frames back to back (then a ping, half a frame, a frame that is not UTF-8 or
+    a binary one), fed in one read or cut in two anywhere: the strict connection yields the
+    messages wsproto yields, in order, and fails where it fails."""
+    client, _ = _pair(WSConnection(ConnectionType.SERVER))
+    data = b"".join(client.send(TextMessage(data=text)) for text in texts)
+    if tail == "ping":
+        data += client.send(Ping(b"p"))
+    elif tail == "half":
+        data += client.send(TextMessage(data="half a frame"))[:-3]
+    elif tail == "bad-utf8":
+        bad = bytearray(client.send(TextMessage(data="a")))
+        bad[-1] = bad[2] ^ 0xFF  # unmasks to the byte 0xFF
+        data += bytes(bad)
+    elif tail == "binary":
+        data += client.send(BytesMessage(data=b"\x00\x01"))
+    at = cut % (len(data) + 1)
+    for chunks in ([data], [data[:at], data[at:]]):
+        _, strict = _pair(_StrictConnection(MAX_BYTES))
+        _, plain = _pair(WSConnection(ConnectionType.SERVER))
+        strict_events = _events(strict, [c for c in chunks if c])
+        plain_events = _events(plain, [c for c in chunks if c])
+        if strict_events and isinstance(strict_events[-1], tuple):
+            assert tail == "bad-utf8"
+            assert strict_events[-1][1].code == 1007
+            strict_events = strict_events[:-1]
+        messages = [e for e in plain_events if isinstance(e, (TextMessage, BytesMessage))]
+        got = [e for e in strict_events if isinstance(e, (TextMessage, BytesMessage))]
+        assert _joined(got) == _joined(messages)
+
+
+def _joined(events: list[Any]) -> list[Any]:
+    """Messages as (kind, whole data): wsproto may hand a message over in pieces."""
+    out: list[Any] = []
+    pending: list[Any] = []
+    for event in events:
+        pending.append(event.data)
+        if event.message_finished:
+            kind = "text" if isinstance(event, TextMessage) else "bytes"
+            out.append((kind, "".join(pending) if kind == "text" else b"".join(pending)))
+            pending = []
+    return out
