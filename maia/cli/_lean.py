@@ -14,10 +14,12 @@ The lane takes only that path, alone or followed by `--json` or `--jsonl`, with 
 `--node`/`$MAIA_NODE` (the discovery file names the Node) and no completion request. It
 finds the live Node with the discovery file's own functions (`maia.core._node_record`),
 makes the call on the SDK's blocking client, and prints through the same `Out` as every
-command. Anything else it cannot be sure of (no live Node, an unreadable token, a refused
-upgrade, a registry mismatch, an error answer, a lost connection) returns None and the
-command runs on the regular path from the start, which says what went wrong in its usual
-words and exit codes: the op only reads, so asking twice changes nothing.
+command; a typed error from then on (a refused token, an error answer, a lost connection,
+a timeout) is printed and mapped to its exit code as the regular path does. What it cannot
+be sure of (no live Node, an unreadable token file, a registry mismatch, an unforeseen
+exception) returns None and the command runs on the regular path from the start, which
+says what went wrong in its usual words: the op only reads, so asking twice changes
+nothing.
 """
 
 from __future__ import annotations
@@ -110,10 +112,24 @@ def run_lean(args: Sequence[str]) -> int | None:
     except KeyboardInterrupt:
         sys.stderr.write("maia: interrupted\n")
         return 130  # `_exit.INTERRUPTED`
-    except Exception:  # any failure: the regular path runs and reports it
-        return None
+    except Exception as error:
+        return _failed(error, out)
     out.result(op_id, result)
     return 0
+
+
+def _failed(error: Exception, out: Any) -> int | None:
+    """A typed error once the Node is found is reported as the regular path reports it
+    (`_quick.run_quick`: the same message, document and exit code, and no second wait
+    for a Node that timed out); anything else is the regular path's to meet again."""
+    from maia.core import MaiaError
+
+    if not isinstance(error, MaiaError):
+        return None
+    from ._exit import exit_code
+
+    out.error(error)
+    return exit_code(error)
 
 
 def render_lean_table() -> str:

@@ -110,10 +110,11 @@ def test_a_registry_mismatch_means_the_regular_path(
     assert run_lean(["session", "list", "--json"]) is None
 
 
-def test_a_refused_token_means_the_regular_path(
-    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_refused_token_is_reported_as_the_regular_path_reports_it(
+    cli: Cli, tmp_path: Path
 ) -> None:
-    """A well-formed but wrong token: the upgrade is refused, the lane steps aside."""
+    """A well-formed but wrong token: the upgrade is refused, and the lane prints the same
+    error document and message, with the same exit code (4), as the regular path."""
     record = read_discovery(cli.home / "node.json")
     assert record is not None
     home = tmp_path / "wrong-token"
@@ -123,9 +124,17 @@ def test_a_refused_token_means_the_regular_path(
     (home / "node.json").write_text(
         json.dumps({**record.to_json(), "tokenPath": str(token)}), "utf-8"
     )
-    monkeypatch.setenv("MAIA_HOME", str(home))
-    assert live_node() is not None
-    assert run_lean(["node", "status", "--json"]) is None
+    code = ERRORS.format(args=["node", "status", "--json"], heavy=HEAVY)
+    lane = json.loads(_run(cli, code, {"MAIA_HOME": str(home)}))
+    regular = json.loads(_run(cli, code, {"MAIA_HOME": str(home), "MAIA_NODE": record.url}))
+    assert lane["code"] == 4
+    # The lane answered (the regular path would have loaded click and the registry).
+    assert not [m for m in lane["heavy"] if m.startswith(("click", "maia.protocol"))]
+    assert "maia.core._errors" in lane["heavy"]
+    assert (lane["code"], lane["out"], lane["err"]) == (
+        regular["code"], regular["out"], regular["err"]
+    )  # fmt: skip
+    assert json.loads(lane["out"])["error"]["code"] == "unauthenticated"
 
 
 def _run(cli: Cli, code: str, env: dict[str, str] | None = None) -> str:
@@ -146,6 +155,20 @@ LANE = (
     "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}"
     " or m.startswith('maia.protocol'))\n"
     "print(json.dumps({{'code': code, 'out': out.getvalue(), 'heavy': heavy}}))\n"
+)
+
+
+# The same, with stderr, and counting the error table among what is heavy.
+ERRORS = (
+    "import io, json, sys, contextlib\n"
+    "from maia.cli import main\n"
+    "out, err = io.StringIO(), io.StringIO()\n"
+    "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+    "    code = main({args!r})\n"
+    "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}"
+    " or m.startswith('maia.protocol') or m == 'maia.core._errors')\n"
+    "print(json.dumps({{'code': code, 'out': out.getvalue(), 'err': err.getvalue(),"
+    " 'heavy': heavy}}))\n"
 )
 
 
