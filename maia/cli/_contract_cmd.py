@@ -1,9 +1,11 @@
 """`maia contract generate|check`: write or verify the registry's generated projections.
 
 The projections are the op reference between markers in `docs/protocol.md`, the lock
-`docs/registry.lock.json` and `maia/protocol/_generated.py` (the digest every hello sends and
-the op index, so no process rebuilds the registry to learn them). Both commands refuse an op
-removed or altered against the committed lock without a `REGISTRY_VERSION` bump.
+`docs/registry.lock.json`, `maia/protocol/_generated.py` (the digest every hello sends and
+the op index, so no process rebuilds the registry to learn them) and
+`maia/cli/_lean_table.py` (what the CLI's one-call lane needs: the hello's params and the
+paths of the reads it serves). Both commands refuse an op removed or altered against the
+committed lock without a `REGISTRY_VERSION` bump.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import click
 PROTOCOL_DOC = Path("docs/protocol.md")
 LOCK_FILE = Path("docs/registry.lock.json")
 GENERATED_MODULE = Path("maia/protocol/_generated.py")
+LEAN_TABLE = Path("maia/cli/_lean_table.py")
 
 
 def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
-    """What the three files should hold, and the compatibility problems against the old lock.
+    """What the four files should hold, and the compatibility problems against the old lock.
 
     Raises ClickException when protocol.md is missing or lacks its markers.
     """
@@ -35,6 +38,8 @@ def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
         render_reference,
         splice_reference,
     )
+
+    from ._lean import render_lean_table
 
     doc_path, lock_path = root / PROTOCOL_DOC, root / LOCK_FILE
     lock = lock_document(REGISTRY, REGISTRY_VERSION)
@@ -54,6 +59,7 @@ def expected_files(root: Path) -> tuple[dict[Path, str], list[str]]:
         doc_path: doc,
         lock_path: render_lock(lock),
         root / GENERATED_MODULE: render_generated_module(REGISTRY, OPERATION_GROUPS),
+        root / LEAN_TABLE: render_lean_table(),
     }
     return files, problems
 

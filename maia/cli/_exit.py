@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from maia.core import MaiaError
+if TYPE_CHECKING:
+    from maia.core import MaiaError
 
 OK: Final = 0
 ERROR: Final = 1

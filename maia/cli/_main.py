@@ -222,6 +222,11 @@ def _main(argv: Sequence[str] | None) -> int:
     if args == ["--version"]:  # fast path: no registry needed
         sys.stdout.write(f"maia {__version__}\n")
         return 0
+    from ._lean import run_lean
+
+    code = run_lean(args)  # a plain read such as `session list`: answered before click
+    if code is not None:
+        return code
     from ._attrs_cache import install
 
     install()  # before the first attrs class: its methods as compiled at install

@@ -1,7 +1,8 @@
 """Where output goes, in which format, with or without colour; and the local commands
 (help, schema, completion) that print without a Node.
 
-Kept apart from `_execute` so `maia --help` and `--schema` import neither anyio nor the SDK.
+Kept apart from `_execute` so `maia --help` and `--schema` import neither anyio nor the SDK,
+and light (no click, no error type) so the one-call path (`_lean`) prints through it.
 """
 
 from __future__ import annotations
@@ -9,15 +10,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, TextIO
-
-import click
-
-from maia.core import MaiaError
+from typing import TYPE_CHECKING, Any, TextIO
 
 from . import _exit
-from ._invocation import Invocation
 from ._render import human
+
+if TYPE_CHECKING:
+    from maia.core import MaiaError
+
+    from ._invocation import Invocation
 
 
 class Out:
@@ -73,6 +74,12 @@ def _is_tty(stream: TextIO) -> bool:
         return False
 
 
+def waiting_note(out: Out, label: str) -> None:
+    """The reassurance `execute`'s progress gives after a second of silence."""
+    out.stderr.write(f"maia: waiting for {label}…\n")
+    out.stderr.flush()
+
+
 def now_ms() -> int:
     """Wall time for relative times in output (presentation only, never logic)."""
     return time.time_ns() // 1_000_000
@@ -89,6 +96,8 @@ def run_local(invocation: Invocation, out: Out) -> int:
         out.data(render_schema(invocation.params["operation"], invocation.params["which"]))
         return _exit.OK
     if invocation.local == ("completion",):
+        import click
+
         from ._completion import completion_script
 
         try:

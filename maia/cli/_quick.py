@@ -46,7 +46,7 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
     from maia.client._sync import connect_sync
     from maia.protocol import REGISTRY, check
 
-    from ._output import Out
+    from ._output import Out, waiting_note
     from ._refs import Ambiguous, ambiguous_exit, reference_slots, with_ids
 
     out = Out(sys.stdout, sys.stderr, invocation.output)
@@ -62,7 +62,7 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
             params: dict[str, Any] = with_ids(dict(invocation.params), ids)
             if op.input_type is not None:
                 check(op.input_type, params)  # refuse locally what the Node would refuse
-            result = client.request(op_id, params, on_slow=lambda: _note(out, op_id))
+            result = client.request(op_id, params, on_slow=lambda: waiting_note(out, op_id))
     except Ambiguous as ambiguous:
         return ambiguous_exit(ambiguous, out)
     except MaiaError as error:
@@ -79,9 +79,3 @@ def _resolve(client: Any, reference: str, kind: str) -> str:
     if answer.get("status") == "resolved" and answer.get("id"):
         return str(answer["id"])
     raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
-
-
-def _note(out: Any, label: str) -> None:
-    """The same reassurance `execute`'s progress gives after a second."""
-    out.stderr.write(f"maia: waiting for {label}…\n")
-    out.stderr.flush()

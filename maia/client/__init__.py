@@ -8,8 +8,8 @@
         status = client.request("node.status")
 
 Methods are a projection of the operation registry; failures are `MaiaError` with a code
-from the closed set. The async client and the streams load on first use (module
-`__getattr__`), so a program using only the blocking client imports no event loop.
+from the closed set. Every name loads on first use (module `__getattr__`), so a program
+using only the blocking client imports no event loop.
 """
 
 from __future__ import annotations
@@ -17,23 +17,21 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from maia.core import NODE_ENV as NODE_ENV
-from maia.core import Discovery as Discovery
-from maia.core import MaiaError as MaiaError
-from maia.core import default_home as default_home
-from maia.core import find_live_node as find_live_node
-from maia.core import process_start_time as process_start_time
-from maia.core import read_discovery as read_discovery
-from maia.core import read_token as read_token
-
-from ._locate import Endpoint as Endpoint
-from ._locate import locate_node as locate_node
-from ._wire import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
-
 if TYPE_CHECKING:
+    from maia.core import NODE_ENV as NODE_ENV
+    from maia.core import Discovery as Discovery
+    from maia.core import MaiaError as MaiaError
+    from maia.core import default_home as default_home
+    from maia.core import find_live_node as find_live_node
+    from maia.core import process_start_time as process_start_time
+    from maia.core import read_discovery as read_discovery
+    from maia.core import read_token as read_token
+
     from ._client import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
     from ._client import MaiaClient as MaiaClient
     from ._client import open_client as open_client
+    from ._locate import Endpoint as Endpoint
+    from ._locate import locate_node as locate_node
     from ._observations import ObservationFeed as ObservationFeed
     from ._observations import SessionFeed as SessionFeed
     from ._observations import StreamFrame as StreamFrame
@@ -44,8 +42,20 @@ if TYPE_CHECKING:
     from ._sync import connect_sync as connect_sync
     from ._turns import send_and_wait as send_and_wait
     from ._turns import send_and_wait_wire as send_and_wait_wire
+    from ._wire import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
 
 _LAZY = {
+    "NODE_ENV": "maia.core",
+    "Discovery": "maia.core",
+    "MaiaError": "maia.core",
+    "default_home": "maia.core",
+    "find_live_node": "maia.core",
+    "process_start_time": "maia.core",
+    "read_discovery": "maia.core",
+    "read_token": "maia.core",
+    "Endpoint": "._locate",
+    "locate_node": "._locate",
+    "MAX_MESSAGE_BYTES": "._wire",
     "DEFAULT_TIMEOUT_S": "._client",
     "MaiaClient": "._client",
     "open_client": "._client",

@@ -24,11 +24,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from maia.core import MaiaError
-
-from ._locate import Endpoint, locate_node
 from ._wire import MAX_MESSAGE_BYTES, error_from_wire, split_url
 
 _GUID: Final = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -37,15 +34,36 @@ _MAX_HEAD: Final = 16 * 1024
 _MAX_REJECT_BODY: Final = 64 * 1024
 _TEXT, _BINARY, _CONTINUATION, _CLOSE, _PING, _PONG = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
 
+if TYPE_CHECKING:
+    from maia.core import MaiaError
+
+
+class Target(Protocol):
+    """Where to connect: a `_locate.Endpoint`, or the CLI's one-call path's plain pair."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def token(self) -> str: ...
+
+
+def _error(code: str, message: str, details: dict[str, Any]) -> MaiaError:
+    # The error type (and attrs under it) loads when an error is made: a call that
+    # succeeds, the CLI's one-call path, never imports it.
+    from maia.core import MaiaError
+
+    return MaiaError(code, message, details)
+
 
 def _unavailable(url: str, why: str) -> MaiaError:
-    return MaiaError("unavailable", f"node at {url} {why}", {"target": "node", "url": url})
+    return _error("unavailable", f"node at {url} {why}", {"target": "node", "url": url})
 
 
 class SyncClient:
     """One connection to a Node, one request at a time. Build it with `connect_sync`."""
 
-    def __init__(self, endpoint: Endpoint, *, timeout_s: float) -> None:
+    def __init__(self, endpoint: Target, *, timeout_s: float) -> None:
         self.endpoint = endpoint
         self._timeout_s = timeout_s
         self._socket: socket.socket | None = None
@@ -201,13 +219,13 @@ class SyncClient:
         within the client's timeout).
         """
         if self._socket is None:
-            raise MaiaError("unavailable", "node is unavailable: not connected", {"target": "node"})
+            raise _error("unavailable", "node is unavailable: not connected", {"target": "node"})
         self._ids += 1
         request_id = self._ids
         frame = json.dumps({"id": request_id, "method": method, "params": params or {}},
                            ensure_ascii=False, separators=(",", ":")).encode()  # fmt: skip
         if len(frame) > MAX_MESSAGE_BYTES:
-            raise MaiaError("frame_too_large", f"a frame exceeds {MAX_MESSAGE_BYTES} bytes",
+            raise _error("frame_too_large", f"a frame exceeds {MAX_MESSAGE_BYTES} bytes",
                             {"limit": MAX_MESSAGE_BYTES, "method": method})  # fmt: skip
         now = time.monotonic()
         deadline = now + self._timeout_s
@@ -220,7 +238,7 @@ class SyncClient:
                     break
         except TimeoutError:
             ms = int(self._timeout_s * 1000)
-            raise MaiaError("deadline_exceeded", f"{method} did not finish within {ms} ms",
+            raise _error("deadline_exceeded", f"{method} did not finish within {ms} ms",
                             {"method": method, "ms": ms}) from None  # fmt: skip
         except OSError as error:
             self.close_code = self.close_code or 1006
@@ -231,12 +249,12 @@ class SyncClient:
 
     def _lost(self) -> MaiaError:
         if self.close_code == 1009:
-            return MaiaError(
+            return _error(
                 "frame_too_large",
                 f"a frame exceeds {MAX_MESSAGE_BYTES} bytes (the connection was closed)",
                 {"limit": MAX_MESSAGE_BYTES, "closeCode": 1009},
             )
-        return MaiaError("unavailable", "node is unavailable: the connection was lost",
+        return _error("unavailable", "node is unavailable: the connection was lost",
                          {"target": "node", "closeCode": self.close_code})  # fmt: skip
 
     def _close(self, code: int, reason: str) -> None:
@@ -268,6 +286,7 @@ def connect_sync(
     `open_client` finds it. Raises `MaiaError` as `open_client` does."""
     from maia.protocol import REGISTRY
 
+    from ._locate import locate_node
     from ._projection import hello_params
 
     endpoint = locate_node(url, token=token, home=Path(home) if home is not None else None)
@@ -276,7 +295,7 @@ def connect_sync(
         client.connect()
         hello = client.request("node.hello", hello_params())
         if require_registry_match and not hello.get("registryMatch", False):
-            raise MaiaError(
+            raise _error(
                 "protocol_incompatible",
                 f"protocol {REGISTRY.digest} is not {hello.get('registryDigest')}: this SDK "
                 "was built on another operation registry than the Node's (upgrade both)",

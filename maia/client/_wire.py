@@ -1,18 +1,23 @@
-"""What both client transports share, standard library only: the message bound, the Node
+"""What both client transports share, standard library only (the error type loads when
+an error is made): the message bound, the Node
 URL's parts, and a typed error from the wire's error object."""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from maia.core import ERROR_CODES, MaiaError
+if TYPE_CHECKING:
+    from maia.core import MaiaError
 
 MAX_MESSAGE_BYTES: Final = 1024 * 1024
 
 
 def error_from_wire(value: Any) -> MaiaError:
     """A `MaiaError` from the wire's error object (an unknown code becomes internal_error)."""
+    from maia.core import ERROR_CODES, MaiaError  # on failure only: a call that succeeds
+    # (the CLI's one-call path) never imports the error table
+
     if not isinstance(value, dict):
         return MaiaError("internal_error", "the Node sent a malformed error", {"error": value})
     code, message = value.get("code"), value.get("message")
@@ -27,6 +32,8 @@ def split_url(url: str) -> tuple[str, int, str]:
     """(host, port, path) of a `ws://` URL. Raises `MaiaError(configuration_invalid)`."""
     parts = urlsplit(url)
     if parts.scheme != "ws" or not parts.hostname or parts.port is None:
+        from maia.core import MaiaError
+
         raise MaiaError(
             "configuration_invalid",
             f"configuration is invalid: the Node URL {url!r} must look like "

@@ -12,8 +12,9 @@ never ship. A registered op with no handler answers `command_not_implemented`.
 A handler may also be a plain function: it answers at once (node.hello), or returns an
 awaitable when it has to wait (node.status while its shared reads are stale). `begin` runs
 everything up to that point and returns the encoded answer, or a `Pending` that `finish`
-awaits under the deadline; the server answers the first inline, without a task or a cancel
-scope (together ~25 us a request), and gives the second a task of its own.
+awaits under the deadline (a handler may answer `Encoded`, already in wire form); the
+server answers the first inline, without a task or a cancel scope (together ~25 us a
+request), and gives the second a task of its own.
 """
 
 from __future__ import annotations
@@ -57,6 +58,15 @@ class Pending:
 
     descriptor: OperationDescriptor
     awaitable: Awaitable[Any]
+
+
+@attrs.frozen
+class Encoded:
+    """A handler's answer already in wire form: the JSON-safe dict `encode_output` gives
+    for the op's output class, built by the handler from that class (`_status_wire`), so
+    the dispatcher does not encode it again."""
+
+    value: dict[str, Any]
 
 
 class _Lookup(Protocol):
@@ -160,6 +170,8 @@ class Dispatcher:
             raise
         except Exception as error:
             raise _failed(call, error) from error
+        if type(answer) is Encoded:
+            return answer.value
         if inspect.isawaitable(answer):
             return Pending(descriptor, answer)
         return encode_output(descriptor, answer)
@@ -180,6 +192,8 @@ class Dispatcher:
                 f"{call.method} did not finish within {math.floor(self._deadline_s * 1000)} ms",
                 {"method": call.method, "ms": math.floor(self._deadline_s * 1000)},
             )
+        if type(result) is Encoded:
+            return result.value
         return encode_output(pending.descriptor, result)
 
     def deprecation_of(self, method: str) -> dict[str, Any] | None:

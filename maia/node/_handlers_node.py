@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import attrs
@@ -26,7 +26,7 @@ from maia.core import MaiaError
 from maia.protocol import ConfigScopeStatus, answer_hello
 from maia.service import ServiceContext, config_files_status
 
-from ._dispatch import HANDLERS, Call
+from ._dispatch import HANDLERS, Call, Encoded
 from ._ops import (
     NODE_CAPABILITY_NAMES,
     PROTOCOL_VERSION,
@@ -38,6 +38,7 @@ from ._ops import (
     NodeStatusOutput,
     StorageStatus,
 )
+from ._status_wire import MailboxRow, sorted_rows
 
 if TYPE_CHECKING:
     from ._services import NodeServices
@@ -58,10 +59,11 @@ def node_hello(call: Call, params: NodeHelloInput) -> NodeHelloOutput:
 
 
 Counts = tuple[int, dict[str, int], int]  # as `_status_counts` reads them
+Files = Sequence[ConfigScopeStatus]  # the files that are not what is admitted
 
 
 @HANDLERS.handler("node.status")
-def node_status(call: Call, params: Empty) -> NodeStatusOutput | Awaitable[NodeStatusOutput]:
+def node_status(call: Call, params: Empty) -> Encoded | Awaitable[Encoded]:
     """Never fails on storage trouble: it reports `integrity: unavailable` instead. Answers
     at once while the shared counts and files check are fresh, else once they are read."""
     services: NodeServices = call.services
@@ -74,7 +76,7 @@ def node_status(call: Call, params: Empty) -> NodeStatusOutput | Awaitable[NodeS
     return _read_status(services, now_ms)
 
 
-async def _read_status(services: NodeServices, now_ms: int) -> NodeStatusOutput:
+async def _read_status(services: NodeServices, now_ms: int) -> Encoded:
     counts: Counts | None = None
     if services.storage is not None:
         with contextlib.suppress(MaiaError, sqlite3.Error):  # integrity: unavailable
@@ -82,55 +84,56 @@ async def _read_status(services: NodeServices, now_ms: int) -> NodeStatusOutput:
     return _status(services, counts, await _config_files(services, now_ms))
 
 
-def _status(
-    services: NodeServices, counts: Counts | None, files: tuple[ConfigScopeStatus, ...]
-) -> NodeStatusOutput:
-    """The answer from the counts (None: storage did not answer) and the files."""
-    clock = services.clock
+def _status(services: NodeServices, counts: Counts | None, files: Files) -> Encoded:
+    """The answer from the counts (None: storage did not answer) and the files, in wire
+    form; built again only when one of its inputs but the uptime changed (`_status_wire`)."""
     store = services.storage
-    version, by_state, queued = counts if counts is not None else (0, {}, 0)
-    integrity: Literal["ok", "unavailable"] = "ok" if counts is not None else "unavailable"
-    mailboxes: list[MailboxDepth] = []
+    rows: list[MailboxRow] = []
     if store is not None:
         stats = store.statistics()
-        mailboxes.append(
-            MailboxDepth(name="storage", depth=stats.mailbox_depth, capacity=stats.mailbox_size)
+        rows.append((-stats.mailbox_depth, "storage", stats.mailbox_size))
+    rows.extend((-box.depth, box.name, box.capacity) for box in services.mailbox_depths())
+    mailboxes = sorted_rows(rows, MAX_MAILBOXES)
+    live_workers = services.live_workers()
+    inputs = (services.node_id, services.epoch, services.started_at, counts, files, mailboxes,
+              live_workers)  # fmt: skip
+
+    def build() -> NodeStatusOutput:
+        version, by_state, queued = counts if counts is not None else (0, {}, 0)
+        integrity: Literal["ok", "unavailable"] = "ok" if counts is not None else "unavailable"
+        return NodeStatusOutput(
+            node_id=services.node_id,
+            epoch=services.epoch,
+            version=__version__,
+            protocol=PROTOCOL_VERSION,
+            registry_digest=REGISTRY.digest,
+            started_at=services.started_at,
+            uptime_ms=0,  # set on every answer
+            storage=StorageStatus(integrity=integrity, schema_version=version),
+            sessions_by_state=by_state,
+            live_workers=live_workers,
+            queued_turns=queued,
+            mailboxes=tuple(
+                MailboxDepth(name=name, depth=-depth, capacity=capacity)
+                for depth, name, capacity in mailboxes
+            ),
+            capabilities=NODE_CAPABILITY_NAMES,
+            config_files=_shown(files),
         )
-    mailboxes.extend(
-        MailboxDepth(name=box.name, depth=box.depth, capacity=box.capacity)
-        for box in services.mailbox_depths()
-    )
-    mailboxes.sort(key=lambda box: (-box.depth, box.name))
-    return NodeStatusOutput(
-        node_id=services.node_id,
-        epoch=services.epoch,
-        version=__version__,
-        protocol=PROTOCOL_VERSION,
-        registry_digest=REGISTRY.digest,
-        started_at=services.started_at,
-        uptime_ms=max(0, clock.monotonic_ms() - services.started_monotonic_ms),
-        storage=StorageStatus(integrity=integrity, schema_version=version),
-        sessions_by_state=by_state,
-        live_workers=services.live_workers(),
-        queued_turns=queued,
-        mailboxes=tuple(mailboxes[:MAX_MAILBOXES]),
-        capabilities=NODE_CAPABILITY_NAMES,
-        config_files=files,
-    )
+
+    uptime_ms = max(0, services.clock.monotonic_ms() - services.started_monotonic_ms)
+    return services.status_wire.answer(inputs, build, uptime_ms)
 
 
-def _fresh_config_files(
-    services: NodeServices, now_ms: int
-) -> tuple[ConfigScopeStatus, ...] | None:
+def _fresh_config_files(services: NodeServices, now_ms: int) -> Files | None:
     """`_config_files`' answer when it needs no new check, else None."""
     ctx: ServiceContext | None = services.sessions
     if ctx is None:
         return ()
-    found = ctx.admitted.fresh_files(now_ms)
-    return None if found is None else _shown(found)
+    return ctx.admitted.fresh_files(now_ms)
 
 
-async def _config_files(services: NodeServices, now_ms: int) -> tuple[ConfigScopeStatus, ...]:
+async def _config_files(services: NodeServices, now_ms: int) -> Files:
     """The configuration files that are not what is admitted (none while the Session
     services are stopped or storage fails: status never fails for them)."""
     ctx: ServiceContext | None = services.sessions
@@ -140,10 +143,10 @@ async def _config_files(services: NodeServices, now_ms: int) -> tuple[ConfigScop
         found = await ctx.admitted.files(ctx.home, lambda: config_files_status(ctx), now_ms)
     except (MaiaError, sqlite3.Error, OSError):
         return ()
-    return _shown(found)
+    return found
 
 
-def _shown(found: list[ConfigScopeStatus]) -> tuple[ConfigScopeStatus, ...]:
+def _shown(found: Files) -> tuple[ConfigScopeStatus, ...]:
     return tuple(
         attrs.evolve(status, problems=status.problems[:MAX_FILE_PROBLEMS])
         for status in found[:MAX_CONFIG_FILES]

@@ -17,6 +17,7 @@ from storage import Storage
 
 from ._home import NodeHome
 from ._status_counts import CountsCache
+from ._status_wire import StatusWire
 
 
 @attrs.frozen
@@ -61,6 +62,7 @@ class NodeServices:
     node_id: str = ""  # kept from the last storage open, so status can answer without it
     epoch: int = 0
     status_counts: CountsCache = attrs.field(factory=CountsCache)
+    status_wire: StatusWire = attrs.field(factory=StatusWire)
     _started_at: str | None = attrs.field(default=None, init=False)
 
     @property

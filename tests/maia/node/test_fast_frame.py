@@ -1,5 +1,6 @@
-"""The fast frame read agrees with wsproto: whatever it reads, wsproto reads the same, and
-whatever it declines goes through wsproto (hostile frames: test_hostile_frames)."""
+"""The fast frame read and write agree with wsproto: whatever it reads, wsproto reads the
+same, whatever it writes, wsproto writes the same, and whatever it declines goes through
+wsproto (hostile frames: test_hostile_frames)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,17 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, Request, TextMessage
+from wsproto.events import (
+    AcceptConnection,
+    BytesMessage,
+    CloseConnection,
+    Ping,
+    Request,
+    TextMessage,
+)
+from wsproto.utilities import RemoteProtocolError
 
-from maia.node._fast_frame import whole_text_frame
+from maia.node._fast_frame import server_text_frame, whole_text_frame
 from maia.node._websocket import _StrictConnection
 
 MAX_BYTES = 70_000
@@ -82,3 +91,96 @@ def test_frames_it_declines_go_through_wsproto() -> None:
     server.receive_data(one[3:])
     assert [e for e in server.events() if isinstance(e, TextMessage)] == [TextMessage(data="a")]
     assert client is not None
+
+
+@given(
+    st.text(max_size=300)
+    | st.text(min_size=120, max_size=70_000)
+    | st.integers(60_000, 70_000).map(lambda n: "x" * n)
+)
+def test_an_answer_is_written_as_wsproto_writes_it(text: str) -> None:
+    """A server's text answer, in each length form (7-bit, 16-bit, 64-bit): the fast write
+    gives wsproto's bytes, and a wsproto client reads the same text back."""
+    client, strict = _pair(_StrictConnection(MAX_BYTES))
+    _, plain = _pair(WSConnection(ConnectionType.SERVER))
+    data = strict.send(TextMessage(data=text))
+    assert data == plain.send(TextMessage(data=text))
+    assert server_text_frame(text) == data
+    client.receive_data(data)
+    received = [e for e in client.events() if isinstance(e, TextMessage)]
+    assert "".join(e.data for e in received) == text
+
+
+def test_a_half_sent_message_is_left_to_wsproto() -> None:
+    """With a fragment sent (message_finished False), the next text is a continuation frame:
+    the fast write steps aside and wsproto writes it."""
+    _, strict = _pair(_StrictConnection(MAX_BYTES))
+    _, plain = _pair(WSConnection(ConnectionType.SERVER))
+    for connection in (strict, plain):
+        connection.send(TextMessage(data="a", message_finished=False))
+    assert strict.send(TextMessage(data="b")) == plain.send(TextMessage(data="b"))
+    assert strict.send(TextMessage(data="b"))[0] == 0x81  # a new message: fast again
+
+
+def _events(server: WSConnection, chunks: list[bytes]) -> list[Any]:
+    out: list[Any] = []
+    for chunk in chunks:
+        try:
+            server.receive_data(chunk)
+        except RemoteProtocolError as error:  # _StrictConnection raises wsproto's failure
+            out.extend(e for e in server.events() if not isinstance(e, CloseConnection))
+            out.append(("failed", error.event_hint))
+            return out
+        out.extend(e for e in server.events() if not isinstance(e, CloseConnection))
+    return out
+
+
+@given(
+    st.lists(st.text(max_size=200), min_size=1, max_size=6),
+    st.sampled_from(["", "ping", "half", "bad-utf8", "binary"]),
+    st.integers(0, 10_000),
+)
+def test_frames_sharing_reads_read_as_wsproto_reads_them(
+    texts: list[str], tail: str, cut: int
+) -> None:
+    """Whole text frames back to back (then a ping, half a frame, a frame that is not UTF-8 or
+    a binary one), fed in one read or cut in two anywhere: the strict connection yields the
+    messages wsproto yields, in order, and fails where it fails."""
+    client, _ = _pair(WSConnection(ConnectionType.SERVER))
+    data = b"".join(client.send(TextMessage(data=text)) for text in texts)
+    if tail == "ping":
+        data += client.send(Ping(b"p"))
+    elif tail == "half":
+        data += client.send(TextMessage(data="half a frame"))[:-3]
+    elif tail == "bad-utf8":
+        bad = bytearray(client.send(TextMessage(data="a")))
+        bad[-1] = bad[2] ^ 0xFF  # unmasks to the byte 0xFF
+        data += bytes(bad)
+    elif tail == "binary":
+        data += client.send(BytesMessage(data=b"\x00\x01"))
+    at = cut % (len(data) + 1)
+    for chunks in ([data], [data[:at], data[at:]]):
+        _, strict = _pair(_StrictConnection(MAX_BYTES))
+        _, plain = _pair(WSConnection(ConnectionType.SERVER))
+        strict_events = _events(strict, [c for c in chunks if c])
+        plain_events = _events(plain, [c for c in chunks if c])
+        if strict_events and isinstance(strict_events[-1], tuple):
+            assert tail == "bad-utf8"
+            assert strict_events[-1][1].code == 1007
+            strict_events = strict_events[:-1]
+        messages = [e for e in plain_events if isinstance(e, (TextMessage, BytesMessage))]
+        got = [e for e in strict_events if isinstance(e, (TextMessage, BytesMessage))]
+        assert _joined(got) == _joined(messages)
+
+
+def _joined(events: list[Any]) -> list[Any]:
+    """Messages as (kind, whole data): wsproto may hand a message over in pieces."""
+    out: list[Any] = []
+    pending: list[Any] = []
+    for event in events:
+        pending.append(event.data)
+        if event.message_finished:
+            kind = "text" if isinstance(event, TextMessage) else "bytes"
+            out.append((kind, "".join(pending) if kind == "text" else b"".join(pending)))
+            pending = []
+    return out
