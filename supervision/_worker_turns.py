@@ -1,17 +1,15 @@
 """The turns of one worker attempt: prompt, iterate and acknowledge, interrupt, tool results.
 
 One turn at a time. Its events come in batches: each wake-up of the consumer takes every
-event the reader has queued since (one per pipe read or more), so a consumer that forwards
-them (the Session's pump) sends one message per batch, not per event.
-Events are acknowledged as the Session actor consumes them, every
-`ACK_EVERY` (half the window) consumed events, so a slow actor slows the worker, never the
-reader; unacknowledged events never exceed the window's other half while the actor keeps
-up, so the worker is never held back by a missing ack. The rest of a turn's events (at
-most `ACK_EVERY - 1`, its final one among them) are acknowledged in the same write as the
-next prompt: one pipe write per short turn instead of three. A turn abandoned mid-way is
-acknowledged to the end so the worker can finish it; one closed before its prompt was sent
-is withdrawn.
-"""
+event the reader has queued since (one pipe read's or more), so a consumer that forwards
+them (the Session's pump) sends one message per batch, not per event. Events are
+acknowledged as the Session actor consumes them, every `ACK_EVERY` (half the window)
+consumed events, so a slow actor slows the worker, never the reader; unacknowledged events
+never exceed the window's other half while the actor keeps up, so the worker is never held
+back by a missing ack. The rest of a turn's events (at most `ACK_EVERY - 1`, its final one
+among them) are acknowledged in the same write as the next prompt: one pipe write per
+short turn instead of three. A turn abandoned mid-way is acknowledged to the end so the
+worker can finish it; one closed before its prompt was sent is withdrawn."""
 
 from __future__ import annotations
 
