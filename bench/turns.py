@@ -232,7 +232,7 @@ def node_cpu_s(pid: int) -> tuple[float, float]:
 
 def main_thread_cpu_s(pid: int) -> float:
     """The CPU seconds of the Node's main thread (its trio loop) alone: the rest of
-    `node_cpu_s` is the storage writer, the readers and the worker pipes' reader threads."""
+    `node_cpu_s` is the storage writer thread and its reader threads."""
     fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
