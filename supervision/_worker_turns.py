@@ -118,7 +118,7 @@ class _HandleTurns(_HandleFrames):
             self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
         try:
             since_ack = 0  # consumed events not yet acknowledged
-            async with receive:
+            with receive:  # closed synchronously: no schedule point at a turn's end
                 while True:
                     try:
                         event = receive.receive_nowait()

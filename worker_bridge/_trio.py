@@ -6,8 +6,10 @@ Only this module (and the supervisor above it) touches trio; workers do not impo
 
 On a worker's pipe (a `FdStream`) a read waits for the pipe to be readable, then reads:
 one schedule point and no failed read per wake-up, where `FdStream.receive_some` yields,
-tries, fails with EAGAIN and yields again. A send whose lock is free takes it without a
-schedule point of its own (the write has one).
+tries, fails with EAGAIN and yields again. A write whose lock is free goes straight out and
+waits only when the pipe is full (`FdStream.send_all` yields first): a frame costs its
+sender no schedule point, so the caller's next wait is the turn's only one. Callers loop
+through a real wait (the reader, the next event), never on writes alone.
 """
 
 from __future__ import annotations
@@ -43,14 +45,14 @@ class TrioFrameStream:
         if self._send_lock.locked():
             await self._send_lock.acquire()  # FIFO behind the sender writing now
         else:
-            self._send_lock.acquire_nowait()  # free: send_all checkpoints anyway
+            self._send_lock.acquire_nowait()  # free: no schedule point
 
     async def send(self, frame: Frame) -> None:
         """Encode and write one frame. Raises `LocalProtocolError`, or trio's stream errors
         (`BrokenResourceError`, `ClosedResourceError`) when the peer is gone."""
         await self._lock()
         try:
-            await self._send_stream.send_all(self.connection.send(frame))
+            await self._write(self.connection.send(frame))
         finally:
             self._send_lock.release()
 
@@ -61,7 +63,7 @@ class TrioFrameStream:
         try:
             ack = self.connection.ack()
             line = self.connection.send(frame)
-            await self._send_stream.send_all(line if ack is None else ack + line)
+            await self._write(line if ack is None else ack + line)
         finally:
             self._send_lock.release()
 
@@ -71,7 +73,7 @@ class TrioFrameStream:
         try:
             line = self.connection.ack(through)
             if line is not None:
-                await self._send_stream.send_all(line)
+                await self._write(line)
         finally:
             self._send_lock.release()
 
@@ -96,6 +98,23 @@ class TrioFrameStream:
                 return None
             else:
                 return event
+
+    async def _write(self, data: bytes) -> None:
+        stream = self._send_stream
+        if not isinstance(stream, trio.lowlevel.FdStream):
+            await stream.send_all(data)
+            return
+        fd = stream.fileno()  # ClosedResourceError once closed
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:  # the pipe is full: wait (closing it raises)
+                await trio.lowlevel.wait_writable(fd)
+            except OSError as error:
+                if error.errno == errno.EBADF:
+                    raise trio.ClosedResourceError("the pipe was closed") from None
+                raise trio.BrokenResourceError from error
 
     async def _read(self) -> bytes | bytearray:
         stream = self._receive_stream
