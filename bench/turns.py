@@ -19,7 +19,9 @@ it, fsyncs and pipe and socket writes among it).
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -228,6 +230,13 @@ def node_cpu_s(pid: int) -> tuple[float, float]:
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
+def main_thread_cpu_s(pid: int) -> float:
+    """The CPU seconds of the Node's main thread (its trio loop) alone: the rest of
+    `node_cpu_s` is the storage writer thread and its reader threads."""
+    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _cpu_ms_per_turn(before: tuple[float, float], after: tuple[float, float],
                      turns: int) -> tuple[float, float]:  # fmt: skip
     """(user + system, system) CPU milliseconds per turn between two `node_cpu_s`."""
@@ -277,12 +286,35 @@ async def _api_run(home: Path, sessions: list[str], lanes: int, per_lane: int) -
     return samples
 
 
+def _start_profiler(pid: int) -> subprocess.Popen[bytes] | None:
+    """With MAIA_BENCH_PYSPY=FILE, `py-spy record` (collapsed stacks, GIL-holding samples)
+    of the Node during the measured throughput run, written to FILE; py-spy is not a
+    dependency (install it into .venv by hand)."""
+    out = os.environ.get("MAIA_BENCH_PYSPY")
+    if not out:
+        return None
+    spy = Path(sys.executable).with_name("py-spy")
+    command = [str(spy), "record", "--pid", str(pid), "--format", "raw", "--output", out]
+    command += ["--rate", "250", "--nonblocking"]
+    if os.environ.get("MAIA_BENCH_PYSPY_GIL"):
+        command.append("--gil")
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)  # let it attach before the run starts
+    return process
+
+
+def _stop_profiler(process: subprocess.Popen[bytes] | None) -> None:
+    if process is not None:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+
+
 async def main_api(quick: bool) -> Report:
     """The `--api` measurement: a real Node process driven by the SDK."""
     from bench._node import start_node
 
     report = Report("turns")
-    per_lane = 10 if quick else 50
+    per_lane = int(os.environ.get("MAIA_BENCH_PER_LANE", 10 if quick else 50))
     latency_turns = 200 if quick else 1000
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder) / "home"
@@ -293,9 +325,13 @@ async def main_api(quick: bool) -> Report:
             await _api_run(home, sessions[:50], 4, 2)
             await _api_run(home, sessions[50:], 1, 20)
             log(f"throughput: 50 Sessions x 4 in flight x {per_lane} turns")
+            profiler = _start_profiler(node.pid)
             cpu_before, began = node_cpu_s(node.pid), time.perf_counter()
+            main_before = main_thread_cpu_s(node.pid)
             samples = await _api_run(home, sessions[:50], 4, per_lane)
             elapsed = time.perf_counter() - began
+            main_ms = (main_thread_cpu_s(node.pid) - main_before) * 1000 / len(samples)
+            _stop_profiler(profiler)
             cpu_ms, sys_ms = _cpu_ms_per_turn(cpu_before, node_cpu_s(node.pid), len(samples))
             log(f"latency: {latency_turns} sequential turns on one Session")
             cpu_before = node_cpu_s(node.pid)
@@ -314,6 +350,7 @@ async def main_api(quick: bool) -> Report:
         node_cpu_ms_per_turn_50=cpu_ms,
         node_cpu_ms_per_turn_1=cpu_ms_1,
         node_sys_cpu_ms_per_turn_50=sys_ms,
+        node_main_thread_cpu_ms_per_turn_50=main_ms,
         node_sys_cpu_ms_per_turn_1=sys_ms_1,
         pages_per_turn_1=pages,
     )

@@ -1,14 +1,15 @@
 """The turns of one worker attempt: prompt, iterate and acknowledge, interrupt, tool results.
 
-One turn at a time. Its events are acknowledged as the Session actor consumes them, every
-`ACK_EVERY` (half the window) consumed events, so a slow actor slows the worker, never the
-reader; unacknowledged events never exceed the window's other half while the actor keeps
-up, so the worker is never held back by a missing ack. The rest of a turn's events (at
-most `ACK_EVERY - 1`, its final one among them) are acknowledged in the same write as the
-next prompt: one pipe write per short turn instead of three. A turn abandoned mid-way is
-acknowledged to the end so the worker can finish it; one closed before its prompt was sent
-is withdrawn.
-"""
+One turn at a time. Its events come in batches: each wake-up of the consumer takes every
+event the reader has queued since (one pipe read's or more), so a consumer that forwards
+them (the Session's pump) sends one message per batch, not per event. Events are
+acknowledged as the Session actor consumes them, every `ACK_EVERY` (half the window)
+consumed events, so a slow actor slows the worker, never the reader; unacknowledged events
+never exceed the window's other half while the actor keeps up, so the worker is never held
+back by a missing ack. The rest of a turn's events (at most `ACK_EVERY - 1`, its final one
+among them) are acknowledged in the same write as the next prompt: one pipe write per
+short turn instead of three. A turn abandoned mid-way is acknowledged to the end so the
+worker can finish it; one closed before its prompt was sent is withdrawn."""
 
 from __future__ import annotations
 
@@ -69,8 +70,8 @@ class _HandleTurns(_HandleFrames):
         self._turn_done = trio.Event()
         self.state = WorkerState.BUSY
         self._turns += 1
-        events = self._iterate(turn_id, text, receive, artifacts)
-        return TurnEvents(events, lambda: self._withdraw(turn_id))
+        batches = self._iterate(turn_id, text, receive, artifacts)
+        return TurnEvents.of_batches(batches, lambda: self._withdraw(turn_id))
 
     def _withdraw(self, turn_id: str) -> None:
         """End a turn whose prompt was never sent (its events were closed unstarted)."""
@@ -83,7 +84,7 @@ class _HandleTurns(_HandleFrames):
         text: str,
         receive: trio.MemoryReceiveChannel[TurnEvent],
         artifacts: str | None,
-    ) -> AsyncGenerator[TurnEvent, None]:
+    ) -> AsyncGenerator[tuple[TurnEvent, ...], None]:
         data = text.encode("utf-8", "surrogatepass")
         reference = None
         prompt: Prompt | None = Prompt(turn_id=turn_id, text=text, request_id=turn_id)
@@ -96,9 +97,9 @@ class _HandleTurns(_HandleFrames):
                 self._end_turn(TurnEvent(turn_id, "lost", f"prompt artifact: {error}"))
         del data
         try:
-            async with contextlib.aclosing(self._run_prompt(turn_id, prompt, receive)) as events:
-                async for event in events:
-                    yield event
+            async with contextlib.aclosing(self._run_prompt(turn_id, prompt, receive)) as batches:
+                async for batch in batches:
+                    yield batch
         finally:
             if reference is not None:
                 release_artifact(reference)
@@ -108,7 +109,7 @@ class _HandleTurns(_HandleFrames):
         turn_id: str,
         prompt: Prompt | None,
         receive: trio.MemoryReceiveChannel[TurnEvent],
-    ) -> AsyncGenerator[TurnEvent, None]:
+    ) -> AsyncGenerator[tuple[TurnEvent, ...], None]:
         # prompt None: it could not be prepared, the turn is lost already; the previous
         # turn's rest is acknowledged in the prompt's write
         if prompt is not None and not await self._send_whole(
@@ -117,7 +118,7 @@ class _HandleTurns(_HandleFrames):
             self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
         try:
             since_ack = 0  # consumed events not yet acknowledged
-            async with receive:
+            with receive:  # closed synchronously: no schedule point at a turn's end
                 while True:
                     try:
                         event = receive.receive_nowait()
@@ -128,12 +129,22 @@ class _HandleTurns(_HandleFrames):
                             return
                     except trio.EndOfChannel:
                         return
-                    if event.sequence:
-                        since_ack += 1
-                        if since_ack >= ACK_EVERY and not event.final:
-                            await self._ack(event.sequence)  # also a busy stream's checkpoint
-                            since_ack = 0
-                    yield event
+                    batch = [event]  # and every event already read with it
+                    while not event.final:
+                        try:
+                            event = receive.receive_nowait()
+                        except (trio.WouldBlock, trio.EndOfChannel):
+                            break
+                        batch.append(event)
+                    through = 0
+                    for each in batch:
+                        if each.sequence:
+                            since_ack += 1
+                            if since_ack >= ACK_EVERY and not each.final:
+                                through, since_ack = each.sequence, 0
+                    if through:
+                        await self._ack(through)  # also a busy stream's checkpoint
+                    yield tuple(batch)
                     if event.final:
                         return
         finally:

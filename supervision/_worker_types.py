@@ -6,6 +6,7 @@ machinery. `TurnEvent.kind` is Maia's own vocabulary, not the wire's event kinds
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -59,32 +60,76 @@ class TurnEvent:
 
 class TurnEvents:
     """The events of one turn, as `WorkerHandle.prompt` returns them: an async iterator
-    with `aclose`. Closed mid-turn, the worker is left to finish the turn (acknowledged).
-    Closed before its first step, the prompt was never sent: the turn is withdrawn at once
-    and the handle is ready again (an async generator runs no code when closed unstarted,
-    so without this the handle would stay busy for good)."""
+    with `aclose`, one event at a time, or `batches()`: every event ready at once, as a
+    tuple (a consumer that forwards them pays per batch, not per event). Closed mid-turn,
+    the worker is left to finish the turn (acknowledged). Closed before its first step,
+    the prompt was never sent: the turn is withdrawn at once and the handle is ready again
+    (an async generator runs no code when closed unstarted, so without this the handle
+    would stay busy for good)."""
 
-    __slots__ = ("_events", "_started", "_withdraw")
+    __slots__ = ("_batched", "_events", "_started", "_withdraw")
 
     def __init__(
         self, events: AsyncGenerator[TurnEvent, None], withdraw: Callable[[], None]
     ) -> None:
-        self._events = events
+        self._events: AsyncGenerator[TurnEvent, None] | None = events
+        self._batched: AsyncGenerator[tuple[TurnEvent, ...], None] | None = None
         self._withdraw = withdraw
         self._started = False
+
+    @classmethod
+    def of_batches(
+        cls, batches: AsyncGenerator[tuple[TurnEvent, ...], None], withdraw: Callable[[], None]
+    ) -> TurnEvents:
+        """Events from a source that yields them in batches (one per read of the pipe)."""
+        events = cls.__new__(cls)
+        events._events, events._batched = None, batches
+        events._withdraw, events._started = withdraw, False
+        return events
 
     def __aiter__(self) -> TurnEvents:
         return self
 
     def __anext__(self) -> Awaitable[TurnEvent]:
         self._started = True
+        if self._events is None:
+            assert self._batched is not None
+            self._events = _flatten(self._batched)
         return self._events.__anext__()  # no coroutine frame of our own on the hot path
+
+    def batches(self) -> AsyncGenerator[tuple[TurnEvent, ...], None]:
+        """Iterate the turn's events a batch at a time (not mixed with single events)."""
+        self._started = True
+        if self._batched is None:
+            assert self._events is not None
+            self._batched = _singles(self._events)
+        return self._batched
 
     async def aclose(self) -> None:
         if not self._started:
             self._started = True
             self._withdraw()
-        await self._events.aclose()
+        if self._events is not None:
+            await self._events.aclose()
+        if self._batched is not None:
+            await self._batched.aclose()
+
+
+async def _flatten(
+    batches: AsyncGenerator[tuple[TurnEvent, ...], None],
+) -> AsyncGenerator[TurnEvent, None]:
+    async with contextlib.aclosing(batches):
+        async for batch in batches:
+            for event in batch:
+                yield event
+
+
+async def _singles(
+    events: AsyncGenerator[TurnEvent, None],
+) -> AsyncGenerator[tuple[TurnEvent, ...], None]:
+    async with contextlib.aclosing(events):
+        async for event in events:
+            yield (event,)
 
 
 WIRE_KINDS = {

@@ -3,10 +3,19 @@
 A short loop around the sans-IO core, nothing more: reads feed `receive_data`, frames come
 out of `next_event`, `send` writes under a lock so concurrent senders never interleave lines.
 Only this module (and the supervisor above it) touches trio; workers do not import it.
+
+On a worker's pipe (a `FdStream`) a read waits for the pipe to be readable, then reads:
+one schedule point and no failed read per wake-up, where `FdStream.receive_some` yields,
+tries, fails with EAGAIN and yields again. A write whose lock is free goes straight out and
+waits only when the pipe is full (`FdStream.send_all` yields first): a frame costs its
+sender no schedule point, so the caller's next wait is the turn's only one. Callers loop
+through a real wait (the reader, the next event), never on writes alone.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Any
 
 import trio
@@ -32,26 +41,41 @@ class TrioFrameStream:
         self._receive_stream = receive_stream
         self._send_lock = trio.Lock()
 
+    async def _lock(self) -> None:
+        if self._send_lock.locked():
+            await self._send_lock.acquire()  # FIFO behind the sender writing now
+        else:
+            self._send_lock.acquire_nowait()  # free: no schedule point
+
     async def send(self, frame: Frame) -> None:
         """Encode and write one frame. Raises `LocalProtocolError`, or trio's stream errors
         (`BrokenResourceError`, `ClosedResourceError`) when the peer is gone."""
-        async with self._send_lock:
-            await self._send_stream.send_all(self.connection.send(frame))
+        await self._lock()
+        try:
+            await self._write(self.connection.send(frame))
+        finally:
+            self._send_lock.release()
 
     async def send_acked(self, frame: Frame) -> None:
         """Acknowledge every event received so far and send `frame`, in one write (a
         prompt carries the previous turn's last ack). Raises as `send` does."""
-        async with self._send_lock:
+        await self._lock()
+        try:
             ack = self.connection.ack()
             line = self.connection.send(frame)
-            await self._send_stream.send_all(line if ack is None else ack + line)
+            await self._write(line if ack is None else ack + line)
+        finally:
+            self._send_lock.release()
 
     async def send_ack(self, through: int | None = None) -> None:
         """Acknowledge events through sequence `through` (default: all received)."""
-        async with self._send_lock:
+        await self._lock()
+        try:
             line = self.connection.ack(through)
             if line is not None:
-                await self._send_stream.send_all(line)
+                await self._write(line)
+        finally:
+            self._send_lock.release()
 
     async def receive(self) -> Frame | None:
         """The next frame, or None at end of stream. Raises `RemoteProtocolError`."""
@@ -66,7 +90,7 @@ class TrioFrameStream:
             event = wire.next_frame()
             if event is Signal.NEED_DATA:
                 try:
-                    data = await self._receive_stream.receive_some(READ_SIZE)
+                    data = await self._read()
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     data = b""
                 wire.receive_data(bytes(data))
@@ -74,6 +98,39 @@ class TrioFrameStream:
                 return None
             else:
                 return event
+
+    async def _write(self, data: bytes) -> None:
+        stream = self._send_stream
+        if not isinstance(stream, trio.lowlevel.FdStream):
+            await stream.send_all(data)
+            return
+        fd = stream.fileno()  # ClosedResourceError once closed
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:  # the pipe is full: wait (closing it raises)
+                await trio.lowlevel.wait_writable(fd)
+            except OSError as error:
+                if error.errno == errno.EBADF:
+                    raise trio.ClosedResourceError("the pipe was closed") from None
+                raise trio.BrokenResourceError from error
+
+    async def _read(self) -> bytes | bytearray:
+        stream = self._receive_stream
+        if not isinstance(stream, trio.lowlevel.FdStream):
+            return await stream.receive_some(READ_SIZE)
+        fd = stream.fileno()  # ClosedResourceError once closed
+        while True:
+            await trio.lowlevel.wait_readable(fd)  # the checkpoint; closing it raises
+            try:
+                return os.read(fd, READ_SIZE)
+            except BlockingIOError:  # woken without data after all: wait again
+                continue
+            except OSError as error:
+                if error.errno == errno.EBADF:
+                    raise trio.ClosedResourceError("the pipe was closed") from None
+                raise trio.BrokenResourceError from error
 
     async def aclose(self) -> None:
         """Close our writing end (the peer sees end of stream)."""

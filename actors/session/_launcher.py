@@ -142,16 +142,22 @@ class WorkerLauncher:
 
     def pumping(self, handle: WorkerHandle, turn_id: str,
                  text: str) -> Callable[[], Awaitable[None]]:  # fmt: skip
-        """Feed the turn's events to the actor, one message each (immutable once sent): the
-        actor takes every queued one at once and applies them together."""
+        """Feed the turn's events to the actor, one message per batch the handle has ready
+        (immutable once sent; at most the worker's window): the actor takes every queued
+        one at once and applies them together, in order."""
 
         home = _artifact_home(str(self.core.ctx.store.path))
 
         async def pump() -> None:
             try:  # a prompt over 16 KiB travels as an artifact in the home (its turn's)
                 events = handle.prompt(turn_id, text, tools=self.attempt.tools, artifacts=home)
-                async for event in events:
-                    await self.core.tell_self(Progress(handle.attempt_id, (event,)))
+                batches = getattr(events, "batches", None)  # a stand-in may yield singly
+                if batches is None:
+                    async for event in events:
+                        await self.core.tell_self(Progress(handle.attempt_id, (event,)))
+                    return
+                async for batch in batches():
+                    await self.core.tell_self(Progress(handle.attempt_id, batch))
             except MaiaError as error:
                 lost = WorkerEvent(turn_id, "lost", error.message)
                 await self.core.tell_self(Progress(handle.attempt_id, (lost,)))

@@ -120,7 +120,8 @@ PROGRESS_BATCH_MAX = 256  # worker events the actor applies together at most
 @attrs.frozen
 class Progress:
     """Running-turn worker events of one attempt, in arrival order (the pump sends one
-    message per event; the actor applies every queued one together)."""
+    message per batch the worker handle has ready; the actor applies every queued one
+    together)."""
 
     attempt_id: str
     events: tuple[TurnEvent, ...]

@@ -346,6 +346,32 @@ async def test_a_turns_last_events_are_acknowledged_with_the_next_prompt(
             assert handle.fence_reason is None
 
 
+async def test_batches_hand_over_every_event_read_so_far_in_order(tmp_path: Path) -> None:
+    """`batches()` yields each wake-up's queued events as one tuple: once the reader has
+    read the whole turn, the next batch (if the first did not take them all) is all the
+    rest, ending with the final event; the events are the ones a one-at-a-time iteration
+    gets."""
+    with trio.fail_after(30):
+        async with open_worker_supervisor(MemoryEpochSource(), SHORT) as supervisor:
+            handle = await supervisor.start_worker(echo_spec(tmp_path))
+            await handle.wait_initialized()
+            singly = await turn(handle, "t1", "/flood 50")
+            batches = handle.prompt("t2", "/flood 50").batches()
+            first = await batches.__anext__()  # the prompt is sent by the first step
+            await handle.wait_turn_ended()  # the reader has queued every event since
+            rest = [batch async for batch in batches]
+            together = [event for batch in (first, *rest) for event in batch]
+            assert len(rest) <= 1
+            assert together[-1].final
+            assert len(together) == 52
+            assert [(e.kind, e.text) for e in together] == [(e.kind, e.text) for e in singly]
+            sequences = [e.sequence for e in together if e.sequence]
+            assert sequences == sorted(sequences)
+            assert len(sequences) == len(together)
+            assert handle.state is WorkerState.READY
+            assert handle.fence_reason is None
+
+
 async def test_an_abandoned_turn_does_not_break_the_handle(tmp_path: Path) -> None:
     """A consumer that stops iterating early leaves the worker to finish; the next turn works."""
     with trio.fail_after(20):
