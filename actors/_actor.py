@@ -449,6 +449,10 @@ class Actor(Generic[M, R]):
         error = ActorStopped(self.name, "crashed" if self._crash is not None else "stopped")
         self._drop_queued(error)
         self._refuse_waiters()
+        # A stopped actor is never served again: letting go of its handler breaks the cycle
+        # actor -> behaviour -> effect scope -> actor, so a passivated actor is freed at once
+        # by its reference count, not by a later collection (the Node's memory after a burst).
+        self._handler = self._batch = None
         if self._stopped is not None:
             self._stopped.set()
 
