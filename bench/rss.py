@@ -137,7 +137,7 @@ async def _drive(home: Path, node: psutil.Process, args: argparse.Namespace) -> 
         * 1024
         / max(1, (tail[-1]["turns"] - tail[0]["turns"]) / 1000)
     )
-    # SQLite's page cache follows the database up to its bound (4 MiB for the writer by
+    # SQLite's page cache follows the database up to its bound (1 MiB for the writer by
     # default, MAIA_STORAGE_CACHE_MIB): the file sizes say how much it could hold.
     sizes = {name: round((home / name).stat().st_size / 2**20, 1)
              for name in ("maia.db", "maia.db-wal") if (home / name).exists()}  # fmt: skip
