@@ -376,6 +376,10 @@ class Actor(Generic[M, R]):
                 else:
                     if reply is not None:
                         reply.send(outcome.Value(result))
+                    del result
+                # An idle actor parks holding nothing of its last message: not the message,
+                # nor its reply (which holds the asker's finished task and its context).
+                del message, reply
                 self._processed += 1
             self.last_active = trio.current_time()
             if self._waiters:
@@ -415,6 +419,9 @@ class Actor(Generic[M, R]):
                 if not envelope.answered:  # a handler that forgot one: never leave it waiting
                     envelope.refuse(ActorStopped(self.name, "left it unanswered"))
             self._processed += len(envelopes)
+            # Parked, an idle actor holds nothing of its last batch: an envelope's reply holds
+            # the asker's finished task, its context and its frames (~2 KB per idle actor).
+            del envelopes, envelope
             self.last_active = trio.current_time()
             if queue:
                 await trio.lowlevel.checkpoint()
@@ -442,6 +449,10 @@ class Actor(Generic[M, R]):
         error = ActorStopped(self.name, "crashed" if self._crash is not None else "stopped")
         self._drop_queued(error)
         self._refuse_waiters()
+        # A stopped actor is never served again: letting go of its handler breaks the cycle
+        # actor -> behaviour -> effect scope -> actor, so a passivated actor is freed at once
+        # by its reference count, not by a later collection (the Node's memory after a burst).
+        self._handler = self._batch = None
         if self._stopped is not None:
             self._stopped.set()
 

@@ -170,6 +170,18 @@ class ActorRegistry(Generic[M, R]):
         self._idle += len(idle)
         return len(idle)
 
+    def passivate_now(self, aggregate_id: str) -> bool:
+        """Passivate the aggregate's actor at once if it is live and idle (an empty mailbox,
+        no live effects, not rehydrating); returns whether it did. For an actor its kind
+        knows will not be needed soon (a Session just created), so that a burst of them
+        does not stay live for the idle bound."""
+        actor = self._live.get(aggregate_id)
+        if actor is None or actor.depth or actor.vetoes or actor.state is not ActorState.RUNNING:
+            return False
+        self._passivate(aggregate_id)
+        self._idle += 1
+        return True
+
     def _passivate(self, aggregate_id: str) -> None:
         actor = self._live.pop(aggregate_id)
         self._stopping[aggregate_id] = actor

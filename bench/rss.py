@@ -8,16 +8,24 @@ is ~0 when memory plateaus. Bounded: a fixed count of turns, each wait with a ti
 
 With `--idle-sessions N` it first creates N Sessions that never run a turn (so no worker
 process) and reports the RSS of the Node idle at start (`idleRssMiB`), once they exist
-(`idleSessionsRssMiB`) and per Session (`bytesPerIdleSession`).
+(`idleSessionsRssMiB`), per Session (`bytesPerIdleSession`) and the Node's CPU per creation
+(`createCpuMsPerSession`, utime + stime of all its threads).
+
+Beside it, in the same run, the primitive: a bare interpreter that imported what any trio
+WebSocket server on SQLite imports (trio, trio-websocket, sqlite3, attrs, orjson) and
+idles (`bareRssMiB`); `idleVsBare` is the Node's idle RSS over it. `sqliteCacheBoundMiB` is
+the most the Node's SQLite page caches may hold (the writer's and the two readers').
+With `--json` it prints the benchmarks' common shape (`bench`, `figures`, `ratios`, `notes`).
 
     .venv/bin/python bench/rss.py --turns 16000 --idle-s 70
-    .venv/bin/python bench/rss.py --turns 0 --idle-sessions 10000 --idle-s 5
+    .venv/bin/python bench/rss.py --turns 0 --idle-sessions 10000 --idle-s 5 --json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -31,8 +39,36 @@ if __package__ in (None, ""):
 import psutil
 import trio
 
+import storage
 from maia.client import MaiaClient, open_client
 from maia.core import read_discovery
+
+_BARE = (
+    "import sys, time, sqlite3, attrs, orjson, trio, trio_websocket\n"
+    "print('ready', flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+def _cpu_s(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
+def _bare_rss_mib() -> float:
+    """The RSS of an idle interpreter that imported a trio WebSocket server's stack."""
+    bare = subprocess.Popen([sys.executable, "-P", "-c", _BARE], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert bare.stdout is not None
+        if bare.stdout.readline().strip() != "ready":
+            raise SystemExit("the bare interpreter did not start")
+        time.sleep(1.0)
+        return _rss_mib(psutil.Process(bare.pid))
+    finally:
+        assert bare.stdin is not None
+        bare.stdin.close()
+        bare.wait(timeout=30)
 
 
 def _rss_mib(process: psutil.Process) -> float:
@@ -63,12 +99,15 @@ async def _drive(home: Path, node: psutil.Process, args: argparse.Namespace) -> 
     async with open_client(home=home, timeout_s=60) as client:
         project = await client.project.add(root_path=str(home))
         if args.idle_sessions:
+            cpu = _cpu_s(node)
             await _idle_sessions(client, project.project.project_id, args.idle_sessions)
+            cpu = _cpu_s(node) - cpu
             await trio.sleep(1.0)
             rss = node.memory_info().rss
             extra["idleSessions"] = args.idle_sessions
             extra["idleSessionsRssMiB"] = round(rss / 2**20, 1)
             extra["bytesPerIdleSession"] = round((rss - idle_rss) / args.idle_sessions)
+            extra["createCpuMsPerSession"] = round(cpu * 1000 / args.idle_sessions, 3)
         sessions = [
             (await client.session.create(project_id=project.project.project_id)).session
             for _ in range(args.sessions if args.turns else 0)
@@ -98,7 +137,7 @@ async def _drive(home: Path, node: psutil.Process, args: argparse.Namespace) -> 
         * 1024
         / max(1, (tail[-1]["turns"] - tail[0]["turns"]) / 1000)
     )
-    # SQLite's page cache follows the database up to its bound (4 MiB for the writer by
+    # SQLite's page cache follows the database up to its bound (1 MiB for the writer by
     # default, MAIA_STORAGE_CACHE_MIB): the file sizes say how much it could hold.
     sizes = {name: round((home / name).stat().st_size / 2**20, 1)
              for name in ("maia.db", "maia.db-wal") if (home / name).exists()}  # fmt: skip
@@ -114,7 +153,9 @@ def main() -> None:
     parser.add_argument("--sample-every", type=int, default=1000)
     parser.add_argument("--idle-s", type=float, default=70.0)
     parser.add_argument("--idle-sessions", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="the benchmarks' common shape")
     args = parser.parse_args()
+    bare = _bare_rss_mib()
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch) / "home"
         process = subprocess.Popen(
@@ -134,7 +175,20 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(timeout=60)
-    print(json.dumps(result))
+    result["bareRssMiB"] = bare
+    result["idleVsBare"] = round(result["idleRssMiB"] / bare, 2)
+    cache_mib = storage.cache_mib_setting() + 2 * storage.READER_CACHE_KIB / 1024
+    result["sqliteCacheBoundMiB"] = cache_mib
+    if not args.json:
+        print(json.dumps(result))
+        return
+    figures = {k: v for k, v in result.items() if isinstance(v, int | float)}
+    figures["afterIdleRssMiB"] = result["afterIdle"]["rssMiB"]
+    print(json.dumps({"bench": "rss", "figures": figures,
+                      "ratios": {"idle_vs_bare": result["idleVsBare"]},
+                      "notes": "RSS of a real Node process (MiB = 2**20 bytes); bare: an idle"
+                               " interpreter with trio, trio-websocket, sqlite3, attrs, orjson"
+                               f" imported; load {os.getloadavg()[0]:.2f}"}))  # fmt: skip
 
 
 if __name__ == "__main__":

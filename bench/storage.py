@@ -149,7 +149,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA foreign_keys = ON")
-    # 64 MiB, the actor's old cache (it now keeps 4 MiB by default): naive and raw are never
+    # 64 MiB, the actor's old cache (it now keeps 1 MiB by default): naive and raw are never
     # handicapped by a smaller cache than the actor's, so a ratio cannot gain from it.
     conn.execute("PRAGMA cache_size = -65536")
     conn.execute("PRAGMA temp_store = MEMORY")

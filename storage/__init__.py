@@ -58,6 +58,7 @@ from ._previews import IssuedPreview as IssuedPreview
 from ._previews import consume_preview as consume_preview
 from ._previews import issue_preview as issue_preview
 from ._previews import prune_previews as prune_previews
+from ._readers import READER_CACHE_KIB as READER_CACHE_KIB
 from ._receipts import MIN_RECEIPT_RETENTION_MS as MIN_RECEIPT_RETENTION_MS
 from ._receipts import RECEIPT_SCHEMA_VERSION as RECEIPT_SCHEMA_VERSION
 from ._receipts import Receipt as Receipt

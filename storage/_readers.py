@@ -21,7 +21,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import outcome
 import trio
@@ -29,6 +29,10 @@ import trio
 from maia.core import MaiaError
 
 T = TypeVar("T")
+# Each reader connection's SQLite page cache, in KiB (SQLite's default is 2,000): a reader's
+# cache starts over whenever the writer committed since its last read (WAL), so a larger
+# one holds memory more than it saves reads (docs/storage.md, docs/performance.md).
+READER_CACHE_KIB: Final = 1024
 # A queued read: (fn, deliver the outcome); None stops the thread that takes it.
 _Job = tuple[Callable[[sqlite3.Connection], Any], Callable[[outcome.Outcome[Any]], None]]
 
@@ -71,6 +75,7 @@ class ReaderPool:
             f"file:{self._path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
         )
         conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
         return conn
 
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:

@@ -153,7 +153,7 @@ class _StorageWriter:
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA busy_timeout = 5000")
-            # Bounded (`cache_mib`, 4 MiB by default): a cache that grows with the database
+            # Bounded (`cache_mib`, 1 MiB by default): a cache that grows with the database
             # grows the Node's RSS; pages it drops come back from the OS page cache.
             conn.execute(f"PRAGMA cache_size = -{self.cache_mib * 1024}")
             conn.execute("PRAGMA temp_store = MEMORY")

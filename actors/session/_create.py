@@ -5,6 +5,11 @@ registry spawns an `UnbornSession` for an ID being created (and refuses any othe
 ID with `resource_not_found`). It applies the Session table's creation row through the one
 write path (the row, `session.created` and the receipt in one transaction; a retried
 command gets its stored result), then becomes the Session's actor for every later message.
+
+The Session's actor is built (rehydrated from the row just written) at that later message,
+not at the creation: a Session created and never used stays this small object until its
+idle passivation, so a burst of creations does not hold a full Session actor each (the
+Node's memory: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ class UnbornSession:
         self.path = path
         self._born = born  # rehydrates the Session actor once its row exists
         self.actor: Any = None
+        self.born = False  # its row is committed; `actor` is built at the next message
         self.scope: EffectScope | None = None
 
     def attach(self, scope: EffectScope) -> None:
@@ -60,7 +66,11 @@ class UnbornSession:
 
     async def handle_batch(self, envelopes: list[Envelope[Message | CreateSession]]) -> None:
         for index, envelope in enumerate(envelopes):
-            if self.actor is not None:
+            if self.born:
+                if self.actor is None:
+                    self.actor = await self._born()
+                    if self.scope is not None:
+                        self.actor.attach(self.scope)
                 await self.actor.handle_batch(envelopes[index:])
                 return
             message = envelope.message
@@ -94,7 +104,5 @@ class UnbornSession:
         ))  # fmt: skip
         assert committed.mutation is not None
         if committed.applied:
-            self.actor = await self._born()
-            if self.scope is not None:
-                self.actor.attach(self.scope)
+            self.born = True
         return committed.mutation

@@ -72,6 +72,9 @@ class SessionRuntime:
                                                              within=ASK_TIMEOUT_S)  # fmt: skip
         finally:
             self.creating.discard(session_id)
+        # Its actor (an `UnbornSession`) is not kept for the idle bound: the next message
+        # rehydrates the Session anyway, and 10k creations must not hold 10k live actors.
+        self.registry.passivate_now(session_id)
         return result
 
     async def ask(self, session_id: str, message: Message) -> Any:

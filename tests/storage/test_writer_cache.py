@@ -16,10 +16,10 @@ def _cache_size(conn: sqlite3.Connection) -> int:
 
 
 def test_the_default_is_small_and_the_variable_overrides_it() -> None:
-    """Unset or blank: 4 MiB; MAIA_STORAGE_CACHE_MIB=N: N MiB."""
-    assert storage.DEFAULT_CACHE_MIB == 4
-    assert storage.cache_mib_setting({}) == 4
-    assert storage.cache_mib_setting({storage.CACHE_MIB_VARIABLE: " "}) == 4
+    """Unset or blank: 1 MiB; MAIA_STORAGE_CACHE_MIB=N: N MiB."""
+    assert storage.DEFAULT_CACHE_MIB == 1
+    assert storage.cache_mib_setting({}) == 1
+    assert storage.cache_mib_setting({storage.CACHE_MIB_VARIABLE: " "}) == 1
     assert storage.cache_mib_setting({storage.CACHE_MIB_VARIABLE: "64"}) == 64
 
 
@@ -31,7 +31,7 @@ def test_a_bad_value_is_refused_naming_the_variable(raw: str) -> None:
 
 
 async def test_the_writer_connection_uses_the_bound(tmp_path: Path) -> None:
-    """open_storage(cache_mib=N) sets the writer's cache_size to -N*1024 (KiB), 4 MiB unset."""
+    """open_storage(cache_mib=N) sets the writer's cache_size to -N*1024 (KiB), 1 MiB unset."""
     async with storage.open_storage(tmp_path / "a.db", clock=SystemClock(), cache_mib=2) as store:
         assert await store.write(_cache_size) == -2 * 1024
     async with storage.open_storage(tmp_path / "b.db", clock=SystemClock()) as store:
