@@ -98,6 +98,19 @@ class NodeProc:
         self.process.wait(timeout=30)
 
 
+def stop_pair(control: NodeProc, execution: NodeProc | None) -> None:
+    """A test's end: the Execution Node stopped (SIGTERM: it stops its workers and tells
+    Control while the link may still carry it), then the Control Node killed. Control's own
+    stop would wait 25 s for each placed worker's stop confirmation over the link it has
+    just closed; it runs no process of its own, so a kill leaves nothing behind."""
+    try:
+        if execution is not None:
+            execution.stop()
+    finally:
+        if control.process is not None and control.process.poll() is None:
+            control.kill9()
+
+
 def wait_for(condition: Callable[[], bool], message: str, node: NodeProc | None = None,
              timeout_s: float = 60.0) -> None:  # fmt: skip
     """Poll `condition` every 0.1 s, bounded; fail with `message` and the Node's log."""

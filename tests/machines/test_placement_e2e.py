@@ -20,7 +20,7 @@ import pytest
 from simulations import check_trace, merge_traces, read_trace
 from supervision.leases import CLOCK_ERROR_BUDGET_MS, STOP_BOUND_MS
 
-from ._nodes import NodeProc, checked_traces, enroll, link_of, trace_events, wait_for
+from ._nodes import NodeProc, checked_traces, enroll, link_of, stop_pair, trace_events, wait_for
 
 CONFIG = json.dumps({"executors": {"slow": {"kind": "exec", "argv": [
     "/bin/sh", "-c", "echo started; sleep 600; echo late"]}}})  # fmt: skip
@@ -56,9 +56,7 @@ def pair(tmp_path: Path) -> Iterator[Pair]:
         project_id = control.call("project", "add", str(project))["project"]["projectId"]
         yield Pair(control, execution, project_id, tmp_path)
     finally:
-        if execution is not None:
-            execution.stop()
-        control.stop()
+        stop_pair(control, execution)
 
 
 def _session(pair: Pair, *extra: str) -> str:

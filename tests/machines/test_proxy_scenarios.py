@@ -19,7 +19,7 @@ import trio
 
 from simulations import LoopbackProxy, ProxySettings, start_proxy
 
-from ._nodes import NodeProc, checked_traces, enroll, link_of, trace_events, wait_for
+from ._nodes import NodeProc, checked_traces, enroll, link_of, stop_pair, trace_events, wait_for
 from .test_placement_e2e import CONFIG, _attempts, _epoch, _turn
 
 BOUND_S = 300  # the whole scenario, generously (two Node processes on a loaded host)
@@ -66,9 +66,7 @@ async def _proxied(tmp_path: Path, seed: int, settings: ProxySettings | None = N
             added = await _blocking(control.call, "project", "add", str(project))
             yield Proxied(control, execution, proxy, added["project"]["projectId"])
         finally:
-            if execution is not None:
-                await _blocking(execution.stop)
-            await _blocking(control.stop)
+            await _blocking(stop_pair, control, execution)
             nursery.cancel_scope.cancel()
 
 

@@ -18,7 +18,7 @@ import trio
 from maia.machines import ExecutionLink, TlsFilesInvalid, certificate_fingerprint, listener_tls
 from maia.protocol import SystemClock
 
-from ._nodes import NodeProc, enroll, link_of, wait_for
+from ._nodes import NodeProc, enroll, link_of, stop_pair, wait_for
 from .test_placement_e2e import _attempts, _ppid
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
@@ -182,6 +182,4 @@ def test_a_placed_turn_runs_over_pinned_wss(tmp_path: Path) -> None:
         assert ssl.PEM_cert_to_DER_cert(cert.read_text())  # the file is the one pinned
         assert certificate_fingerprint(ssl.PEM_cert_to_DER_cert(cert.read_text())) == shown
     finally:
-        if execution is not None:
-            execution.stop()
-        control.stop()
+        stop_pair(control, execution)
