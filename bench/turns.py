@@ -13,7 +13,11 @@ over the WebSocket API by the SDK (`send_and_wait`: one `turn.send` that waits f
 50 Sessions x 4 in flight over 8 connections; `node_cpu_ms_per_turn_50` is the Node
 process's own CPU (utime + stime of /proc/PID/stat, all its threads, not its workers) over
 the measured run divided by its turns (`node_sys_cpu_ms_per_turn_50`: the kernel's part of
-it, fsyncs and pipe and socket writes among it).
+it, fsyncs and pipe and socket writes among it; `node_main_thread_cpu_ms_per_turn_50`: its
+trio loop's thread alone, the rest being the storage writer's and readers' threads).
+Profiling: `MAIA_BENCH_PYSPY=FILE` records the Node with py-spy (collapsed stacks; install it
+into .venv by hand, it is no dependency) during the measured run, `MAIA_BENCH_PYSPY_GIL=1`
+only the thread holding the GIL; `MAIA_BENCH_PER_LANE=N` lengthens the run.
 """
 
 from __future__ import annotations
