@@ -13,7 +13,12 @@ over the WebSocket API by the SDK (`send_and_wait`: one `turn.send` that waits f
 50 Sessions x 4 in flight over 8 connections; `node_cpu_ms_per_turn_50` is the Node
 process's own CPU (utime + stime of /proc/PID/stat, all its threads, not its workers) over
 the measured run divided by its turns (`node_sys_cpu_ms_per_turn_50`: the kernel's part of
-it, fsyncs and pipe and socket writes among it).
+it, fsyncs and pipe and socket writes among it; `node_main_thread_cpu_ms_per_turn_50`: its
+trio loop's thread alone, the rest being the storage writer's and readers' threads).
+Profiling: `MAIA_BENCH_PYSPY=FILE` records the Node with py-spy (collapsed stacks; install it
+into .venv by hand, it is no dependency) during the measured run, `MAIA_BENCH_PYSPY_GIL=1`
+only the thread holding the GIL, `MAIA_BENCH_PYSPY_PHASE=latency` the one-in-flight run
+instead; `MAIA_BENCH_PER_LANE=N` lengthens the run.
 """
 
 from __future__ import annotations
@@ -286,12 +291,12 @@ async def _api_run(home: Path, sessions: list[str], lanes: int, per_lane: int) -
     return samples
 
 
-def _start_profiler(pid: int) -> subprocess.Popen[bytes] | None:
+def _start_profiler(pid: int, phase: str) -> subprocess.Popen[bytes] | None:
     """With MAIA_BENCH_PYSPY=FILE, `py-spy record` (collapsed stacks, GIL-holding samples)
     of the Node during the measured throughput run, written to FILE; py-spy is not a
     dependency (install it into .venv by hand)."""
     out = os.environ.get("MAIA_BENCH_PYSPY")
-    if not out:
+    if not out or os.environ.get("MAIA_BENCH_PYSPY_PHASE", "throughput") != phase:
         return None
     spy = Path(sys.executable).with_name("py-spy")
     command = [str(spy), "record", "--pid", str(pid), "--format", "raw", "--output", out]
@@ -325,7 +330,7 @@ async def main_api(quick: bool) -> Report:
             await _api_run(home, sessions[:50], 4, 2)
             await _api_run(home, sessions[50:], 1, 20)
             log(f"throughput: 50 Sessions x 4 in flight x {per_lane} turns")
-            profiler = _start_profiler(node.pid)
+            profiler = _start_profiler(node.pid, "throughput")
             cpu_before, began = node_cpu_s(node.pid), time.perf_counter()
             main_before = main_thread_cpu_s(node.pid)
             samples = await _api_run(home, sessions[:50], 4, per_lane)
@@ -335,7 +340,9 @@ async def main_api(quick: bool) -> Report:
             cpu_ms, sys_ms = _cpu_ms_per_turn(cpu_before, node_cpu_s(node.pid), len(samples))
             log(f"latency: {latency_turns} sequential turns on one Session")
             cpu_before = node_cpu_s(node.pid)
+            profiler = _start_profiler(node.pid, "latency")
             latencies = await _api_run(home, sessions[50:], 1, latency_turns)
+            _stop_profiler(profiler)
             cpu_ms_1, sys_ms_1 = _cpu_ms_per_turn(cpu_before, node_cpu_s(node.pid),
                                                   len(latencies))  # fmt: skip
             log("pages: 100 sequential turns on one Session")
