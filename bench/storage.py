@@ -174,13 +174,15 @@ def naive_rate(path: Path, total: int) -> float:
 def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
     """The limit: executemany of the same rows (session, event, receipt) in one transaction;
     appends its process CPU per mutation in µs to `cpu`."""
-    sessions, events, receipts = [], [], []
+    sessions, owners, events, receipts = [], [], [], []
     conn = _connect(path)
     # The same IDs as the actor's rows: an event's carries its position, a receipt's its
-    # sequence (`storage.positioned_id`), so neither goes into the index of older IDs.
-    position, sequence = conn.execute(
+    # sequence (`storage.positioned_id`), so neither goes into the index of older IDs; each
+    # new Session is a new journal owner, numbered in `event_owners` as `append_event` does.
+    position, sequence, owner_no = conn.execute(
         "SELECT (SELECT coalesce(max(position), 0) FROM events),"
-        " (SELECT coalesce(max(sequence), 0) FROM receipts)"
+        " (SELECT coalesce(max(sequence), 0) FROM receipts),"
+        " (SELECT coalesce(max(owner_no), 0) FROM event_owners)"
     ).fetchone()
     for i, (key, digest, row) in enumerate(_inputs(total)):
         sessions.append(
@@ -198,7 +200,8 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
                 0,
             )
         )
-        position, sequence = position + 1, sequence + 1
+        position, sequence, owner_no = position + 1, sequence + 1, owner_no + 1
+        owners.append((owner_no, row.session_id))
         event_id = storage.positioned_id("event", position)
         events.append(
             (
@@ -214,6 +217,7 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
                 "operator",
                 1,
                 orjson.dumps({"title": "bench"}).decode(),
+                owner_no,
             )
         )
         receipt_id = storage.positioned_id("receipt", sequence)
@@ -246,10 +250,11 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
             " activity, revision, created_ms, updated_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             sessions,
         )
+        conn.executemany("INSERT INTO event_owners (owner_no, owner_id) VALUES (?, ?)", owners)
         conn.executemany(
             "INSERT INTO events (position, event_id, event_type, owner_type, owner_id,"
             " owner_seq, aggregate_revision, project_id, session_id, classification,"
-            " occurred_ms, payload) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " occurred_ms, payload, owner_no) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             events,
         )
         conn.executemany(
@@ -372,9 +377,10 @@ def main() -> None:
     report.ratios["vs_naive_c64_replayable"] = replayable / report.figures["naive_mutations_per_s"]
     report.ratios["vs_raw_c64_replayable"] = replayable / report.figures["raw_rows_per_s"]
     report.notes = (
-        "mutation = session row + event + receipt (= idempotency key, first target indexed), "
-        "synchronous=FULL, WAL; raw_rows_per_s counts mutations' worth of rows "
-        "(3 rows each) per second via executemany in one transaction; IDs of inserted rows "
+        "mutation = session row + event (its owner numbered) + receipt (= idempotency key, "
+        "first target indexed), synchronous=FULL, WAL; raw_rows_per_s counts mutations' "
+        "worth of rows (3 rows each, and the owner's number) per second via executemany in "
+        "one transaction; IDs of events and receipts positioned, of Sessions "
         f"time-ordered (new_ordered_id); load average at the end {os.getloadavg()[0]:.1f} "
         f"on {os.cpu_count()} CPUs"
     )

@@ -2,9 +2,12 @@
 
 Each event gets a global journal position (never reused: the rowid after the newest event,
 or the oldest retained position when pruning emptied the journal) and a per-owner sequence
-that is gap-free: the next sequence is computed in the same INSERT from the owner's
+that is gap-free: the next sequence is computed in the same transaction from the owner's
 newest retained event, or from `pruned_owner_heads` when pruning removed all of an owner's
 events, so a rolled-back savepoint leaves no hole and pruning never restarts a sequence.
+An event's ID carries its position (`positioned_id`: no index of event IDs), and the owner
+index is keyed by a number per owner (`event_owners`, `OWNER_NO`; docs/storage.md, "IDs that
+carry their row's key").
 
 Pruning deletes a prefix of the journal and records the oldest retained position; a reader
 behind it must reset (`cursor_reset_required`), never guess.
