@@ -95,6 +95,7 @@ def _status(services: NodeServices, counts: Counts | None, files: Files) -> Enco
     rows.extend((-box.depth, box.name, box.capacity) for box in services.mailbox_depths())
     mailboxes = sorted_rows(rows, MAX_MAILBOXES)
     live_workers = services.live_workers()
+    files = tuple(files)  # a snapshot: the kept inputs must not change under the kept answer
     inputs = (services.node_id, services.epoch, services.started_at, counts, files, mailboxes,
               live_workers)  # fmt: skip
 

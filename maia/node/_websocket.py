@@ -16,8 +16,7 @@ What the libraries leave out, and where it is added:
   trio-websocket sends before closing.
 - One whole masked text frame in one read, the common request, is read without wsproto's
   general parser, and a whole text answer written without its serializer (`_fast_frame`);
-  everything else goes through it, so the rules above hold. An answer takes the send lock
-  at once while it is free (`send_text`), rather than through a scheduling round.
+  everything else goes through it, so the rules above hold.
 - Whatever a connection's handler raises is logged and ends that connection only; nothing a
   peer sends can end the server task, and so every other connection.
 """
@@ -176,32 +175,6 @@ class GuardedServer(WebSocketServer):
             finally:
                 with trio.move_on_after(self._disconnect_timeout):
                     await connection.aclose()
-
-
-async def send_text(connection: WebSocketConnection, text: str) -> None:
-    """`connection.send_message(text)`, with one scheduling round fewer when nothing else is
-    sending: trio-websocket's send lock, taken at once while free (its `async with` yields
-    to the scheduler even then), is held while the bytes go out, as there. Raises
-    ConnectionClosed as `send_message` does."""
-    lock = getattr(connection, "_stream_lock", None)
-    stream = getattr(connection, "_stream", None)
-    if (
-        connection._close_reason is not None
-        or not isinstance(lock, trio.StrictFIFOLock)
-        or lock.locked()
-        or stream is None
-    ):
-        await connection.send_message(text)  # closing, or another sender: its own path
-        return
-    data = connection._wsproto.send(TextMessage(data=text))
-    lock.acquire_nowait()  # free, and nobody waits for it: FIFO order is kept
-    try:
-        await stream.send_all(data)
-    except (trio.BrokenResourceError, trio.ClosedResourceError):
-        await connection._abort_web_socket()
-        raise ConnectionClosed(connection._close_reason) from None
-    finally:
-        lock.release()
 
 
 async def _refuse_version(request: WebSocketRequest, version: bytes | None) -> None:
