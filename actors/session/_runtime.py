@@ -44,7 +44,7 @@ ASK_TIMEOUT_S = 4.5  # inside the API's 5 s request deadline
 # bound; an older one is passivated at once when a newer one is created, so a burst of
 # creations holds at most this many actors (the Node's memory: docs/performance.md), while a
 # Session just created (often sent a turn next) keeps its actor as any other Session does.
-RECENT_CREATIONS_LIVE: Final = 64
+RECENT_CREATIONS_LIVE: Final = 8
 FLUSH_MS = 25  # a running turn's buffered rows reach storage at most this late
 
 

@@ -40,10 +40,10 @@ def _session_actors() -> int:
 
 
 async def test_a_burst_of_creations_keeps_only_the_recent_actors(tmp_path: Path) -> None:
-    """80 Sessions created one after another (the collector off): the 64 most recent keep a
+    """24 Sessions created one after another (the collector off): the 8 most recent keep a
     live actor, each an `UnbornSession` (a Session actor is built at a Session's first
     message, none for these); the 16 older ones were passivated and no object of theirs is
-    left; all 80 are stored and readable (tests/actors/test_passivation.py: a turn
+    left; all 24 are stored and readable (tests/actors/test_passivation.py: a turn
     rehydrates a passivated one)."""
     root = tmp_path / "project"
     root.mkdir()
@@ -80,7 +80,7 @@ async def test_a_burst_of_creations_keeps_only_the_recent_actors(tmp_path: Path)
 
 async def test_a_session_in_use_is_not_passivated_early(tmp_path: Path) -> None:
     """A Session created and then sent a message (a rename: its actor is built) is no
-    longer among the recent creations: 64 creations after it leave its actor live."""
+    longer among the recent creations: 8 creations after it leave its actor live."""
     root = tmp_path / "project"
     root.mkdir()
     with trio.fail_after(60):
