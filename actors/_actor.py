@@ -491,6 +491,11 @@ class Actor(Generic[M, R]):
     def depth(self) -> int:
         return len(self._queue)
 
+    @property
+    def parked(self) -> bool:
+        """Whether the actor waits for a message (served, nothing in hand, nothing queued)."""
+        return self._idle_task is not None
+
     def statistics(self) -> ActorStatistics:
         """A frozen snapshot of the mailbox and counters."""
         return ActorStatistics(

@@ -171,12 +171,12 @@ class ActorRegistry(Generic[M, R]):
         return len(idle)
 
     def passivate_now(self, aggregate_id: str) -> bool:
-        """Passivate the aggregate's actor at once if it is live and idle (an empty mailbox,
-        no live effects, not rehydrating); returns whether it did. For an actor its kind
-        knows will not be needed soon (a Session just created), so that a burst of them
-        does not stay live for the idle bound."""
+        """Passivate the aggregate's actor at once if it is live and idle (parked for its
+        next message, no live effects); returns whether it did. For an actor its kind knows
+        will not be needed soon (a Session just created), so that a burst of them does not
+        stay live for the idle bound."""
         actor = self._live.get(aggregate_id)
-        if actor is None or actor.depth or actor.vetoes or actor.state is not ActorState.RUNNING:
+        if actor is None or not actor.parked or actor.vetoes:
             return False
         self._passivate(aggregate_id)
         self._idle += 1
@@ -201,19 +201,17 @@ class ActorRegistry(Generic[M, R]):
     async def _obtain(self, aggregate_id: str) -> tuple[Actor[M, R], bool]:
         """The actor for `aggregate_id`, live or being rehydrated, and whether this caller
         must rehydrate it (`_complete`). The first caller for an ID registers it before any
-        await, so every caller's message queues in arrival order and no twin is spawned."""
-        while True:
-            actor = self._live.get(aggregate_id)
-            if actor is not None and actor.state is not ActorState.STOPPED:
-                del self._live[aggregate_id]  # touch: move to the recent end
-                self._live[aggregate_id] = actor
-                actor.last_active = trio.current_time()
-                return actor, False
-            stopping = self._stopping.get(aggregate_id)
-            if stopping is None:
-                return self._register(aggregate_id), True
-            await stopping.wait_stopped()
-            self._stopping.pop(aggregate_id, None)
+        await, so every caller's message queues in arrival order and no twin is spawned. That
+        holds while an earlier incarnation is still passivating too: the new one is
+        registered at once (callers queue into it in order) and rehydrated once the old one
+        has stopped (`_complete`)."""
+        actor = self._live.get(aggregate_id)
+        if actor is not None and actor.state is not ActorState.STOPPED:
+            del self._live[aggregate_id]  # touch: move to the recent end
+            self._live[aggregate_id] = actor
+            actor.last_active = trio.current_time()
+            return actor, False
+        return self._register(aggregate_id), True
 
     def _register(self, aggregate_id: str) -> Actor[M, R]:
         if self._nursery is None:
@@ -245,6 +243,9 @@ class ActorRegistry(Generic[M, R]):
         name = actor.name
         try:
             with trio.move_on_after(self._spawn_timeout_s) as scope:
+                stopping = self._stopping.get(aggregate_id)
+                if stopping is not None:  # its rows are the old incarnation's until it stops
+                    await stopping.wait_stopped()
                 made = await self._spawn(aggregate_id)
             if scope.cancelled_caught:
                 raise AskTimedOut(name, round(self._spawn_timeout_s * 1000), "spawn")

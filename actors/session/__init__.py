@@ -102,6 +102,7 @@ from ._queue import step as step
 from ._recovery import RecoveryReport as RecoveryReport
 from ._recovery import recover_sessions as recover_sessions
 from ._runtime import KIND as KIND
+from ._runtime import RECENT_CREATIONS_LIVE as RECENT_CREATIONS_LIVE
 from ._runtime import SESSIONS as SESSIONS
 from ._runtime import SessionKind as SessionKind
 from ._runtime import SessionRuntime as SessionRuntime

@@ -8,6 +8,8 @@ still record their last events, before the runtime stops the actors.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -38,6 +40,11 @@ from ._session import rehydrate
 
 log = logging.getLogger("maia.session")
 ASK_TIMEOUT_S = 4.5  # inside the API's 5 s request deadline
+# Sessions created most recently and not used since whose actors stay live for the idle
+# bound; an older one is passivated at once when a newer one is created, so a burst of
+# creations holds at most this many actors (the Node's memory: docs/performance.md), while a
+# Session just created (often sent a turn next) keeps its actor as any other Session does.
+RECENT_CREATIONS_LIVE: Final = 8
 FLUSH_MS = 25  # a running turn's buffered rows reach storage at most this late
 
 
@@ -54,6 +61,7 @@ class SessionRuntime:
     activations: ActivationSlots
     recovery: RecoveryReport | None = None
     creating: set[str] = attrs.field(factory=set)  # IDs whose creation is under way
+    created: collections.deque[str] = attrs.field(factory=collections.deque)  # newest last
 
     @property
     def workers(self) -> WorkerSupervisor:
@@ -72,9 +80,11 @@ class SessionRuntime:
                                                              within=ASK_TIMEOUT_S)  # fmt: skip
         finally:
             self.creating.discard(session_id)
-        # Its actor (an `UnbornSession`) is not kept for the idle bound: the next message
-        # rehydrates the Session anyway, and 10k creations must not hold 10k live actors.
-        self.registry.passivate_now(session_id)
+        self.created.append(session_id)
+        if len(self.created) > RECENT_CREATIONS_LIVE:
+            # Not kept for the idle bound: its next message rehydrates it (refused, and left
+            # to the idle sweep, if it is busy or holds effects by now).
+            self.registry.passivate_now(self.created.popleft())
         return result
 
     async def ask(self, session_id: str, message: Message) -> Any:
@@ -152,7 +162,13 @@ class SessionKind:
                 if error.code != "resource_not_found" or session_id not in facade.creating:
                     raise
             path = runtime.write_path(self.name, session_id)
-            return UnbornSession(ctx, session_id, path, lambda: rehydrate(ctx, session_id))
+            return UnbornSession(ctx, session_id, path, lambda: born(session_id))
+
+        async def born(session_id: str) -> Any:
+            """A created Session's first message: it is in use, no longer passivated early."""
+            with contextlib.suppress(ValueError):
+                facade.created.remove(session_id)
+            return await rehydrate(holder["ctx"], session_id)
 
         async with trio.open_nursery() as nursery:
             registry: ActorRegistry[Message | CreateSession, Any] = await runtime.start_registry(

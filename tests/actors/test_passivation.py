@@ -43,7 +43,7 @@ async def _turn(ctx: ServiceContext, session_id: str, command_id: str, text: str
 
 
 async def test_an_idle_session_passivates_and_its_next_turn_reloads_it(tmp_path: Path) -> None:
-    """A Session just created is passivated at once (no live effect); a turn sent to it then
+    """A Session with no live effect is passivated by the idle sweep; a turn sent to it then
     rehydrates it from storage (a new incarnation) and completes, while a Session holding
     its warm worker (a live effect) is not passivated however idle."""
     root = tmp_path / "project"
@@ -55,8 +55,10 @@ async def test_an_idle_session_passivates_and_its_next_turn_reloads_it(tmp_path:
         ):
             registry = ctx.sessions.registry
             session_id = await _session(ctx, root)
-            assert not registry.is_live(session_id)  # passivated once created
-            assert registry.statistics().passivated_idle == 1
+            assert registry.is_live(session_id)
+            assert registry.passivate_idle(older_than_s=0.0) == 1
+            await trio.sleep(0.1)  # its task drains and stops
+            assert not registry.is_live(session_id)
             spawned = registry.statistics().spawned
             turn = await _turn(ctx, session_id, "c-t1")
             assert (turn.state, turn.output_text) == ("completed", "hi")

@@ -108,7 +108,8 @@ async def test_a_passivated_actor_leaves_no_object_behind(collector_off: None) -
 
 async def test_passivate_now_leaves_a_busy_or_unknown_actor_alone() -> None:
     """`passivate_now` refuses (False, nothing changed) an unknown ID, an actor with a
-    message queued and one holding live effects; it passivates the same actor once idle."""
+    message in hand or queued and one holding live effects; it passivates the same actor
+    once idle."""
     gate = trio.Event()
 
     async def spawn(_: str) -> Callable[[str], Awaitable[str]]:
@@ -122,9 +123,10 @@ async def test_passivate_now_leaves_a_busy_or_unknown_actor_alone() -> None:
     async with trio.open_nursery() as nursery:
         await nursery.start(registry.serve)
         assert not registry.passivate_now("nobody")
-        nursery.start_soon(registry.tell, "a", "first")
-        nursery.start_soon(registry.tell, "a", "second")
-        await trio.testing.wait_all_tasks_blocked()  # "first" in hand, "second" queued
+        await registry.tell("a", "first")
+        await trio.testing.wait_all_tasks_blocked()  # "first" in hand, nothing queued
+        assert not registry.passivate_now("a")
+        await registry.tell("a", "second")
         assert not registry.passivate_now("a")
         gate.set()
         await trio.testing.wait_all_tasks_blocked()
@@ -135,4 +137,42 @@ async def test_passivate_now_leaves_a_busy_or_unknown_actor_alone() -> None:
         actor.vetoes -= 1
         assert registry.passivate_now("a")
         assert not registry.is_live("a")
+        nursery.cancel_scope.cancel()
+
+
+async def test_messages_sent_while_an_actor_passivates_keep_their_order() -> None:
+    """Messages sent one after another while the aggregate's actor is still passivating
+    (its last message in hand) queue into the next incarnation in the order sent, and that
+    one rehydrates only once the old one has stopped."""
+    gate = trio.Event()
+    seen: list[str] = []
+    spawned_after: list[int] = []  # how many messages were handled when each spawn ran
+
+    async def spawn(_: str) -> Callable[[str], Awaitable[str]]:
+        spawned_after.append(len(seen))
+
+        async def handle(message: str) -> str:
+            if message == "hold":
+                await gate.wait()
+            seen.append(message)
+            return message
+
+        return handle
+
+    registry: ActorRegistry[str, str] = ActorRegistry("ordered", spawn, idle_s=60)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(registry.serve)
+        await registry.tell("a", "hold")
+        await trio.testing.wait_all_tasks_blocked()
+        assert registry.passivate_idle(older_than_s=0.0) == 1  # it stops after "hold"
+        async with trio.open_nursery() as senders:
+            for n in range(20):
+                senders.start_soon(registry.tell, "a", f"m{n}")
+                await trio.lowlevel.checkpoint()  # sent in this order
+            await trio.testing.wait_all_tasks_blocked()
+            assert seen == []
+            gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert seen == ["hold"] + [f"m{n}" for n in range(20)]
+        assert spawned_after == [0, 1]  # the second incarnation began after "hold" ended
         nursery.cancel_scope.cancel()
