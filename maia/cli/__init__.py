@@ -11,8 +11,9 @@ so `maia --version` does not pay for the registry and `maia --help` not for anyi
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from maia._lazy import lazy_exports
 
 from ._main import main as main
 
@@ -36,10 +37,4 @@ __all__ = ["Invocation", "Requester", "command_tree", "execute", "exit_code", "m
            "parse_invocation"]  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
