@@ -68,3 +68,16 @@ def create_session_apply(row: storage.SessionRow, now_ms: int) -> storage.WriteF
 
 def count(conn: sqlite3.Connection, table: str) -> int:
     return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+def schema_before(conn: sqlite3.Connection, migration: str) -> None:
+    """Migrate `conn` (autocommit) as the Maia before `migration` left its database: every
+    earlier migration, each in its own transaction with its user_version, as the store does."""
+    from storage._schema import MIGRATIONS, _statements
+
+    for number, script in enumerate(MIGRATIONS[: MIGRATIONS.index(migration)], 1):
+        conn.execute("BEGIN")
+        for statement in _statements(script):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {number}")
+        conn.execute("COMMIT")

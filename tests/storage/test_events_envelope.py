@@ -12,7 +12,9 @@ import orjson
 
 import storage
 from maia.core import FakeClock, digest_json
-from storage._schema import _EVENT_ENVELOPE, MIGRATIONS, _statements
+from storage._schema import _EVENT_ENVELOPE
+
+from ._fixtures import schema_before
 
 
 def _emit(
@@ -102,13 +104,7 @@ def _old_database(path: Path) -> None:
     """A database as the Maia before the envelope migration left it, with one old event and
     one old receipt."""
     conn = sqlite3.connect(path, isolation_level=None)
-    envelope_at = MIGRATIONS.index(_EVENT_ENVELOPE)
-    for number, script in enumerate(MIGRATIONS[:envelope_at], start=1):
-        conn.execute("BEGIN")
-        for statement in _statements(script):
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("COMMIT")
+    schema_before(conn, _EVENT_ENVELOPE)
     conn.execute(
         "INSERT INTO events (event_id, event_type, owner_type, owner_id, owner_seq,"
         " classification, occurred_ms, payload) VALUES ('event_old', 'session.created',"

@@ -11,9 +11,9 @@ import storage
 from maia.core import FakeClock, digest_json
 from storage._events import LEGACY_EVENT_IDS
 from storage._receipts import LEGACY_RECEIPT_IDS
-from storage._schema import _PERF_STORE_LEAN_INDEXES, MIGRATIONS, _statements
+from storage._schema import _PERF_STORE_LEAN_INDEXES
 
-from ._fixtures import create_session_apply, seed_project, session_row
+from ._fixtures import create_session_apply, schema_before, seed_project, session_row
 
 # The Node's hot-path reads, as storage and the Session actor run them (parameters bound to
 # sample values), and the index each must search.
@@ -167,12 +167,7 @@ def _database_before_the_rebuild(path: Path) -> None:
     """A database as the Maia before these migrations left it: its journal held positions
     1-5 under AUTOINCREMENT, all pruned but the last two, then all of them."""
     conn = sqlite3.connect(path, isolation_level=None)
-    for number, script in enumerate(MIGRATIONS[: MIGRATIONS.index(_PERF_STORE_LEAN_INDEXES)], 1):
-        conn.execute("BEGIN")
-        for statement in _statements(script):
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("COMMIT")
+    schema_before(conn, _PERF_STORE_LEAN_INDEXES)
     for seq in range(1, 6):
         conn.execute(
             "INSERT INTO events (event_id, event_type, owner_type, owner_id, owner_seq,"

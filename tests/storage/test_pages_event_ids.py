@@ -14,7 +14,9 @@ import pytest
 import storage
 from maia.core import FakeClock
 from storage._events import LEGACY_EVENT_IDS
-from storage._schema import _PAGES_EVENT_ID_FROM_POSITION, MIGRATIONS, _statements
+from storage._schema import _PAGES_EVENT_ID_FROM_POSITION
+
+from ._fixtures import schema_before
 
 
 def _append(owner: str) -> storage.WriteFn[storage.EventRecord]:
@@ -87,13 +89,7 @@ def _database_of_the_previous_schema(path: Path) -> list[str]:
     """A database as the schema before this migration left it, with three events under
     time-led IDs and one under a 32-digit random ID (registry < 0.9.0); their IDs."""
     conn = sqlite3.connect(path, isolation_level=None)
-    previous = MIGRATIONS.index(_PAGES_EVENT_ID_FROM_POSITION)
-    for number, script in enumerate(MIGRATIONS[:previous], 1):
-        conn.execute("BEGIN")
-        for statement in _statements(script):
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("COMMIT")
+    schema_before(conn, _PAGES_EVENT_ID_FROM_POSITION)
     ids = [storage.new_ordered_id("event") for _ in range(3)] + ["event_" + "f" * 32]
     for seq, event_id in enumerate(ids, 1):
         conn.execute(

@@ -12,7 +12,9 @@ import pytest
 
 import storage
 from maia.core import FakeClock
-from storage._schema import _PAGES_EVENT_OWNER_NUMBERS, MIGRATIONS, _statements
+from storage._schema import _PAGES_EVENT_OWNER_NUMBERS
+
+from ._fixtures import schema_before
 
 
 def _append(owner: str) -> storage.WriteFn[storage.EventRecord]:
@@ -94,13 +96,7 @@ def _database_of_the_previous_schema(path: Path) -> None:
     """A database as the schema before this migration left it: events of two owners,
     interleaved, the first two pruned (their owner's head kept)."""
     conn = sqlite3.connect(path, isolation_level=None)
-    previous = MIGRATIONS.index(_PAGES_EVENT_OWNER_NUMBERS)
-    for number, script in enumerate(MIGRATIONS[:previous], 1):
-        conn.execute("BEGIN")
-        for statement in _statements(script):
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("COMMIT")
+    schema_before(conn, _PAGES_EVENT_OWNER_NUMBERS)
     sequences = {"session_x": 0, "session_y": 0, "session_z": 0}
     owners = ("session_x", "session_y", "session_x", "session_y", "session_x", "session_z")
     for position, owner in enumerate(owners, 1):

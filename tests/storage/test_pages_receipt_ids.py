@@ -14,9 +14,9 @@ import trio
 
 import storage
 from maia.core import FakeClock, MaiaError, digest_json
-from storage._schema import _PAGES_RECEIPT_ID_FROM_SEQUENCE, MIGRATIONS, _statements
+from storage._schema import _PAGES_RECEIPT_ID_FROM_SEQUENCE
 
-from ._fixtures import create_session_apply, seed_project, session_row
+from ._fixtures import create_session_apply, schema_before, seed_project, session_row
 
 
 def _create(command_id: str, *, fail: bool = False) -> storage.WriteFn[storage.MutationResult]:
@@ -94,13 +94,7 @@ def _database_of_the_previous_schema(path: Path) -> list[tuple[int, str]]:
     """A database as the schema before this migration left it, with receipts under
     time-led IDs (one naming two targets) and a hole in its rowids; (rowid, ID) of each."""
     conn = sqlite3.connect(path, isolation_level=None)
-    previous = MIGRATIONS.index(_PAGES_RECEIPT_ID_FROM_SEQUENCE)
-    for number, script in enumerate(MIGRATIONS[:previous], 1):
-        conn.execute("BEGIN")
-        for statement in _statements(script):
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("COMMIT")
+    schema_before(conn, _PAGES_RECEIPT_ID_FROM_SEQUENCE)
     made = []
     for rowid, target in ((1, "session_x"), (2, "session_y"), (5, "session_z")):
         receipt_id = storage.new_ordered_id("receipt")

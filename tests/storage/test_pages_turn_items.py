@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from actors.session import insert_item, truncate_item, update_item
-from storage._schema import _PAGES_TURN_ITEMS_BY_TURN, MIGRATIONS, _statements, migrate
+from storage._schema import _PAGES_TURN_ITEMS_BY_TURN, migrate
+
+from ._fixtures import schema_before
 
 _ITEM_COLUMNS = "rowid, item_id, turn_id, seq, kind, text, state, data, truncated, artifact"
 
@@ -20,12 +22,7 @@ def _database_of_the_previous_schema(path: Path) -> sqlite3.Connection:
     two items of it (one with data), at rowids 3 and 7."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA foreign_keys = ON")
-    for number, script in enumerate(MIGRATIONS[: MIGRATIONS.index(_PAGES_TURN_ITEMS_BY_TURN)], 1):
-        conn.execute("BEGIN")
-        for statement in _statements(script):
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("COMMIT")
+    schema_before(conn, _PAGES_TURN_ITEMS_BY_TURN)
     conn.execute(
         "INSERT INTO projects (project_id, project_key, root, created_ms, updated_ms)"
         " VALUES ('project_p', 'p', '/tmp/p', 1, 1)"

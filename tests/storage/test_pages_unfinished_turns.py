@@ -11,7 +11,9 @@ import storage
 from actors.session._lifecycles import TURN_TABLE
 from actors.session._sql_turns import PENDING_TURN_STATES, UNFINISHED_TURNS
 from maia.core import FakeClock
-from storage._schema import _PAGES_UNFINISHED_TURNS, MIGRATIONS, _statements
+from storage._schema import _PAGES_UNFINISHED_TURNS
+
+from ._fixtures import schema_before
 
 
 def test_the_inline_states_are_the_pending_states_and_cover_recovery() -> None:
@@ -53,12 +55,7 @@ async def test_the_migration_indexes_the_unfinished_turns_already_stored(tmp_pat
     gone and `turns_unfinished` holds exactly the stored unfinished ones."""
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
-    for number, script in enumerate(MIGRATIONS[: MIGRATIONS.index(_PAGES_UNFINISHED_TURNS)], 1):
-        conn.execute("BEGIN")
-        for statement in _statements(script):
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {number}")
-        conn.execute("COMMIT")
+    schema_before(conn, _PAGES_UNFINISHED_TURNS)
     for seq, state in enumerate(("completed", "dispatching", "interrupted", "queued"), 1):
         conn.execute(
             "INSERT INTO turns (turn_id, session_id, seq, state, text, created_ms)"
