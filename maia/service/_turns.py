@@ -108,7 +108,8 @@ async def _await_states(
     `REREAD_S`, until the turn is in `wanted` or `deadline` (trio time) passes."""
     notifier = ctx.sessions.notifier
     while True:
-        changed = notifier.subscribe(turn_id)  # before the read: no missed wake-up
+        # Before the read: no missed wake-up; woken only by a snapshot in `wanted`.
+        changed = notifier.subscribe(turn_id, wanted)
         try:
             turn = notifier.turn(turn_id)
             if turn is None:
