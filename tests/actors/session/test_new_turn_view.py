@@ -3,6 +3,7 @@ back from the real row, queued and dispatching."""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from pathlib import Path
 
@@ -46,8 +47,8 @@ async def test_new_turn_view_equals_the_row_read_back(tmp_path: Path) -> None:
     async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
         await store.write(_seed)
         for n, text in enumerate(TEXTS):
-            turn_id = f"turn_{n}"
-            same = await store.write(lambda c, t=turn_id, x=text: _insert_and_move(c, t, x, 1_234))
+            same = await store.write(functools.partial(_insert_and_move, turn_id=f"turn_{n}",
+                                                       text=text, now=1_234))  # fmt: skip
             assert same == [True, True], text[:10]
 
 
