@@ -5,12 +5,18 @@ its turns. A waiter subscribes *before* it reads storage, so a change committed 
 reads still wakes it; it also re-reads when its poll interval passes (the spec's 200 ms
 reread stays the floor of correctness). Events are dropped once nobody waits on them, so
 the map stays bounded by the number of waiting requests.
+
+A turn's waiters may say which states they wait for (`subscribe(key, wanted)`): a
+notification whose published snapshot is in none of them wakes nobody, since each waiter
+would read that same snapshot and sleep again (a turn.send --wait was woken by its turn's
+dispatch and progress commits for nothing). With no snapshot kept, or a waiter that wants
+any change, every notification wakes.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Final
 
 import trio
@@ -31,6 +37,8 @@ class Notifier:
     def __init__(self) -> None:
         self._events: dict[str, trio.Event] = {}
         self._waiters: dict[trio.Event, int] = {}
+        # Per watched key, the states its waiters wait for (None: any change).
+        self._wanted: dict[str, tuple[str, ...] | None] = {}
         self._turns: OrderedDict[str, Turn] = OrderedDict()
         self._pages: OrderedDict[str, TurnShowOutput] = OrderedDict()
 
@@ -66,15 +74,33 @@ class Notifier:
         return key in self._events
 
     def notify(self, key: str) -> None:
-        event = self._events.pop(key, None)
-        if event is not None:
-            event.set()
+        event = self._events.get(key)
+        if event is None:
+            return
+        wanted = self._wanted.get(key)
+        if wanted is not None:
+            turn = self._turns.get(key)
+            if turn is not None and turn.state not in wanted:
+                return  # every waiter would read this snapshot and wait again
+        del self._events[key]
+        self._wanted.pop(key, None)
+        event.set()
 
-    def subscribe(self, key: str) -> trio.Event:
-        """The event the next `notify(key)` sets; pair with `release`."""
+    def subscribe(self, key: str, wanted: Collection[str] | None = None) -> trio.Event:
+        """The event the next `notify(key)` sets; pair with `release`. With `wanted` (turn
+        states), only a notification whose published snapshot is in one of them, or that
+        has none, sets it (or one another waiter on `key` wants)."""
+        states = None if wanted is None else tuple(wanted)  # compared by ==, as waiters do
         event = self._events.get(key)
         if event is None:
             event = self._events[key] = trio.Event()
+            self._wanted[key] = states
+        else:
+            held = self._wanted.get(key)
+            if held is None or states is None:
+                self._wanted[key] = None
+            else:
+                self._wanted[key] = held + tuple(s for s in states if s not in held)
         self._waiters[event] = self._waiters.get(event, 0) + 1
         return event
 
@@ -84,6 +110,7 @@ class Notifier:
             self._waiters[event] = left
         elif self._events.get(key) is event:
             del self._events[key]
+            self._wanted.pop(key, None)
 
     async def wait(self, key: str, timeout_s: float) -> None:
         """Return when `key` is notified or `timeout_s` passes, whichever is first."""

@@ -51,6 +51,7 @@ from storage import (
     run_mutation,
 )
 
+from ._moved import moved
 from ._table import NODE, Transition, TransitionTable
 from ._timers import DurableTimers, TimerRow, Wake, arm_timer, disarm_timer, state_timer_name
 
@@ -217,7 +218,7 @@ def plan_change(change: Change[Any]) -> _Step:
                  "expected": expected},
             )  # fmt: skip
         revision += 1
-    after = attrs.evolve(change.after, state=state, revision=revision)
+    after = moved(change.after, state, revision)
     last = applied[-1][0] if applied else None
     timer = None
     if last is not None and last.timeout_ms is not None and last.on_timeout is not None:

@@ -29,6 +29,7 @@ from worker_bridge import NODE, Connection, TrioFrameStream
 from ._process_group import become_subreaper, release_subreaper, sweep_strays
 from ._worker_config import EpochSource, WorkerSpec, WorkerTimings
 from ._worker_handle import WorkerHandle
+from ._worker_json import encode_frame
 from ._worker_types import DiagnosticsSink, WorkerFailed, WorkerState
 
 
@@ -90,7 +91,9 @@ class WorkerSupervisor:
             ) from exc
         assert process.stdin is not None
         assert process.stdout is not None
-        stream = TrioFrameStream(Connection(NODE, epoch=epoch), process.stdin, process.stdout)
+        stream = TrioFrameStream(
+            Connection(NODE, epoch=epoch, encoder=encode_frame), process.stdin, process.stdout
+        )
         handle = WorkerHandle(
             spec=spec,
             timings=self.timings,

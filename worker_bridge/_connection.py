@@ -7,7 +7,11 @@ Same contract: `receive_data`, `next_event()` → frame, `NEED_DATA` or `PEER_CL
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ._frames import Frame, frame_from_wire, frame_to_wire
+from ._json import encode
 from ._limits import MAX_FRAME_BYTES, MAX_UNACKED_EVENTS
 from ._state import State
 from ._wire import Signal, WireConnection
@@ -24,6 +28,7 @@ class Connection:
         worker_version: str = "",
         max_frame: int = MAX_FRAME_BYTES,
         max_unacked: int = MAX_UNACKED_EVENTS,
+        encoder: Callable[[Any], bytes] = encode,
     ) -> None:
         self.wire = WireConnection(
             role,
@@ -31,6 +36,7 @@ class Connection:
             worker_version=worker_version,
             max_frame=max_frame,
             max_unacked=max_unacked,
+            encoder=encoder,
         )
 
     def receive_data(self, data: bytes) -> None:

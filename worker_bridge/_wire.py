@@ -26,6 +26,7 @@ from ._state import TRANSITIONS, State
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, Final
 
 
@@ -61,6 +62,7 @@ class WireConnection:
         worker_version: str = "",
         max_frame: int = MAX_FRAME_BYTES,
         max_unacked: int = MAX_UNACKED_EVENTS,
+        encoder: Callable[[Any], bytes] = encode,
     ) -> None:
         if role not in (WORKER, NODE):
             raise ValueError(f"role must be {WORKER!r} or {NODE!r}")
@@ -79,6 +81,9 @@ class WireConnection:
         self._peer_acked = 0
         self._we_acked = 0
         self.error: ProtocolError | None = None
+        # The frames' JSON encoder: the stdlib one here; the Node passes a faster one that
+        # writes the same bytes (`supervision._worker_json`).
+        self._encode = encoder
 
     # -- receiving ---------------------------------------------------------------------
 
@@ -250,7 +255,7 @@ class WireConnection:
                     frame="ack",
                 )
         try:
-            line = encode(wire) + b"\n"
+            line = self._encode(wire) + b"\n"
         except (TypeError, ValueError) as exc:
             raise LocalProtocolError(f"{kind} frame: not JSON: {exc}", frame=str(kind)) from None
         if len(line) > self._max_frame + 1:

@@ -147,6 +147,7 @@ from ._views import TURN_COLUMNS as TURN_COLUMNS
 from ._views import input_preview as input_preview
 from ._views import list_session as list_session
 from ._views import mutation_session as mutation_session
+from ._views import new_turn_view as new_turn_view
 from ._views import output_text as output_text
 from ._views import session_from_row as session_from_row
 from ._views import session_view as session_view

@@ -22,10 +22,11 @@ from ._actor import SessionCore, new_turn_id, saturated
 from ._capacity import Capacity
 from ._driver import WorkerDriver
 from ._failures import closed_refusal
+from ._lifecycles import TurnState
 from ._messages import Reclaim, SendTurn
 from ._store import Draft, insert_turn
 from ._usage_limits import check_daily_budget
-from ._views import turn_view
+from ._views import new_turn_view, turn_view
 
 
 class SendBatch:
@@ -110,7 +111,14 @@ class SendBatch:
             insert_turn(c, draft, turn_id, message.text)
             self.core.apply_rows(c, draft, after, actions)
             step["core"], step["actions"] = after, actions
-            view = draft.views[turn_id] = turn_view(c, turn_id)
+            memo = draft.turns.get(turn_id)
+            if memo is not None and memo.state in (TurnState.QUEUED, TurnState.DISPATCHING):
+                # what turn_view would read back: built from this write's own values
+                view = new_turn_view(turn_id, draft.session_id, memo.state.value, memo.revision,
+                                     draft.now, message.text)  # fmt: skip
+            else:
+                view = turn_view(c, turn_id)
+            draft.views[turn_id] = view
             result = {"turn": to_json(view), "position": after.position(turn_id)}
             return Applied(
                 result,

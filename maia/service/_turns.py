@@ -73,9 +73,7 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     its digest is the send's alone, so a retry with another wait is a duplicate.
     """
     began = trio.current_time()
-    command = command_of(
-        attrs.evolve(params, wait_milliseconds=None), ctx.actor_id, ctx.correlation_id
-    )
+    command = command_of(params, ctx.actor_id, ctx.correlation_id, outside=("waitMilliseconds",))
     sent = mutation_output(
         TurnSendOutput, await ctx.sessions.send(params.session_id, SendTurn(command, params.text))
     )
@@ -96,9 +94,11 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
         page = _with_cursor(ctx, built)
     else:
         page = await turn_show(ctx, TurnShowInput(turn_id=turn.turn_id))
-    return attrs.evolve(sent, turn=page.turn, items=page.items,
-                        items_truncated=page.items_truncated,
-                        next_item_cursor=page.next_item_cursor)  # fmt: skip
+    # Built directly, not by attrs.evolve: every field is named here.
+    return TurnSendOutput(delivery=sent.delivery, receipt_id=sent.receipt_id, turn=page.turn,
+                          position=sent.position, items=page.items,
+                          items_truncated=page.items_truncated,
+                          next_item_cursor=page.next_item_cursor)  # fmt: skip
 
 
 async def _await_states(
@@ -108,7 +108,8 @@ async def _await_states(
     `REREAD_S`, until the turn is in `wanted` or `deadline` (trio time) passes."""
     notifier = ctx.sessions.notifier
     while True:
-        changed = notifier.subscribe(turn_id)  # before the read: no missed wake-up
+        # Before the read: no missed wake-up; woken only by a snapshot in `wanted`.
+        changed = notifier.subscribe(turn_id, wanted)
         try:
             turn = notifier.turn(turn_id)
             if turn is None:
