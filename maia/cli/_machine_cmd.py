@@ -55,8 +55,13 @@ def _listen(text: str) -> tuple[str, int]:
 
 
 def _control(text: str | None) -> str:
-    parts = urlsplit(text or "")
-    if parts.scheme not in ("ws", "wss") or not parts.hostname or parts.path not in ("", "/"):
+    try:  # urlsplit raises ValueError on a bad IPv6 literal, .port on a bad port
+        parts = urlsplit(text or "")
+        bad = parts.scheme not in ("ws", "wss") or not parts.hostname or parts.path not in ("", "/")
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError:
+        bad = True
+    if bad:
         raise click.BadParameter("must be ws://HOST:PORT (or wss://)", param_hint="--control")
     return text.rstrip("/") if text else ""
 

@@ -30,8 +30,12 @@ def error_from_wire(value: Any) -> MaiaError:
 
 def split_url(url: str) -> tuple[str, int, str]:
     """(host, port, path) of a `ws://` URL. Raises `MaiaError(configuration_invalid)`."""
-    parts = urlsplit(url)
-    if parts.scheme != "ws" or not parts.hostname or parts.port is None:
+    try:  # urlsplit and .port raise ValueError on a bad IPv6 literal or port
+        parts = urlsplit(url)
+        well_formed = parts.scheme == "ws" and bool(parts.hostname) and parts.port is not None
+    except ValueError:
+        well_formed = False
+    if not well_formed:
         from maia.core import MaiaError
 
         raise MaiaError(
@@ -40,5 +44,6 @@ def split_url(url: str) -> tuple[str, int, str]:
             "ws://127.0.0.1:PORT/api/v1",
             {"url": url},
         )
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return host, parts.port, parts.path or "/"
+    hostname, port = str(parts.hostname), int(parts.port or 0)
+    host = f"[{hostname}]" if ":" in hostname else hostname
+    return host, port, parts.path or "/"
