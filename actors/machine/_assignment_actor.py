@@ -210,9 +210,12 @@ class MachineAssignmentActor:
                if now_ms - self._launch_sent.get(a.lease_epoch, -RESEND_LAUNCH_MS)
                >= RESEND_LAUNCH_MS]  # fmt: skip
         await self._commit(plan, launching=bool(due))
-        await self._send_launches(due)
+        await self._send_launches(due, now_ms)
 
-    async def _send_launches(self, launches: Sequence[LaunchAssignment]) -> None:
+    async def _send_launches(self, launches: Sequence[LaunchAssignment], now_ms: int) -> None:
+        """Send each launch; a sent one counts as sent at `now_ms`, the reading its tick took
+        before the commit armed `reconcile`, so the timer never falls due before the resend
+        does (a slow commit used to leave it firing early, finding nothing due, unarmed)."""
         assert self.lease is not None
         row = self.lease.row
         for launch in launches:
@@ -230,7 +233,7 @@ class MachineAssignmentActor:
                     self.ctx.trace.emit("launch", node_id=row.machine_id,
                                         assignment_id=row.assignment_id,
                                         lease_epoch=launch.lease_epoch)  # fmt: skip
-                self._launch_sent[launch.lease_epoch] = self.ctx.board.now().mono
+                self._launch_sent[launch.lease_epoch] = now_ms
 
 
 def _wake(name: str, due_mono: int | None, now_mono: int) -> Wake:

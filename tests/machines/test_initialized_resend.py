@@ -33,13 +33,26 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def _runs_a_worker(pid: int) -> bool:
+    """Whether `pid` has exec'd a worker: /proc shows its own environment, with its attempt
+    marker, no longer the Node's that it was forked with."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False  # it ended meanwhile
+    return any(entry.startswith(b"MAIA_WORKER_ATTEMPT=") for entry in environ)
+
+
 def _stop_new_child(pid: int, before: set[int]) -> int:
-    """SIGSTOP the Execution Node's next child as soon as it appears (bounded: 60 s)."""
+    """SIGSTOP the Execution Node's next worker as soon as it has exec'd (bounded: 60 s).
+    Not before: a child stopped between fork and exec holds the Node's spawn itself, which
+    a loaded host's longer fork-to-exec span made likely."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         for child in _children(pid) - before:
-            os.kill(child, signal.SIGSTOP)
-            return child
+            if _runs_a_worker(child):
+                os.kill(child, signal.SIGSTOP)
+                return child
         time.sleep(0.005)
     raise AssertionError("the Execution Node started no worker")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,14 +127,17 @@ def test_project_relocate_through_the_cli(node: tuple[Path, Path]) -> None:
     """`maia project relocate confirm KEY ROOT --yes` after a move: the preview is shown,
     the Project moves, `project show` has the new root."""
     home, work = node
-    old, new = work / "reloc-old", work / "reloc-new"
-    old.mkdir(mode=0o700)
-    added = run(home, work, "project", "add", str(old), "--project-key", "reloc")
-    assert added.returncode == 0, added.stderr
-    os.rename(old, new)
-    moved = run(home, work, "project", "relocate", "confirm", "reloc", str(new), "--yes")
-    assert moved.returncode == 0, moved.stderr
-    line = next(x for x in moved.stderr.splitlines() if x.startswith("fromRoot"))
-    assert line.split() == ["fromRoot", str(old)]
-    shown = run(home, work, "project", "show", "reloc", "--json")
-    assert json.loads(shown.stdout)["result"]["project"]["rootPath"] == str(new)
+    # Roots short enough for the preview's 60-character cells to show them whole (a parallel
+    # run's tmp_path, under popen-gwN/, is longer).
+    with tempfile.TemporaryDirectory(prefix="maia-reloc-") as short:
+        old, new = Path(short) / "old", Path(short) / "new"
+        old.mkdir(mode=0o700)
+        added = run(home, work, "project", "add", str(old), "--project-key", "reloc")
+        assert added.returncode == 0, added.stderr
+        os.rename(old, new)
+        moved = run(home, work, "project", "relocate", "confirm", "reloc", str(new), "--yes")
+        assert moved.returncode == 0, moved.stderr
+        line = next(x for x in moved.stderr.splitlines() if x.startswith("fromRoot"))
+        assert line.split() == ["fromRoot", str(old)]
+        shown = run(home, work, "project", "show", "reloc", "--json")
+        assert json.loads(shown.stdout)["result"]["project"]["rootPath"] == str(new)
