@@ -6,6 +6,7 @@ outbox sends again and when it forgets the frame."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -21,16 +22,16 @@ from .test_placement_e2e import _attempts, _turn
 from .test_proxy_scenarios import BOUND_S, _blocking, _proxied, _session
 
 
+def _parent(pid: int) -> int | None:
+    """`pid`'s parent, or None once it has ended."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _children(pid: int) -> set[int]:
-    found = set()
-    for entry in os.listdir("/proc"):
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text() if entry.isdigit() else ""
-        except OSError:
-            continue  # it ended meanwhile
-        if stat and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.add(int(entry))
-    return found
+    return {int(e) for e in os.listdir("/proc") if e.isdigit() and _parent(int(e)) == pid}
 
 
 def _runs_a_worker(pid: int) -> bool:
@@ -46,13 +47,20 @@ def _runs_a_worker(pid: int) -> bool:
 def _stop_new_child(pid: int, before: set[int]) -> int:
     """SIGSTOP the Execution Node's next worker as soon as it has exec'd (bounded: 60 s).
     Not before: a child stopped between fork and exec holds the Node's spawn itself, which
-    a loaded host's longer fork-to-exec span made likely."""
+    a loaded host's longer fork-to-exec span made likely. Once the new child is seen, only
+    its own environment is polled (no /proc scan between looks), and it runs at the lowest
+    priority, so its interpreter's start-up (what stands between exec and `initialized`)
+    outlasts the poll even on a loaded host."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        for child in _children(pid) - before:
-            if _runs_a_worker(child):
-                os.kill(child, signal.SIGSTOP)
-                return child
+        for child in sorted(_children(pid) - before):
+            with contextlib.suppress(OSError):  # it ended meanwhile
+                os.setpriority(os.PRIO_PROCESS, child, 19)
+            while time.monotonic() < deadline and _parent(child) == pid:
+                if _runs_a_worker(child):
+                    os.kill(child, signal.SIGSTOP)
+                    return child
+                time.sleep(0.0005)
         time.sleep(0.005)
     raise AssertionError("the Execution Node started no worker")
 
