@@ -11,6 +11,10 @@ notification whose published snapshot is in none of them wakes nobody, since eac
 would read that same snapshot and sleep again (a turn.send --wait was woken by its turn's
 dispatch and progress commits for nothing). With no snapshot kept, or a waiter that wants
 any change, every notification wakes.
+
+Only a waiter that answers with the ended turn's items (a waiting `turn.send`) asks for its
+first item page (`subscribe(..., page=True)`); the commit builds that page in the writer
+thread only then (`page_wanted`), not for a `turn.wait` that answers with the turn alone.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ class Notifier:
         self._waiters: dict[trio.Event, int] = {}
         # Per watched key, the states its waiters wait for (None: any change).
         self._wanted: dict[str, tuple[str, ...] | None] = {}
+        # The watched keys whose current event has a waiter that wants the item page.
+        self._paged: set[str] = set()
         self._turns: OrderedDict[str, Turn] = OrderedDict()
         self._pages: OrderedDict[str, TurnShowOutput] = OrderedDict()
 
@@ -73,6 +79,11 @@ class Notifier:
         thread, where a commit decides whether to build an ended turn's page)."""
         return key in self._events
 
+    def page_wanted(self, key: str) -> bool:
+        """Whether a waiter on `key` now wants its ended turn's first item page (a plain set
+        look-up: safe from the writer thread, where the commit decides whether to build it)."""
+        return key in self._paged
+
     def notify(self, key: str) -> None:
         event = self._events.get(key)
         if event is None:
@@ -82,14 +93,15 @@ class Notifier:
             turn = self._turns.get(key)
             if turn is not None and turn.state not in wanted:
                 return  # every waiter would read this snapshot and wait again
-        del self._events[key]
-        self._wanted.pop(key, None)
+        self._forget(key)
         event.set()
 
-    def subscribe(self, key: str, wanted: Collection[str] | None = None) -> trio.Event:
+    def subscribe(self, key: str, wanted: Collection[str] | None = None, *,
+                  page: bool = False) -> trio.Event:  # fmt: skip
         """The event the next `notify(key)` sets; pair with `release`. With `wanted` (turn
         states), only a notification whose published snapshot is in one of them, or that
-        has none, sets it (or one another waiter on `key` wants)."""
+        has none, sets it (or one another waiter on `key` wants). With `page`, the commit
+        that ends the turn publishes its first item page too (`take_page`)."""
         states = None if wanted is None else tuple(wanted)  # compared by ==, as waiters do
         event = self._events.get(key)
         if event is None:
@@ -101,6 +113,8 @@ class Notifier:
                 self._wanted[key] = None
             else:
                 self._wanted[key] = held + tuple(s for s in states if s not in held)
+        if page:
+            self._paged.add(key)
         self._waiters[event] = self._waiters.get(event, 0) + 1
         return event
 
@@ -109,8 +123,13 @@ class Notifier:
         if left:
             self._waiters[event] = left
         elif self._events.get(key) is event:
-            del self._events[key]
-            self._wanted.pop(key, None)
+            self._forget(key)
+
+    def _forget(self, key: str) -> None:
+        """Drop `key`'s event and what its waiters wanted (it was set, or nobody waits)."""
+        del self._events[key]
+        self._wanted.pop(key, None)
+        self._paged.discard(key)
 
     async def wait(self, key: str, timeout_s: float) -> None:
         """Return when `key` is notified or `timeout_s` passes, whichever is first."""

@@ -10,6 +10,15 @@ request and its result durably before the producer sees it; huey keeps no receip
 idempotency keys, no journal and no per-job process, and loses what a worker had taken
 when the consumer is killed.
 
+What differs at one in flight (huey read from its source, Maia traced with strace): a huey
+job is four fsynced commits (enqueue, dequeue, result, the producer's pop of it), in Python
+code paths of a few statements, with up to 1 ms of polling on each side; a Maia turn is two fsynced
+commits (the turn with its receipt and dispatch; its events and end), pushed to the waiter
+(no polling), but each commit carries the Session's rows, ~11 journal events and a
+receipt, and the prompt crosses a pipe to the Session's own worker process. The gap is the
+Node's Python CPU on that serial path (~2.5 ms a turn), not the fsyncs (~0.4 ms each here)
+nor the thread hand-offs (~30 us each, four a turn).
+
 huey is installed into its own scratch virtual environment under the system temporary
 folder (`pip install huey==HUEY_VERSION`) on first use; if that fails the huey figures are
 reported as skipped in `notes`, never made up.

@@ -129,15 +129,15 @@ class SessionCore:
 
     def _views(self, conn: sqlite3.Connection, draft: Draft) -> Views:
         """Snapshots of the turns it changed, for turn.wait to answer without a read; for
-        an ended turn someone waits on, its first item page too (a waiting turn.send
-        answers with it, no read)."""
+        an ended turn a waiting turn.send waits on, its first item page too (it answers with
+        it, no read; a turn.wait answers with the turn alone, so it asks for none)."""
         cached = draft.views
         views = [cached.get(t) or turn_view(conn, t) for t in draft.touched]
         pages = {}
         notifier = self.ctx.notifier
         for view in views:
             prompt = draft.ended.get(view.turn_id)
-            if prompt is not None and notifier.watched(view.turn_id):
+            if prompt is not None and notifier.page_wanted(view.turn_id):
                 pages[view.turn_id] = items_page(conn, view, prompt, 0)
         return views, pages
 

@@ -80,7 +80,7 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     if params.wait_milliseconds is None:
         return sent
     deadline = began + params.wait_milliseconds / 1000
-    ended, turn = await _await_states(ctx, sent.turn.turn_id, TERMINAL, deadline)
+    ended, turn = await _await_states(ctx, sent.turn.turn_id, TERMINAL, deadline, page=True)
     if not ended:
         return attrs.evolve(sent, turn=turn)
     notifier = ctx.sessions.notifier
@@ -102,14 +102,19 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
 
 
 async def _await_states(
-    ctx: ServiceContext, turn_id: str, wanted: tuple[str, ...], deadline: float
+    ctx: ServiceContext,
+    turn_id: str,
+    wanted: tuple[str, ...],
+    deadline: float,
+    *,
+    page: bool = False,
 ) -> tuple[bool, Turn]:
     """(reached, the turn now): woken by the actor's commits, rereading at most every
     `REREAD_S`, until the turn is in `wanted` or `deadline` (trio time) passes."""
     notifier = ctx.sessions.notifier
     while True:
         # Before the read: no missed wake-up; woken only by a snapshot in `wanted`.
-        changed = notifier.subscribe(turn_id, wanted)
+        changed = notifier.subscribe(turn_id, wanted, page=page)
         try:
             turn = notifier.turn(turn_id)
             if turn is None:

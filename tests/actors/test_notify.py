@@ -60,3 +60,28 @@ def test_waiters_with_different_states_share_the_union_and_release_clears_it() -
     assert not again.is_set()
     notifier.release("trn_1", again)
     assert not notifier.watched("trn_1")
+
+
+def test_the_item_page_is_wanted_only_while_a_waiter_that_asked_for_it_waits() -> None:
+    """A turn.wait-style waiter asks for no page; a turn.send-style one does until woken."""
+    notifier = Notifier()
+    notifier.publish([_turn("running")])
+    plain = notifier.subscribe("trn_1", ("completed",))
+    assert notifier.watched("trn_1")
+    assert not notifier.page_wanted("trn_1")
+    paged = notifier.subscribe("trn_1", ("completed",), page=True)
+    assert notifier.page_wanted("trn_1")
+    notifier.notify("trn_1")  # still running: nobody woken, the page still wanted
+    assert notifier.page_wanted("trn_1")
+    notifier.publish([_turn("completed")])
+    notifier.notify("trn_1")
+    assert paged.is_set()
+    assert not notifier.page_wanted("trn_1")
+    notifier.release("trn_1", plain)
+    notifier.release("trn_1", paged)
+
+    again = notifier.subscribe("trn_2", page=True)
+    assert notifier.page_wanted("trn_2")
+    notifier.release("trn_2", again)  # the last waiter left: nothing wanted any more
+    assert not notifier.page_wanted("trn_2")
+    assert not notifier.watched("trn_2")

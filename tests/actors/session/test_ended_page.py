@@ -1,6 +1,6 @@
-"""An ended turn someone waits on is published with its first item page, the page
-`turn.show` reads (so a waiting `turn.send` answers without a read); an unwatched one
-is published without a page (nothing is built for nobody)."""
+"""An ended turn a waiting `turn.send` waits on is published with its first item page, the
+page `turn.show` reads (so it answers without a read); an unwatched one, or one only a
+`turn.wait` waits on (it answers with the turn alone), is published without a page."""
 
 from __future__ import annotations
 
@@ -28,6 +28,23 @@ def jump_clock() -> trio.testing.MockClock:
     return trio.testing.MockClock()
 
 
+async def _wait_as_turn_send(h: Any, turn_id: str) -> None:
+    """Wait for the turn's end as a waiting turn.send does: subscribed, asking for the item
+    page, before each look at the turn; subscribed again after each wake-up."""
+    notifier = h.runtime.notifier
+    with trio.fail_after(120):
+        while True:
+            watching = notifier.subscribe(turn_id, ("completed", "failed"), page=True)
+            try:
+                turn = notifier.turn(turn_id)
+                if turn is not None and turn.state in ("completed", "failed"):
+                    return
+                with trio.move_on_after(5):
+                    await watching.wait()
+            finally:
+                notifier.release(turn_id, watching)
+
+
 async def test_a_watched_ended_turn_is_published_with_its_show_page(
     tmp_path: Path, jump_clock: trio.testing.MockClock
 ) -> None:
@@ -38,11 +55,7 @@ async def test_a_watched_ended_turn_is_published_with_its_show_page(
         notifier = h.runtime.notifier
         for text in TEXTS:
             turn_id = await h.send(session_id, text)
-            watching = notifier.subscribe(turn_id)  # as a waiting turn.send does
-            try:
-                await h.wait_turn(turn_id, "completed", "failed")
-            finally:
-                notifier.release(turn_id, watching)
+            await _wait_as_turn_send(h, turn_id)
             page = notifier.take_page(turn_id)
             assert page is not None, text[:20]
             assert page == await h.store.read(partial(show_page, turn_id=turn_id, after_seq=0))
@@ -51,6 +64,25 @@ async def test_a_watched_ended_turn_is_published_with_its_show_page(
             assert (page.turn.state, page.turn.revision) == (held.state, held.revision)
             assert page.items, "an ended turn's page lists its items"
             assert notifier.take_page(turn_id) is None  # once
+
+
+async def test_a_turn_watched_without_asking_for_the_page_gets_none(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """Watched as turn.wait watches (no page asked): the snapshot is published, no page."""
+    async with open_harness(tmp_path) as h:
+        session_id = await h.session()
+        notifier = h.runtime.notifier
+        turn_id = await h.send(session_id, "a turn.wait waits")
+        watching = notifier.subscribe(turn_id, ("completed", "failed"))
+        try:
+            await h.wait_turn(turn_id, "completed", "failed")
+        finally:
+            notifier.release(turn_id, watching)
+        held = notifier.turn(turn_id)
+        assert held is not None
+        assert held.state == "completed"
+        assert notifier.take_page(turn_id) is None
 
 
 async def test_an_unwatched_ended_turn_gets_no_page(
