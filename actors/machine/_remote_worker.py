@@ -180,12 +180,15 @@ class RemoteWorkerHandle:
     async def stop(self, reason: str = "stop") -> ExitInfo:
         """Ask the Execution Node to stop the attempt and wait, bounded and shielded, for it
         to say so. Raises `WorkerFailed` when it did not (the link is down: the attempt
-        stays live here until the Node reconciles it)."""
+        stays live here until the Node reconciles it) — at once when the frame could not
+        even be sent, since no confirmation can come back on a link that is not there (a
+        Control Node stopping with placed Sessions waited 25 s per worker for one)."""
         with trio.CancelScope(shield=True):
             if not self._stopped.is_set():
-                await self._send(StopWorkerFrame("stop_worker", self.attempt_id, reason[:256]))
-                with trio.move_on_after(STOP_BOUND_S):
-                    await self._stopped.wait()
+                frame = StopWorkerFrame("stop_worker", self.attempt_id, reason[:256])
+                if await self._send(frame):
+                    with trio.move_on_after(STOP_BOUND_S):
+                        await self._stopped.wait()
         if self.exit_info is None:
             raise WorkerFailed(f"remote worker {self.attempt_id}: stop not confirmed")
         return self.exit_info
