@@ -1,8 +1,9 @@
 """Names a package exports but loads on first use (a module `__getattr__`, PEP 562).
 
-`maia.core`, `maia.client` and `maia.cli` sit on the CLI's start-up path: importing every
-submodule they re-export would load click, attrs classes and the registry for a command
-that needs none of them. Each keeps a table of name → submodule and binds these two.
+`maia.client` and `maia.cli` sit on the CLI's start-up path: importing every submodule they
+re-export would load click, attrs classes and the registry for a command that needs none of
+them. Each keeps a table of name → submodule and binds these two. (`maia.core` writes the
+same few lines itself: it imports no layer above it, and this module is the `maia` package's.)
 """
 
 from __future__ import annotations

@@ -14,9 +14,8 @@ schema machinery.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from maia._lazy import lazy_exports
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from worker_bridge import STRICT_DECODER as STRICT_DECODER
@@ -132,4 +131,14 @@ _LAZY: dict[str, str] = {
 __all__ = sorted(_LAZY)
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+def __getattr__(name: str) -> Any:  # PEP 562; not `maia._lazy`: maia.core imports no layer above
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
