@@ -680,12 +680,27 @@ CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
     WHERE (length(event_id) <> 56 OR event_id < 'event_f');
 """
 
+# Issue 21 goal 4: a turn.send's receipt was the only row of `receipts_by_target` most
+# turns wrote (a random 40-character key: one page per turn). Its turn now records the
+# receipt's sequence (`turns.send_receipt`, `storage.claim_receipt_target`) and the receipt
+# leaves `target_id` empty for it, so the index holds only receipts no row claimed (a partial
+# index: `target_id = ?` implies `target_id IS NOT NULL`). The turns sent before get their
+# send's sequence from the index, before it is rebuilt; their receipts keep `target_id`.
+_PAGES_RECEIPT_TARGET_ON_TURN = """
+ALTER TABLE turns ADD COLUMN send_receipt INTEGER;
+UPDATE turns SET send_receipt = (SELECT min(r.sequence) FROM receipts r
+    WHERE r.target_id = turns.turn_id AND r.operation_id = 'turn.send');
+DROP INDEX receipts_by_target;
+CREATE INDEX receipts_by_target ON receipts (target_id) WHERE target_id IS NOT NULL;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
     _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX, _PAGES_EVENT_ID_FROM_POSITION,
     _PAGES_RECEIPT_ID_FROM_SEQUENCE, _PAGES_TURN_ITEMS_BY_TURN, _PAGES_EVENT_OWNER_NUMBERS,
+    _PAGES_RECEIPT_TARGET_ON_TURN,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
