@@ -52,6 +52,9 @@ EVENT_COLUMNS: Final = (
     " occurred_ms, payload, schema_version, attempt_id, activation_id, command_id"
 )
 _COLUMNS: Final = EVENT_COLUMNS
+# The schema version the journal's generated `schema_version` reads from an empty
+# `schema_stored` (migration `_PAGES_LEAN_EVENT_ROWS`).
+_STORED_AS_EMPTY: Final = "maia.event.v1"
 # An owner's number, for a query by owner (`WHERE owner_no = {OWNER_NO}`, the owner ID bound):
 # the journal's owner index is `UNIQUE (owner_no, owner_seq)` (migration
 # `_PAGES_EVENT_OWNER_NUMBERS`); NULL, so matching nothing, for an owner without events.
@@ -240,14 +243,17 @@ def append_event(
         now_ms,
     )
     extra = (EVENT_SCHEMA_VERSION, attempt_id, activation_id, command_id)
+    # session_id and schema_version are generated columns: '' stores "the owner's ID" and
+    # "the current version" in no bytes (migration `_PAGES_LEAN_EVENT_ROWS`).
     conn.execute(
         "INSERT INTO events (position, event_id, event_type, owner_type, owner_id, owner_seq,"
-        " aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,"
-        " classification, occurred_ms, payload, schema_version, attempt_id, activation_id,"
-        " command_id, owner_no)"
+        " aggregate_revision, project_id, session_stored, actor_id, causation_id,"
+        " correlation_id, classification, occurred_ms, payload, schema_stored, attempt_id,"
+        " activation_id, command_id, owner_no)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (start, *columns, body, *extra, owner_no),
-    )
+        (start, *columns[:7], "" if session_id == owner_id else session_id, *columns[8:],
+         body, "" if extra[0] == _STORED_AS_EMPTY else extra[0], *extra[1:], owner_no),
+    )  # fmt: skip
     record = EventRecord(start, event_id, event_type, owner_type, owner_id, sequence,
                          aggregate_revision, project_id, session_id, actor_id,
                          causation_id or event_id, correlation_id or event_id, classification,

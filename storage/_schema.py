@@ -694,13 +694,65 @@ DROP INDEX receipts_by_target;
 CREATE INDEX receipts_by_target ON receipts (target_id) WHERE target_id IS NOT NULL;
 """
 
+# Issue 21 goal 4: leaner journal rows. A Session's events repeated its 40-character ID as
+# `session_id` beside `owner_id`, and every event since the envelope spelled out
+# `maia.event.v1`: ~53 of an event's ~380 bytes, so a turn's ~11 events overflowed a page
+# most turns (bench/_pages.py: events 4.0 -> 3.0 frames per turn). Both are now generated
+# columns, read and filtered by name as before, computed from what is stored:
+# `session_stored` is '' for "the owner's ID" (never an ID: IDs are never empty), and
+# `schema_stored` '' for the current version; anything else is stored as it was. Same
+# columns, same order, `session_stored` and `schema_stored` last.
+_PAGES_LEAN_EVENT_ROWS = """
+CREATE TABLE events_next (
+    position INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    owner_type TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    owner_seq INTEGER NOT NULL,
+    aggregate_revision INTEGER,
+    project_id TEXT,
+    session_id TEXT GENERATED ALWAYS AS
+        (CASE session_stored WHEN '' THEN owner_id ELSE session_stored END) VIRTUAL,
+    actor_id TEXT,
+    causation_id TEXT,
+    correlation_id TEXT,
+    classification TEXT NOT NULL,
+    occurred_ms INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    schema_version TEXT GENERATED ALWAYS AS
+        (CASE schema_stored WHEN '' THEN 'maia.event.v1' ELSE schema_stored END) VIRTUAL,
+    attempt_id TEXT,
+    activation_id TEXT,
+    command_id TEXT,
+    owner_no INTEGER NOT NULL,
+    session_stored TEXT,
+    schema_stored TEXT,
+    UNIQUE (owner_no, owner_seq)
+);
+INSERT INTO events_next (position, event_id, event_type, owner_type, owner_id, owner_seq,
+    aggregate_revision, project_id, actor_id, causation_id, correlation_id, classification,
+    occurred_ms, payload, attempt_id, activation_id, command_id, owner_no, session_stored,
+    schema_stored)
+    SELECT position, event_id, event_type, owner_type, owner_id, owner_seq,
+    aggregate_revision, project_id, actor_id, causation_id, correlation_id, classification,
+    occurred_ms, payload, attempt_id, activation_id, command_id, owner_no,
+    CASE WHEN session_id = owner_id THEN '' ELSE session_id END,
+    CASE WHEN schema_version = 'maia.event.v1' THEN '' ELSE schema_version END
+    FROM events ORDER BY position;
+DROP TABLE events;
+ALTER TABLE events_next RENAME TO events;
+CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
+    WHERE (length(event_id) <> 56 OR event_id < 'event_f');
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
     _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX, _PAGES_EVENT_ID_FROM_POSITION,
     _PAGES_RECEIPT_ID_FROM_SEQUENCE, _PAGES_TURN_ITEMS_BY_TURN, _PAGES_EVENT_OWNER_NUMBERS,
-    _PAGES_RECEIPT_TARGET_ON_TURN,
+    _PAGES_RECEIPT_TARGET_ON_TURN, _PAGES_LEAN_EVENT_ROWS,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
