@@ -695,13 +695,15 @@ CREATE INDEX receipts_by_target ON receipts (target_id) WHERE target_id IS NOT N
 """
 
 # Issue 21 goal 4: leaner journal rows. A Session's events repeated its 40-character ID as
-# `session_id` beside `owner_id`, and every event since the envelope spelled out
-# `maia.event.v1`: ~53 of an event's ~380 bytes, so a turn's ~11 events overflowed a page
-# most turns (bench/_pages.py: events 4.0 -> 3.0 frames per turn). Both are now generated
-# columns, read and filtered by name as before, computed from what is stored:
-# `session_stored` is '' for "the owner's ID" (never an ID: IDs are never empty), and
-# `schema_stored` '' for the current version; anything else is stored as it was. Same
-# columns, same order, `session_stored` and `schema_stored` last.
+# `session_id` beside `owner_id`, every event since the envelope spelled out
+# `maia.event.v1`, and a command's events stored its ID three times (command, cause,
+# correlation): ~53 of an event's ~380 bytes in process, more over the API, so a turn's
+# ~11 events overflowed a page most turns (bench/_pages.py: events 4.0 -> 3.0 frames per
+# turn). These are now generated columns, read and filtered by name as before, computed from
+# what is stored: `session_stored` '' is "the owner's ID", `schema_stored` '' the current
+# version, `causation_stored`/`correlation_stored` '' "the command's ID" ('' is never an ID
+# or a version); anything else (NULL too) is stored as it was. Same columns, same order,
+# the four stored ones last.
 _PAGES_LEAN_EVENT_ROWS = """
 CREATE TABLE events_next (
     position INTEGER PRIMARY KEY,
@@ -715,8 +717,10 @@ CREATE TABLE events_next (
     session_id TEXT GENERATED ALWAYS AS
         (CASE session_stored WHEN '' THEN owner_id ELSE session_stored END) VIRTUAL,
     actor_id TEXT,
-    causation_id TEXT,
-    correlation_id TEXT,
+    causation_id TEXT GENERATED ALWAYS AS
+        (CASE causation_stored WHEN '' THEN command_id ELSE causation_stored END) VIRTUAL,
+    correlation_id TEXT GENERATED ALWAYS AS
+        (CASE correlation_stored WHEN '' THEN command_id ELSE correlation_stored END) VIRTUAL,
     classification TEXT NOT NULL,
     occurred_ms INTEGER NOT NULL,
     payload TEXT NOT NULL,
@@ -728,17 +732,21 @@ CREATE TABLE events_next (
     owner_no INTEGER NOT NULL,
     session_stored TEXT,
     schema_stored TEXT,
+    causation_stored TEXT,
+    correlation_stored TEXT,
     UNIQUE (owner_no, owner_seq)
 );
 INSERT INTO events_next (position, event_id, event_type, owner_type, owner_id, owner_seq,
-    aggregate_revision, project_id, actor_id, causation_id, correlation_id, classification,
-    occurred_ms, payload, attempt_id, activation_id, command_id, owner_no, session_stored,
-    schema_stored)
+    aggregate_revision, project_id, actor_id, classification, occurred_ms, payload,
+    attempt_id, activation_id, command_id, owner_no, session_stored, schema_stored,
+    causation_stored, correlation_stored)
     SELECT position, event_id, event_type, owner_type, owner_id, owner_seq,
-    aggregate_revision, project_id, actor_id, causation_id, correlation_id, classification,
-    occurred_ms, payload, attempt_id, activation_id, command_id, owner_no,
+    aggregate_revision, project_id, actor_id, classification, occurred_ms, payload,
+    attempt_id, activation_id, command_id, owner_no,
     CASE WHEN session_id = owner_id THEN '' ELSE session_id END,
-    CASE WHEN schema_version = 'maia.event.v1' THEN '' ELSE schema_version END
+    CASE WHEN schema_version = 'maia.event.v1' THEN '' ELSE schema_version END,
+    CASE WHEN causation_id = command_id THEN '' ELSE causation_id END,
+    CASE WHEN correlation_id = command_id THEN '' ELSE correlation_id END
     FROM events ORDER BY position;
 DROP TABLE events;
 ALTER TABLE events_next RENAME TO events;

@@ -1,6 +1,7 @@
-"""Leaner journal rows (issue 21 goal 4): `session_id` and `schema_version` are generated
-columns, read and filtered as before; an event of its own Session stores neither; and a
-database made by the previous schema upgrades with every event's columns unchanged."""
+"""Leaner journal rows (issue 21 goal 4): `session_id`, `schema_version`, `causation_id`
+and `correlation_id` are generated columns, read and filtered as before; an event of its own
+Session, at the current version, caused and correlated by its command, stores none of them;
+and a database made by the previous schema upgrades with every event's columns unchanged."""
 
 from __future__ import annotations
 
@@ -16,12 +17,17 @@ from ._fixtures import schema_before
 
 
 def _append(conn: sqlite3.Connection, *, owner: str, session: str | None) -> object:
+    cause = "cmd_1" if session == owner else "event_x"  # the command's own, or another's
     return storage.append_event(conn, owner_id=owner, event_type="test.happened", payload={},
-                                now_ms=5, owner_type=owner.split("_")[0],
-                                session_id=session)  # fmt: skip
+                                now_ms=5, owner_type=owner.split("_")[0], session_id=session,
+                                command_id="cmd_1", causation_id=cause,
+                                correlation_id="cmd_1")  # fmt: skip
 
 
-_STORED = "SELECT session_stored, schema_stored FROM events ORDER BY position"
+_STORED = (
+    "SELECT session_stored, schema_stored, causation_stored, correlation_stored FROM events"
+    " ORDER BY position"
+)
 
 
 async def test_an_event_stores_its_owner_session_and_version_in_no_bytes(tmp_path: Path) -> None:
@@ -33,12 +39,15 @@ async def test_an_event_stores_its_owner_session_and_version_in_no_bytes(tmp_pat
                                ("webhook_w", None)):  # fmt: skip
             await store.write(functools.partial(_append, owner=owner, session=session))
         stored = await store.read(lambda c: c.execute(_STORED).fetchall())
-        assert stored == [("", ""), ("session_b", ""), (None, "")]
+        assert stored == [("", "", "", ""), ("session_b", "", "event_x", ""),
+                          (None, "", "event_x", "")]  # fmt: skip
         page = await store.read(lambda c: storage.read_events(c))
-        assert [(e.session_id, e.schema_version) for e in page.events] == [
-            ("session_a", "maia.event.v1"),
-            ("session_b", "maia.event.v1"),
-            (None, "maia.event.v1"),
+        read = [(e.session_id, e.schema_version, e.causation_id, e.correlation_id)
+                for e in page.events]  # fmt: skip
+        assert read == [
+            ("session_a", "maia.event.v1", "cmd_1", "cmd_1"),
+            ("session_b", "maia.event.v1", "event_x", "cmd_1"),
+            (None, "maia.event.v1", "event_x", "cmd_1"),
         ]
         found = await store.read(
             lambda c: c.execute("SELECT owner_id FROM events WHERE session_id = 'session_a'")
@@ -55,9 +64,10 @@ def test_the_migration_keeps_every_events_columns(tmp_path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         schema_before(conn, _PAGES_LEAN_EVENT_ROWS)
-        rows = (("session_a", "session_a", "maia.event.v1"), ("webhook_w", "session_b", None),
-                ("webhook_w", None, "maia.event.v0"))  # fmt: skip
-        for position, (owner, session, version) in enumerate(rows, 1):
+        rows = (("session_a", "session_a", "maia.event.v1", "cmd_1", "cmd_1"),
+                ("webhook_w", "session_b", None, "event_x", None),
+                ("webhook_w", None, "maia.event.v0", None, "cmd_2"))  # fmt: skip
+        for position, (owner, session, version, cause, command) in enumerate(rows, 1):
             conn.execute("INSERT OR IGNORE INTO event_owners (owner_id) VALUES (?)", (owner,))
             number = conn.execute(
                 "SELECT owner_no FROM event_owners WHERE owner_id = ?", (owner,)
@@ -65,19 +75,20 @@ def test_the_migration_keeps_every_events_columns(tmp_path: Path) -> None:
             conn.execute(
                 "INSERT INTO events (position, event_id, event_type, owner_type, owner_id,"
                 " owner_seq, project_id, session_id, classification, occurred_ms, payload,"
-                " schema_version, owner_no) VALUES (?, ?, 'test.happened', ?, ?, ?,"
-                " 'project_p', ?, 'operator', 7, '{}', ?, ?)",
+                " schema_version, owner_no, causation_id, correlation_id, command_id) VALUES"
+                " (?, ?, 'test.happened', ?, ?, ?, 'project_p', ?, 'operator', 7, '{}', ?, ?,"
+                " ?, 'cmd_1', ?)",
                 (position, storage.positioned_id("event", position), owner.split("_")[0],
-                 owner, position, session, version, number),
+                 owner, position, session, version, number, cause, command),
             )  # fmt: skip
         columns = f"SELECT {storage.EVENT_COLUMNS}, owner_no FROM events ORDER BY position"
         before = conn.execute(columns).fetchall()
         migrate(conn, path)
         assert conn.execute(columns).fetchall() == before
         assert conn.execute(_STORED).fetchall() == [
-            ("", ""),
-            ("session_b", None),
-            (None, "maia.event.v0"),
+            ("", "", "", ""),
+            ("session_b", None, "event_x", "cmd_1"),
+            (None, "maia.event.v0", None, "cmd_1"),
         ]
         indexes = sorted(r[1] for r in conn.execute("PRAGMA index_list('events')"))
         assert indexes == ["events_by_legacy_id", "sqlite_autoindex_events_1"]
