@@ -15,7 +15,8 @@ its page; a commit's last frame carries the database size, https://sqlite.org/fi
 `dbstat` table. `python bench/_pages.py [--turns N] [--sessions S]` runs N turns in process
 (one in flight, S Sessions made first, each given a few turns so the journal's indexes hold
 several owners, as in `bench/turns.py`) and prints the frames per turn by B-tree, and each
-commit of the last turn.
+commit of the last turn; with `--api`, through a real Node's API (`send_and_wait`), as
+`bench/turns.py --api` measures `pages_per_turn_1`.
 """
 
 from __future__ import annotations
@@ -114,6 +115,44 @@ async def _trace(turns: int, sessions: int) -> None:
             after = wal_frames(db)
             if after >= before:
                 commits, names = commits_in_wal(db, before, after), btree_of_pages(db)
+    _print(turns, before, after, commits, names)
+
+
+async def _trace_api(turns: int, sessions: int) -> None:
+    """`_trace` over the API of a real Node (bench/turns.py --api's setup, shortened: the
+    other Sessions 4 in flight x 3 turns, the traced one 50 turns first)."""
+    import tempfile
+
+    from bench._node import start_node
+    from bench.turns import _api_run, _api_sessions
+    from maia.client import open_client, send_and_wait
+
+    with tempfile.TemporaryDirectory() as folder:
+        home = Path(folder) / "home"
+        node = start_node(home, "bench/_pages.py --api")
+        try:
+            made = await _api_sessions(home, sessions + 1)
+            await _api_run(home, made[:-1], 4, 3)
+            await _api_run(home, made[-1:], 1, 50)
+            db = home / "maia.db"
+            conn = sqlite3.connect(db)
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            conn.close()
+            async with open_client(home=home, timeout_s=60) as client:
+                before = wal_frames(db)
+                for _ in range(turns):
+                    await send_and_wait(client, made[-1], "hi", timeout_s=60)
+                after = wal_frames(db)
+            if after >= before:
+                commits, names = commits_in_wal(db, before, after), btree_of_pages(db)
+        finally:
+            node.terminate()
+            node.wait(timeout=60)
+    _print(turns, before, after, commits, names)
+
+
+def _print(turns: int, before: int, after: int, commits: list[list[int]],
+           names: dict[int, str]) -> None:  # fmt: skip
     if after < before:
         raise SystemExit("a checkpoint restarted the log meanwhile: use fewer turns")
     total = collections.Counter(names.get(page, "?") for pages in commits for page in pages)
@@ -136,5 +175,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="pages per turn by B-tree (in process)")
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--api", action="store_true", help="through a real Node's API")
     arguments = parser.parse_args()
-    trio.run(_trace, arguments.turns, arguments.sessions)
+    trio.run(_trace_api if arguments.api else _trace, arguments.turns, arguments.sessions)

@@ -213,7 +213,7 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
                 1,
                 1,
                 PROJECT_ID,
-                row.session_id,
+                "",  # session_stored: the owner's ID, as append_event stores it
                 "operator",
                 1,
                 orjson.dumps({"title": "bench"}).decode(),
@@ -253,7 +253,7 @@ def raw_rate(path: Path, total: int, cpu: list[float] | None = None) -> float:
         conn.executemany("INSERT INTO event_owners (owner_no, owner_id) VALUES (?, ?)", owners)
         conn.executemany(
             "INSERT INTO events (position, event_id, event_type, owner_type, owner_id,"
-            " owner_seq, aggregate_revision, project_id, session_id, classification,"
+            " owner_seq, aggregate_revision, project_id, session_stored, classification,"
             " occurred_ms, payload, owner_no) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             events,
         )

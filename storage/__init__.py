@@ -49,6 +49,7 @@ from ._mutations import Applied as Applied
 from ._mutations import Confirmation as Confirmation
 from ._mutations import MutationKey as MutationKey
 from ._mutations import MutationResult as MutationResult
+from ._mutations import claim_receipt_target as claim_receipt_target
 from ._mutations import run_mutation as run_mutation
 from ._node import NodeIdentity as NodeIdentity
 from ._node import next_worker_epoch as next_worker_epoch

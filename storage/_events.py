@@ -52,6 +52,9 @@ EVENT_COLUMNS: Final = (
     " occurred_ms, payload, schema_version, attempt_id, activation_id, command_id"
 )
 _COLUMNS: Final = EVENT_COLUMNS
+# The schema version the journal's generated `schema_version` reads from an empty
+# `schema_stored` (migration `_PAGES_LEAN_EVENT_ROWS`).
+_STORED_AS_EMPTY: Final = "maia.event.v1"
 # An owner's number, for a query by owner (`WHERE owner_no = {OWNER_NO}`, the owner ID bound):
 # the journal's owner index is `UNIQUE (owner_no, owner_seq)` (migration
 # `_PAGES_EVENT_OWNER_NUMBERS`); NULL, so matching nothing, for an owner without events.
@@ -240,14 +243,20 @@ def append_event(
         now_ms,
     )
     extra = (EVENT_SCHEMA_VERSION, attempt_id, activation_id, command_id)
+    # session_id, schema_version, causation_id and correlation_id are generated columns: ''
+    # stores "the owner's ID", "the current version" and "the command's ID" in no bytes
+    # (migration `_PAGES_LEAN_EVENT_ROWS`).
     conn.execute(
         "INSERT INTO events (position, event_id, event_type, owner_type, owner_id, owner_seq,"
-        " aggregate_revision, project_id, session_id, actor_id, causation_id, correlation_id,"
-        " classification, occurred_ms, payload, schema_version, attempt_id, activation_id,"
-        " command_id, owner_no)"
+        " aggregate_revision, project_id, session_stored, actor_id, causation_stored,"
+        " correlation_stored, classification, occurred_ms, payload, schema_stored,"
+        " attempt_id, activation_id, command_id, owner_no)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (start, *columns, body, *extra, owner_no),
-    )
+        (start, *columns[:7], "" if session_id == owner_id else session_id, actor_id,
+         _stored(causation_id, command_id), _stored(correlation_id, command_id),
+         classification, now_ms, body, "" if extra[0] == _STORED_AS_EMPTY else extra[0],
+         *extra[1:], owner_no),
+    )  # fmt: skip
     record = EventRecord(start, event_id, event_type, owner_type, owner_id, sequence,
                          aggregate_revision, project_id, session_id, actor_id,
                          causation_id or event_id, correlation_id or event_id, classification,
@@ -256,6 +265,11 @@ def append_event(
     if collected is not None:
         collected.append(record)
     return record
+
+
+def _stored(value: str | None, command_id: str | None) -> str | None:
+    """'' for a cause or correlation that is the event's command (read back as it)."""
+    return "" if value is not None and value == command_id else value
 
 
 def event_correlation(conn: sqlite3.Connection, event_id: str) -> str | None:

@@ -12,6 +12,7 @@ same commandId runs again; only applied mutations are remembered.
 
 from __future__ import annotations
 
+import contextvars
 import sqlite3
 from collections.abc import Callable
 from typing import Any, Literal
@@ -27,6 +28,39 @@ from ._previews import consume_preview
 from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
 
 Delivery = Literal["new", "duplicate"]
+
+
+@attrs.define
+class _Pending:
+    """The receipt the running mutation will write: its sequence once a row claimed it, and
+    the targets whose own row records that sequence (`claim_receipt_target`)."""
+
+    sequence: int | None = None
+    claimed: set[str] = attrs.Factory(set)
+
+
+_PENDING: contextvars.ContextVar[_Pending | None] = contextvars.ContextVar(
+    "maia_pending_receipt", default=None
+)
+
+
+def _next_sequence(conn: sqlite3.Connection) -> int:
+    newest = conn.execute("SELECT max(sequence) FROM receipts").fetchone()[0]
+    return 1 if newest is None else int(newest) + 1
+
+
+def claim_receipt_target(conn: sqlite3.Connection, target_id: str) -> int | None:
+    """The sequence the running mutation's receipt will get, for a row made by it to record
+    (a turn's `send_receipt`); the receipt then names `target_id` only through that row and
+    its targets, not in `receipts_by_target` (one index page fewer per turn.send). None
+    outside a mutation."""
+    pending = _PENDING.get()
+    if pending is None:
+        return None
+    if pending.sequence is None:
+        pending.sequence = _next_sequence(conn)
+    pending.claimed.add(target_id)
+    return pending.sequence
 
 
 @attrs.frozen
@@ -118,9 +152,14 @@ def run_mutation(
     correlation = correlation_id or key.command_id
     envelope = Envelope(correlation, key.command_id, command_id=key.command_id,
                         actor_id=key.actor_id)  # fmt: skip
-    with event_context(envelope, inherit=False):
-        applied = apply(conn)
-    receipt = _write_receipt(conn, key, input_digest, now_ms, applied, correlation)
+    pending = _Pending()
+    token = _PENDING.set(pending)
+    try:
+        with event_context(envelope, inherit=False):
+            applied = apply(conn)
+    finally:
+        _PENDING.reset(token)
+    receipt = _write_receipt(conn, key, input_digest, now_ms, applied, correlation, pending)
     # The round-tripped result, so a first answer and its duplicates are the same values.
     return MutationResult("new", receipt.result, receipt)
 
@@ -132,10 +171,15 @@ def _write_receipt(
     now_ms: int,
     applied: Applied,
     correlation_id: str | None = None,
+    pending: _Pending | None = None,
 ) -> Receipt:
     # The receipt's ID carries its sequence (the row's key), so receipts keep no index of IDs.
-    newest = conn.execute("SELECT max(sequence) FROM receipts").fetchone()[0]
-    sequence = 1 if newest is None else newest + 1
+    sequence = _next_sequence(conn)
+    first = applied.targets[0].target_id if applied.targets else None
+    # A first target whose row recorded this very sequence is found through that row; any
+    # other (or a claim that no longer matches the sequence) is indexed by target.
+    if pending is not None and pending.sequence == sequence and first in pending.claimed:
+        first = None
     receipt_id = positioned_id("receipt", sequence)
     targets = [t.to_wire() for t in applied.targets]
     result_json = orjson.dumps(applied.result)
@@ -179,7 +223,7 @@ def _write_receipt(
             evidence_digest,
             result_json,
             now_ms,
-            applied.targets[0].target_id if applied.targets else None,
+            first,
             correlation_id,
         ),
     )

@@ -179,11 +179,24 @@ def command_correlation(conn: sqlite3.Connection, target_id: str, operation_id: 
     """The correlation of the `operation_id` command that first touched `target_id` (the
     turn.send of a turn), or None when no such receipt is kept."""
     row = conn.execute(
-        "SELECT correlation_id, command_id FROM receipts"
-        " WHERE target_id = ? AND operation_id = ? ORDER BY rowid LIMIT 1",
+        "SELECT r.correlation_id, r.command_id FROM turns t JOIN receipts r"
+        f" ON r.sequence = t.send_receipt WHERE t.turn_id = ? AND {_CLAIMED}"
+        " AND r.operation_id = ?",
         (target_id, operation_id),
     ).fetchone()
+    if row is None:  # not made by a claiming mutation, or before receipts were claimed
+        row = conn.execute(
+            "SELECT correlation_id, command_id FROM receipts"
+            " WHERE target_id = ? AND operation_id = ? ORDER BY rowid LIMIT 1",
+            (target_id, operation_id),
+        ).fetchone()
     return None if row is None else str(row[0] or row[1])
+
+
+# A receipt found through the row that claimed it (`claim_receipt_target`: a turn's
+# `send_receipt`) is that row's only if it names the row first and left `target_id` empty
+# for it (a sequence handed out again after every receipt was pruned names something else).
+_CLAIMED = "r.target_id IS NULL AND json_extract(r.targets, '$[0].targetId') = t.turn_id"
 
 
 def list_receipts(
@@ -217,6 +230,15 @@ def list_receipts(
             )
             if (found := receipt_row(conn, "sequence", other)) is not None
         ]
+        # And the receipt the target's own row claimed (a turn's turn.send).
+        others.extend(
+            int(found)
+            for (found,) in conn.execute(
+                "SELECT r.sequence FROM turns t JOIN receipts r ON r.sequence = t.send_receipt"
+                f" WHERE t.turn_id = ? AND {_CLAIMED}",
+                (target_id,),
+            )
+        )
         sql += f" AND (target_id = ? OR rowid IN ({', '.join('?' * len(others))}))"
         args.extend((target_id, *others))
     if since_ms is not None:

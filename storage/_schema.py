@@ -680,12 +680,87 @@ CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
     WHERE (length(event_id) <> 56 OR event_id < 'event_f');
 """
 
+# Issue 21 goal 4: a turn.send's receipt was the only row of `receipts_by_target` most
+# turns wrote (a random 40-character key: one page per turn). Its turn now records the
+# receipt's sequence (`turns.send_receipt`, `storage.claim_receipt_target`) and the receipt
+# leaves `target_id` empty for it, so the index holds only receipts no row claimed (a partial
+# index: `target_id = ?` implies `target_id IS NOT NULL`). The turns sent before get their
+# send's sequence from the index, before it is rebuilt; their receipts keep `target_id`.
+_PAGES_RECEIPT_TARGET_ON_TURN = """
+ALTER TABLE turns ADD COLUMN send_receipt INTEGER;
+UPDATE turns SET send_receipt = (SELECT min(r.sequence) FROM receipts r
+    WHERE r.target_id = turns.turn_id AND r.operation_id = 'turn.send');
+DROP INDEX receipts_by_target;
+CREATE INDEX receipts_by_target ON receipts (target_id) WHERE target_id IS NOT NULL;
+"""
+
+# Issue 21 goal 4: leaner journal rows. A Session's events repeated its 40-character ID as
+# `session_id` beside `owner_id`, every event since the envelope spelled out
+# `maia.event.v1`, and a command's events stored its ID three times (command, cause,
+# correlation): ~53 of an event's ~380 bytes in process, more over the API, so a turn's
+# ~11 events overflowed a page most turns (bench/_pages.py: events 4.0 -> 3.0 frames per
+# turn). These are now generated columns, read and filtered by name as before, computed from
+# what is stored: `session_stored` '' is "the owner's ID", `schema_stored` '' the current
+# version, `causation_stored`/`correlation_stored` '' "the command's ID" ('' is never an ID
+# or a version); anything else (NULL too) is stored as it was. Same columns, same order,
+# the four stored ones last.
+_PAGES_LEAN_EVENT_ROWS = """
+CREATE TABLE events_next (
+    position INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    owner_type TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    owner_seq INTEGER NOT NULL,
+    aggregate_revision INTEGER,
+    project_id TEXT,
+    session_id TEXT GENERATED ALWAYS AS
+        (CASE session_stored WHEN '' THEN owner_id ELSE session_stored END) VIRTUAL,
+    actor_id TEXT,
+    causation_id TEXT GENERATED ALWAYS AS
+        (CASE causation_stored WHEN '' THEN command_id ELSE causation_stored END) VIRTUAL,
+    correlation_id TEXT GENERATED ALWAYS AS
+        (CASE correlation_stored WHEN '' THEN command_id ELSE correlation_stored END) VIRTUAL,
+    classification TEXT NOT NULL,
+    occurred_ms INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    schema_version TEXT GENERATED ALWAYS AS
+        (CASE schema_stored WHEN '' THEN 'maia.event.v1' ELSE schema_stored END) VIRTUAL,
+    attempt_id TEXT,
+    activation_id TEXT,
+    command_id TEXT,
+    owner_no INTEGER NOT NULL,
+    session_stored TEXT,
+    schema_stored TEXT,
+    causation_stored TEXT,
+    correlation_stored TEXT,
+    UNIQUE (owner_no, owner_seq)
+);
+INSERT INTO events_next (position, event_id, event_type, owner_type, owner_id, owner_seq,
+    aggregate_revision, project_id, actor_id, classification, occurred_ms, payload,
+    attempt_id, activation_id, command_id, owner_no, session_stored, schema_stored,
+    causation_stored, correlation_stored)
+    SELECT position, event_id, event_type, owner_type, owner_id, owner_seq,
+    aggregate_revision, project_id, actor_id, classification, occurred_ms, payload,
+    attempt_id, activation_id, command_id, owner_no,
+    CASE WHEN session_id = owner_id THEN '' ELSE session_id END,
+    CASE WHEN schema_version = 'maia.event.v1' THEN '' ELSE schema_version END,
+    CASE WHEN causation_id = command_id THEN '' ELSE causation_id END,
+    CASE WHEN correlation_id = command_id THEN '' ELSE correlation_id END
+    FROM events ORDER BY position;
+DROP TABLE events;
+ALTER TABLE events_next RENAME TO events;
+CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
+    WHERE (length(event_id) <> 56 OR event_id < 'event_f');
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
     _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX, _PAGES_EVENT_ID_FROM_POSITION,
     _PAGES_RECEIPT_ID_FROM_SEQUENCE, _PAGES_TURN_ITEMS_BY_TURN, _PAGES_EVENT_OWNER_NUMBERS,
+    _PAGES_RECEIPT_TARGET_ON_TURN, _PAGES_LEAN_EVENT_ROWS,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

@@ -13,6 +13,7 @@ import attrs
 
 from actors._table import Transition
 from actors._write import EventOwner
+from storage import claim_receipt_target
 
 from ._lifecycles import TURN_TABLE, TurnEvent, TurnState
 
@@ -37,11 +38,13 @@ class TurnRows:
     resource = "turn"
 
     def insert(self, conn: sqlite3.Connection, record: TurnRecord, now_ms: int) -> None:
+        # The send's receipt is found through its turn, not the receipts' target index.
+        receipt = claim_receipt_target(conn, record.id)
         conn.execute(
-            "INSERT INTO turns (turn_id, session_id, seq, state, revision, text, created_ms)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO turns (turn_id, session_id, seq, state, revision, text, created_ms,"
+            " send_receipt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (record.id, record.session_id, record.seq, record.state.value, record.revision,
-             record.text, now_ms),
+             record.text, now_ms, receipt),
         )  # fmt: skip
         # The Session's latest_turn_id is the actor's to write (`_store.insert_turn`), with
         # its lifecycle UPDATE when the same transaction has one.

@@ -23,6 +23,11 @@ _HOT_QUERIES = {
         "sqlite_autoindex_receipts_1",
     ),
     "command_correlation": (
+        "SELECT r.correlation_id FROM turns t JOIN receipts r ON r.sequence = t.send_receipt"
+        " WHERE t.turn_id = 't' AND r.operation_id = 'o'",
+        "sqlite_autoindex_turns_1",
+    ),
+    "command_correlation_unclaimed": (
         "SELECT correlation_id FROM receipts WHERE target_id = 't' AND operation_id = 'o'"
         " ORDER BY rowid LIMIT 1",
         "receipts_by_target",
