@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -28,13 +29,19 @@ def _imported(stderr: str) -> set[str]:
     return set(re.findall(r"^import time:\s*\d+ \|\s*\d+ \|\s*(\S+)\s*$", stderr, re.M))
 
 
-def test_a_real_node_started_as_the_detached_one_never_imports_click(tmp_path: Path) -> None:
-    """`python -P -m maia.node start --home H --port 0` (the detached Node's command) runs a
-    Node that, from start to SIGTERM, loads neither click nor maia.cli nor the SDK."""
-    home = tmp_path / "home"
+def _run_until_ready_then_sigterm(home: Path, *flags: str) -> tuple[int, str, str]:
+    """A real foreground Node under `-X importtime`: (exit status, stdout, stderr)."""
     command = [sys.executable, "-P", "-X", "importtime", "-m", "maia.node", "start"]
-    node = subprocess.Popen([*command, "--home", str(home), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    # stderr to a file: ~600 import lines could fill a pipe before the Node is ready
+    with (home.parent / "stderr.txt").open("w+") as errors:
+        status, out = _until_ready_then_sigterm(home, [*command, "--home", str(home), *flags],
+                                                errors)  # fmt: skip
+        errors.seek(0)
+        return status, out, errors.read()
+
+
+def _until_ready_then_sigterm(home: Path, argv: list[str], errors: IO[str]) -> tuple[int, str]:
+    node = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, text=True)
     try:
         deadline = time.monotonic() + TIMEOUT_S
         while time.monotonic() < deadline and node.poll() is None:
@@ -43,12 +50,19 @@ def test_a_real_node_started_as_the_detached_one_never_imports_click(tmp_path: P
                 break
             time.sleep(0.05)
         node.send_signal(signal.SIGTERM)
-        out, err = node.communicate(timeout=TIMEOUT_S)
+        out, _ = node.communicate(timeout=TIMEOUT_S)
     finally:
         if node.poll() is None:
             node.kill()
             node.wait(timeout=TIMEOUT_S)
-    assert node.returncode == 0, err[-2000:]
+    return node.returncode, out
+
+
+def test_a_real_node_started_as_the_detached_one_never_imports_click(tmp_path: Path) -> None:
+    """`python -P -m maia.node start --home H --port 0` (the detached Node's command) runs a
+    Node that, from start to SIGTERM, loads neither click nor maia.cli nor the SDK."""
+    status, out, err = _run_until_ready_then_sigterm(tmp_path / "home", "--port", "0")
+    assert status == 0, err[-2000:]
     assert "listening on ws://127.0.0.1:" in out
     assert "Maia Node stopped" in out
     modules = _imported(err)
@@ -109,3 +123,14 @@ def test_a_bad_port_and_start_help_are_clicks(tmp_path: Path) -> None:
     assert "Usage: python -m maia.node start" in helped.stdout
     assert "--detach" in helped.stdout
     assert not (tmp_path / "h").exists()
+
+
+def test_a_start_with_machine_flags_runs_through_click_the_same_way(tmp_path: Path) -> None:
+    """`start --machines-listen 127.0.0.1:0` takes click's path (click loads) and its Node
+    prints the same lines and exits 0 on SIGTERM."""
+    flags = ("--machines-listen", "127.0.0.1:0")
+    status, out, err = _run_until_ready_then_sigterm(tmp_path / "home", *flags)
+    assert status == 0, err[-2000:]
+    assert "listening on ws://127.0.0.1:" in out
+    assert "Maia Node stopped" in out
+    assert {"click", "maia.cli._node_commands", "maia.machines"} <= _imported(err)
