@@ -10,7 +10,6 @@ the discovery file and waits, bounded, until the process is gone.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -23,15 +22,8 @@ import click
 import trio
 
 from maia.core import MaiaError, find_live_node, process_start_time, read_discovery
-from maia.node import (
-    NodeConfig,
-    NodeHome,
-    NodeRunning,
-    NodeStartError,
-    backup_database,
-    open_private,
-    run_node,
-)
+from maia.node import NodeHome, backup_database, open_private
+from maia.node._foreground import run_foreground
 
 from ._machine_cmd import machine_argv, machine_children, machine_options
 
@@ -62,23 +54,7 @@ def start_command(detach: bool, port: int, home: Path | None, **machines: Any) -
     children = machine_children(machines)
     if detach:
         sys.exit(_start_detached(node_home, port, machine_argv(machines)))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-
-    def ready(running: NodeRunning) -> None:
-        click.echo(f"Maia Node {running.node_id} (pid {running.pid}) listening on {running.url}")
-
-    try:
-        trio.run(lambda: run_node(NodeConfig(node_home, port, children=children),
-                                   on_ready=ready))  # fmt: skip
-    except NodeStartError as error:
-        click.echo(f"maia node: {error}", err=True)  # on stderr: node.log when detached
-        sys.exit(1)
-    except OSError as error:  # a full disk, a read-only home: name the file and the cause
-        where = f" {error.filename}" if error.filename else ""
-        click.echo(f"maia node: the Node failed to start: cannot write{where}: "
-                   f"{error.strerror or error}", err=True)  # fmt: skip
-        sys.exit(1)
-    click.echo("Maia Node stopped")
+    sys.exit(run_foreground(node_home, port, children))  # the lean entry's code path too
 
 
 def _start_detached(home: NodeHome, port: int, extra: list[str] | None = None) -> int:

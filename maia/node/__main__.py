@@ -1,10 +1,14 @@
-"""`python -m maia.node start|status|stop`: the same group as `maia node`.
+"""`python -m maia.node start|status|stop`: the same commands as `maia node`.
 
-An entry script, imported by nothing: the click group is the CLI's (it asks a running Node
-through the SDK), so the Node's own modules never import the SDK or the CLI.
+An entry script, imported by nothing. `start --home H [--port N]` (how the detached Node
+and `./dev run` start) runs the Node without loading click (`_entry`); everything else is
+the CLI's click group (it asks a running Node through the SDK), so the Node's own modules
+never import the SDK or the CLI.
 """
 
-from maia.cli._node_commands import node_group
+import sys
+
+from maia.node._entry import main
 
 if __name__ == "__main__":
-    node_group(prog_name="python -m maia.node")
+    sys.exit(main(sys.argv[1:], prog_name="python -m maia.node"))

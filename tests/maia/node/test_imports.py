@@ -1,4 +1,4 @@
-"""What a process that starts a Node loads: no HTTP client stack, no attrs source kept."""
+"""What a process that starts a Node loads: no HTTP client stack, no click, no attrs source."""
 
 from __future__ import annotations
 
@@ -16,15 +16,16 @@ import json, linecache, sys
 import maia.node.__main__
 import maia.node._service
 print(json.dumps({
-    "modules": sorted(m for m in ("httpx", "httpcore", "anyio", "maia.client") if m in sys.modules),
+    "modules": sorted(m for m in ("httpx", "httpcore", "anyio", "maia.client", "click", "maia.cli")
+                      if m in sys.modules),
     "attrsSource": sum(k.startswith("<attrs generated ") for k in linecache.cache),
 }))
 """
 
 
 def test_the_node_entry_loads_no_http_client_stack() -> None:
-    """`python -m maia.node`'s imports leave out httpx, httpcore, anyio and the SDK (they load
-    at the first webhook, or in the CLI's status and stop), and file no attrs source."""
+    """`python -m maia.node`'s imports leave out httpx, httpcore, anyio, the SDK, click and the
+    CLI (they load at the first webhook, or in the CLI's commands), and file no attrs source."""
     done = subprocess.run(
         [sys.executable, "-P", "-c", PROBE], capture_output=True, text=True, timeout=120, check=True
     )
