@@ -8,7 +8,13 @@ never import the SDK or the CLI.
 
 import sys
 
-from maia.node._entry import main
+from maia.node._entry import run_lean
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], prog_name="python -m maia.node"))
+    code = run_lean(sys.argv[1:])
+    if code is None:
+        from maia.cli._node_commands import node_group
+
+        node_group(args=sys.argv[1:], prog_name="python -m maia.node")
+        code = 0
+    sys.exit(code)

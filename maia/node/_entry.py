@@ -42,16 +42,15 @@ def lean_start(argv: Sequence[str]) -> tuple[Path | None, int] | None:
     return Path(home_text), int(port_text)
 
 
-def main(argv: Sequence[str], prog_name: str) -> int:
-    """Run `python -m maia.node ARGV`; the exit status."""
+def run_lean(argv: Sequence[str]) -> int | None:
+    """Run the Node for `python -m maia.node ARGV` when ARGV is the lean start (its exit
+    status); None for every other command line, which is the CLI's click group's (run by
+    `__main__`, an entry script: no module of `maia.node` imports the CLI)."""
     lean = lean_start(argv)
-    if lean is not None:
-        from ._foreground import run_foreground
-        from ._home import NodeHome
+    if lean is None:
+        return None
+    from ._foreground import run_foreground
+    from ._home import NodeHome
 
-        home, port = lean
-        return run_foreground(NodeHome.resolve(home), port)
-    from maia.cli._node_commands import node_group
-
-    node_group(args=list(argv), prog_name=prog_name)
-    return 0
+    home, port = lean
+    return run_foreground(NodeHome.resolve(home), port)
