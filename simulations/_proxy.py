@@ -94,8 +94,13 @@ class LoopbackProxy:
         """Drop every frame both ways, or only toward `one_way` ("to_control", "to_node")."""
         self.switches.partition(one_way)
 
+    def drop_containing(self, direction: Direction | str, text: str | None) -> None:
+        """Lose every text message toward `direction` that contains `text` (recorded as
+        lost); None stops it, as does `heal`."""
+        self.switches.drop_containing(direction, text)
+
     def heal(self) -> None:
-        """End every partition and clear every fault: the link is clean again."""
+        """End every partition, drop and fault: the link is clean again."""
         self.switches.heal()
 
     def sever(self) -> None:

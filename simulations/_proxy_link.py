@@ -126,6 +126,9 @@ class Switchboard:
 
     faults: dict[Direction, LinkFaults] = attrs.Factory(lambda: dict.fromkeys(Direction, CLEAN))
     partitioned: set[Direction] = attrs.Factory(set)
+    # Text messages containing this are lost, per direction: a test drops one kind of frame
+    # (a worker's `initialized`, say) without racing the process that sends it.
+    dropping: dict[Direction, str] = attrs.Factory(dict)
     healed: trio.Event = attrs.Factory(trio.Event)  # set (and renewed) by every heal
 
     def set_faults(self, direction: Direction | str | None, faults: LinkFaults) -> None:
@@ -135,8 +138,22 @@ class Switchboard:
     def partition(self, one_way: Direction | str | None = None) -> None:
         self.partitioned |= set(Direction) if one_way is None else {Direction.of(one_way)}
 
+    def drop_containing(self, direction: Direction | str, text: str | None) -> None:
+        """Lose every text message toward `direction` that contains `text` (None: stop)."""
+        if text is None:
+            self.dropping.pop(Direction.of(direction), None)
+        else:
+            self.dropping[Direction.of(direction)] = text
+
+    def drops(self, direction: Direction, payload: bytes | str) -> bool:
+        text = self.dropping.get(direction)
+        if text is None:
+            return False
+        return text in (payload if isinstance(payload, str) else payload.decode("utf-8", "replace"))
+
     def heal(self) -> None:
         self.partitioned.clear()
+        self.dropping.clear()
         self.faults = dict.fromkeys(Direction, CLEAN)
         self.healed.set()
         self.healed = trio.Event()

@@ -160,6 +160,8 @@ class Relay:
         else:
             partitioned = direction in self.switches.partitioned
             decision = decide(link.rng, self.switches.faults[direction], partitioned)
+            if message.kind == "text" and self.switches.drops(direction, message.payload):
+                decision = Decision(Fate.LOST)  # drawn first all the same: replays stay equal
         if decision.copies and not await link.outbox.wait_for_space(self.settings.send_timeout_s):
             raise WireError(f"{direction.value}: {self.settings.max_pending} frames queued")
         now = trio.current_time()

@@ -1,89 +1,45 @@
 """A worker's `initialized` lost in a dying link is sent again on the next connection:
-two real Node processes on 127.0.0.1 with the fault proxy between them, every frame toward
-Control dropped while the worker starts, then the link cut and reopened (without the
+two real Node processes on 127.0.0.1 with the fault proxy between them, the frame that says
+the worker initialized lost on its way to Control, then the link cut and reopened (without the
 re-send Control's wait ends after 60 s and the launch fails). And, as logic, what the
 outbox sends again and when it forgets the frame."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import time
 from pathlib import Path
 
 import trio
 
 from maia.machines import EvidenceOutbox
+from simulations import Fate
 
 from ._nodes import checked_traces, wait_for
 from .test_outbox import Wire
 from .test_placement_e2e import _attempts, _turn
-from .test_proxy_scenarios import BOUND_S, _blocking, _proxied, _session
+from .test_proxy_scenarios import BOUND_S, Proxied, _blocking, _proxied, _session
 
 
-def _parent(pid: int) -> int | None:
-    """`pid`'s parent, or None once it has ended."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _children(pid: int) -> set[int]:
-    return {int(e) for e in os.listdir("/proc") if e.isdigit() and _parent(int(e)) == pid}
-
-
-def _runs_a_worker(pid: int) -> bool:
-    """Whether `pid` has exec'd a worker: /proc shows its own environment, with its attempt
-    marker, no longer the Node's that it was forked with."""
-    try:
-        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    except OSError:
-        return False  # it ended meanwhile
-    return any(entry.startswith(b"MAIA_WORKER_ATTEMPT=") for entry in environ)
-
-
-def _stop_new_child(pid: int, before: set[int]) -> int:
-    """SIGSTOP the Execution Node's next worker as soon as it has exec'd (bounded: 60 s).
-    Not before: a child stopped between fork and exec holds the Node's spawn itself, which
-    a loaded host's longer fork-to-exec span made likely. Once the new child is seen, only
-    its own environment is polled (no /proc scan between looks), and it runs at the lowest
-    priority, so its interpreter's start-up (what stands between exec and `initialized`)
-    outlasts the poll even on a loaded host."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        for child in sorted(_children(pid) - before):
-            with contextlib.suppress(OSError):  # it ended meanwhile
-                os.setpriority(os.PRIO_PROCESS, child, 19)
-            while time.monotonic() < deadline and _parent(child) == pid:
-                if _runs_a_worker(child):
-                    os.kill(child, signal.SIGSTOP)
-                    return child
-                time.sleep(0.0005)
-        time.sleep(0.005)
-    raise AssertionError("the Execution Node started no worker")
+def _lost(p: Proxied) -> int:
+    return sum(1 for event in p.proxy.events if event.fate is Fate.LOST)
 
 
 async def test_a_lost_initialized_is_sent_again_and_the_turn_completes(
     tmp_path: Path,
 ) -> None:
-    """The worker held (SIGSTOP) until Control heard it spawn, then every frame toward
-    Control dropped while it initializes; cut and reopened: Control hears the re-sent
-    `initialized`, the turn completes in the one worker, the traces hold no violation."""
+    """Control hears the worker spawn, but the proxy loses the frame saying it initialized
+    (every message toward Control that carries it); cut and reopened: Control hears the
+    re-sent `initialized`, the turn completes in the one worker, the traces hold no
+    violation. The proxy drops by content, so nothing races the worker's start-up."""
     with trio.fail_after(BOUND_S):
         async with _proxied(tmp_path, seed=31) as p:
             session_id = await _session(p)
-            before = await _blocking(_children, p.execution.pid)
+            p.proxy.drop_containing("to_control", '"initialized"')
             await _blocking(p.control.maia, "turn", "send", session_id, "after the loss")
-            worker = await _blocking(_stop_new_child, p.execution.pid, before)
-            await _blocking(wait_for, lambda: any(pid == worker for _, pid in _attempts(
-                p.control, session_id)), "Control did not hear the spawn", p.control)  # fmt: skip
-            p.proxy.partition(one_way="to_control")
-            logged = len(p.execution.log())
-            os.kill(worker, signal.SIGCONT)
-            await _blocking(wait_for, lambda: " initialized" in p.execution.log()[logged:],
+            await _blocking(wait_for, lambda: " initialized" in p.execution.log(),
                             "the worker did not initialize", p.execution)  # fmt: skip
+            await _blocking(wait_for, lambda: _lost(p) > 0, "no initialized was lost", None)
+            await _blocking(wait_for, lambda: _attempts(p.control, session_id),
+                            "Control did not hear the spawn", p.control)  # fmt: skip
             assert _turn(p.control, session_id).get("state") != "completed"
             p.proxy.sever()
             p.proxy.heal()

@@ -206,3 +206,24 @@ async def test_the_node_api_server_and_maia_client_accept_the_proxied_frames() -
         assert received == ["é1", "é1", "ö3", "ü2"]
         assert echo.received == ["é1", "é1", "ü2", "ö3", SENTINEL]
         nursery.cancel_scope.cancel()
+
+
+async def test_drop_containing_loses_only_the_matching_messages_until_heal() -> None:
+    """Toward Control, messages containing the text are lost (and recorded so); the others
+    pass in order; after heal nothing is dropped."""
+    async with trio.open_nursery() as nursery:
+        echo, proxy = await start_pair(nursery)
+        async with connect(proxy) as ws:
+            proxy.drop_containing("to_control", "drop-me")
+            for message in ("a", "x drop-me x", "b", "drop-me"):
+                await ws.send_message(message)
+            await wait_for(lambda: len(fates(proxy, Direction.TO_CONTROL)) == 4, "4 fates")
+            proxy.heal()
+            await ws.send_message("drop-me again")
+            await ws.send_message(SENTINEL)
+            assert await receive_until_sentinel(ws) == ["a", "b", "drop-me again"]
+        assert [f for _, f in fates(proxy, Direction.TO_CONTROL)][:4] == [
+            Fate.FORWARDED, Fate.LOST, Fate.FORWARDED, Fate.LOST,
+        ]  # fmt: skip
+        assert echo.received == ["a", "b", "drop-me again", SENTINEL]
+        nursery.cancel_scope.cancel()
