@@ -11,6 +11,8 @@ from maia.core import FakeClock
 from maia.machines import EvidenceOutbox, OutboxStore, restored_spool
 from supervision.leases import EvidenceSpool
 
+from .test_outbox import Wire
+
 
 def _record(sequence: int, text: str) -> TurnEventFrame:
     return TurnEventFrame("turn_event", "attempt_a", "turn_a", "delta", "n.a", sequence, text,
@@ -75,13 +77,9 @@ async def test_a_restored_spool_continues_after_the_outbox_counters(tmp_path: Pa
 async def test_a_record_not_yet_committed_holds_back_itself_and_what_follows() -> None:
     """Record 2 kept unsaved: a flush sends 1 only (3 waits behind 2); once 2 is saved,
     the next flush sends 2 then 3, in order."""
-    sent: list[object] = []
-
-    async def send(frame: object) -> bool:
-        sent.append(frame)
-        return True
-
-    outbox = EvidenceOutbox(send)
+    wire = Wire()
+    sent = wire.sent
+    outbox = EvidenceOutbox(wire.send)
     outbox.keep("s", 1, "r1")
     outbox.keep("s", 2, "r2", saved=False)
     outbox.keep("s", 3, "r3")
@@ -95,13 +93,9 @@ async def test_a_record_not_yet_committed_holds_back_itself_and_what_follows() -
 async def test_a_record_kept_after_later_ones_were_sent_still_goes_out() -> None:
     """Record 2 (a spawn record, kept once its process started) is kept after 3 was sent:
     the next flush sends 2, then 3 again (Control stores a copy no second time)."""
-    sent: list[object] = []
-
-    async def send(frame: object) -> bool:
-        sent.append(frame)
-        return True
-
-    outbox = EvidenceOutbox(send)
+    wire = Wire()
+    sent = wire.sent
+    outbox = EvidenceOutbox(wire.send)
     outbox.keep("s", 1, "r1")
     outbox.keep("s", 3, "r3")
     await outbox.flush()

@@ -5,6 +5,8 @@ the older ones leave nothing behind."""
 from __future__ import annotations
 
 import gc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,28 +41,35 @@ def _session_actors() -> int:
                if type(thing) is Actor and thing.name.startswith("session/"))  # fmt: skip
 
 
+@asynccontextmanager
+async def _services_with_project(tmp_path: Path) -> AsyncIterator[tuple[Any, str]]:
+    """The Node's handlers on a real SQLite file, with one Project added: (context, its ID)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    async with (
+        open_storage(tmp_path / "maia.db", clock=SystemClock()) as store,
+        open_services(store, clock=SystemClock(), home=tmp_path, config=UserConfig()) as ctx,
+    ):
+        project = await project_add(ctx, _params("project.add", {
+            "commandId": "c-p", "rootPath": str(root)}))  # fmt: skip
+        yield ctx, project.project.project_id
+
+
 async def test_a_burst_of_creations_keeps_only_the_recent_actors(tmp_path: Path) -> None:
     """24 Sessions created one after another (the collector off): the 8 most recent keep a
     live actor, each an `UnbornSession` (a Session actor is built at a Session's first
     message, none for these); the 16 older ones were passivated and no object of theirs is
     left; all 24 are stored and readable (tests/actors/test_passivation.py: a turn
     rehydrates a passivated one)."""
-    root = tmp_path / "project"
-    root.mkdir()
     with trio.fail_after(60):
-        async with (
-            open_storage(tmp_path / "maia.db", clock=SystemClock()) as store,
-            open_services(store, clock=SystemClock(), home=tmp_path, config=UserConfig()) as ctx,
-        ):
-            project = await project_add(ctx, _params("project.add", {
-                "commandId": "c-p", "rootPath": str(root)}))  # fmt: skip
+        async with _services_with_project(tmp_path) as (ctx, project_id):
             registry = ctx.sessions.registry
             gc.collect()
             gc.disable()
             try:
                 created = [
                     (await session_create(ctx, _params("session.create", {
-                        "commandId": f"c-s{i}", "projectId": project.project.project_id,
+                        "commandId": f"c-s{i}", "projectId": project_id,
                     }))).session.session_id
                     for i in range(RECENT_CREATIONS_LIVE + OLDER)
                 ]  # fmt: skip
@@ -81,19 +90,12 @@ async def test_a_burst_of_creations_keeps_only_the_recent_actors(tmp_path: Path)
 async def test_a_session_in_use_is_not_passivated_early(tmp_path: Path) -> None:
     """A Session created and then sent a message (a rename: its actor is built) is no
     longer among the recent creations: 8 creations after it leave its actor live."""
-    root = tmp_path / "project"
-    root.mkdir()
     with trio.fail_after(60):
-        async with (
-            open_storage(tmp_path / "maia.db", clock=SystemClock()) as store,
-            open_services(store, clock=SystemClock(), home=tmp_path, config=UserConfig()) as ctx,
-        ):
-            project = await project_add(ctx, _params("project.add", {
-                "commandId": "c-p", "rootPath": str(root)}))  # fmt: skip
+        async with _services_with_project(tmp_path) as (ctx, project_id):
 
             async def create(n: int) -> str:
                 created = await session_create(ctx, _params("session.create", {
-                    "commandId": f"c-s{n}", "projectId": project.project.project_id}))  # fmt: skip
+                    "commandId": f"c-s{n}", "projectId": project_id}))  # fmt: skip
                 return str(created.session.session_id)
 
             used, unused = await create(0), await create(1)
