@@ -75,8 +75,9 @@ class AttachStream:
     """One session.attach subscription on one connection."""
 
     def __init__(self, hub: ObservationHub, request_id: Any, params: SessionAttachInput,
-                 send: Send, *, heartbeat_s: float) -> None:  # fmt: skip
+                 send: Send, *, heartbeat_s: float, peer: str = "") -> None:  # fmt: skip
         self.hub = hub
+        self.peer = peer  # the connection's remote address, for the hub's statistics
         self.request_id = request_id
         self.session_id = params.session_id
         self.cursor = params.cursor
@@ -92,7 +93,7 @@ class AttachStream:
     async def run(self) -> None:
         """Serve until the client leaves or a terminal frame; raises `MaiaError` for the
         terminal error (resource_not_found, invalid_cursor)."""
-        subscriber = self.hub.subscribe_session(self.session_id)
+        subscriber = self.hub.subscribe_session(self.session_id, peer=self.peer)
         try:
             try:
                 subscriber = await self._attach(subscriber)
@@ -127,7 +128,7 @@ class AttachStream:
                 return subscriber
             # The buffer overflowed while the journal was read: start it again from here.
             self.hub.unsubscribe(subscriber)
-            subscriber = self.hub.subscribe_session(self.session_id)
+            subscriber = self.hub.subscribe_session(self.session_id, peer=self.peer)
         raise _Resync("could not synchronize with a Session this busy; attach again")
 
     async def _replay(self) -> None:

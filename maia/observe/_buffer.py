@@ -26,10 +26,12 @@ LINGER_S: Final = 0.005
 class Subscriber:
     """A bounded queue of entries and its wake-up; trio-thread only."""
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY, coalesce_after: int = COALESCE_AFTER):
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, coalesce_after: int = COALESCE_AFTER,
+                 *, peer: str = "") -> None:  # fmt: skip
         if capacity < 1:
             raise ValueError("capacity must be positive")
         self.capacity = capacity
+        self.peer = peer  # who reads it: the connection's remote address ("" when unknown)
         self.coalesce_after = min(coalesce_after, capacity)
         self._items: deque[Entry] = deque()
         self._private: set[int] = set()  # ids of merged entries only this buffer holds

@@ -44,8 +44,8 @@ class _OpenItem:
 class ObservationSubscriber(Subscriber):
     """A subscriber of the observation stream: its query's matcher and content grant."""
 
-    def __init__(self, query: ObservationQuery, capacity: int) -> None:
-        super().__init__(capacity)
+    def __init__(self, query: ObservationQuery, capacity: int, *, peer: str = "") -> None:
+        super().__init__(capacity, peer=peer)
         self.query = query
         self.matcher = Matcher(query)
 
@@ -70,6 +70,9 @@ class HubStatistics:
     overflowed: int  # subscribers ended by overflow since the hub started
     overflowing: int  # subscribers overflowed now, whose stream is about to end
     live_published: int
+    # Who those are: each overflowed subscriber's peer (its connection's remote address),
+    # so a caller can tell one slow reader from another.
+    overflowing_peers: tuple[str, ...] = ()
 
 
 class ObservationHub:
@@ -104,13 +107,15 @@ class ObservationHub:
 
     # -- subscriptions --------------------------------------------------------------------
 
-    def subscribe_observations(self, query: ObservationQuery) -> ObservationSubscriber:
-        subscriber = ObservationSubscriber(query, self.buffer_capacity)
+    def subscribe_observations(
+        self, query: ObservationQuery, *, peer: str = ""
+    ) -> ObservationSubscriber:
+        subscriber = ObservationSubscriber(query, self.buffer_capacity, peer=peer)
         self._observers.add(subscriber)
         return subscriber
 
-    def subscribe_session(self, session_id: str) -> Subscriber:
-        subscriber = Subscriber(self.buffer_capacity)
+    def subscribe_session(self, session_id: str, *, peer: str = "") -> Subscriber:
+        subscriber = Subscriber(self.buffer_capacity, peer=peer)
         self._sessions.setdefault(session_id, set()).add(subscriber)
         return subscriber
 
@@ -144,13 +149,15 @@ class ObservationHub:
 
     def statistics(self) -> HubStatistics:
         sessions = [s for group in self._sessions.values() for s in group]
+        overflowing = [s for s in (*self._observers, *sessions) if s.overflowed]
         return HubStatistics(
             len(self._observers),
             len(sessions),
             self.delivered_position,
             self._overflowed,
-            sum(s.overflowed for s in (*self._observers, *sessions)),
+            len(overflowing),
             self._live_published,
+            tuple(sorted(s.peer for s in overflowing)),
         )
 
     # -- committed events -----------------------------------------------------------------

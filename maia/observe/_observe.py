@@ -50,8 +50,9 @@ class ObservationStream:
     """One subscription's life on one connection."""
 
     def __init__(self, hub: ObservationHub, request_id: Any, params: ObserveInput,
-                 send: Send, *, heartbeat_s: float) -> None:  # fmt: skip
+                 send: Send, *, heartbeat_s: float, peer: str = "") -> None:  # fmt: skip
         self.hub = hub
+        self.peer = peer  # the connection's remote address, for the hub's statistics
         self.request_id = request_id
         self.query: ObservationQuery = params.query
         self.cursor = params.cursor
@@ -77,7 +78,7 @@ class ObservationStream:
 
     async def run(self) -> None:
         """Serve until the client leaves, overflow (gap) or a terminal error (raised)."""
-        subscriber = self.hub.subscribe_observations(self.query)
+        subscriber = self.hub.subscribe_observations(self.query, peer=self.peer)
         try:
             await self._start(subscriber)
             await self._summary()

@@ -172,11 +172,14 @@ async def serve_observation_connection(
             await send(error_frame(take_request_id(error), error))
             return
         stream: AttachStream | ObservationStream
+        peer = _peer(socket)
         if method == "session.attach":
             assert isinstance(params, SessionAttachInput)
-            stream = AttachStream(hub, request_id, params, send, heartbeat_s=heartbeat_s)
+            stream = AttachStream(hub, request_id, params, send, heartbeat_s=heartbeat_s,
+                                  peer=peer)  # fmt: skip
         else:
-            stream = ObservationStream(hub, request_id, params, send, heartbeat_s=heartbeat_s)
+            stream = ObservationStream(hub, request_id, params, send, heartbeat_s=heartbeat_s,
+                                       peer=peer)  # fmt: skip
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_refuse_more, socket, send, nursery.cancel_scope)
             try:
@@ -194,6 +197,15 @@ async def serve_observation_connection(
         with trio.move_on_after(2) as closing:
             closing.shield = True
             await socket.aclose()
+
+
+def _peer(socket: WebSocketConnection) -> str:
+    """The connection's remote address as `host:port` (`[v6]:port`), "" when unknown."""
+    remote = socket.remote
+    if isinstance(remote, str):
+        return remote  # not a TCP stream: trio-websocket's own description
+    host = f"[{remote.address}]" if ":" in str(remote.address) else str(remote.address)
+    return f"{host}:{remote.port}"
 
 
 async def _greet(socket: WebSocketConnection, send: Any, hub: ObservationHub) -> Greeting | None:

@@ -20,6 +20,18 @@ class Stalled:
     ws: WebSocketConnection
     stream: trio.SocketStream
 
+    @property
+    def peer(self) -> str:
+        """This client as the Node sees it (`host:port`): the hub's `overflowing_peers`
+        names it once its own subscriber overflowed, whoever else did."""
+        host, port = self.stream.socket.getsockname()[:2]
+        return f"{host}:{port}"
+
+    def overflowed(self, hub: Any) -> bool:
+        """Whether the hub holds this client's subscriber overflowed (it stays so until the
+        client reads again: its gap or resync cannot be sent before)."""
+        return self.peer in hub.statistics().overflowing_peers
+
 
 async def open_stalled(
     nursery: trio.Nursery, port: int, request: dict[str, Any], token: str = "unused"

@@ -89,6 +89,30 @@ async def test_live_records_wait_for_their_turn_start_then_feed_open_items(
         assert hub.statistics().session_subscribers == 0
 
 
+async def test_statistics_name_which_subscribers_overflowed(tmp_path: Path) -> None:
+    """Of three subscribers, the two whose buffers overflowed are named by their peers (the
+    one that keeps up is not), and an overflowed one that leaves is counted as ended."""
+    from maia.observe import ObservationQuery
+
+    async with (
+        open_storage(tmp_path / "db.sqlite", clock=SystemClock(), synchronous="OFF") as store,
+        open_hub(store, SystemClock(), buffer_capacity=4) as hub,
+    ):
+        slow = hub.subscribe_observations(ObservationQuery(), peer="127.0.0.1:5001")
+        keeping_up = hub.subscribe_observations(ObservationQuery(), peer="127.0.0.1:5002")
+        attached = hub.subscribe_session("s", peer="[::1]:5003")
+        for position in range(1, 7):
+            hub.on_commit((_event(position),))
+            keeping_up.take(64)
+        stats = hub.statistics()
+        assert (stats.overflowing, stats.overflowing_peers) == (2, ("127.0.0.1:5001", "[::1]:5003"))
+        hub.unsubscribe(slow)
+        stats = hub.statistics()
+        assert (stats.overflowed, stats.overflowing_peers) == (1, ("[::1]:5003",))
+        assert not keeping_up.overflowed
+        hub.unsubscribe(attached)
+
+
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
     lambda inner: (

@@ -10,18 +10,19 @@ import trio
 from maia.client import attach_session, observe_events
 from storage import insert_session
 
-from ._slow import drain, open_stalled
+from ._slow import Stalled, drain, open_stalled
 from .conftest import Served
 
 WRITE_BOUND_S = 5.0  # generous: a commit here takes milliseconds; a stall would take forever
 
 
-async def _until_overflow(served: Served, owner: str, **extra: Any) -> int:
-    """Append batches of 50 events (each write within WRITE_BOUND_S) until a subscriber
-    overflowed; returns how many were written."""
+async def _until_overflow(served: Served, stalled: Stalled, owner: str, **extra: Any) -> int:
+    """Append batches of 50 events (each write within WRITE_BOUND_S) until the stalled
+    client's own subscriber overflowed (another reader that fell behind and resumed does not
+    count); returns how many were written."""
     written = 0
     with trio.fail_after(60):
-        while not served.hub.statistics().overflowing:
+        while not stalled.overflowed(served.hub):
             with trio.fail_after(WRITE_BOUND_S):
                 await served.append(owner, 50, **extra)
             written += 50
@@ -56,7 +57,7 @@ async def test_stalled_observer_never_delays_writers_or_others_and_resumes_exact
 
         async with trio.open_nursery() as readers:
             readers.start_soon(read_fast)
-            written = await _until_overflow(served, "owner_a")
+            written = await _until_overflow(served, stalled, "owner_a")
             wanted.append(written)
             with trio.fail_after(30):
                 while len(fast) < written:  # noqa: ASYNC110 (read_fast ends at `written`)
@@ -107,7 +108,7 @@ async def test_stalled_attach_ends_with_resync_and_the_feed_resumes_exactly(
     with trio.fail_after(30):
         while served.hub.statistics().session_subscribers == 0:  # noqa: ASYNC110 (a snapshot)
             await trio.sleep(0.01)
-    written = await _until_overflow(served, session_id, **extra)
+    written = await _until_overflow(served, stalled, session_id, **extra)
     with trio.fail_after(30):
         frames = await drain(stalled)
     bodies = [f["result"]["frame"] for f in frames]
