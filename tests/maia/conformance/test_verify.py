@@ -158,7 +158,8 @@ def test_a_previous_payload_the_previous_registry_would_not_send_is_red(copy: Pa
     _edit(copy, "turn.show", newer)
     report = verify_fixtures(copy, repo=REPO, only=["turn.show"])
     (failure,) = _failures(report, "turn.show")
-    assert failure.startswith("previous (0.9.0): not an input of that registry")
+    version = json.loads((copy / "_previous.lock.json").read_text())["registryVersion"]
+    assert failure.startswith(f"previous ({version}): not an input of that registry")
 
 
 def test_a_pending_set_runs_once_its_op_is_registered(copy: Path) -> None:
