@@ -81,6 +81,8 @@ def _value(value: Any) -> str:
 
 def render_config_show(result: dict[str, Any]) -> str:
     """`maia config show`: each file's state, then `key  value  (source)` lines."""
+    from maia.config import EFFECTIVE_ALIASES
+
     lines: list[str] = []
     for status in (result.get("user"), result.get("project")):
         if not status:
@@ -96,8 +98,8 @@ def render_config_show(result: dict[str, Any]) -> str:
     effective = result.get("effective") or {}
     rows: list[tuple[str, str, str]] = []
     for key, entry in sorted(effective.items()):
-        if key == "executors":
-            continue
+        if key == "executors" or EFFECTIVE_ALIASES.get(key) in effective:
+            continue  # an old name beside the file's (an older Node sends only the old one)
         if isinstance(entry, dict) and "value" in entry:
             rows.append((key, _value(entry["value"]), entry["source"]))
         elif isinstance(entry, dict):

@@ -12,6 +12,7 @@ from ._check import CheckReport as CheckReport
 from ._check import check_configuration as check_configuration
 from ._deprecated_keys import without_deprecated_keys as without_deprecated_keys
 from ._effective import DEFAULT_EXECUTOR_REF as DEFAULT_EXECUTOR_REF
+from ._effective import EFFECTIVE_ALIASES as EFFECTIVE_ALIASES
 from ._effective import EffectiveConfig as EffectiveConfig
 from ._files import ConfigFile as ConfigFile
 from ._files import FileRefused as FileRefused

@@ -21,6 +21,16 @@ from ._user import ExecutorConfig, UserConfig
 
 DEFAULT_EXECUTOR_REF: Final = "builtin:echo"
 
+# `config.show` names each value by its dotted path in the user file (`swarm.capacity.*`,
+# `swarm.defaultTimezone`, …; a Project's narrowing of a limit is its source, `project`).
+# Registry 0.12.0 and earlier named three of them otherwise: those names stay in `effective`
+# beside the file's, the same values, for clients that read them (docs/configuration.md).
+EFFECTIVE_ALIASES: Final = {
+    "limits": "swarm.capacity",
+    "defaultTimezone": "swarm.defaultTimezone",
+    "administratorAgentRef": "swarm.administratorAgentRef",
+}
+
 
 @attrs.frozen
 class EffectiveConfig:
@@ -81,15 +91,15 @@ class EffectiveConfig:
         sources = limit_sources(self.user.capacity_set, project_limits)
         sourced = {k: {"value": v, "source": sources.get(k, "default")} for k, v in limits.items()}
         out: dict[str, Any] = {
-            "limits": sourced,
-            "defaultTimezone": _sourced(self.user.default_timezone, "UTC"),
+            "swarm.capacity": sourced,
+            "swarm.defaultTimezone": _sourced(self.user.default_timezone, "UTC"),
             "sessions.workerIdleMs": _sourced(self.user.sessions.worker_idle_ms, 60_000),
             "webhooks.allowAddresses": _sourced(list(self.user.webhooks.allow_addresses), []),
             "executors": self._executors(),
         }
         if self.user.administrator_agent_ref is not None:
-            out["administratorAgentRef"] = {"value": self.user.administrator_agent_ref,
-                                            "source": "user"}  # fmt: skip
+            out["swarm.administratorAgentRef"] = {"value": self.user.administrator_agent_ref,
+                                                  "source": "user"}  # fmt: skip
         defaults = self._defaults()
         if defaults:
             out["defaults"] = defaults
@@ -100,6 +110,7 @@ class EffectiveConfig:
             if self.project.allowed_connections is not None:
                 out["allowedConnections"] = {"value": list(self.project.allowed_connections),
                                              "source": "project"}  # fmt: skip
+        out.update({old: out[new] for old, new in EFFECTIVE_ALIASES.items() if new in out})
         return out
 
     def _executors(self) -> list[dict[str, str]]:

@@ -104,12 +104,13 @@ async def test_editing_changes_nothing_until_admitted(ctx: ServiceContext, home:
     write_user(home, {"swarm": {"capacity": {"maxLiveSessions": 7}}})
     shown = await call(ctx, "config.show", {})
     assert shown["user"]["file"] == "differs"
-    assert shown["effective"]["limits"]["maxLiveSessions"] == {"value": 3, "source": "user"}
+    limit = shown["effective"]["swarm.capacity"]["maxLiveSessions"]
+    assert limit == {"value": 3, "source": "user"}
     await admit(ctx, {}, "admit-2")
     shown = await call(ctx, "config.show", {})
     assert shown["user"]["file"] == "admitted"
     assert shown["user"]["revision"] == 2
-    assert shown["effective"]["limits"]["maxLiveSessions"]["value"] == 7
+    assert shown["effective"]["swarm.capacity"]["maxLiveSessions"]["value"] == 7
 
 
 KEYS = ("previewId", "proof", "inputDigest", "manifestDigest", "expectedRevision")
@@ -130,7 +131,7 @@ async def test_stale_preview_is_refused(ctx: ServiceContext, home: Path) -> None
     assert caught.value.code == "revision_conflict"
     shown = await call(ctx, "config.show", {})
     assert shown["user"]["revision"] == 2
-    assert shown["effective"]["limits"]["maxLiveSessions"]["value"] == 5
+    assert shown["effective"]["swarm.capacity"]["maxLiveSessions"]["value"] == 5
     counts = await ctx.read(lambda c: [c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                                        for t in ("config_snapshots", "receipts")])  # fmt: skip
     assert counts == [2, 2]  # the two admissions only: the stale confirm left nothing
@@ -248,7 +249,9 @@ async def test_project_admission_resolves_self_and_bumps_the_project(
     shown = await call(ctx, "config.show", scope)
     assert "project:self" not in json.dumps(shown)
     assert shown["project"]["file"] == "admitted"
-    assert shown["effective"]["limits"]["maxLiveSessions"] == {"value": 2, "source": "project"}
+    limit = {"value": 2, "source": "project"}  # the Project's `limits` narrowed it
+    assert shown["effective"]["swarm.capacity"]["maxLiveSessions"] == limit
+    assert shown["effective"]["limits"]["maxLiveSessions"] == limit  # the old name, kept
     assert shown["effective"]["defaults"]["executorRef"] == {
         "value": f"project:{project_id}/tests",
         "source": "project",

@@ -99,8 +99,13 @@ def test_admit_dry_run_then_yes_then_show(node: tuple[Path, Path]) -> None:
     shown = run(home, work, "config", "show")
     assert shown.returncode == 0, shown.stderr
     assert "edited since admitted" in shown.stdout
-    line = next(x for x in shown.stdout.splitlines() if x.startswith("limits.maxLiveSessions"))
-    assert line.split() == ["limits.maxLiveSessions", "3", "(user)"]
+    # named as the file names it; the old name (kept in --json) is not shown twice
+    line = next(x for x in shown.stdout.splitlines()
+                if x.startswith("swarm.capacity.maxLiveSessions"))  # fmt: skip
+    assert line.split() == ["swarm.capacity.maxLiveSessions", "3", "(user)"]
+    assert not any(x.startswith("limits.") for x in shown.stdout.splitlines())
+    effective = json.loads(run(home, work, "config", "show", "--json").stdout)["result"]
+    assert effective["effective"]["limits"] == effective["effective"]["swarm.capacity"]
 
 
 def test_admit_of_a_bad_project_file_names_line_and_column(node: tuple[Path, Path]) -> None:
