@@ -36,6 +36,7 @@ class Subscriber:
         self._items: deque[Entry] = deque()
         self._private: set[int] = set()  # ids of merged entries only this buffer holds
         self._wakeup = trio.Event()
+        self._frame_full = trio.Event()  # set once a lingering wait has a frame's worth
         self.overflowed = False
         self.dropped = 0
         self.coalesced = 0
@@ -56,9 +57,12 @@ class Subscriber:
             self.overflowed = True
             self.dropped += 1
             self._wakeup.set()
+            self._frame_full.set()
             return
         items.append(entry)
         self._wakeup.set()
+        if len(items) >= self.coalesce_after:
+            self._frame_full.set()
 
     def _merge(self, entry: Entry) -> bool:
         live = entry.live
@@ -103,8 +107,10 @@ class Subscriber:
     async def wait(self, timeout_s: float, linger_s: float = LINGER_S) -> None:
         """Return when something is queued (or overflow happened) or `timeout_s` passed.
 
-        Woken by a first entry, it lingers `linger_s` so a burst goes out as one frame
-        rather than many small ones (a frame costs the Node far more than a record).
+        Woken by a first entry, it lingers up to `linger_s` so a burst goes out as one frame
+        rather than many small ones (a frame costs the Node far more than a record), and no
+        longer than it takes the burst to fill a frame (`coalesce_after` entries): a reader
+        waiting here is never the one that lets its own buffer overflow.
         """
         if self._items or self.overflowed:
             return
@@ -113,4 +119,7 @@ class Subscriber:
         with trio.move_on_after(timeout_s):
             await self._wakeup.wait()
         if self._items and len(self._items) < self.coalesce_after and linger_s > 0:
-            await trio.sleep(linger_s)
+            if self._frame_full.is_set():
+                self._frame_full = trio.Event()
+            with trio.move_on_after(linger_s):
+                await self._frame_full.wait()

@@ -9,6 +9,8 @@ from typing import Any
 
 import hypothesis.strategies as st
 import pytest
+import trio
+import trio.testing
 from hypothesis import given, settings
 
 from maia.core import ERROR_CODES, MaiaError, SystemClock
@@ -53,6 +55,34 @@ def test_overflow_marks_counts_and_keeps_what_was_queued() -> None:
     assert [e.event.position for e in taken if e.event] == [1, 2, 3, 4, 5]
     buffer.put_back(taken[3:])
     assert [e.event.position for e in buffer.take(64) if e.event] == [4, 5]
+
+
+async def test_a_lingering_wait_ends_once_a_frame_is_queued(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    """Woken by one entry, a wait lingers for more, but returns as soon as a frame's worth is
+    queued, not after the whole linger: a burst cannot overflow a reader that waits here.
+    (The clock never moves: a wait that slept its linger out would never return.)"""
+    buffer = Subscriber(capacity=128, coalesce_after=64)
+    done = trio.Event()
+
+    async def reader() -> None:
+        await buffer.wait(timeout_s=10.0, linger_s=5.0)
+        done.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(reader)
+        await trio.testing.wait_all_tasks_blocked()
+        buffer.push(Entry(_event(1)))
+        await trio.testing.wait_all_tasks_blocked()
+        assert not done.is_set()  # lingering: one entry is not a frame
+        for position in range(2, 65):
+            buffer.push(Entry(_event(position)))
+        await trio.testing.wait_all_tasks_blocked()
+        assert done.is_set()
+        assert trio.current_time() == 0
+        assert len(buffer) == 64
+        assert not buffer.overflowed
 
 
 async def test_live_records_wait_for_their_turn_start_then_feed_open_items(
