@@ -23,7 +23,7 @@ import trio
 from actors import WorkerPool
 from maia.core import Discovery, MaiaError, process_start_time
 from maia.observe import open_hub
-from maia.service import open_services
+from maia.service import journal_event_types, open_services
 from storage import open_storage
 from supervision import ChildContext, ChildSpec, RestartPolicy, Strategy, Supervisor
 
@@ -69,7 +69,8 @@ async def _storage_child(
 async def _observations_child(
     services: NodeServices, state: TreeState, ctx: ChildContext, *, task_status: Any
 ) -> None:
-    async with open_hub(services.storage_or_raise(), services.config.clock) as hub:
+    async with open_hub(services.storage_or_raise(), services.config.clock,
+                        journal_types=journal_event_types) as hub:  # fmt: skip
         services.observations = hub
         try:
             task_status.started()

@@ -15,6 +15,8 @@ from ._buffer import Subscriber as Subscriber
 from ._diagnostics import DiagnosticsRecorder as DiagnosticsRecorder
 from ._diagnostics import open_hub as open_hub
 from ._diagnostics import run_recorder as run_recorder
+from ._event_types import LIVE_TYPES as LIVE_TYPES
+from ._event_types import check_observed_types as check_observed_types
 from ._frames import MAX_FRAME_BYTES as MAX_FRAME_BYTES
 from ._frames import MAX_FRAME_RECORDS as MAX_FRAME_RECORDS
 from ._hub import Dispatch as Dispatch

@@ -17,7 +17,7 @@ import contextlib
 import functools
 import logging
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
 import attrs
@@ -139,11 +139,17 @@ async def run_recorder(
 
 @contextlib.asynccontextmanager
 async def open_hub(
-    store: Storage, clock: Clock, *, buffer_capacity: int = DEFAULT_CAPACITY
+    store: Storage,
+    clock: Clock,
+    *,
+    buffer_capacity: int = DEFAULT_CAPACITY,
+    journal_types: Callable[[], frozenset[str]] | None = None,
 ) -> AsyncIterator[ObservationHub]:
     """Run a hub on `store` for the block: it listens to commits from entry to exit, and
-    its `diagnostics` recorder takes the workers' observation-batches."""
-    hub = ObservationHub(store, clock, buffer_capacity=buffer_capacity)
+    its `diagnostics` recorder takes the workers' observation-batches. `journal_types`
+    lists the journal's event types, which a query's `eventTypes` is checked against."""
+    hub = ObservationHub(store, clock, buffer_capacity=buffer_capacity,
+                         journal_types=journal_types)  # fmt: skip
     remove = store.add_commit_listener(hub.on_commit)
     try:
         head = await store.read(

@@ -79,9 +79,17 @@ class ObservationHub:
     """Fan-out of committed events and live item records. Build with `open_hub`."""
 
     def __init__(
-        self, store: Storage, clock: Clock, *, buffer_capacity: int = DEFAULT_CAPACITY
+        self,
+        store: Storage,
+        clock: Clock,
+        *,
+        buffer_capacity: int = DEFAULT_CAPACITY,
+        journal_types: Callable[[], frozenset[str]] | None = None,
     ) -> None:
         self.store = store
+        # Every event type the journal holds, read at the first query naming types: a query
+        # naming another (nor a live one) is refused. None: queries' types are not checked.
+        self.journal_types = journal_types
         self.clock = clock
         self.node_id = store.node_id
         self.epoch = store.node_epoch

@@ -28,6 +28,7 @@ from typing import Any, Final
 from maia.core import MaiaError, format_timestamp_ms
 from storage import oldest_retained_position
 
+from ._event_types import check_observed_types
 from ._frames import frame, pack, records_frame
 from ._hub import ObservationHub, ObservationSubscriber
 from ._journal import replay_page, tail_snapshot
@@ -77,7 +78,11 @@ class ObservationStream:
         )
 
     async def run(self) -> None:
-        """Serve until the client leaves, overflow (gap) or a terminal error (raised)."""
+        """Serve until the client leaves, overflow (gap) or a terminal error (raised:
+        validation_failed for a type no observation carries, invalid_cursor, …)."""
+        if self.query.event_types and self.hub.journal_types is not None:
+            check_observed_types("query.eventTypes", self.query.event_types,
+                                 self.hub.journal_types())  # fmt: skip
         subscriber = self.hub.subscribe_observations(self.query, peer=self.peer)
         try:
             await self._start(subscriber)

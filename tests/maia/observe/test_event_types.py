@@ -1,0 +1,176 @@
+"""`eventTypes` is checked alike by `events.read` and `observe.events`, at a real Node's
+sockets: a type no Node emits is `validation_failed` naming the field, and changes nothing;
+every journal type passes both, and the live types (`item.delta`, …) pass the stream."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import orjson
+import pytest
+import trio
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from trio_websocket import open_websocket_url, wrap_client_stream
+
+from maia.core import MaiaError, read_discovery, read_token
+from maia.node import NodeHome
+from maia.observe import LIVE_TYPES, SUBPROTOCOL, check_observed_types
+from maia.service import journal_event_types
+
+from ..node._raw import hello, port_of, request
+
+JOURNAL = sorted(journal_event_types())
+TYPES = st.one_of(
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=70),  # anything at all
+    st.from_regex(r"\A[a-z][a-z0-9_.-]{0,20}\Z"),  # the pattern's shape, mostly unknown
+    st.sampled_from([*JOURNAL, *sorted(LIVE_TYPES)]),
+    st.sampled_from(JOURNAL).map(lambda t: t[:-1]),  # a typo of a real one
+)
+
+
+@attrs.frozen
+class Node:
+    process: subprocess.Popen[bytes]
+    port: int
+    token: str
+
+    @property
+    def auth(self) -> list[tuple[bytes, bytes]]:
+        return [(b"Authorization", f"Bearer {self.token}".encode())]
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
+    """A real `python -m maia.node start` for the module (its output in <home>/test.log)."""
+    home = NodeHome(tmp_path_factory.mktemp("types") / "home")
+    home.ensure()
+    with (home.root / "test.log").open("wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "maia.node", "start", "--home",
+                                    str(home.root)], stdout=log, stderr=log)  # fmt: skip
+    try:
+        deadline, record = time.monotonic() + 60, None
+        while time.monotonic() < deadline and process.poll() is None:
+            record = read_discovery(home.discovery_path)
+            if record is not None and record.pid == process.pid:
+                break
+            time.sleep(0.05)
+        assert record is not None, "the Node did not start"
+        assert record.pid == process.pid
+        yield Node(process, port_of(record.url), read_token(home.token_path))
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+async def _events_read(node: Node, event_type: str) -> dict[str, Any]:
+    """The answer to events.read filtered on `event_type` over /api/v1."""
+    async with open_websocket_url(f"ws://127.0.0.1:{node.port}/api/v1",
+                                  extra_headers=node.auth) as ws:  # fmt: skip
+        assert (await hello(ws))["ok"]
+        params = {"position": {"kind": "start"}, "eventTypes": [event_type], "limit": 1}
+        body = {"id": 1, "method": "events.read", "params": params}
+        return await request(ws, orjson.dumps(body))
+
+
+async def _observe(node: Node, event_type: str) -> dict[str, Any]:
+    """The first answer to observe.events filtered on `event_type`, on the observation
+    socket (our own TCP stream: trio-websocket's client never closes a socket the server
+    closed first, which it does after an error)."""
+    query = {"eventTypes": [event_type], "limit": 1}
+    body = {"id": 1, "method": "observe.events", "params": {"query": query}}
+    async with (
+        trio.open_nursery() as nursery,
+        await trio.open_tcp_stream("127.0.0.1", node.port) as tcp,
+    ):
+        ws = await wrap_client_stream(
+            nursery, tcp, f"127.0.0.1:{node.port}", "/api/v1/observations",
+            subprotocols=[SUBPROTOCOL], extra_headers=node.auth,
+        )  # fmt: skip
+        assert (await hello(ws))["ok"]
+        answer = await request(ws, orjson.dumps(body))
+        await ws.aclose()
+        return answer
+
+
+def _refusal(answer: dict[str, Any]) -> str:
+    assert answer["ok"] is False, answer
+    error = answer["error"]
+    assert error["code"] == "validation_failed", error
+    path: str = error["details"]["path"]
+    return path
+
+
+async def _both(node: Node, event_type: str) -> None:
+    with trio.fail_after(30):
+        read = await _events_read(node, event_type)
+        observed = await _observe(node, event_type)
+    if event_type in journal_event_types():
+        assert read["ok"] is True, read
+        assert read["result"]["status"] == "page"
+    else:
+        assert _refusal(read) == "eventTypes[0]"
+    if event_type in journal_event_types() | LIVE_TYPES:
+        assert observed["ok"] is True, observed
+        assert observed["result"]["frame"]["type"] == "snapshot"
+    else:
+        assert _refusal(observed) == "query.eventTypes[0]"
+
+
+@pytest.mark.parametrize(
+    ("event_type", "read_ok", "observe_ok"),
+    [
+        ("turn.completed", True, True),
+        ("project.added", True, True),
+        ("item.delta", False, True),  # live only: never in the journal
+        ("item.started", False, True),
+        ("worker.diagnostic", False, True),
+        ("turn.bogus", False, False),
+        ("turn.complete", False, False),  # a typo
+        ("Turn.Completed", False, False),  # not even the pattern
+    ],
+)
+def test_bad_and_good_types_at_both_ops(
+    node: Node, event_type: str, read_ok: bool, observe_ok: bool
+) -> None:
+    """Known types are served, unknown ones refused naming eventTypes[0] (events.read) and
+    query.eventTypes[0] (observe.events); a typo's message names the type it resembles."""
+    read = trio.run(_events_read, node, event_type)
+    observed = trio.run(_observe, node, event_type)
+    assert read["ok"] is read_ok, read
+    assert observed["ok"] is observe_ok, observed
+    if not observe_ok:
+        assert _refusal(observed) == "query.eventTypes[0]"
+    if event_type == "turn.complete":
+        assert "did you mean turn.completed?" in observed["error"]["message"]
+        assert "did you mean turn.completed?" in read["error"]["message"]
+
+
+@settings(max_examples=40)
+@given(event_type=TYPES)
+def test_any_string_as_a_type_gets_the_same_answer_from_both_ops(
+    node: Node, event_type: str
+) -> None:
+    """Over arbitrary strings: each op serves a type it can carry and refuses any other
+    with validation_failed naming the field; the Node stays up."""
+    trio.run(_both, node, event_type)
+    assert node.process.poll() is None, "the Node exited"
+
+
+def test_the_check_names_the_first_unknown_type_and_passes_live_ones() -> None:
+    """check_observed_types passes journal and live types and names the first other one."""
+    check_observed_types("query.eventTypes", ["item.delta", "turn.completed"], frozenset(JOURNAL))
+    with pytest.raises(MaiaError) as refused:
+        check_observed_types("query.eventTypes", ["item.delta", "x.y"], frozenset(JOURNAL))
+    assert refused.value.code == "validation_failed"
+    assert refused.value.details["path"] == "query.eventTypes[1]"
