@@ -27,7 +27,7 @@ from ..node._raw import hello, port_of, request
 
 JOURNAL = sorted(journal_event_types())
 TYPES = st.one_of(
-    st.text(st.characters(exclude_categories=("Cs",)), max_size=70),  # anything at all
+    st.text(st.characters(exclude_categories=["Cs"]), max_size=70),  # anything at all
     st.from_regex(r"\A[a-z][a-z0-9_.-]{0,20}\Z"),  # the pattern's shape, mostly unknown
     st.sampled_from([*JOURNAL, *sorted(LIVE_TYPES)]),
     st.sampled_from(JOURNAL).map(lambda t: t[:-1]),  # a typo of a real one
