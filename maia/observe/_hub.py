@@ -87,8 +87,8 @@ class ObservationHub:
         journal_types: Callable[[], frozenset[str]] | None = None,
     ) -> None:
         self.store = store
-        # Every event type the journal holds, read at the first query naming types: a query
-        # naming another (nor a live one) is refused. None: queries' types are not checked.
+        # Every event type the journal holds, asked for when a query names types: a type
+        # neither there nor live is refused. None: queries' types are not checked.
         self.journal_types = journal_types
         self.clock = clock
         self.node_id = store.node_id

@@ -201,7 +201,10 @@ async def serve_observation_connection(
 
 def _peer(socket: WebSocketConnection) -> str:
     """The connection's remote address as `host:port` (`[v6]:port`), "" when unknown."""
-    remote = socket.remote
+    try:
+        remote = socket.remote
+    except OSError:  # the peer already left (getpeername: not connected)
+        return ""
     if isinstance(remote, str):
         return remote  # not a TCP stream: trio-websocket's own description
     host = f"[{remote.address}]" if ":" in str(remote.address) else str(remote.address)
