@@ -22,6 +22,7 @@ from maia.observe import (
     serve_observation_connection,
 )
 from storage import EventRecord, Storage, append_event, open_storage
+from tests.maia.node.conftest import node_process as node_process  # a real Node process
 
 
 @attrs.define

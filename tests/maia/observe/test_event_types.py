@@ -4,13 +4,8 @@ every journal type passes both, and the live types (`item.delta`, …) pass the 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from typing import Any
 
-import attrs
 import orjson
 import pytest
 import trio
@@ -18,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trio_websocket import open_websocket_url, wrap_client_stream
 
-from maia.core import MaiaError, read_discovery, read_token
-from maia.node import NodeHome
+from maia.core import MaiaError
 from maia.observe import LIVE_TYPES, SUBPROTOCOL, check_observed_types
 from maia.service import journal_event_types
 
-from ..node._raw import hello, port_of, request
+from ..node._raw import hello, request
+from ..node.conftest import NodeProcess as Node
 
 JOURNAL = sorted(journal_event_types())
 TYPES = st.one_of(
@@ -32,45 +27,6 @@ TYPES = st.one_of(
     st.sampled_from([*JOURNAL, *sorted(LIVE_TYPES)]),
     st.sampled_from(JOURNAL).map(lambda t: t[:-1]),  # a typo of a real one
 )
-
-
-@attrs.frozen
-class Node:
-    process: subprocess.Popen[bytes]
-    port: int
-    token: str
-
-    @property
-    def auth(self) -> list[tuple[bytes, bytes]]:
-        return [(b"Authorization", f"Bearer {self.token}".encode())]
-
-
-@pytest.fixture(scope="module")
-def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
-    """A real `python -m maia.node start` for the module (its output in <home>/test.log)."""
-    home = NodeHome(tmp_path_factory.mktemp("types") / "home")
-    home.ensure()
-    with (home.root / "test.log").open("wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "maia.node", "start", "--home",
-                                    str(home.root)], stdout=log, stderr=log)  # fmt: skip
-    try:
-        deadline, record = time.monotonic() + 60, None
-        while time.monotonic() < deadline and process.poll() is None:
-            record = read_discovery(home.discovery_path)
-            if record is not None and record.pid == process.pid:
-                break
-            time.sleep(0.05)
-        assert record is not None, "the Node did not start"
-        assert record.pid == process.pid
-        yield Node(process, port_of(record.url), read_token(home.token_path))
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
 
 
 async def _events_read(node: Node, event_type: str) -> dict[str, Any]:
@@ -141,12 +97,12 @@ async def _both(node: Node, event_type: str) -> None:
     ],
 )
 def test_bad_and_good_types_at_both_ops(
-    node: Node, event_type: str, read_ok: bool, observe_ok: bool
+    node_process: Node, event_type: str, read_ok: bool, observe_ok: bool
 ) -> None:
     """Known types are served, unknown ones refused naming eventTypes[0] (events.read) and
     query.eventTypes[0] (observe.events); a typo's message names the type it resembles."""
-    read = trio.run(_events_read, node, event_type)
-    observed = trio.run(_observe, node, event_type)
+    read = trio.run(_events_read, node_process, event_type)
+    observed = trio.run(_observe, node_process, event_type)
     assert read["ok"] is read_ok, read
     assert observed["ok"] is observe_ok, observed
     if not observe_ok:
@@ -159,12 +115,12 @@ def test_bad_and_good_types_at_both_ops(
 @settings(max_examples=40)
 @given(event_type=TYPES)
 def test_any_string_as_a_type_gets_the_same_answer_from_both_ops(
-    node: Node, event_type: str
+    node_process: Node, event_type: str
 ) -> None:
     """Over arbitrary strings: each op serves a type it can carry and refuses any other
     with validation_failed naming the field; the Node stays up."""
-    trio.run(_both, node, event_type)
-    assert node.process.poll() is None, "the Node exited"
+    trio.run(_both, node_process, event_type)
+    assert node_process.process.poll() is None, "the Node exited"
 
 
 def test_the_check_names_the_first_unknown_type_and_passes_live_ones() -> None:
