@@ -12,7 +12,6 @@ kind or event cannot be missed.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Iterable, Sequence
 from typing import Final
@@ -52,6 +51,8 @@ def _refused(path: str, event_type: str, why: str) -> MaiaError:
 
 def _unknown(path: str, event_type: str, candidates: Iterable[str]) -> MaiaError:
     """A type no Node emits, with the nearest known one when a typo explains it."""
+    import difflib  # only for a refusal: ~0.14 MiB of a Node that never refuses one
+
     close = difflib.get_close_matches(event_type, sorted(candidates), n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     return _refused(path, event_type, f"is not an event type a Node emits{hint}")
