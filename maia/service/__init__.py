@@ -24,6 +24,11 @@ from ._event_types import check_filter_types as check_filter_types
 from ._event_types import check_webhook_types as check_webhook_types
 from ._event_types import journal_event_types as journal_event_types
 from ._kinds import KINDS as KINDS
+from ._kinds import ON_DEMAND as ON_DEMAND
+from ._kinds import OnDemand as OnDemand
+from ._kinds import after_open as after_open
+from ._kinds import is_open as is_open
+from ._kinds import kind_event_types as kind_event_types
 from ._kinds import running_kind as running_kind
 from ._register import HANDLERS as HANDLERS
 from ._register import open_services as open_services
