@@ -6,7 +6,8 @@ timers, opens each kind in order (its recovery first, then its registry), yields
 effects boundedly), then the timers. A kind is anything with a `name`, its `tables` and an
 `open(runtime)` async context manager yielding the kind's facade, which handlers reach as
 `runtime[KIND]` (typed by the kind). Adding a kind is its package and one entry in the
-Node's kind list; the runtime does not change.
+Node's kind list; the runtime does not change. A kind may yield None: it is not running
+yet, and `publish`es its facade when it opens later (on its first use).
 
 What the runtime gives each kind: the storage actor, the clock, the user configuration, the
 environment, the timers, `start_registry` (a registry served in the runtime's nursery, its
@@ -83,14 +84,19 @@ class ActorRuntime:
 
     def __getitem__(self, kind: Kind[T]) -> T:
         """The facade `kind` yielded. Raises `unavailable` when it is not running."""
-        try:
-            return self._kinds[kind.name]  # type: ignore[no-any-return]
-        except KeyError:
+        facade = self._kinds.get(kind.name)
+        if facade is None:
             raise MaiaError("unavailable", f"{kind.name}s are not running",
-                            {"target": kind.name}) from None  # fmt: skip
+                            {"target": kind.name})  # fmt: skip
+        return facade  # type: ignore[no-any-return]
 
     def __contains__(self, kind: Kind[Any]) -> bool:
-        return kind.name in self._kinds
+        return self._kinds.get(kind.name) is not None
+
+    def publish(self, name: str, facade: Any) -> None:
+        """The facade of kind `name`, opened after the start (a kind opened on its first use
+        yields None at the start: maia.service's on-demand kinds); None withdraws it."""
+        self._kinds[name] = facade
 
     def extension(self, cls: type[T]) -> T:
         """A shared service an earlier kind provided (`provide`). Raises KeyError."""
@@ -156,7 +162,10 @@ async def open_actor_runtime(
         )  # fmt: skip
         async with contextlib.AsyncExitStack() as stack:
             for kind in kinds:
-                runtime._kinds[kind.name] = await stack.enter_async_context(kind.open(runtime))
+                runtime._kinds[kind.name] = None  # a None facade: it publishes its own
+                facade = await stack.enter_async_context(kind.open(runtime))
+                if facade is not None:
+                    runtime.publish(kind.name, facade)
             timers.open()
             yield runtime
         nursery.cancel_scope.cancel()

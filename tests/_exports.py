@@ -23,11 +23,13 @@ def bound_names(init: Path) -> list[str]:
 
 
 def own_exports(folder: Path) -> list[str]:
-    """The names a package's `__init__.py` takes from its own modules (`from ._x import`),
+    """The names a package's `__init__.py` takes from its own modules (`from ._x import`, at
+    top level or, for names it loads on first use, under a top-level `if TYPE_CHECKING:`),
     each asserted to be re-exported as itself."""
     tree = ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))
     names = []
-    for node in tree.body:
+    top = [n for node in tree.body for n in (node.body if isinstance(node, ast.If) else [node])]
+    for node in top:
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             for alias in node.names:
                 assert alias.asname == alias.name, f"{alias.name} is not re-exported as itself"

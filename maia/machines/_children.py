@@ -4,7 +4,8 @@
 an address the user chose, apart from the loopback-only API (wss:// when given a
 certificate and its key). `execution_child(url, token)`: the
 Execution Node's outgoing link. Both start after the API (rest-for-one: a restart of the
-services restarts them too) and write what they listen on or hold to the Node's log.
+services restarts them too) and write what they listen on or hold to the Node's log. Each
+opens the machine kind first: a Node opens it on demand (`maia.service.running_kind`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import trio
 
 from actors.machine import MACHINES
 from maia.node import NodeServices
+from maia.service import running_kind
 from supervision import ChildContext
 
 from ._execution import ExecutionLink
@@ -32,7 +34,7 @@ def control_child(host: str, port: int, cert: Path | None = None,
                   key: Path | None = None) -> Child:  # fmt: skip
     async def start(services: NodeServices, state: Any, ctx: ChildContext, *,
                     task_status: Any) -> None:  # fmt: skip
-        machines = services.sessions_or_raise().runtime[MACHINES]
+        machines = await running_kind(services.sessions_or_raise().runtime, MACHINES)
         listener = MachineListener(services.storage_or_raise(), machines, services.clock)
         tls = None if cert is None or key is None else listener_tls(cert, key)
         async with trio.open_nursery() as nursery:
@@ -54,7 +56,7 @@ def execution_child(control_url: str, token: str | None) -> Child:
     async def start(services: NodeServices, state: Any, ctx: ChildContext, *,
                     task_status: Any) -> None:  # fmt: skip
         store = services.storage_or_raise()
-        machines = services.sessions_or_raise().runtime[MACHINES]
+        machines = await running_kind(services.sessions_or_raise().runtime, MACHINES)
         link = ExecutionLink(services.config.home.root, control_url, token, store.node_id,
                              services.clock, machines.local_supervisor,
                              OutboxStore(store))  # fmt: skip

@@ -3,7 +3,8 @@
 A webhook's `eventTypes` and `events.read`'s `eventTypes` match event types exactly; a type
 no Node emits (`turn.bogus`, a typo of `turn.completed`) would be accepted and then match
 nothing, silently. The types come from where they are declared: the `emits` of every
-lifecycle table of every kind the Node runs (`_kinds.KINDS`), each operation's `eventTypes`,
+lifecycle table of every kind the Node runs (`_kinds.kind_event_types`: the kinds opened on
+demand declare theirs, held to their tables by a test), each operation's `eventTypes`,
 and the few events code writes beside a table (listed below). A test scans the source for
 every event-writing call, a table row's `emits` included, and finds its type here, so a new
 kind or event cannot be missed.
@@ -11,16 +12,14 @@ kind or event cannot be missed.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Final
 
-from actors import TransitionTable
 from maia.core import MaiaError
 from maia.protocol import REGISTRY
 
-from ._kinds import KINDS
+from ._kinds import kind_event_types
 
 _WRITTEN_BESIDE_TABLES: Final = frozenset({
     "approval.requested", "approval.allowed", "approval.denied", "approval.withdrawn",
@@ -38,18 +37,11 @@ _WEBHOOK_OWN_PREFIX: Final = "webhook."  # the outbox never delivers a webhook's
 _EVERY_TYPE: Final = "*"
 
 
-def _emits(tables: Iterable[TransitionTable[Any, Any]]) -> Iterable[str]:
-    for table in tables:
-        rows = (*table.rows, table.creation) if table.creation else table.rows
-        yield from (row.emits for row in rows if row.emits)
-
-
 @functools.cache
 def journal_event_types() -> frozenset[str]:
     """Every event type a Node writes to its journal."""
-    tables = (table for kind in KINDS for table in kind.tables)
     declared = {t for op in REGISTRY for t in op.event_types}
-    return frozenset(_emits(tables)) | declared | _WRITTEN_BESIDE_TABLES
+    return kind_event_types() | declared | _WRITTEN_BESIDE_TABLES
 
 
 def _refused(path: str, event_type: str, why: str) -> MaiaError:
@@ -59,6 +51,8 @@ def _refused(path: str, event_type: str, why: str) -> MaiaError:
 
 def _unknown(path: str, event_type: str, candidates: Iterable[str]) -> MaiaError:
     """A type no Node emits, with the nearest known one when a typo explains it."""
+    import difflib  # only for a refusal: ~0.14 MiB of a Node that never refuses one
+
     close = difflib.get_close_matches(event_type, sorted(candidates), n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     return _refused(path, event_type, f"is not an event type a Node emits{hint}")

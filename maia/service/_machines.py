@@ -53,6 +53,7 @@ from storage import (
 )
 
 from ._context import ServiceContext, not_found
+from ._kinds import running_kind
 from ._machines_views import machine_wire
 
 _PREVIEW_TTL_MS: Final = 120_000
@@ -62,8 +63,9 @@ def _digest(action: str, name: str) -> str:
     return digest_json({"action": action, "name": name})
 
 
-def _service(ctx: ServiceContext) -> MachineService:
-    return ctx.runtime[MACHINES]
+async def _service(ctx: ServiceContext) -> MachineService:
+    """The machine kind, opened on its first use (`_kinds`)."""
+    return await running_kind(ctx.runtime, MACHINES)
 
 
 async def _preview(ctx: ServiceContext, action: str, params: MachineChangeInput,
@@ -202,8 +204,8 @@ async def machine_revoke_confirm(
     machine_id = wire["machine"]["machineId"]
     record = await ctx.read(lambda c: get_machine(c, machine_id=machine_id))
     if record is not None:  # its lease machines refuse grants and block placement from now
-        _service(ctx).relay.leases.set_registration(record.registration)
-    _service(ctx).links.revoke(machine_id)
+        (await _service(ctx)).relay.leases.set_registration(record.registration)
+    (await _service(ctx)).links.revoke(machine_id)
     return check(MachineRevokeOutput, wire, root="result")  # fmt: skip
 
 
@@ -219,7 +221,7 @@ async def machine_show(ctx: ServiceContext, params: MachineRef) -> MachineShowOu
     record = await ctx.read(lambda c: get_machine(c, name=params.name))
     if record is None:
         raise not_found("machine", params.name)
-    service = _service(ctx)
+    service = await _service(ctx)
     link = service.links.get(record.machine_id)
     wire = machine_wire(record, link=link, now_mono_ms=ctx.clock.monotonic_ms())
     leases = service.relay.leases

@@ -4,6 +4,8 @@ The machine must be enrolled (not pending, revoked or recovery-required). After 
 Session is created (a replay finds the same Session), it is placed under the assignment of
 its Project on that machine, made on first use; the worker launches at its first turn,
 through the relay, once the assignment's lease admits placement (spec MN0 item 9).
+Every `session.create` comes here; only one that names a machine imports the machine kind
+and opens it (`_kinds`: a Node without machines never loads them).
 """
 
 from __future__ import annotations
@@ -13,20 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from actors import ActorError
-from actors.machine import (
-    MACHINES,
-    MachineService,
-    MachineState,
-    Place,
-    find_assignment,
-    get_machine,
-    new_assignment,
-    place_session,
-)
 from maia.core import MaiaError
 from storage import MutationResult
 
 from ._context import ServiceContext, not_found
+from ._kinds import running_kind
 
 
 async def create_placed(
@@ -37,6 +30,16 @@ async def create_placed(
     name = getattr(params, "machine", None)
     if name is None:
         return await create()
+    from actors.machine import (
+        MACHINES,
+        MachineState,
+        Place,
+        find_assignment,
+        get_machine,
+        new_assignment,
+        place_session,
+    )
+
     record = await ctx.read(lambda c: get_machine(c, name=name))
     if record is None:
         raise not_found("machine", name)
@@ -50,7 +53,7 @@ async def create_placed(
     now = ctx.now()
     row = await ctx.read(lambda c: find_assignment(c, record.machine_id, project_id))
     if row is None:  # its actor creates it (the `place` transition)
-        service: MachineService = ctx.runtime[MACHINES]
+        service = await running_kind(ctx.runtime, MACHINES)
         made = new_assignment(record.machine_id, project_id, now)
         try:
             row = await service.assignments.ask(made.assignment_id,

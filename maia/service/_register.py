@@ -3,11 +3,13 @@
 `register(table, context_of)` adds one entry per operation to a `HandlerTable`; `context_of`
 finds the `ServiceContext` from a call (the Node keeps it on its services bundle). Operations
 that already have a handler are left alone, so registering twice (two Nodes in one test
-process) is harmless.
+process) is harmless. The handlers of the kinds opened on demand (`_kinds`: machines,
+routines, webhooks) are imported at their first call (`_deferred`), and each opens its kind.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any, Final, Protocol
 
 from actors import ActorError, open_actor_runtime
 from maia.config import UserConfig, load_user_config
-from maia.protocol import Clock
+from maia.protocol import REGISTRY, Clock
 from storage import Storage
 from supervision.workers import DiagnosticsSink, WorkerTimings
 
@@ -24,12 +26,10 @@ from ._approvals import APPROVAL_HANDLERS
 from ._config import CONFIG_HANDLERS
 from ._config_status import admitted_user_config
 from ._context import ServiceContext
-from ._kinds import KINDS
-from ._machines import MACHINE_HANDLERS
+from ._kinds import KINDS, ON_DEMAND, after_open, running_kind
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
 from ._reference import reference_resolve
-from ._routines import ROUTINE_HANDLERS, install_launcher
 from ._sessions import (
     session_archive,
     session_create,
@@ -48,9 +48,24 @@ from ._turns import (
     turn_show,
     turn_wait,
 )
-from ._webhooks import WEBHOOK_HANDLERS
 
 Handler = Callable[[ServiceContext, Any], Awaitable[Any]]
+# The handler modules of the kinds opened on demand: their operations by ID prefix (a test
+# holds each table to its module's), imported at the first call.
+_DEFERRED: Final = (("routine.", "routine", "._routines", "ROUTINE_HANDLERS"),
+                    ("webhooks.", "webhook", "._webhooks", "WEBHOOK_HANDLERS"),
+                    ("machine.", "machine", "._machines", "MACHINE_HANDLERS"))  # fmt: skip
+
+
+def _deferred(op_id: str, kind: str, module: str, table: str) -> Handler:
+    async def call(ctx: ServiceContext, params: Any) -> Any:
+        await running_kind(ctx.runtime, ON_DEMAND[kind])
+        handlers = getattr(importlib.import_module(module, __package__), table)
+        return await handlers[op_id](ctx, params)
+
+    call.__name__ = op_id.replace(".", "_")
+    return call
+
 
 HANDLERS: Final[Mapping[str, Handler]] = {
     "project.add": project_add,
@@ -74,12 +89,12 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     "receipt.get": receipt_get,
     "receipt.list": receipt_list,
     "events.read": events_read,
-    **ROUTINE_HANDLERS,
     **CONFIG_HANDLERS,
-    **WEBHOOK_HANDLERS,
     **APPROVAL_HANDLERS,
-    **MACHINE_HANDLERS,
-}
+    **{op.operation_id: _deferred(op.operation_id, kind, module, table)
+       for prefix, kind, module, table in _DEFERRED
+       for op in REGISTRY if op.operation_id.startswith(prefix)},
+}  # fmt: skip
 
 
 class _Table(Protocol):
@@ -137,5 +152,9 @@ async def open_services(
         options=settings_of_kinds,
     ) as runtime:  # fmt: skip
         context = ServiceContext(store, clock, settings, runtime, home, admitted)
-        install_launcher(context)
+        after_open(runtime, "routine", lambda: _install_launcher(context))
         yield context
+
+
+def _install_launcher(context: ServiceContext) -> None:
+    importlib.import_module("._routines", __package__).install_launcher(context)

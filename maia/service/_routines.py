@@ -70,6 +70,7 @@ from storage import (
 )
 
 from ._context import ServiceContext, mutation_output, not_found
+from ._kinds import running_kind
 from ._paging import issue, open_cursor
 from ._routine_gate import SchedulerGate
 
@@ -121,9 +122,9 @@ def _issue(ctx: ServiceContext, operation_id: str, digest: str, routine_id: str,
     )  # fmt: skip
 
 
-def _routines(ctx: ServiceContext) -> Routines:
-    routines: Routines = ctx.runtime[ROUTINES]
-    return routines
+async def _routines(ctx: ServiceContext) -> Routines:
+    """The routine kind, opened on its first use (`_kinds`)."""
+    return await running_kind(ctx.runtime, ROUTINES)
 
 
 async def _ask(ctx: ServiceContext, routine_id: str, message: Any, *,
@@ -133,7 +134,7 @@ async def _ask(ctx: ServiceContext, routine_id: str, message: Any, *,
     values fails with storage_conflict"); pause and resume, which the spec gives no rule of
     their own, keep the generic `idempotency_conflict`."""
     try:
-        committed = await _routines(ctx).ask(routine_id, message)
+        committed = await (await _routines(ctx)).ask(routine_id, message)
     except MaiaError as error:
         if error.code == "idempotency_conflict" and confirm:
             raise MaiaError("storage_conflict", f"command {message.command.command_id} was "

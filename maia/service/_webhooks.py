@@ -64,6 +64,7 @@ from storage import ExpectedTarget, find_receipt, issue_preview
 
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
 from ._event_types import check_webhook_types
+from ._kinds import running_kind
 
 CONFIRM_OP: Final = "webhooks.change.confirm"
 PREVIEW_TTL_MS: Final = 120_000
@@ -203,9 +204,10 @@ async def webhooks_change_preview(
     return check(WebhookChangePreviewOutput, await ctx.store.write(preview), root="result")
 
 
-def _service(ctx: ServiceContext) -> WebhookService:
-    """The webhook kind. Raises `unavailable` when it is not running."""
-    return ctx.runtime[WEBHOOKS]
+async def _service(ctx: ServiceContext) -> WebhookService:
+    """The webhook kind, opened on its first use (`_kinds`). Raises `unavailable` when it is
+    not running."""
+    return await running_kind(ctx.runtime, WEBHOOKS)
 
 
 async def webhooks_change_confirm(
@@ -250,7 +252,7 @@ async def webhooks_change_confirm(
     else:
         webhook_id = change.webhook_id
         message = ConfirmChange(change.kind, command, proof, expected_revision=expected)
-    result = await _service(ctx).ask(webhook_id, message)
+    result = await (await _service(ctx)).ask(webhook_id, message)
     return mutation_output(WebhookChangeConfirmOutput, result)
 
 

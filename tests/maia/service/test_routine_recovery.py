@@ -16,7 +16,7 @@ import trio
 from actors.routine import ROUTINES, Attached, LaunchAnswer, LauncherSlot, get_fire, get_routine
 from maia.config import UserConfig
 from maia.core import SystemClock
-from maia.service import SchedulerGate, ServiceContext, open_services
+from maia.service import SchedulerGate, ServiceContext, open_services, running_kind
 from maia.service._projects import project_add
 from maia.service._routines import ROUTINE_HANDLERS
 from storage import open_storage
@@ -34,7 +34,8 @@ async def node_run(home: Path, *, launcher: bool) -> AsyncIterator[ServiceContex
         open_storage(home / "maia.db", clock=clock, synchronous="NORMAL") as store,
         open_services(store, clock=clock, home=home, config=UserConfig()) as services,
     ):
-        if not launcher:
+        if not launcher:  # the kind opens on demand: open it to withhold its launcher
+            await running_kind(services.runtime, ROUTINES)
             services.runtime.extension(LauncherSlot).launcher = None
         yield services
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import trio
 
-from actors.routine import LauncherSlot
+from actors.routine import ROUTINES, LauncherSlot
 from maia.config import UserConfig
 from maia.core import FakeClock, MaiaError
-from maia.service import ServiceContext, open_services
+from maia.service import ServiceContext, open_services, running_kind
 from maia.service._projects import project_add
 from maia.service._routines import ROUTINE_HANDLERS
 from storage import open_storage
@@ -231,6 +231,7 @@ async def test_manual_run_records_a_launching_fire_and_is_busy_until_it_settles(
     routine_fire; its routine's next tick claims it; while it is unsettled a second run is
     routine_busy (retryable); a paused routine is routine_not_active. (No launcher is
     installed here, so the claimed fire stays launching: the busy state holds still.)"""
+    await running_kind(rctx.runtime, ROUTINES)  # it opens on demand: open it to withhold
     rctx.runtime.extension(LauncherSlot).launcher = None
     project_id = await project(rctx, tmp_path)
     routine = (await create(rctx, project_id)).routine

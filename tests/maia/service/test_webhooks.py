@@ -182,10 +182,11 @@ async def test_without_an_active_webhook_commits_cost_the_outbox_no_write(
     """No webhook: commits that append events run no outbox batch (at most one per
     IDLE_ADVANCE_S, the catch-up at start); once one is added, its commits do again."""
     from actors.webhook import WEBHOOKS
+    from maia.service import running_kind
     from maia.service._projects import project_add
     from maia.service._sessions import session_create, session_rename
 
-    service = ctx.runtime[WEBHOOKS]
+    service = await running_kind(ctx.runtime, WEBHOOKS)  # it opens on demand: open it now
     (tmp_path / "p").mkdir()
     project = await project_add(ctx, params("project.add", {
         "commandId": "p", "rootPath": str(tmp_path / "p")}))  # fmt: skip
