@@ -754,13 +754,65 @@ CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
     WHERE (length(event_id) <> 56 OR event_id < 'event_f');
 """
 
+# Issue 21 goal 4: the partial index `turns_unfinished` took one page in each of a turn's
+# two commits (its entry in at the send, out at the end). A Session's row, which both commits
+# rewrite anyway, now holds `unfinished_from`: the lowest send order of its unfinished turns
+# (NULL when none), kept by triggers on `turns`, so every writer keeps it and no page moves
+# for it. Readers of unfinished turns search `UNIQUE (session_id, seq)` from there (a Session
+# runs its turns in send order, so the range holds its unfinished ones and any cancelled
+# between); across Sessions they scan `sessions` first (actors/session/_sql_turns.py).
+_PAGES_UNFINISHED_ON_SESSION = """
+ALTER TABLE sessions ADD COLUMN unfinished_from INTEGER;
+UPDATE sessions SET unfinished_from = (SELECT min(t.seq) FROM turns t
+    WHERE t.session_id = sessions.session_id AND t.state IN ('queued', 'dispatching', 'running'));
+DROP INDEX turns_unfinished;
+CREATE TRIGGER turns_unfinished_insert AFTER INSERT ON turns
+    WHEN new.state IN ('queued', 'dispatching', 'running')
+BEGIN
+    UPDATE sessions SET unfinished_from = new.seq WHERE session_id = new.session_id
+        AND (unfinished_from IS NULL OR unfinished_from > new.seq);
+END;
+CREATE TRIGGER turns_unfinished_enter AFTER UPDATE OF state ON turns
+    WHEN new.state IN ('queued', 'dispatching', 'running')
+        AND old.state NOT IN ('queued', 'dispatching', 'running')
+BEGIN
+    UPDATE sessions SET unfinished_from = new.seq WHERE session_id = new.session_id
+        AND (unfinished_from IS NULL OR unfinished_from > new.seq);
+END;
+CREATE TRIGGER turns_unfinished_leave AFTER UPDATE OF state ON turns
+    WHEN old.state IN ('queued', 'dispatching', 'running')
+        AND new.state NOT IN ('queued', 'dispatching', 'running')
+BEGIN
+    UPDATE sessions SET unfinished_from = (SELECT min(t.seq) FROM turns t
+        WHERE t.session_id = new.session_id AND t.seq > new.seq
+        AND t.state IN ('queued', 'dispatching', 'running'))
+        WHERE session_id = new.session_id AND unfinished_from = new.seq;
+END;
+CREATE TRIGGER turns_unfinished_delete AFTER DELETE ON turns
+    WHEN old.state IN ('queued', 'dispatching', 'running')
+BEGIN
+    UPDATE sessions SET unfinished_from = (SELECT min(t.seq) FROM turns t
+        WHERE t.session_id = old.session_id AND t.seq > old.seq
+        AND t.state IN ('queued', 'dispatching', 'running'))
+        WHERE session_id = old.session_id AND unfinished_from = old.seq;
+END;
+CREATE TRIGGER turns_unfinished_move AFTER UPDATE OF session_id, seq ON turns
+    WHEN old.session_id IS NOT new.session_id OR old.seq IS NOT new.seq
+BEGIN
+    UPDATE sessions SET unfinished_from = (SELECT min(t.seq) FROM turns t
+        WHERE t.session_id = sessions.session_id
+        AND t.state IN ('queued', 'dispatching', 'running'))
+        WHERE session_id IN (old.session_id, new.session_id);
+END;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
     _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX, _PAGES_EVENT_ID_FROM_POSITION,
     _PAGES_RECEIPT_ID_FROM_SEQUENCE, _PAGES_TURN_ITEMS_BY_TURN, _PAGES_EVENT_OWNER_NUMBERS,
-    _PAGES_RECEIPT_TARGET_ON_TURN, _PAGES_LEAN_EVENT_ROWS,
+    _PAGES_RECEIPT_TARGET_ON_TURN, _PAGES_LEAN_EVENT_ROWS, _PAGES_UNFINISHED_ON_SESSION,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
