@@ -95,25 +95,32 @@ UNFINISHED_TURNS_OF_SESSIONS: Final = (
 )
 
 
+# An item's row is keyed by its turn and place, `item_key = turn_no << 24 | seq` (migration
+# `_PAGES_TURN_ITEMS_ON_TURN_KEY`): no index beside the table; the ID is checked on the row.
+_ITEM_KEY: Final = "(SELECT (turn_no << 24) + ? FROM turns WHERE turn_id = ?)"
+# The key range of a turn's items (bind the turn's ID twice), in `seq` order by key.
+ITEMS_OF_TURN: Final = (
+    "item_key BETWEEN (SELECT turn_no << 24 FROM turns WHERE turn_id = ?)"
+    " AND (SELECT (turn_no << 24) + 16777215 FROM turns WHERE turn_id = ?)"
+)
+
+
 def insert_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, kind: str,
                 text: str, state: str, now_ms: int, data: str | None = None) -> None:  # fmt: skip
+    """Raises sqlite3.IntegrityError for an unknown turn or a place already taken."""
     conn.execute(
-        "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
-        " updated_ms, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (item_id, turn_id, seq, kind, text, state, now_ms, now_ms, data),
+        "INSERT INTO turn_items (item_key, item_id, turn_id, seq, kind, text, state, created_ms,"
+        f" updated_ms, data) VALUES ({_ITEM_KEY}, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (seq, turn_id, item_id, turn_id, seq, kind, text, state, now_ms, now_ms, data),
     )
-
-
-# An item's row is found by its turn and place, `UNIQUE (turn_id, seq)`: `turn_items` keeps
-# no index of item IDs (migration `_PAGES_TURN_ITEMS_BY_TURN`); the ID is checked on the row.
 
 
 def update_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, text: str,
                 state: str, now_ms: int) -> None:  # fmt: skip
     conn.execute(
         "UPDATE turn_items SET text = ?, state = ?, updated_ms = ?"
-        " WHERE turn_id = ? AND seq = ? AND item_id = ?",
-        (text, state, now_ms, turn_id, seq, item_id),
+        f" WHERE item_key = {_ITEM_KEY} AND item_id = ?",
+        (text, state, now_ms, seq, turn_id, item_id),
     )
 
 
@@ -121,9 +128,9 @@ def truncate_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int
                   artifact: str) -> None:  # fmt: skip
     """The rest of the item's text is in the artifact."""
     conn.execute(
-        "UPDATE turn_items SET truncated = 1, artifact = ? WHERE turn_id = ? AND seq = ?"
+        f"UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_key = {_ITEM_KEY}"
         " AND item_id = ?",
-        (artifact, turn_id, seq, item_id),
+        (artifact, seq, turn_id, item_id),
     )
 
 
