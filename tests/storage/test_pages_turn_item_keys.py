@@ -86,9 +86,10 @@ def test_the_migration_keys_items_by_their_turn_and_keeps_everything(tmp_path: P
 
 
 async def test_items_are_their_turns_key_range_and_other_keys_are_refused(tmp_path: Path) -> None:
-    """`insert_item` keys an item by its turn; a turn's items read back as its key range in
-    order (storage's reader too), an update finds its row; a wrong key, a place out of range,
-    a taken place and an unknown turn are refused, by any writer."""
+    """`insert_item` (and storage's `insert_turn_item`) key an item by its turn; a turn's items
+    read back as its key range in order (storage's reader too), an update finds its row; a
+    wrong key, a place out of range, a taken place and an unknown turn are refused, by any
+    writer."""
     async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()):
         pass
     conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
@@ -111,8 +112,11 @@ async def test_items_are_their_turns_key_range_and_other_keys_are_refused(tmp_pa
             ("turn_b", "turn_b"),
         ).fetchall()
         assert listed == [("turn_b_1", "t"), ("turn_b_2", "done")]
+        storage.insert_turn_item(
+            conn, storage.TurnItemRow("turn_a_3", "turn_a", 3, "message", "t", "started", 5, 5)
+        )
         listed_a = [i.item_id for i in storage.list_turn_items(conn, "turn_a")]
-        assert listed_a == ["turn_a_1", "turn_a_2"]
+        assert listed_a == ["turn_a_1", "turn_a_2", "turn_a_3"]
         with pytest.raises(sqlite3.IntegrityError):
             insert_item(conn, "again", "turn_a", 1, "message", "t", "started", 5)
         with pytest.raises(sqlite3.IntegrityError):
@@ -126,6 +130,6 @@ async def test_items_are_their_turns_key_range_and_other_keys_are_refused(tmp_pa
             )  # a writer that leaves the key to SQLite
         with pytest.raises(sqlite3.IntegrityError, match="item_key"):
             conn.execute("UPDATE turn_items SET seq = 9 WHERE item_id = 'turn_a_2'")
-        assert conn.execute("SELECT count(*) FROM turn_items").fetchone()[0] == 4
+        assert conn.execute("SELECT count(*) FROM turn_items").fetchone()[0] == 5
     finally:
         conn.close()
