@@ -1,8 +1,8 @@
 """`sessions.unfinished_from` in place of the index `turns_unfinished` (issue 21 goal 4,
 migration `_PAGES_UNFINISHED_ON_SESSION`): the triggers keep it the lowest send order of the
 Session's unfinished turns whatever writes the turns, the readers built on it find exactly the
-unfinished turns, their plans search `UNIQUE (session_id, seq)`, and the migration fills it
-for a database with turns in it."""
+unfinished turns, their plans search `UNIQUE (session_id, seq)`, and the migrations fill it
+for a database with turns in it and keep it moving (`_PAGES_UNFINISHED_ONE_TRIGGER`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from actors.session._sql_turns import (
     session_and_pending_turns,
 )
 from maia.core import FakeClock
-from storage._schema import _PAGES_UNFINISHED_ON_SESSION, migrate
+from storage._schema import _PAGES_UNFINISHED_ON_SESSION, _PAGES_UNFINISHED_ONE_TRIGGER, migrate
 
 from ._fixtures import schema_before
 
@@ -183,5 +183,41 @@ async def test_the_migration_fills_unfinished_from_for_stored_turns(tmp_path: Pa
         row, pending = session_and_pending_turns(conn, "session_a")
         assert row[:2] == ("project_p", "running")
         assert [t[0] for t in pending] == ["turn_session_a_4"]
+    finally:
+        conn.close()
+
+
+def test_one_state_trigger_replaces_the_two_and_keeps_the_value_moving(tmp_path: Path) -> None:
+    """A database from before `_PAGES_UNFINISHED_ONE_TRIGGER`, with unfinished and finished
+    turns, keeps its values; afterwards one trigger moves it as a turn leaves the unfinished
+    states (to the next unfinished one, NULL after the last) or comes back into them."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        schema_before(conn, _PAGES_UNFINISHED_ONE_TRIGGER)
+        _add_sessions(conn)
+        for seq, state in enumerate(("completed", "running", "queued", "queued"), 1):
+            _insert_turn(conn, "session_a", seq, state)
+        _insert_turn(conn, "session_b", 1, "failed")
+        assert [_stored_from(conn, s) for s in _SESSIONS] == [2, None, None]
+        migrate(conn, path)
+        triggers = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'turns'"
+        )}  # fmt: skip
+        assert triggers == {
+            "turns_unfinished_insert",
+            "turns_unfinished_state",
+            "turns_unfinished_delete",
+            "turns_unfinished_move",
+        }
+        assert [_stored_from(conn, s) for s in _SESSIONS] == [2, None, None]
+        moves = [("turn_session_a_2", "completed", 3), ("turn_session_a_4", "failed", 3),
+                 ("turn_session_a_3", "dispatching", 3), ("turn_session_a_3", "interrupted",
+                 None), ("turn_session_a_1", "queued", 1)]  # fmt: skip
+        for turn_id, state, expected in moves:
+            conn.execute("UPDATE turns SET state = ? WHERE turn_id = ?", (state, turn_id))
+            assert _stored_from(conn, "session_a") == expected == _expected_from(conn, "session_a")
+        conn.execute("UPDATE turns SET state = 'queued' WHERE turn_id = 'turn_session_b_1'")
+        assert _stored_from(conn, "session_b") == 1
     finally:
         conn.close()
