@@ -218,13 +218,24 @@ def list_turns(
 
 
 def insert_turn_item(conn: sqlite3.Connection, row: TurnItemRow) -> None:
-    _insert(conn, row)
+    """Insert an item keyed by its turn and place (`item_key = turn_no << 24 | seq`); raises
+    sqlite3.IntegrityError for an unknown turn or a place already taken."""
+    conn.execute(
+        "INSERT INTO turn_items (item_key, item_id, turn_id, seq, kind, text, state, created_ms,"
+        " updated_ms) VALUES ((SELECT (turn_no << 24) + ? FROM turns WHERE turn_id = ?),"
+        " ?, ?, ?, ?, ?, ?, ?, ?)",
+        (row.seq, row.turn_id, *_GETTERS[TurnItemRow](row)),
+    )
 
 
 def list_turn_items(conn: sqlite3.Connection, turn_id: str) -> tuple[TurnItemRow, ...]:
     """A turn's items in order."""
-    sql = f"SELECT {', '.join(_FIELDS[TurnItemRow])} FROM turn_items WHERE turn_id = ?"
-    return tuple(_from(TurnItemRow, r) for r in conn.execute(sql + " ORDER BY seq", (turn_id,)))
+    sql = (  # the turn's key range (turn_items.item_key = turn_no << 24 | seq)
+        f"SELECT {', '.join(_FIELDS[TurnItemRow])} FROM turn_items WHERE item_key BETWEEN"
+        " (SELECT turn_no << 24 FROM turns WHERE turn_id = ?)"
+        " AND (SELECT (turn_no << 24) + 16777215 FROM turns WHERE turn_id = ?) ORDER BY item_key"
+    )
+    return tuple(_from(TurnItemRow, r) for r in conn.execute(sql, (turn_id, turn_id)))
 
 
 def insert_worker_attempt(conn: sqlite3.Connection, row: WorkerAttemptRow) -> None:

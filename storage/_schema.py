@@ -754,13 +754,168 @@ CREATE UNIQUE INDEX events_by_legacy_id ON events (event_id)
     WHERE (length(event_id) <> 56 OR event_id < 'event_f');
 """
 
+# The triggers that keep `sessions.unfinished_from` (below); a rebuild of `turns` (which
+# drops its triggers) creates them again.
+_UNFINISHED_TRIGGERS: Final = """
+CREATE TRIGGER turns_unfinished_insert AFTER INSERT ON turns
+    WHEN new.state IN ('queued', 'dispatching', 'running')
+BEGIN
+    UPDATE sessions SET unfinished_from = new.seq WHERE session_id = new.session_id
+        AND (unfinished_from IS NULL OR unfinished_from > new.seq);
+END;
+CREATE TRIGGER turns_unfinished_enter AFTER UPDATE OF state ON turns
+    WHEN new.state IN ('queued', 'dispatching', 'running')
+        AND old.state NOT IN ('queued', 'dispatching', 'running')
+BEGIN
+    UPDATE sessions SET unfinished_from = new.seq WHERE session_id = new.session_id
+        AND (unfinished_from IS NULL OR unfinished_from > new.seq);
+END;
+CREATE TRIGGER turns_unfinished_leave AFTER UPDATE OF state ON turns
+    WHEN old.state IN ('queued', 'dispatching', 'running')
+        AND new.state NOT IN ('queued', 'dispatching', 'running')
+BEGIN
+    UPDATE sessions SET unfinished_from = (SELECT min(t.seq) FROM turns t
+        WHERE t.session_id = new.session_id AND t.seq > new.seq
+        AND t.state IN ('queued', 'dispatching', 'running'))
+        WHERE session_id = new.session_id AND unfinished_from = new.seq;
+END;
+CREATE TRIGGER turns_unfinished_delete AFTER DELETE ON turns
+    WHEN old.state IN ('queued', 'dispatching', 'running')
+BEGIN
+    UPDATE sessions SET unfinished_from = (SELECT min(t.seq) FROM turns t
+        WHERE t.session_id = old.session_id AND t.seq > old.seq
+        AND t.state IN ('queued', 'dispatching', 'running'))
+        WHERE session_id = old.session_id AND unfinished_from = old.seq;
+END;
+CREATE TRIGGER turns_unfinished_move AFTER UPDATE OF session_id, seq ON turns
+    WHEN old.session_id IS NOT new.session_id OR old.seq IS NOT new.seq
+BEGIN
+    UPDATE sessions SET unfinished_from = (SELECT min(t.seq) FROM turns t
+        WHERE t.session_id = sessions.session_id
+        AND t.state IN ('queued', 'dispatching', 'running'))
+        WHERE session_id IN (old.session_id, new.session_id);
+END;
+"""
+
+# Issue 21 goal 4: the partial index `turns_unfinished` took one page in each of a turn's
+# two commits (its entry in at the send, out at the end). A Session's row, which both commits
+# rewrite anyway, now holds `unfinished_from`: the lowest send order of its unfinished turns
+# (NULL when none), kept by triggers on `turns`, so every writer keeps it and no page moves
+# for it. Readers of unfinished turns search `UNIQUE (session_id, seq)` from there (a Session
+# runs its turns in send order, so the range holds its unfinished ones and any cancelled
+# between); across Sessions they scan `sessions` first (actors/session/_sql_turns.py).
+_PAGES_UNFINISHED_ON_SESSION = (
+    """
+ALTER TABLE sessions ADD COLUMN unfinished_from INTEGER;
+UPDATE sessions SET unfinished_from = (SELECT min(t.seq) FROM turns t
+    WHERE t.session_id = sessions.session_id AND t.state IN ('queued', 'dispatching', 'running'));
+DROP INDEX turns_unfinished;
+"""
+    + _UNFINISHED_TRIGGERS
+)
+
+# Issue 21 goal 4: `turn_items` keyed by its turn and place, `item_key = turn_no << 24 |
+# seq`, instead of a rowid beside the unique index `(turn_id, seq)`, which every item's insert
+# updated (a random 37-character key: one more page per turn, and its splits). A turn's items
+# are the key range of its `turn_no`, an explicit INTEGER PRIMARY KEY that `turns` now
+# declares (the rowid it had, which a VACUUM could renumber; its triggers made again), so
+# appending a new turn's items appends to the table. A trigger refuses a row whose key is
+# not its turn's (an unknown turn too) or whose place is outside 0..2**24-1, whoever writes
+# it. Items of a turn that no longer exists keep a negative key (-rowid). Same columns
+# otherwise, the keys added (`item_key` first, `turn_no` last).
+_PAGES_TURN_ITEMS_ON_TURN_KEY = (
+    """
+CREATE TABLE turns_next (
+    turn_id TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    seq INTEGER NOT NULL,                       -- send order within the Session, from 1
+    state TEXT NOT NULL,
+    revision INTEGER NOT NULL DEFAULT 1,
+    text TEXT NOT NULL,
+    failure_reason TEXT,
+    created_ms INTEGER NOT NULL,
+    started_ms INTEGER,
+    finished_ms INTEGER,
+    usage TEXT,
+    send_receipt INTEGER,
+    turn_no INTEGER PRIMARY KEY,
+    UNIQUE (session_id, seq)
+);
+INSERT INTO turns_next (turn_no, turn_id, session_id, seq, state, revision, text,
+    failure_reason, created_ms, started_ms, finished_ms, usage, send_receipt)
+    SELECT rowid, turn_id, session_id, seq, state, revision, text, failure_reason, created_ms,
+    started_ms, finished_ms, usage, send_receipt FROM turns ORDER BY rowid;
+DROP TABLE turns;
+ALTER TABLE turns_next RENAME TO turns;
+CREATE TABLE turn_items_next (
+    item_key INTEGER PRIMARY KEY,               -- its turn's turn_no << 24 | seq
+    item_id TEXT NOT NULL,
+    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
+    seq INTEGER NOT NULL,                       -- order within the turn, from 1
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    data TEXT,
+    truncated INTEGER NOT NULL DEFAULT 0,
+    artifact TEXT
+);
+INSERT INTO turn_items_next (item_key, item_id, turn_id, seq, kind, text, state, created_ms,
+    updated_ms, data, truncated, artifact)
+    SELECT coalesce((SELECT (t.turn_no << 24) + i.seq FROM turns t WHERE t.turn_id = i.turn_id
+    AND i.seq BETWEEN 0 AND 16777215), -i.rowid), i.item_id, i.turn_id, i.seq, i.kind, i.text,
+    i.state, i.created_ms, i.updated_ms, i.data, i.truncated, i.artifact
+    FROM turn_items i ORDER BY i.rowid;
+DROP TABLE turn_items;
+ALTER TABLE turn_items_next RENAME TO turn_items;
+CREATE TRIGGER turn_items_key_insert BEFORE INSERT ON turn_items
+    WHEN new.seq NOT BETWEEN 0 AND 16777215 OR new.item_key IS NOT
+        (SELECT (t.turn_no << 24) + new.seq FROM turns t WHERE t.turn_id = new.turn_id)
+BEGIN
+    SELECT RAISE(ABORT, 'turn_items: item_key is not its turn''s turn_no << 24 | seq');
+END;
+CREATE TRIGGER turn_items_key_update BEFORE UPDATE OF item_key, turn_id, seq ON turn_items
+    WHEN new.seq NOT BETWEEN 0 AND 16777215 OR new.item_key IS NOT
+        (SELECT (t.turn_no << 24) + new.seq FROM turns t WHERE t.turn_id = new.turn_id)
+BEGIN
+    SELECT RAISE(ABORT, 'turn_items: item_key is not its turn''s turn_no << 24 | seq');
+END;
+"""
+    + _UNFINISHED_TRIGGERS
+)
+
+# Issue 21 goal 4: the two triggers that moved `sessions.unfinished_from` when a turn entered
+# or left the unfinished states, as one: SQLite runs each trigger's WHEN for every row an
+# `UPDATE OF state` touches (four per turn), and a trigger that never fired still cost a
+# turn ~5-8 us of SQLite (a micro-benchmark of a turn's statements: 72 -> 65 us). It fires
+# only when the state crosses the line, and sets the value as the two did.
+_PAGES_UNFINISHED_ONE_TRIGGER = """
+DROP TRIGGER turns_unfinished_enter;
+DROP TRIGGER turns_unfinished_leave;
+CREATE TRIGGER turns_unfinished_state AFTER UPDATE OF state ON turns
+    WHEN (old.state IN ('queued', 'dispatching', 'running'))
+        <> (new.state IN ('queued', 'dispatching', 'running'))
+BEGIN
+    UPDATE sessions SET unfinished_from = CASE
+        WHEN new.state IN ('queued', 'dispatching', 'running')
+            THEN min(coalesce(unfinished_from, new.seq), new.seq)
+        WHEN unfinished_from = new.seq THEN (SELECT min(t.seq) FROM turns t
+            WHERE t.session_id = new.session_id AND t.seq > new.seq
+            AND t.state IN ('queued', 'dispatching', 'running'))
+        ELSE unfinished_from END
+        WHERE session_id = new.session_id;
+END;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
     _PERF_STORE_LEAN_INDEXES, _PERF_STORE_JOURNAL_ROWID, _MACHINE_ASSIGNMENT_ACTOR,
     _PAGES_UNFINISHED_TURNS, _MACHINE_OUTBOX, _PAGES_EVENT_ID_FROM_POSITION,
     _PAGES_RECEIPT_ID_FROM_SEQUENCE, _PAGES_TURN_ITEMS_BY_TURN, _PAGES_EVENT_OWNER_NUMBERS,
-    _PAGES_RECEIPT_TARGET_ON_TURN, _PAGES_LEAN_EVENT_ROWS,
+    _PAGES_RECEIPT_TARGET_ON_TURN, _PAGES_LEAN_EVENT_ROWS, _PAGES_UNFINISHED_ON_SESSION,
+    _PAGES_TURN_ITEMS_ON_TURN_KEY, _PAGES_UNFINISHED_ONE_TRIGGER,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 
@@ -796,16 +951,28 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
     """
     current = int(conn.execute("PRAGMA user_version").fetchone()[0])
     refuse_newer(current, path)
-    for number in range(current + 1, SCHEMA_VERSION + 1):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _statements(MIGRATIONS[number - 1]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+    if current == SCHEMA_VERSION:
+        return SCHEMA_VERSION
+    # A rebuild of a parent table (`turns`: `_PAGES_TURN_ITEMS_ON_TURN_KEY`) drops it with
+    # children pointing at it, which enforced foreign keys refuse: migrations run with them
+    # off, SQLite's own procedure for a table rebuild (no schema here has ON DELETE actions),
+    # and they are switched back on after, as the caller had them.
+    enforced = bool(conn.execute("PRAGMA foreign_keys").fetchone()[0])
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        for number in range(current + 1, SCHEMA_VERSION + 1):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _statements(MIGRATIONS[number - 1]):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+    finally:
+        if enforced:
+            conn.execute("PRAGMA foreign_keys = ON")
     return SCHEMA_VERSION
 
 

@@ -21,6 +21,7 @@ import orjson
 from maia.core._limits import MAX_ITEM_TEXT_LENGTH
 from maia.protocol import Turn, TurnItem, TurnShowOutput
 
+from ._sql_turns import ITEMS_OF_TURN
 from ._views import turn_view
 
 MAX_ITEMS = 1024
@@ -77,8 +78,8 @@ def items_page(conn: sqlite3.Connection, turn: Turn, prompt: str,
     rows = conn.execute(
         # The text is cut here, not by SQLite: its substr() and length() end at a NUL.
         "SELECT item_id, kind, state, seq, text, data, truncated, artifact FROM turn_items"
-        " WHERE turn_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-        (turn_id, after_seq, MAX_ITEMS + 1),
+        f" WHERE {ITEMS_OF_TURN} AND seq > ? ORDER BY item_key LIMIT ?",
+        (turn_id, turn_id, after_seq, MAX_ITEMS + 1),
     ).fetchall()
     rows = [(*r[:4], None if r[4] is None else r[4][:MAX_ITEM_TEXT_LENGTH], r[5],
              len(r[4] or "") > MAX_ITEM_TEXT_LENGTH or r[6], r[7]) for r in rows]  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ._sql_turns import UNFINISHED_TURNS, placeholders
+from ._sql_turns import UNFINISHED_TURNS_OF_SESSIONS, placeholders
 
 
 def sessions_to_recover(
@@ -34,10 +34,11 @@ def turns_to_recover(
     conn: sqlite3.Connection, states: tuple[str, ...]
 ) -> list[tuple[str, str, str, int, str]]:
     """`(turn_id, session_id, state, revision, text)` of every turn in `states` (unfinished
-    ones: the index holds no others)."""
+    ones: only those are searched), in send order within each Session."""
     return conn.execute(
-        "SELECT turn_id, session_id, state, revision, text FROM turns"
-        f" WHERE {UNFINISHED_TURNS} AND state IN ({placeholders(states)})",
+        "SELECT t.turn_id, t.session_id, t.state, t.revision, t.text"
+        f" FROM {UNFINISHED_TURNS_OF_SESSIONS} WHERE t.state IN ({placeholders(states)})"
+        " ORDER BY s.rowid, t.seq",
         states,
     ).fetchall()
 
@@ -46,7 +47,8 @@ def sessions_with_queued_turns(conn: sqlite3.Connection) -> set[str]:
     return {
         row[0]
         for row in conn.execute(
-            f"SELECT DISTINCT session_id FROM turns WHERE state = 'queued' AND {UNFINISHED_TURNS}"
+            f"SELECT DISTINCT s.session_id FROM {UNFINISHED_TURNS_OF_SESSIONS}"
+            " WHERE t.state = 'queued'"
         )
     }
 
@@ -71,8 +73,7 @@ def close_open_attempts(conn: sqlite3.Connection, now_ms: int) -> None:
 def resumable_sessions(conn: sqlite3.Connection) -> tuple[str, ...]:
     """Sessions with queued turns that may still run them (not stopped or failed)."""
     rows = conn.execute(
-        "SELECT DISTINCT t.session_id FROM turns t JOIN sessions s USING (session_id)"
-        f" WHERE t.state = 'queued' AND t.{UNFINISHED_TURNS}"
-        " AND s.state NOT IN ('stopped', 'failed')"
+        f"SELECT DISTINCT s.session_id FROM {UNFINISHED_TURNS_OF_SESSIONS}"
+        " WHERE t.state = 'queued' AND s.state NOT IN ('stopped', 'failed')"
     ).fetchall()
     return tuple(r[0] for r in rows)

@@ -83,31 +83,44 @@ def next_turn_seq(conn: sqlite3.Connection, session_id: str) -> int:
 
 
 PENDING_TURN_STATES: Final = ("queued", "dispatching", "running")
-# The WHERE of the partial index `turns_unfinished`, inline: a query that reads turns by
-# state ANDs it in, since SQLite uses a partial index only when the query's own terms imply
-# its WHERE (a bound parameter never does). Same states, same order as the index.
+# The unfinished states as the triggers that keep `sessions.unfinished_from` name them
+# (migration `_PAGES_UNFINISHED_ON_SESSION`). Same states, same order.
 UNFINISHED_TURNS: Final = "state IN ('queued', 'dispatching', 'running')"
+# Unfinished turns across Sessions: each Session with any (`unfinished_from`, the lowest send
+# order of its unfinished turns), then its turns from there through `UNIQUE (session_id,
+# seq)`; there is no index of turns by state (every turn would move its entry twice). CROSS
+# JOIN keeps `sessions` the outer loop (SQLite never reorders it), whatever the statistics.
+UNFINISHED_TURNS_OF_SESSIONS: Final = (
+    "sessions s CROSS JOIN turns t ON t.session_id = s.session_id AND t.seq >= s.unfinished_from"
+)
+
+
+# An item's row is keyed by its turn and place, `item_key = turn_no << 24 | seq` (migration
+# `_PAGES_TURN_ITEMS_ON_TURN_KEY`): no index beside the table; the ID is checked on the row.
+_ITEM_KEY: Final = "(SELECT (turn_no << 24) + ? FROM turns WHERE turn_id = ?)"
+# The key range of a turn's items (bind the turn's ID twice), in `seq` order by key.
+ITEMS_OF_TURN: Final = (
+    "item_key BETWEEN (SELECT turn_no << 24 FROM turns WHERE turn_id = ?)"
+    " AND (SELECT (turn_no << 24) + 16777215 FROM turns WHERE turn_id = ?)"
+)
 
 
 def insert_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, kind: str,
                 text: str, state: str, now_ms: int, data: str | None = None) -> None:  # fmt: skip
+    """Raises sqlite3.IntegrityError for an unknown turn or a place already taken."""
     conn.execute(
-        "INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state, created_ms,"
-        " updated_ms, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (item_id, turn_id, seq, kind, text, state, now_ms, now_ms, data),
+        "INSERT INTO turn_items (item_key, item_id, turn_id, seq, kind, text, state, created_ms,"
+        f" updated_ms, data) VALUES ({_ITEM_KEY}, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (seq, turn_id, item_id, turn_id, seq, kind, text, state, now_ms, now_ms, data),
     )
-
-
-# An item's row is found by its turn and place, `UNIQUE (turn_id, seq)`: `turn_items` keeps
-# no index of item IDs (migration `_PAGES_TURN_ITEMS_BY_TURN`); the ID is checked on the row.
 
 
 def update_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, text: str,
                 state: str, now_ms: int) -> None:  # fmt: skip
     conn.execute(
         "UPDATE turn_items SET text = ?, state = ?, updated_ms = ?"
-        " WHERE turn_id = ? AND seq = ? AND item_id = ?",
-        (text, state, now_ms, turn_id, seq, item_id),
+        f" WHERE item_key = {_ITEM_KEY} AND item_id = ?",
+        (text, state, now_ms, seq, turn_id, item_id),
     )
 
 
@@ -115,9 +128,9 @@ def truncate_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int
                   artifact: str) -> None:  # fmt: skip
     """The rest of the item's text is in the artifact."""
     conn.execute(
-        "UPDATE turn_items SET truncated = 1, artifact = ? WHERE turn_id = ? AND seq = ?"
+        f"UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_key = {_ITEM_KEY}"
         " AND item_id = ?",
-        (artifact, turn_id, seq, item_id),
+        (artifact, seq, turn_id, item_id),
     )
 
 
@@ -129,14 +142,18 @@ def placeholders(values: tuple[str, ...]) -> str:
 def session_and_pending_turns(conn: sqlite3.Connection,
                               session_id: str) -> tuple[Any, list[Any]]:  # fmt: skip
     """`(project_id, state, revision, activity, archived)` of the Session (None if there is
-    none) and `(turn_id, state, revision, text)` of its pending turns in send order."""
+    none) and `(turn_id, state, revision, text)` of its pending turns in send order (from its
+    lowest unfinished one: none when `unfinished_from` is NULL)."""
     row = conn.execute(
-        "SELECT project_id, state, revision, activity, archived FROM sessions WHERE session_id = ?",
+        "SELECT project_id, state, revision, activity, archived, unfinished_from FROM sessions"
+        " WHERE session_id = ?",
         (session_id,),
     ).fetchone()
+    if row is None or row[5] is None:
+        return (row[:5] if row is not None else None), []
     turns = conn.execute(
-        "SELECT turn_id, state, revision, text FROM turns WHERE session_id = ? AND state IN"
-        f" ({placeholders(PENDING_TURN_STATES)}) ORDER BY seq",
-        (session_id, *PENDING_TURN_STATES),
+        "SELECT turn_id, state, revision, text FROM turns WHERE session_id = ? AND seq >= ?"
+        f" AND state IN ({placeholders(PENDING_TURN_STATES)}) ORDER BY seq",
+        (session_id, row[5], *PENDING_TURN_STATES),
     ).fetchall()
-    return row, turns
+    return row[:5], turns

@@ -17,6 +17,7 @@ import orjson
 from maia.core import INPUT_PREVIEW_MAX_BYTES, MaiaError, format_timestamp_ms
 from maia.protocol import Session, SessionPrompt, Turn, Usage
 
+from ._sql_turns import ITEMS_OF_TURN
 from ._status import status_of
 
 SETTLED_IDLE_MS: Final = 300_000
@@ -27,7 +28,8 @@ SESSION_COLUMNS: Final = (
     " s.revision, s.created_ms, s.updated_ms, s.archived, s.archived_ms, s.archive_summary,"
     " s.transcript_path, s.latest_turn_id,"
     " (SELECT t.state FROM turns t WHERE t.turn_id = s.latest_turn_id),"
-    f" (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id AND t.state IN {_PENDING}),"
+    f" (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id"
+    f" AND t.seq >= s.unfinished_from AND t.state IN {_PENDING}),"
     " s.usage,"
     " (SELECT json_object('approvalId', a.approval_id, 'kind', a.kind, 'expiresMs', a.expires_ms,"
     " 'summary', a.summary, 'options', json(a.options)) FROM approvals a"
@@ -158,9 +160,9 @@ def _output(conn: sqlite3.Connection, turn_id: str) -> tuple[str | None, bool]:
     rows = conn.execute(
         # Whole texts (each item's is bounded when stored): SQLite's substr() and length()
         # would end at a NUL character.
-        "SELECT text, truncated FROM turn_items WHERE turn_id = ? AND kind = 'message'"
-        " ORDER BY seq",
-        (turn_id,),
+        f"SELECT text, truncated FROM turn_items WHERE {ITEMS_OF_TURN} AND kind = 'message'"
+        " ORDER BY item_key",
+        (turn_id, turn_id),
     ).fetchall()
     rows = [((t or "")[: OUTPUT_TEXT_CHARS + 1], len(t or "") > OUTPUT_TEXT_CHARS or cut)
             for t, cut in rows]  # fmt: skip
@@ -227,8 +229,9 @@ def turn_view(conn: sqlite3.Connection, turn_id: str) -> Turn:
     failure = None
     if row[2] == "failed":  # the worker's own account, when it gave one
         found = conn.execute(
-            "SELECT text FROM turn_items WHERE turn_id = ? AND kind = 'error' ORDER BY seq",
-            (turn_id,),
+            f"SELECT text FROM turn_items WHERE {ITEMS_OF_TURN} AND kind = 'error'"
+            " ORDER BY item_key",
+            (turn_id, turn_id),
         ).fetchone()
         failure = found[0][:4096] if found is not None else None
     # A queued turn has no items yet (only a dispatched turn's worker makes them).

@@ -24,10 +24,10 @@ def _read_counts(conn: sqlite3.Connection) -> Counts:
         str(state): int(count)
         for state, count in conn.execute("SELECT state, count(*) FROM sessions GROUP BY state")
     }
-    # The second term names the partial index's WHERE (`turns_unfinished`), so SQLite uses it.
+    # Each Session's unfinished turns, from its lowest (`sessions.unfinished_from`).
     queued = int(conn.execute(
-        "SELECT count(*) FROM turns WHERE state = 'queued'"
-        " AND state IN ('queued', 'dispatching', 'running')"
+        "SELECT count(*) FROM sessions s CROSS JOIN turns t ON t.session_id = s.session_id"
+        " AND t.seq >= s.unfinished_from WHERE t.state = 'queued'"
     ).fetchone()[0])  # fmt: skip
     return version, by_state, queued
 

@@ -111,7 +111,8 @@ def _list_sql(params: SessionListInput, now: int, after: int | None) -> tuple[st
         where.append("s.archived = 0")
     resting = (
         "(s.activity = 'stopped' AND NOT EXISTS (SELECT 1 FROM turns t WHERE"
-        " t.session_id = s.session_id AND t.state IN ('queued', 'dispatching', 'running')))"
+        " t.session_id = s.session_id AND t.seq >= s.unfinished_from"
+        " AND t.state IN ('queued', 'dispatching', 'running')))"
     )
     settled = f"({resting} AND (s.state IN ('stopped', 'failed') OR s.updated_ms <= ?))"
     if params.settled is not None:

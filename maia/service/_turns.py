@@ -192,8 +192,9 @@ def _queue(conn: sqlite3.Connection, session_id: str, limit: int) -> TurnQueueLi
     require_session(conn, session_id)
     rows = conn.execute(
         f"SELECT {TURN_COLUMNS} FROM turns WHERE session_id = ?"
+        " AND seq >= (SELECT unfinished_from FROM sessions WHERE session_id = ?)"
         " AND state IN ('queued', 'dispatching', 'running') ORDER BY seq",
-        (session_id,),
+        (session_id, session_id),
     ).fetchall()
     active = [r for r in rows if r[2] != "queued"]
     queued = [r for r in rows if r[2] == "queued"]

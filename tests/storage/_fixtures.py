@@ -81,3 +81,17 @@ def schema_before(conn: sqlite3.Connection, migration: str) -> None:
             conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {number}")
         conn.execute("COMMIT")
+
+
+def schema_through(conn: sqlite3.Connection, migration: str) -> None:
+    """Migrate `conn` (autocommit) on from its user_version through `migration` (included):
+    a database as the Maia of that migration left it, before any later one."""
+    from storage._schema import MIGRATIONS, _statements
+
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    for number in range(current + 1, MIGRATIONS.index(migration) + 2):
+        conn.execute("BEGIN")
+        for statement in _statements(MIGRATIONS[number - 1]):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {number}")
+        conn.execute("COMMIT")

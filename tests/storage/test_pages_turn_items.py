@@ -1,6 +1,7 @@
 """`turn_items` without an index of item IDs (issue 21 goal 4): items are found by their turn
 and place, an update checks the ID on the row, and a database made by the previous schema
-upgrades with its items intact."""
+upgrades with its items intact (the index check as that migration left the schema; the keys
+that replaced `(turn_id, seq)` later: test_pages_turn_item_keys.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from actors.session import insert_item, truncate_item, update_item
 from storage._schema import _PAGES_TURN_ITEMS_BY_TURN, migrate
 
-from ._fixtures import schema_before
+from ._fixtures import schema_before, schema_through
 
 _ITEM_COLUMNS = "rowid, item_id, turn_id, seq, kind, text, state, data, truncated, artifact"
 
@@ -55,7 +56,7 @@ def test_the_migration_keeps_items_and_drops_the_index_of_item_ids(tmp_path: Pat
     conn = _database_of_the_previous_schema(tmp_path / "old.db")
     try:
         before = _items(conn)
-        migrate(conn, tmp_path / "old.db")
+        schema_through(conn, _PAGES_TURN_ITEMS_BY_TURN)
         assert _items(conn) == before
         indexes = [r[1] for r in conn.execute("PRAGMA index_list('turn_items')")]
         assert indexes == ["sqlite_autoindex_turn_items_1"]
@@ -69,7 +70,7 @@ def test_the_migration_keeps_items_and_drops_the_index_of_item_ids(tmp_path: Pat
 
 def test_an_item_is_updated_by_its_turn_and_place_with_its_id_checked(tmp_path: Path) -> None:
     """`update_item` and `truncate_item` change the row at (turn, seq) whose ID matches, by
-    the index (the plan searches it), and nothing when the ID is another item's; a second
+    its key (the plan searches it), and nothing when the ID is another item's; a second
     item at the same place is refused; `insert_item` still refuses an unknown turn."""
     conn = _database_of_the_previous_schema(tmp_path / "old.db")
     try:
@@ -86,11 +87,12 @@ def test_an_item_is_updated_by_its_turn_and_place_with_its_id_checked(tmp_path: 
         plan = " ".join(
             r[3]
             for r in conn.execute(
-                "EXPLAIN QUERY PLAN UPDATE turn_items SET text = 'x'"
-                " WHERE turn_id = 'turn_t' AND seq = 1 AND item_id = 'item_1'"
+                "EXPLAIN QUERY PLAN UPDATE turn_items SET text = 'x' WHERE item_key ="
+                " (SELECT (turn_no << 24) + 1 FROM turns WHERE turn_id = 'turn_t')"
+                " AND item_id = 'item_1'"
             )
         )
-        assert "sqlite_autoindex_turn_items_1" in plan
+        assert "SEARCH turn_items USING INTEGER PRIMARY KEY (rowid=?)" in plan
         with pytest.raises(sqlite3.IntegrityError):
             insert_item(conn, "item_3", "turn_t", 1, "message", "dup", "started", 9)
         with pytest.raises(sqlite3.IntegrityError):

@@ -1,19 +1,17 @@
-"""The partial index `turns_unfinished` (issue 21 goal 4): it holds exactly the unfinished
-turns, the states the Session's SQL names inline are the index's, and recovery never asks
-for a state the index leaves out."""
+"""The partial index `turns_unfinished` (issue 21 goal 4), as its migration left the schema
+(`_PAGES_UNFINISHED_ON_SESSION` later replaced it: test_pages_unfinished_on_session.py): it
+held exactly the unfinished turns, and recovery never asks for a state outside them."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
-import storage
 from actors.session._lifecycles import TURN_TABLE
 from actors.session._sql_turns import PENDING_TURN_STATES, UNFINISHED_TURNS
-from maia.core import FakeClock
 from storage._schema import _PAGES_UNFINISHED_TURNS
 
-from ._fixtures import schema_before
+from ._fixtures import schema_before, schema_through
 
 
 def test_the_inline_states_are_the_pending_states_and_cover_recovery() -> None:
@@ -24,12 +22,11 @@ def test_the_inline_states_are_the_pending_states_and_cover_recovery() -> None:
     assert {s.value for s in TURN_TABLE.recovery_states} <= set(PENDING_TURN_STATES)
 
 
-async def test_the_index_holds_only_unfinished_turns(tmp_path: Path) -> None:
+def test_the_index_holds_only_unfinished_turns(tmp_path: Path) -> None:
     """A finished turn leaves the index; an unfinished one is found through it."""
-    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()):
-        pass
     conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
     try:
+        schema_through(conn, _PAGES_UNFINISHED_TURNS)
         index_sql = conn.execute(
             "SELECT sql FROM sqlite_schema WHERE name = 'turns_unfinished'"
         ).fetchone()[0]
@@ -50,7 +47,7 @@ async def test_the_index_holds_only_unfinished_turns(tmp_path: Path) -> None:
         conn.close()
 
 
-async def test_the_migration_indexes_the_unfinished_turns_already_stored(tmp_path: Path) -> None:
+def test_the_migration_indexes_the_unfinished_turns_already_stored(tmp_path: Path) -> None:
     """A database from before the migration keeps its turns; afterwards `turns_by_state` is
     gone and `turns_unfinished` holds exactly the stored unfinished ones."""
     path = tmp_path / "old.db"
@@ -62,10 +59,7 @@ async def test_the_migration_indexes_the_unfinished_turns_already_stored(tmp_pat
             " VALUES (?, 'session_old', ?, ?, '', 1)",
             (f"turn_{seq}", seq, state),
         )
-    conn.close()
-    async with storage.open_storage(path, clock=FakeClock()):
-        pass
-    conn = sqlite3.connect(path)
+    schema_through(conn, _PAGES_UNFINISHED_TURNS)
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type='index'")}
         assert "turns_by_state" not in names
