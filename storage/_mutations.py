@@ -20,9 +20,10 @@ from typing import Any, Literal
 import attrs
 import orjson
 
-from maia.core import Clock, MaiaError, digest_json
+from maia.core import Clock, MaiaError
 
 from ._events import Envelope, event_context
+from ._evidence import evidence_digest
 from ._ids import positioned_id
 from ._previews import consume_preview
 from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
@@ -30,13 +31,16 @@ from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
 Delivery = Literal["new", "duplicate"]
 
 
-@attrs.define
 class _Pending:
     """The receipt the running mutation will write: its sequence once a row claimed it, and
-    the targets whose own row records that sequence (`claim_receipt_target`)."""
+    the targets whose own row records that sequence (`claim_receipt_target`). A plain class:
+    one is made per mutation."""
 
-    sequence: int | None = None
-    claimed: set[str] = attrs.Factory(set)
+    __slots__ = ("claimed", "sequence")
+
+    def __init__(self) -> None:
+        self.sequence: int | None = None
+        self.claimed: set[str] | None = None  # made at the first claim
 
 
 _PENDING: contextvars.ContextVar[_Pending | None] = contextvars.ContextVar(
@@ -59,6 +63,8 @@ def claim_receipt_target(conn: sqlite3.Connection, target_id: str) -> int | None
         return None
     if pending.sequence is None:
         pending.sequence = _next_sequence(conn)
+    if pending.claimed is None:
+        pending.claimed = set()
     pending.claimed.add(target_id)
     return pending.sequence
 
@@ -150,8 +156,7 @@ def run_mutation(
             node_epoch=node_epoch,
         )
     correlation = correlation_id or key.command_id
-    envelope = Envelope(correlation, key.command_id, command_id=key.command_id,
-                        actor_id=key.actor_id)  # fmt: skip
+    envelope = Envelope(correlation, key.command_id, None, None, key.command_id, key.actor_id)
     pending = _Pending()
     token = _PENDING.set(pending)
     try:
@@ -175,33 +180,37 @@ def _write_receipt(
 ) -> Receipt:
     # The receipt's ID carries its sequence (the row's key), so receipts keep no index of IDs.
     sequence = _next_sequence(conn)
-    first = applied.targets[0].target_id if applied.targets else None
+    targets = applied.targets
+    first = targets[0].target_id if targets else None
     # A first target whose row recorded this very sequence is found through that row; any
     # other (or a claim that no longer matches the sequence) is indexed by target.
-    if pending is not None and pending.sequence == sequence and first in pending.claimed:
+    if (
+        pending is not None
+        and pending.sequence == sequence
+        and pending.claimed is not None
+        and first in pending.claimed
+    ):
         first = None
     receipt_id = positioned_id("receipt", sequence)
-    targets = [t.to_wire() for t in applied.targets]
+    wire_targets = [t.to_wire() for t in targets]
     result_json = orjson.dumps(applied.result)
-    targets_json = orjson.dumps(targets)
+    targets_json = orjson.dumps(wire_targets)
     events_json = orjson.dumps(applied.event_ids)  # tuples are written as JSON arrays
     effects_json = orjson.dumps(applied.effect_ids)
     # The round-tripped result (plain JSON values), digested and answered alike.
     result = orjson.loads(result_json)
     # The evidence digest binds what the mutation did: sha256 over RFC 8785 canonical JSON
     # of the receipt's facts and the result, like every other digest (issue 20 item 5).
-    evidence_digest = digest_json(
-        {
-            "commandId": key.command_id,
-            "operationId": key.operation_id,
-            "actorId": key.actor_id,
-            "normalizedInputDigest": input_digest,
-            "outcome": applied.outcome,
-            "targets": orjson.loads(targets_json),
-            "eventIds": list(applied.event_ids),
-            "effectIds": list(applied.effect_ids),
-            "result": result,
-        }
+    evidence = evidence_digest(
+        command_id=key.command_id,
+        operation_id=key.operation_id,
+        actor_id=key.actor_id,
+        input_digest=input_digest,
+        outcome=applied.outcome,
+        targets=wire_targets,
+        event_ids=applied.event_ids,
+        effect_ids=applied.effect_ids,
+        result=result,
     )
     conn.execute(
         "INSERT INTO receipts (sequence, receipt_id, actor_id, operation_id, command_id,"
@@ -220,7 +229,7 @@ def _write_receipt(
             targets_json,
             events_json,
             effects_json,
-            evidence_digest,
+            evidence,
             result_json,
             now_ms,
             first,
@@ -243,7 +252,7 @@ def _write_receipt(
         targets=applied.targets,
         event_ids=applied.event_ids,
         effect_ids=applied.effect_ids,
-        evidence_digest=evidence_digest,
+        evidence_digest=evidence,
         created_ms=now_ms,
         result=result,
         sequence=sequence,
