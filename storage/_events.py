@@ -290,6 +290,35 @@ def collect_appended(events: list[EventRecord] | None) -> None:
     _collected.events = events
 
 
+def still_stored(conn: sqlite3.Connection, records: list[EventRecord]) -> list[EventRecord]:
+    """Of the events a transaction appended (in append order), those its rows still hold.
+
+    A savepoint of a write fn's own, rolled back, takes its events out of the journal
+    without the writer seeing it, and the next event may get the same position. So before a
+    batch commits: when the positions rise and the newest row is the last record, all are
+    stored (one look-up); otherwise keep the records whose position and ID are in a row.
+    """
+    if not records:
+        return records
+    previous = 0
+    for record in records:
+        if record.position <= previous:
+            break
+        previous = record.position
+    else:
+        newest = conn.execute(
+            "SELECT position, event_id FROM events ORDER BY position DESC LIMIT 1"
+        ).fetchone()
+        last = records[-1]
+        if newest is not None and tuple(newest) == (last.position, last.event_id):
+            return records
+    first = min(record.position for record in records)
+    stored = set(
+        conn.execute("SELECT position, event_id FROM events WHERE position >= ?", (first,))
+    )
+    return [record for record in records if (record.position, record.event_id) in stored]
+
+
 def oldest_retained_position(conn: sqlite3.Connection) -> int:
     """The first journal position not pruned (1 until something was pruned)."""
     row = conn.execute(
