@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextvars
 import sqlite3
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import attrs
 import orjson
@@ -26,7 +26,7 @@ from ._events import Envelope, event_context
 from ._evidence import evidence_digest
 from ._ids import positioned_id
 from ._previews import consume_preview
-from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
+from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt_and_next
 
 Delivery = Literal["new", "duplicate"]
 
@@ -130,9 +130,7 @@ def run_mutation(
     The events `apply` appends, and the receipt, carry `correlation_id` (default: the
     commandId) and the command as their cause (an `event_context` of the command's own).
     """
-    stored = find_receipt(
-        conn, actor_id=key.actor_id, operation_id=key.operation_id, command_id=key.command_id
-    )
+    stored, guess = find_receipt_and_next(conn, key.actor_id, key.operation_id, key.command_id)
     if stored is not None:
         if stored.normalized_input_digest != input_digest:
             raise MaiaError(
@@ -164,7 +162,7 @@ def run_mutation(
             applied = apply(conn)
     finally:
         _PENDING.reset(token)
-    receipt = _write_receipt(conn, key, input_digest, now_ms, applied, correlation, pending)
+    receipt = _write_receipt(conn, key, input_digest, now_ms, applied, correlation, pending, guess)
     # The round-tripped result, so a first answer and its duplicates are the same values.
     return MutationResult("new", receipt.result, receipt)
 
@@ -177,21 +175,11 @@ def _write_receipt(
     applied: Applied,
     correlation_id: str | None = None,
     pending: _Pending | None = None,
+    guess: int | None = None,
 ) -> Receipt:
-    # The receipt's ID carries its sequence (the row's key), so receipts keep no index of IDs.
-    sequence = _next_sequence(conn)
+    """Insert the receipt of `applied`. `guess`: its sequence as the key look-up saw it
+    before `apply` ran (None: read it now); a claim made since is the better guess."""
     targets = applied.targets
-    first = targets[0].target_id if targets else None
-    # A first target whose row recorded this very sequence is found through that row; any
-    # other (or a claim that no longer matches the sequence) is indexed by target.
-    if (
-        pending is not None
-        and pending.sequence == sequence
-        and pending.claimed is not None
-        and first in pending.claimed
-    ):
-        first = None
-    receipt_id = positioned_id("receipt", sequence)
     wire_targets = [t.to_wire() for t in targets]
     result_json = orjson.dumps(applied.result)
     targets_json = orjson.dumps(wire_targets)
@@ -212,34 +200,36 @@ def _write_receipt(
         effect_ids=applied.effect_ids,
         result=result,
     )
-    conn.execute(
-        "INSERT INTO receipts (sequence, receipt_id, actor_id, operation_id, command_id,"
-        " project_id, input_digest, outcome, targets, event_ids, effect_ids, evidence_digest,"
-        " result, created_ms, target_id, correlation_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            sequence,
-            receipt_id,
-            key.actor_id,
-            key.operation_id,
-            key.command_id,
-            applied.project_id,
-            input_digest,
-            applied.outcome,
-            targets_json,
-            events_json,
-            effects_json,
-            evidence,
-            result_json,
-            now_ms,
-            first,
-            correlation_id,
-        ),
-    )
-    if len(applied.targets) > 1:
+    claimed = pending.sequence if pending is not None else None
+    if claimed is not None:
+        guess = claimed
+    # The columns after (sequence, receipt_id), before target_id.
+    row = (key.actor_id, key.operation_id, key.command_id, applied.project_id, input_digest,
+           applied.outcome, targets_json, events_json, effects_json, evidence, result_json,
+           now_ms)  # fmt: skip
+    first = targets[0].target_id if targets else None
+    # A first target whose row recorded this very sequence is found through that row; any
+    # other (or a claim that no longer matches the sequence) is indexed by target.
+    found = pending is not None and pending.claimed is not None and first in pending.claimed
+    # The receipt's ID carries its sequence (the row's key), so receipts keep no index of
+    # IDs. The guess is right unless `apply` wrote receipts (then its sequence is taken: the
+    # insert fails as a duplicate key and the sequence is read); any other failure repeats.
+    sequence = _next_sequence(conn) if guess is None else guess
+    while True:
+        receipt_id = positioned_id("receipt", sequence)
+        target_id = None if found and sequence == claimed else first
+        try:
+            conn.execute(_INSERT_RECEIPT, (sequence, receipt_id, *row, target_id, correlation_id))
+        except sqlite3.IntegrityError:
+            if guess is None:
+                raise
+            guess, sequence = None, _next_sequence(conn)
+            continue
+        break
+    if len(targets) > 1:
         conn.executemany(
             "INSERT OR IGNORE INTO receipt_targets (target_id, receipt_id) VALUES (?, ?)",
-            [(t.target_id, receipt_id) for t in applied.targets[1:]],
+            [(t.target_id, receipt_id) for t in targets[1:]],
         )
     return Receipt(
         receipt_id=receipt_id,
@@ -249,7 +239,7 @@ def _write_receipt(
         project_id=applied.project_id,
         normalized_input_digest=input_digest,
         outcome=applied.outcome,
-        targets=applied.targets,
+        targets=targets,
         event_ids=applied.event_ids,
         effect_ids=applied.effect_ids,
         evidence_digest=evidence,
@@ -258,3 +248,11 @@ def _write_receipt(
         sequence=sequence,
         correlation_id=correlation_id,
     )
+
+
+_INSERT_RECEIPT: Final = (
+    "INSERT INTO receipts (sequence, receipt_id, actor_id, operation_id, command_id,"
+    " project_id, input_digest, outcome, targets, event_ids, effect_ids, evidence_digest,"
+    " result, created_ms, target_id, correlation_id)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
