@@ -368,6 +368,12 @@ def read_events(
     return EventPage(events, last, horizon)
 
 
+_OWNER_PAGE: Final = (
+    f"SELECT {_COLUMNS} FROM events WHERE owner_no = {OWNER_NO} AND owner_seq > ?"
+    " ORDER BY owner_seq LIMIT ?"
+)
+
+
 def read_owner_events(
     conn: sqlite3.Connection, owner_id: str, *, after_sequence: int = 0, limit: int = 64
 ) -> tuple[EventRecord, ...]:
@@ -376,11 +382,7 @@ def read_owner_events(
     Raises `cursor_reset_required` when the next wanted sequence was pruned.
     """
     _check_limit(limit)
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM events WHERE owner_no = {OWNER_NO} AND owner_seq > ?"
-        " ORDER BY owner_seq LIMIT ?",
-        (owner_id, after_sequence, limit),
-    ).fetchall()
+    rows = conn.execute(_OWNER_PAGE, (owner_id, after_sequence, limit)).fetchall()
     if rows and rows[0][5] != after_sequence + 1:
         raise MaiaError(
             "cursor_reset_required",

@@ -199,12 +199,7 @@ def find_receipt_and_next(
 def command_correlation(conn: sqlite3.Connection, target_id: str, operation_id: str) -> str | None:
     """The correlation of the `operation_id` command that first touched `target_id` (the
     turn.send of a turn), or None when no such receipt is kept."""
-    row = conn.execute(
-        "SELECT r.correlation_id, r.command_id FROM turns t JOIN receipts r"
-        f" ON r.sequence = t.send_receipt WHERE t.turn_id = ? AND {_CLAIMED}"
-        " AND r.operation_id = ?",
-        (target_id, operation_id),
-    ).fetchone()
+    row = conn.execute(_CORRELATION_BY_CLAIM, (target_id, operation_id)).fetchone()
     if row is None:  # not made by a claiming mutation, or before receipts were claimed
         row = conn.execute(
             "SELECT correlation_id, command_id FROM receipts"
@@ -218,6 +213,11 @@ def command_correlation(conn: sqlite3.Connection, target_id: str, operation_id: 
 # `send_receipt`) is that row's only if it names the row first and left `target_id` empty
 # for it (a sequence handed out again after every receipt was pruned names something else).
 _CLAIMED = "r.target_id IS NULL AND json_extract(r.targets, '$[0].targetId') = t.turn_id"
+_CORRELATION_BY_CLAIM: Final = (
+    "SELECT r.correlation_id, r.command_id FROM turns t JOIN receipts r"
+    f" ON r.sequence = t.send_receipt WHERE t.turn_id = ? AND {_CLAIMED}"
+    " AND r.operation_id = ?"
+)
 
 
 def list_receipts(
