@@ -107,11 +107,16 @@ def _mutation(
 
 
 def actor_rate(
-    path: Path, callers: int, total: int, replayable: bool = False, cpu: list[float] | None = None
+    path: Path,
+    callers: int,
+    total: int,
+    replayable: bool = False,
+    cpu: list[float] | None = None,
+    writer_cpu: list[float] | None = None,
 ) -> float:
     """Mutations per second through the storage actor with `callers` concurrent tasks
     (`replayable`: submitted with `write(..., replayable=True)`); appends the process CPU
-    per mutation in µs to `cpu`."""
+    per mutation in µs to `cpu`, and the writer thread's to `writer_cpu`."""
     work = _inputs(total)
     share = total // callers
 
@@ -128,12 +133,15 @@ def actor_rate(
 
             started = time.perf_counter()
             cpu_started = time.process_time()
+            writer_started = store.writer_cpu_s()
             async with trio.open_nursery() as nursery:
                 for index in range(callers):
                     nursery.start_soon(caller, index)
             elapsed = time.perf_counter() - started
             if cpu is not None:
                 cpu.append((time.process_time() - cpu_started) / (share * callers) * 1e6)
+            if writer_cpu is not None:
+                writer_cpu.append((store.writer_cpu_s() - writer_started) / (share * callers) * 1e6)
             stats = store.statistics()
             log(
                 f"  c{callers}: mean batch {stats.mean_batch_size:.1f}, "
@@ -343,10 +351,13 @@ def main() -> None:
         for callers, total in ((1, 150 * scale), (16, 2000 * scale), (64, 3200 * scale)):
             log(f"actor with {callers} callers")
             cpu: list[float] = []
+            writer: list[float] = []
             report.figures[f"mutations_per_s_c{callers}"] = median_of_rounds(
-                rounds, functools.partial(actor_rate, db, callers, total, cpu=cpu)
+                rounds,
+                functools.partial(actor_rate, db, callers, total, cpu=cpu, writer_cpu=writer),
             )
             report.figures[f"cpu_us_per_mutation_c{callers}"] = statistics.median(cpu)
+            report.figures[f"writer_cpu_us_per_mutation_c{callers}"] = statistics.median(writer)
         log("actor with 64 callers, replayable writes (no savepoint each)")
         cpu = []
         report.figures["mutations_per_s_c64_replayable"] = median_of_rounds(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -198,6 +199,17 @@ class Storage(_StorageWriter):
             commit_latency_max_ms=latencies[-1] if latencies else 0.0,
             closed=self._closed,
         )
+
+    def writer_cpu_s(self) -> float:
+        """The CPU time the writer thread has used, in seconds (its thread clock; 0.0 before
+        it started or where the platform has none). For benchmarks: steadier than rates."""
+        ident = self._thread.ident
+        if ident is None or not hasattr(time, "pthread_getcpuclockid"):
+            return 0.0
+        try:
+            return time.clock_gettime(time.pthread_getcpuclockid(ident))
+        except OSError:  # the thread ended
+            return 0.0
 
     async def backup_to(self, target: Path) -> None:
         """Copy the database to `target` with SQLite's online backup API (a consistent copy).

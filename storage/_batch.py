@@ -28,7 +28,7 @@ import trio
 
 from maia.core import MaiaError
 
-from ._events import EventRecord, collect_appended
+from ._events import EventRecord, collect_appended, still_stored
 
 
 @attrs.define(eq=False)
@@ -81,8 +81,10 @@ def run_transaction(
         replayable = [request for request in batch if request.replayable]
         if replayable:
             _run_replayable(conn, replayable, appended, failures)
+        # What the commit listeners get: a savepoint of a fn's own may have taken some out.
+        surviving = still_stored(conn, appended)
         control.execute("COMMIT")
-        committed.extend(appended)
+        committed.extend(surviving)
     except sqlite3.Error as error:
         failures.commits += 1
         if conn.in_transaction:

@@ -52,9 +52,6 @@ EVENT_COLUMNS: Final = (
     " occurred_ms, payload, schema_version, attempt_id, activation_id, command_id"
 )
 _COLUMNS: Final = EVENT_COLUMNS
-# The schema version the journal's generated `schema_version` reads from an empty
-# `schema_stored` (migration `_PAGES_LEAN_EVENT_ROWS`).
-_STORED_AS_EMPTY: Final = "maia.event.v1"
 # An owner's number, for a query by owner (`WHERE owner_no = {OWNER_NO}`, the owner ID bound):
 # the journal's owner index is `UNIQUE (owner_no, owner_seq)` (migration
 # `_PAGES_EVENT_OWNER_NUMBERS`); NULL, so matching nothing, for an owner without events.
@@ -66,6 +63,14 @@ _NEXT: Final = (
     " FROM (SELECT (SELECT owner_no FROM event_owners WHERE owner_id = ?1) AS n)"
 )
 _envelope = threading.local()
+_NUMBER_OWNER: Final = "INSERT INTO event_owners (owner_id) VALUES (?)"
+_INSERT: Final = (
+    "INSERT INTO events (position, event_id, event_type, owner_type, owner_id, owner_seq,"
+    " aggregate_revision, project_id, session_stored, actor_id, causation_stored,"
+    " correlation_stored, classification, occurred_ms, payload, schema_stored,"
+    " attempt_id, activation_id, command_id, owner_no)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 @attrs.frozen
@@ -220,56 +225,30 @@ def append_event(
     # so the journal keeps no index of event IDs.
     owner_no, sequence, newest = conn.execute(_NEXT, (owner_id,)).fetchone()
     if owner_no is None:  # its first event: number the owner (rolled back with the event)
-        owner_no = conn.execute(
-            "INSERT INTO event_owners (owner_id) VALUES (?)", (owner_id,)
-        ).lastrowid
+        owner_no = conn.execute(_NUMBER_OWNER, (owner_id,)).lastrowid
     start = oldest_retained_position(conn) if newest is None else newest + 1
     event_id = positioned_id("event", start)
-    # The columns in EventRecord's order, between its position and its payload. A root's
-    # cause and correlation are stored NULL: they read as the event's own ID (`from_row`).
-    columns = (
-        event_id,
-        event_type,
-        owner_type,
-        owner_id,
-        sequence,
-        aggregate_revision,
-        project_id,
-        session_id,
-        actor_id,
-        causation_id,
-        correlation_id,
-        classification,
-        now_ms,
-    )
-    extra = (EVENT_SCHEMA_VERSION, attempt_id, activation_id, command_id)
     # session_id, schema_version, causation_id and correlation_id are generated columns: ''
     # stores "the owner's ID", "the current version" and "the command's ID" in no bytes
-    # (migration `_PAGES_LEAN_EVENT_ROWS`).
+    # (migration `_PAGES_LEAN_EVENT_ROWS`). The current schema version is always stored ''.
+    # A root's cause and correlation are stored NULL: they read as the event's own ID.
     conn.execute(
-        "INSERT INTO events (position, event_id, event_type, owner_type, owner_id, owner_seq,"
-        " aggregate_revision, project_id, session_stored, actor_id, causation_stored,"
-        " correlation_stored, classification, occurred_ms, payload, schema_stored,"
-        " attempt_id, activation_id, command_id, owner_no)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (start, *columns[:7], "" if session_id == owner_id else session_id, actor_id,
-         _stored(causation_id, command_id), _stored(correlation_id, command_id),
-         classification, now_ms, body, "" if extra[0] == _STORED_AS_EMPTY else extra[0],
-         *extra[1:], owner_no),
+        _INSERT,
+        (start, event_id, event_type, owner_type, owner_id, sequence, aggregate_revision,
+         project_id, "" if session_id == owner_id else session_id, actor_id,
+         "" if causation_id is not None and causation_id == command_id else causation_id,
+         "" if correlation_id is not None and correlation_id == command_id else correlation_id,
+         classification, now_ms, body, "", attempt_id, activation_id, command_id, owner_no),
     )  # fmt: skip
     record = EventRecord(start, event_id, event_type, owner_type, owner_id, sequence,
                          aggregate_revision, project_id, session_id, actor_id,
                          causation_id or event_id, correlation_id or event_id, classification,
-                         now_ms, payload, *extra)  # fmt: skip
+                         now_ms, payload, EVENT_SCHEMA_VERSION, attempt_id, activation_id,
+                         command_id)  # fmt: skip
     collected: list[EventRecord] | None = getattr(_collected, "events", None)
     if collected is not None:
         collected.append(record)
     return record
-
-
-def _stored(value: str | None, command_id: str | None) -> str | None:
-    """'' for a cause or correlation that is the event's command (read back as it)."""
-    return "" if value is not None and value == command_id else value
 
 
 def event_correlation(conn: sqlite3.Connection, event_id: str) -> str | None:
@@ -309,6 +288,35 @@ def collect_appended(events: list[EventRecord] | None) -> None:
     """In the writer thread: collect every event appended from now on into `events` (None:
     stop collecting)."""
     _collected.events = events
+
+
+def still_stored(conn: sqlite3.Connection, records: list[EventRecord]) -> list[EventRecord]:
+    """Of the events a transaction appended (in append order), those its rows still hold.
+
+    A savepoint of a write fn's own, rolled back, takes its events out of the journal
+    without the writer seeing it, and the next event may get the same position. So before a
+    batch commits: when the positions rise and the newest row is the last record, all are
+    stored (one look-up); otherwise keep the records whose position and ID are in a row.
+    """
+    if not records:
+        return records
+    previous = 0
+    for record in records:
+        if record.position <= previous:
+            break
+        previous = record.position
+    else:
+        newest = conn.execute(
+            "SELECT position, event_id FROM events ORDER BY position DESC LIMIT 1"
+        ).fetchone()
+        last = records[-1]
+        if newest is not None and tuple(newest) == (last.position, last.event_id):
+            return records
+    first = min(record.position for record in records)
+    stored = set(
+        conn.execute("SELECT position, event_id FROM events WHERE position >= ?", (first,))
+    )
+    return [record for record in records if (record.position, record.event_id) in stored]
 
 
 def oldest_retained_position(conn: sqlite3.Connection) -> int:
@@ -360,6 +368,12 @@ def read_events(
     return EventPage(events, last, horizon)
 
 
+_OWNER_PAGE: Final = (
+    f"SELECT {_COLUMNS} FROM events WHERE owner_no = {OWNER_NO} AND owner_seq > ?"
+    " ORDER BY owner_seq LIMIT ?"
+)
+
+
 def read_owner_events(
     conn: sqlite3.Connection, owner_id: str, *, after_sequence: int = 0, limit: int = 64
 ) -> tuple[EventRecord, ...]:
@@ -368,11 +382,7 @@ def read_owner_events(
     Raises `cursor_reset_required` when the next wanted sequence was pruned.
     """
     _check_limit(limit)
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM events WHERE owner_no = {OWNER_NO} AND owner_seq > ?"
-        " ORDER BY owner_seq LIMIT ?",
-        (owner_id, after_sequence, limit),
-    ).fetchall()
+    rows = conn.execute(_OWNER_PAGE, (owner_id, after_sequence, limit)).fetchall()
     if rows and rows[0][5] != after_sequence + 1:
         raise MaiaError(
             "cursor_reset_required",

@@ -15,28 +15,32 @@ from __future__ import annotations
 import contextvars
 import sqlite3
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import attrs
 import orjson
 
-from maia.core import Clock, MaiaError, digest_json
+from maia.core import Clock, MaiaError
 
 from ._events import Envelope, event_context
+from ._evidence import evidence_digest
 from ._ids import positioned_id
 from ._previews import consume_preview
-from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt
+from ._receipts import Outcome, Receipt, ReceiptTarget, find_receipt_and_next
 
 Delivery = Literal["new", "duplicate"]
 
 
-@attrs.define
 class _Pending:
     """The receipt the running mutation will write: its sequence once a row claimed it, and
-    the targets whose own row records that sequence (`claim_receipt_target`)."""
+    the targets whose own row records that sequence (`claim_receipt_target`). A plain class:
+    one is made per mutation."""
 
-    sequence: int | None = None
-    claimed: set[str] = attrs.Factory(set)
+    __slots__ = ("claimed", "sequence")
+
+    def __init__(self) -> None:
+        self.sequence: int | None = None
+        self.claimed: set[str] | None = None  # made at the first claim
 
 
 _PENDING: contextvars.ContextVar[_Pending | None] = contextvars.ContextVar(
@@ -59,6 +63,8 @@ def claim_receipt_target(conn: sqlite3.Connection, target_id: str) -> int | None
         return None
     if pending.sequence is None:
         pending.sequence = _next_sequence(conn)
+    if pending.claimed is None:
+        pending.claimed = set()
     pending.claimed.add(target_id)
     return pending.sequence
 
@@ -124,9 +130,7 @@ def run_mutation(
     The events `apply` appends, and the receipt, carry `correlation_id` (default: the
     commandId) and the command as their cause (an `event_context` of the command's own).
     """
-    stored = find_receipt(
-        conn, actor_id=key.actor_id, operation_id=key.operation_id, command_id=key.command_id
-    )
+    stored, guess = find_receipt_and_next(conn, key.actor_id, key.operation_id, key.command_id)
     if stored is not None:
         if stored.normalized_input_digest != input_digest:
             raise MaiaError(
@@ -150,8 +154,7 @@ def run_mutation(
             node_epoch=node_epoch,
         )
     correlation = correlation_id or key.command_id
-    envelope = Envelope(correlation, key.command_id, command_id=key.command_id,
-                        actor_id=key.actor_id)  # fmt: skip
+    envelope = Envelope(correlation, key.command_id, None, None, key.command_id, key.actor_id)
     pending = _Pending()
     token = _PENDING.set(pending)
     try:
@@ -159,7 +162,7 @@ def run_mutation(
             applied = apply(conn)
     finally:
         _PENDING.reset(token)
-    receipt = _write_receipt(conn, key, input_digest, now_ms, applied, correlation, pending)
+    receipt = _write_receipt(conn, key, input_digest, now_ms, applied, correlation, pending, guess)
     # The round-tripped result, so a first answer and its duplicates are the same values.
     return MutationResult("new", receipt.result, receipt)
 
@@ -172,65 +175,61 @@ def _write_receipt(
     applied: Applied,
     correlation_id: str | None = None,
     pending: _Pending | None = None,
+    guess: int | None = None,
 ) -> Receipt:
-    # The receipt's ID carries its sequence (the row's key), so receipts keep no index of IDs.
-    sequence = _next_sequence(conn)
-    first = applied.targets[0].target_id if applied.targets else None
-    # A first target whose row recorded this very sequence is found through that row; any
-    # other (or a claim that no longer matches the sequence) is indexed by target.
-    if pending is not None and pending.sequence == sequence and first in pending.claimed:
-        first = None
-    receipt_id = positioned_id("receipt", sequence)
-    targets = [t.to_wire() for t in applied.targets]
+    """Insert the receipt of `applied`. `guess`: its sequence as the key look-up saw it
+    before `apply` ran (None: read it now); a claim made since is the better guess."""
+    targets = applied.targets
+    wire_targets = [t.to_wire() for t in targets]
     result_json = orjson.dumps(applied.result)
-    targets_json = orjson.dumps(targets)
+    targets_json = orjson.dumps(wire_targets)
     events_json = orjson.dumps(applied.event_ids)  # tuples are written as JSON arrays
     effects_json = orjson.dumps(applied.effect_ids)
     # The round-tripped result (plain JSON values), digested and answered alike.
     result = orjson.loads(result_json)
     # The evidence digest binds what the mutation did: sha256 over RFC 8785 canonical JSON
     # of the receipt's facts and the result, like every other digest (issue 20 item 5).
-    evidence_digest = digest_json(
-        {
-            "commandId": key.command_id,
-            "operationId": key.operation_id,
-            "actorId": key.actor_id,
-            "normalizedInputDigest": input_digest,
-            "outcome": applied.outcome,
-            "targets": orjson.loads(targets_json),
-            "eventIds": list(applied.event_ids),
-            "effectIds": list(applied.effect_ids),
-            "result": result,
-        }
+    evidence = evidence_digest(
+        command_id=key.command_id,
+        operation_id=key.operation_id,
+        actor_id=key.actor_id,
+        input_digest=input_digest,
+        outcome=applied.outcome,
+        targets=wire_targets,
+        event_ids=applied.event_ids,
+        effect_ids=applied.effect_ids,
+        result=result,
     )
-    conn.execute(
-        "INSERT INTO receipts (sequence, receipt_id, actor_id, operation_id, command_id,"
-        " project_id, input_digest, outcome, targets, event_ids, effect_ids, evidence_digest,"
-        " result, created_ms, target_id, correlation_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            sequence,
-            receipt_id,
-            key.actor_id,
-            key.operation_id,
-            key.command_id,
-            applied.project_id,
-            input_digest,
-            applied.outcome,
-            targets_json,
-            events_json,
-            effects_json,
-            evidence_digest,
-            result_json,
-            now_ms,
-            first,
-            correlation_id,
-        ),
-    )
-    if len(applied.targets) > 1:
+    claimed = pending.sequence if pending is not None else None
+    if claimed is not None:
+        guess = claimed
+    # The columns after (sequence, receipt_id), before target_id.
+    row = (key.actor_id, key.operation_id, key.command_id, applied.project_id, input_digest,
+           applied.outcome, targets_json, events_json, effects_json, evidence, result_json,
+           now_ms)  # fmt: skip
+    first = targets[0].target_id if targets else None
+    # A first target whose row recorded this very sequence is found through that row; any
+    # other (or a claim that no longer matches the sequence) is indexed by target.
+    found = pending is not None and pending.claimed is not None and first in pending.claimed
+    # The receipt's ID carries its sequence (the row's key), so receipts keep no index of
+    # IDs. The guess is right unless `apply` wrote receipts (then its sequence is taken: the
+    # insert fails as a duplicate key and the sequence is read); any other failure repeats.
+    sequence = _next_sequence(conn) if guess is None else guess
+    while True:
+        receipt_id = positioned_id("receipt", sequence)
+        target_id = None if found and sequence == claimed else first
+        try:
+            conn.execute(_INSERT_RECEIPT, (sequence, receipt_id, *row, target_id, correlation_id))
+        except sqlite3.IntegrityError:
+            if guess is None:
+                raise
+            guess, sequence = None, _next_sequence(conn)
+            continue
+        break
+    if len(targets) > 1:
         conn.executemany(
             "INSERT OR IGNORE INTO receipt_targets (target_id, receipt_id) VALUES (?, ?)",
-            [(t.target_id, receipt_id) for t in applied.targets[1:]],
+            [(t.target_id, receipt_id) for t in targets[1:]],
         )
     return Receipt(
         receipt_id=receipt_id,
@@ -240,12 +239,20 @@ def _write_receipt(
         project_id=applied.project_id,
         normalized_input_digest=input_digest,
         outcome=applied.outcome,
-        targets=applied.targets,
+        targets=targets,
         event_ids=applied.event_ids,
         effect_ids=applied.effect_ids,
-        evidence_digest=evidence_digest,
+        evidence_digest=evidence,
         created_ms=now_ms,
         result=result,
         sequence=sequence,
         correlation_id=correlation_id,
     )
+
+
+_INSERT_RECEIPT: Final = (
+    "INSERT INTO receipts (sequence, receipt_id, actor_id, operation_id, command_id,"
+    " project_id, input_digest, outcome, targets, event_ids, effect_ids, evidence_digest,"
+    " result, created_ms, target_id, correlation_id)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)

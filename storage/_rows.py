@@ -126,16 +126,18 @@ _GETTERS: Final[dict[type[Any], Callable[[Any], tuple[Any, ...]]]] = {
 
 
 def _insert(conn: sqlite3.Connection, row: Any) -> None:
-    values = _GETTERS[type(row)](row)  # attrgetter: a tenth of attrs.astuple's cost
-    if isinstance(row, SessionRow):
+    kind = type(row)
+    values = _GETTERS[kind](row)  # attrgetter: a tenth of attrs.astuple's cost
+    if kind is SessionRow:
+        labels = row.labels
         values = (
             *values[:4],
-            orjson.dumps(dict(row.labels)).decode(),
+            orjson.dumps(labels if type(labels) is dict else dict(labels)).decode(),
             *values[5:11],
             int(row.archived),
             *values[12:],
         )
-    conn.execute(_INSERTS[type(row)], values)
+    conn.execute(_INSERTS[kind], values)
 
 
 def _from(cls: type[Any], row: Sequence[Any]) -> Any:

@@ -128,6 +128,32 @@ async def test_node_key_file_is_private(tmp_path: Path) -> None:
     assert caught.value.code == "configuration_invalid"
 
 
+@pytest.mark.parametrize("after", [0, 1, 3])
+async def test_commit_listeners_skip_events_a_fns_own_savepoint_rolled_back(
+    tmp_path: Path, after: int
+) -> None:
+    """Events a write fn took back with a savepoint of its own (as a batch of sends does for
+    a send that failed) never reach the commit listeners, whether or not later events of
+    the batch reuse their positions; the listeners get exactly the journal's rows."""
+    seen: list[storage.EventRecord] = []
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        store.add_commit_listener(seen.extend)
+
+        def fn(conn: sqlite3.Connection) -> None:
+            _append("session_a", 2)(conn)
+            conn.execute("SAVEPOINT own")
+            _append("session_a", 2)(conn)
+            conn.execute("ROLLBACK TO own")
+            conn.execute("RELEASE own")
+            _append("session_b", after)(conn)
+
+        await store.write(fn)
+        await store.write(_append("session_a", 1))
+        stored = await store.read(lambda c: storage.read_events(c, limit=100).events)
+        assert len(stored) == 3 + after
+        assert seen == list(stored)
+
+
 async def test_read_limits_are_validated(tmp_path: Path) -> None:
     """A page limit outside 1..MAX_PAGE is refused as validation_failed."""
     async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:

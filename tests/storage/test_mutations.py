@@ -11,6 +11,7 @@ import pytest
 
 import storage
 from maia.core import FakeClock, MaiaError, digest_json, is_digest
+from storage._schema import migrate as storage_migrate
 
 from ._fixtures import PROJECT_ID, count, create_session_apply, seed_project, session_row
 
@@ -362,3 +363,76 @@ async def test_receipt_with_several_targets_lists_under_each(tmp_path: Path) -> 
             assert [r.receipt_id for r in found] == [done.receipt.receipt_id]
             assert found[0].targets == targets
         assert await store.read(lambda c: storage.list_receipts(c, target_id="nobody")) == ()
+
+
+def _nested_receipt(conn: sqlite3.Connection, command: str) -> storage.MutationResult:
+    """A receipt written from inside another mutation's apply (a mutation of another key)."""
+    inner = session_row()
+    return storage.run_mutation(
+        conn,
+        key=storage.MutationKey("actor_local_user", "session.create", command),
+        input_digest=digest_json({"c": command}),
+        now_ms=5,
+        apply=create_session_apply(inner, 5),
+    )
+
+
+def test_a_receipt_written_by_apply_takes_the_guessed_sequence_and_the_next_is_used(
+    tmp_path: Path,
+) -> None:
+    """run_mutation guesses its receipt's sequence at the key look-up; an apply that writes a
+    receipt of its own takes it, so the outer receipt gets the next one: both are stored,
+    read back by ID, and in order."""
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    storage_migrate(conn, tmp_path / "m.db")
+    seed_project(conn)
+    first = _nested_receipt(conn, "cmd-0")
+    inner: list[storage.MutationResult] = []
+    row = session_row()
+    base = create_session_apply(row, 10)
+
+    def apply(c: sqlite3.Connection) -> storage.Applied:
+        inner.append(_nested_receipt(c, "cmd-inner"))
+        return base(c)
+
+    outer = storage.run_mutation(
+        conn, key=KEY, input_digest=digest_json({"title": "t"}), now_ms=10, apply=apply
+    )
+    sequences = [first.receipt.sequence, inner[0].receipt.sequence, outer.receipt.sequence]
+    assert sequences == [1, 2, 3]
+    for made in (first, inner[0], outer):
+        assert storage.get_receipt(conn, made.receipt.receipt_id) == made.receipt
+    assert [r.command_id for r in storage.list_receipts(conn)] == ["cmd-0", "cmd-inner", "cmd-1"]
+    assert [r.command_id for r in storage.list_receipts(conn, target_id=row.session_id)] == [
+        "cmd-1"
+    ]
+    conn.close()
+
+
+def test_a_claim_taken_by_a_later_receipt_leaves_the_target_indexed(tmp_path: Path) -> None:
+    """A row that claimed the receipt's sequence, then a receipt written by apply after the
+    claim: the outer receipt gets the next sequence and keeps its first target indexed, so a
+    list by that target still finds it (and only it)."""
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    storage_migrate(conn, tmp_path / "m.db")
+    seed_project(conn)
+    row = session_row()
+    base = create_session_apply(row, 10)
+    claims: list[int | None] = []
+
+    def apply(c: sqlite3.Connection) -> storage.Applied:
+        claims.append(storage.claim_receipt_target(c, row.session_id))
+        _nested_receipt(c, "cmd-inner")
+        return base(c)
+
+    outer = storage.run_mutation(
+        conn, key=KEY, input_digest=digest_json({"title": "t"}), now_ms=10, apply=apply
+    )
+    assert claims == [1]
+    assert outer.receipt.sequence == 2
+    stored = conn.execute("SELECT target_id FROM receipts WHERE sequence = 2").fetchone()
+    assert stored == (row.session_id,)
+    assert [r.command_id for r in storage.list_receipts(conn, target_id=row.session_id)] == [
+        "cmd-1"
+    ]
+    conn.close()
