@@ -18,8 +18,9 @@ from typing import Any
 
 import attrs
 
+from actors._table import Transition
 from actors._timers import Wake
-from actors._write import Change, Entry, Tx
+from actors._write import Change, EventOwner, Tx
 from maia.core import MaiaError
 from maia.protocol import Turn
 from storage import Envelope, ReceiptTarget, current_envelope
@@ -55,6 +56,9 @@ class TurnMemo:
     # Its turn.send's correlation, kept from the send (None when loaded from storage: then
     # the send's receipt says it, `_envelope`).
     correlation: str | None = None
+    # The view its turn.send answered with, while it is queued (None when loaded from
+    # storage): its dispatch's view is that one at its new state and revision, no read.
+    view: Turn | None = None
 
 
 @attrs.define
@@ -90,6 +94,7 @@ class Draft:
     buffered: dict[str, Any] = attrs.field(factory=dict)
     ended: dict[str, str] = attrs.field(factory=dict)  # turns ended here -> their prompt
     on_commit: list[Callable[[], None]] = attrs.field(factory=list)
+    owner_memo: EventOwner | None = None  # `owner()`, made once per draft
 
     @property
     def event_ids(self) -> list[str]:
@@ -130,14 +135,18 @@ class Draft:
 
     def copy(self, now: int) -> Draft:
         # Direct construction: attrs.evolve per memo was a visible share of each commit.
-        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause, v.correlation)
-                 for k, v in self.turns.items()}  # fmt: skip
+        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause, v.correlation,
+                             v.view) for k, v in self.turns.items()}  # fmt: skip
         return Draft(self.session_id, self.project_id, self.state, self.revision,
                      self.activity, turns, now, armed=dict(self.armed),
                      wanted=dict(self.wanted), next_seq=self.next_seq)  # fmt: skip
 
-    def owner(self) -> Any:
-        return sql.SESSION_LIFE_ROWS.owner(self.life())
+    def owner(self) -> EventOwner:
+        """Whose journal its events go to: the Session's (its turns' events too)."""
+        owner = self.owner_memo
+        if owner is None:
+            owner = self.owner_memo = sql.SESSION_LIFE_ROWS.owner(self.life())
+        return owner
 
     def life(self) -> sql.SessionLife:
         return sql.SessionLife(self.session_id, self.project_id, self.state, self.revision,
@@ -159,18 +168,22 @@ class Draft:
 def emit(conn: sqlite3.Connection, draft: Draft, event_type: str, payload: dict[str, Any],
          *, revision: int | None = None, actor_id: str | None = None) -> str:  # fmt: skip
     """Append one event outside the lifecycle, owned by the draft's Session; its ID."""
-    return draft._tx.entry(Entry(draft.owner(), event_type, payload, revision, actor_id))
+    return draft._tx.event(draft.owner(), event_type, payload, revision, actor_id)
 
 
 def session_step(conn: sqlite3.Connection, draft: Draft, event: SessionEvent,
                  *, caller: str = NODE, payload: dict[str, Any] | None = None) -> None:  # fmt: skip
     """Apply one Session table row. Raises the table's refusal (nothing written)."""
     before = status_of(draft.state.value, draft.activity)
+    row = SESSION_TABLE.step(draft.state, event, caller=caller, aggregate_id=draft.session_id,
+                             revision=draft.revision)  # fmt: skip
     life = draft.life()
-    # No state timer: the worker supervisor bounds a start, the handle a stop (docs/actors.md).
-    after = draft._tx.apply(Change(sql.SESSION_LIFE_ROWS, SESSION_TABLE, life, life, (event,),
-                                   caller, payload=payload or {}, receipt=False,
-                                   timer=False))  # fmt: skip
+    after = sql.SessionLife(life.id, life.project_id, row.target, life.revision + 1,
+                            life.activity, life.latest_turn_id)  # fmt: skip
+    # No state timer: the worker supervisor bounds a start, the handle a stop (docs/actors.md);
+    # no receipt target: the command's own write names the Session.
+    draft._tx.move(sql.SESSION_LIFE_ROWS, row, life, after, payload, owner=draft.owner(),
+                   receipt=False)  # fmt: skip
     draft.state, draft.revision, draft.session_changed = after.state, after.revision, True
     draft.columns_written()
     _announce_status(conn, draft, before)
@@ -213,14 +226,26 @@ def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str)
     seq = turns_sql.next_turn_seq(conn, draft.session_id) if draft.next_seq is None else (
         draft.next_seq)  # fmt: skip
     draft.next_seq = seq + 1
-    record = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, TurnState.QUEUED, 0,
-                            text, seq)  # fmt: skip
-    draft._tx.apply(Change(turns_sql.TURN_ROWS, TURN_TABLE, None, record, (TurnEvent.SEND,), CLIENT,
-                           timer=False))  # fmt: skip
+    made = _TURN_CREATION
+    TURN_TABLE.check_caller(made, CLIENT, turn_id)
+    record = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, made.target, 1,
+                                  text, seq)  # fmt: skip
+    draft._tx.create(turns_sql.TURN_ROWS, made, record, owner=draft.owner())
     correlation = current_envelope().correlation_id  # the send's (`run_mutation`)
     draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text, correlation=correlation)
     draft.staged_latest = turn_id  # the Session's latest turn (`flush_columns` at the latest)
     draft.touched.add(turn_id)
+
+
+def _creation() -> Transition[TurnState, TurnEvent]:
+    made = TURN_TABLE.creation
+    if made is None:
+        raise TypeError("the turn table has no creation row")
+    return made
+
+
+_TURN_CREATION = _creation()  # `turn.send`'s row: a new turn, queued
+_DISPATCHING = TurnState.DISPATCHING
 
 
 def wake(draft: Draft, timer: Wake) -> None:
@@ -269,18 +294,29 @@ def turn_step(
     memo = draft.turns.get(turn_id)
     if memo is None:
         raise _missing_turn(turn_id)
-    before = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, memo.state,
-                            memo.revision)  # fmt: skip
-    new = before if reason is None else turns_sql.TurnRecord(
-        turn_id, draft.session_id, draft.project_id, memo.state, memo.revision, reason=reason
-    )  # fmt: skip
-    body = {**(payload or {}), **({"reason": reason} if reason is not None else {})}
+    state, revision = memo.state, memo.revision
+    row = TURN_TABLE.step(state, event, caller=caller, aggregate_id=turn_id,
+                          expected_revision=expected_revision, revision=revision)  # fmt: skip
+    session_id, project_id = draft.session_id, draft.project_id
+    before = turns_sql.TurnRecord(turn_id, session_id, project_id, state, revision)
+    after = turns_sql.TurnRecord(turn_id, session_id, project_id, row.target, revision + 1,
+                                 reason=reason)  # fmt: skip
+    body = payload
+    if reason is not None:
+        body = {**(payload or {}), "reason": reason}
     # No state timer: the handle bounds a dispatch and an interrupt (docs/actors.md).
-    after = draft._tx.apply(Change(turns_sql.TURN_ROWS, TURN_TABLE, before, new, (event,), caller,
-                                   expected_revision, payload=body, timer=False))  # fmt: skip
+    draft._tx.move(turns_sql.TURN_ROWS, row, before, after, body, owner=draft.owner())
     memo.state, memo.revision = after.state, after.revision
     draft.touched.add(turn_id)
-    draft.views.pop(turn_id, None)
+    queued = memo.view
+    if queued is not None and state is TurnState.QUEUED and after.state is _DISPATCHING:
+        # Dispatched from the queue: what turn_view would read back is the send's view at
+        # its new state and revision (a queued turn has no start, end, item or usage yet).
+        draft.views[turn_id] = attrs.evolve(queued, state=_DISPATCHING.value,
+                                            revision=after.revision)  # fmt: skip
+    else:
+        draft.views.pop(turn_id, None)
+    memo.view = None  # it is queued no more
     if after.state in TURN_TABLE.terminal:
         del draft.turns[turn_id]
         draft.ended[turn_id] = memo.text
