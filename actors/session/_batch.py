@@ -138,8 +138,7 @@ class SendBatch:
                 # what turn_view would read back: built from this write's own values
                 view = new_turn_view(turn_id, draft.session_id, memo.state.value, memo.revision,
                                      draft.now, message.text)  # fmt: skip
-                if memo.state is TurnState.QUEUED:
-                    memo.view = view  # its dispatch's view follows from it (`turn_step`)
+                memo.view = view  # its dispatch's and end's views follow from it (`turn_step`)
             else:
                 view = turn_view(c, turn_id)
             draft.views[turn_id] = view
