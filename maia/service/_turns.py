@@ -80,15 +80,16 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     """
     began = trio.current_time()
     command = command_of(params, ctx.actor_id, ctx.correlation_id, outside=("waitMilliseconds",))
-    sent = mutation_output(
-        TurnSendOutput, await ctx.sessions.send(params.session_id, SendTurn(command, params.text))
-    )
+    result = await ctx.sessions.send(params.session_id, SendTurn(command, params.text))
     if params.wait_milliseconds is None:
-        return sent
+        return mutation_output(TurnSendOutput, result)
+    # The answer's turn is the one the wait ends with: the stored result (the Node's own
+    # JSON) gives its ID and place, decoded whole only when the wait ends before the turn.
+    turn_id, position = result.result["turn"]["turnId"], result.result["position"]
     deadline = began + params.wait_milliseconds / 1000
-    ended, turn = await _await_states(ctx, sent.turn.turn_id, TERMINAL, deadline, page=True)
+    ended, turn = await _await_states(ctx, turn_id, TERMINAL, deadline, page=True)
     if not ended:
-        return attrs.evolve(sent, turn=turn)
+        return attrs.evolve(mutation_output(TurnSendOutput, result), turn=turn)
     notifier = ctx.sessions.notifier
     held = notifier.turn(turn.turn_id)
     built = notifier.take_page(turn.turn_id)  # the page published with that snapshot
@@ -101,8 +102,8 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     else:
         page = await turn_show(ctx, TurnShowInput(turn_id=turn.turn_id))
     # Built directly, not by attrs.evolve: every field is named here.
-    return TurnSendOutput(delivery=sent.delivery, receipt_id=sent.receipt_id, turn=page.turn,
-                          position=sent.position, items=page.items,
+    return TurnSendOutput(delivery=result.delivery, receipt_id=result.receipt.receipt_id,
+                          turn=page.turn, position=position, items=page.items,
                           items_truncated=page.items_truncated,
                           next_item_cursor=page.next_item_cursor)  # fmt: skip
 
