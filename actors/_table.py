@@ -282,6 +282,11 @@ class TransitionTable(Generic[S, E]):
         and it is missing or stale; `invalid_state` when the guard refuses.
         """
         found = self._index.get((state, event))
+        # The common case first: a row the caller may apply with nothing more to check (the
+        # refusals' details are built only when refusing: this runs for every transition).
+        if (found is not None and caller in found.callers and not found.expects_revision
+                and found.guard is None):  # fmt: skip
+            return found
         resource = self.name
         details: dict[str, Any] = {"resource": resource, "id": aggregate_id,
                                    "state": state.value, "event": event.value}  # fmt: skip

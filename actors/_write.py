@@ -73,6 +73,9 @@ class Record(Protocol):
     def revision(self) -> int: ...
 
 
+R = TypeVar("R", bound=Record)
+
+
 @attrs.frozen
 class EventOwner:
     """Whose journal an event goes to."""
@@ -272,10 +275,53 @@ class Tx:
 
     def entry(self, entry: Entry) -> str:
         """Append a journal event outside the lifecycle; its ID."""
-        event_id = _append(self.conn, entry.owner, entry.event_type, dict(entry.payload),
-                           self.now, entry.revision, entry.actor_id)  # fmt: skip
+        return self.event(entry.owner, entry.event_type, dict(entry.payload), entry.revision,
+                          entry.actor_id)  # fmt: skip
+
+    def event(self, owner: EventOwner, event_type: str, payload: dict[str, Any],
+              revision: int | None = None, actor_id: str | None = None) -> str:  # fmt: skip
+        """Append one journal event whose body the caller built for it (no `Entry`, no copy);
+        its ID."""
+        event_id = _append(self.conn, owner, event_type, payload, self.now, revision, actor_id)
         self.event_ids.append(event_id)
         return event_id
+
+    # -- one table row, already checked: the Session's hot path ---------------------------
+    # `apply` plans a `Change` (any number of events, touch, timers, a caller's expected
+    # revision) and writes it. A kind whose step is one row it already found with
+    # `table.step` (refusals raised, nothing written) writes it with `move`/`create`: the
+    # same statements, event and receipt target as `apply` of that one-event change with
+    # `timer=False`, without building the change and its plan (a turn's dispatch, start and
+    # end run this several times per turn, in the writer thread).
+
+    def move(self, rows: Rows[R], row: Transition[Any, Any], before: R, after: R,
+             payload: Mapping[str, Any] | None = None, *, owner: EventOwner | None = None,
+             receipt: bool | None = None, event_actor: str | None = None) -> None:  # fmt: skip
+        """Write `after`, the row `row` moves `before` to (at `row.target`, one revision
+        on): compare-and-set on `before`'s revision, `row`'s event (`rows.payload`, then
+        `payload`), its receipt target (`receipt`: None = as the row says). Raises
+        `storage_conflict` when the row moved underneath its actor."""
+        if not rows.update(self.conn, before, after, self.now):
+            raise _conflict(rows, after.id)
+        revision = after.revision
+        if row.emits is not None:
+            body = rows.payload(row, after)
+            if payload:
+                body = {**body, **payload}
+            self.event(owner or rows.owner(after), row.emits, body, revision, event_actor)
+        if row.receipt if receipt is None else receipt:
+            self.targets.append(ReceiptTarget(rows.resource, after.id, "updated",
+                                              before.revision, revision))  # fmt: skip
+
+    def create(self, rows: Rows[R], row: Transition[Any, Any], record: R, *,
+               owner: EventOwner | None = None) -> None:  # fmt: skip
+        """Insert `record`, made by the table's creation row `row` (its caller checked;
+        `record` at `row.target`, revision 1): the row, its event, its receipt target."""
+        rows.insert(self.conn, record, self.now)
+        if row.emits is not None:
+            self.event(owner or rows.owner(record), row.emits, rows.payload(row, record), 1)
+        if row.receipt:
+            self.targets.append(ReceiptTarget(rows.resource, record.id, "created", None, 1))
 
     def wake(self, wake: Wake) -> None:
         """Arm (or, `cancel`, disarm) the write path's actor's wake-up `wake.name`."""
@@ -437,8 +483,7 @@ def _execute(conn: sqlite3.Connection, step: _Step, now: int, event_ids: list[st
     if change.before is None:
         rows.insert(conn, after, now)
     elif not rows.update(conn, change.before, after, now):
-        raise MaiaError("storage_conflict", f"{rows.resource} {after.id} changed underneath "
-                        "its actor", {"resource": rows.resource, "id": after.id})  # fmt: skip
+        raise _conflict(rows, after.id)
     owner = rows.owner(after)
     receipt = False
     for row, revision in step.rows:
@@ -451,6 +496,11 @@ def _execute(conn: sqlite3.Connection, step: _Step, now: int, event_ids: list[st
         prior = None if change.before is None else change.before.revision
         what = "created" if change.before is None else "updated"
         targets.append(ReceiptTarget(rows.resource, after.id, what, prior, after.revision))
+
+
+def _conflict(rows: Rows[Any], row_id: str) -> MaiaError:
+    return MaiaError("storage_conflict", f"{rows.resource} {row_id} changed underneath its actor",
+                     {"resource": rows.resource, "id": row_id})  # fmt: skip
 
 
 def _append(conn: sqlite3.Connection, owner: EventOwner, event_type: str,

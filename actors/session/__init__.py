@@ -144,6 +144,7 @@ from ._usage_limits import spent_today as spent_today
 from ._usage_limits import token_overrun as token_overrun
 from ._views import SESSION_COLUMNS as SESSION_COLUMNS
 from ._views import TURN_COLUMNS as TURN_COLUMNS
+from ._views import ended_turn_view as ended_turn_view
 from ._views import input_preview as input_preview
 from ._views import list_session as list_session
 from ._views import mutation_session as mutation_session

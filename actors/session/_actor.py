@@ -138,7 +138,8 @@ class SessionCore:
         for view in views:
             prompt = draft.ended.get(view.turn_id)
             if prompt is not None and notifier.page_wanted(view.turn_id):
-                pages[view.turn_id] = items_page(conn, view, prompt, 0)
+                known = draft.ended_items.get(view.turn_id)  # its items, as written here
+                pages[view.turn_id] = items_page(conn, view, prompt, 0, known)
         return views, pages
 
     def _adopt(self, draft: Draft, views: Views) -> None:

@@ -30,7 +30,7 @@ from ._approval_desk import ApprovalDesk
 from ._approvals import APPROVAL_TOOL
 from ._attempt import TurnBuffer
 from ._launcher import worker_call
-from ._store import Draft, emit
+from ._store import Draft, emit, items_unknown
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
 
@@ -121,7 +121,7 @@ class AgentEvents:
             self.buffer.flush_rows(conn, draft)  # what streamed before it keeps its place
             turns_sql.insert_item(conn, item_id, turn_id, seq, kind, _item_text(item), "completed",
                             draft.now, _item_data(item))  # fmt: skip
-            draft.views.pop(turn_id, None)
+            items_unknown(draft, turn_id)  # its views are read back (data, usage)
             if kind == "usage":
                 add_usage(conn, draft, turn_id, item)
             emit(conn, draft, "item.completed",

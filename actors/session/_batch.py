@@ -29,6 +29,14 @@ from ._usage_limits import check_daily_budget
 from ._views import new_turn_view, turn_view
 
 
+class _Refused(Exception):
+    """A lone send's refusal, raised out of its transaction so that nothing it wrote stays."""
+
+    def __init__(self, error: MaiaError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 class SendBatch:
     """A run of `turn.send`s, applied in one transaction."""
 
@@ -55,6 +63,17 @@ class SendBatch:
             answers.clear()
             core: q.QueueState = self.core.queue
             actions: list[q.QueueAction] = []
+            if len(items) == 1:
+                # A send alone needs no savepoint (which copies every page it touches to the
+                # sub-journal): refused, it raises out of the transaction's body, whose own
+                # rollback undoes what it wrote, and that refusal is its answer.
+                try:
+                    result, core, more = self._one(conn, draft, items[0], core, now, slot, may)
+                except MaiaError as error:
+                    raise _Refused(error) from error
+                answers.append(outcome.Value(result))
+                final["core"], final["actions"] = core, tuple(more)
+                return
             for item in items:
                 saved = draft.snapshot()
                 conn.execute("SAVEPOINT send")
@@ -73,6 +92,9 @@ class SendBatch:
 
         try:
             await self.core.commit(body, replayable=True)
+        except _Refused as refused:  # a send alone, refused: nothing was written
+            answers[:] = [outcome.Error(refused.error)]
+            final["core"], final["actions"] = self.core.queue, ()
         except BaseException:
             if took:
                 self.capacity.release_slot()
@@ -116,6 +138,7 @@ class SendBatch:
                 # what turn_view would read back: built from this write's own values
                 view = new_turn_view(turn_id, draft.session_id, memo.state.value, memo.revision,
                                      draft.now, message.text)  # fmt: skip
+                memo.view = view  # its dispatch's and end's views follow from it (`turn_step`)
             else:
                 view = turn_view(c, turn_id)
             draft.views[turn_id] = view

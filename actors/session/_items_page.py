@@ -14,6 +14,8 @@ it with the turn's snapshot: that answer then reads nothing. `maia.service` re-e
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import orjson
@@ -68,19 +70,27 @@ def show_page(conn: sqlite3.Connection, turn_id: str, after_seq: int) -> TurnSho
     return items_page(conn, turn, prompt, after_seq)
 
 
-def items_page(conn: sqlite3.Connection, turn: Turn, prompt: str,
-               after_seq: int) -> TurnShowOutput:  # fmt: skip
+def items_page(conn: sqlite3.Connection, turn: Turn, prompt: str, after_seq: int,
+               known: Sequence[tuple[int, str, str, str, str]] | None = None,
+               ) -> TurnShowOutput:  # fmt: skip
     """`show_page` for a turn already known (its committed view and prompt): only its
-    items are read."""
+    items are read, unless the caller knows them all (`known`: seq, item ID, kind, state
+    and text of each, in order, as written with no data, artifact or cut)."""
     turn_id = turn.turn_id
     turn = _bounded_turn(turn)
     left = RESPONSE_BUDGET_BYTES - encoded_size(prompt) - encoded_size(turn.output_text)
-    rows = conn.execute(
-        # The text is cut here, not by SQLite: its substr() and length() end at a NUL.
-        "SELECT item_id, kind, state, seq, text, data, truncated, artifact FROM turn_items"
-        f" WHERE {ITEMS_OF_TURN} AND seq > ? ORDER BY item_key LIMIT ?",
-        (turn_id, turn_id, after_seq, MAX_ITEMS + 1),
-    ).fetchall()
+    rows: list[Any]
+    if known is not None:
+        rows = [(item_id, kind, state, seq, text, None, 0, None)
+                for seq, item_id, kind, state, text in known if seq > after_seq]  # fmt: skip
+        rows = rows[: MAX_ITEMS + 1]
+    else:
+        rows = conn.execute(
+            # The text is cut here, not by SQLite: its substr() and length() end at a NUL.
+            "SELECT item_id, kind, state, seq, text, data, truncated, artifact FROM turn_items"
+            f" WHERE {ITEMS_OF_TURN} AND seq > ? ORDER BY item_key LIMIT ?",
+            (turn_id, turn_id, after_seq, MAX_ITEMS + 1),
+        ).fetchall()
     rows = [(*r[:4], None if r[4] is None else r[4][:MAX_ITEM_TEXT_LENGTH], r[5],
              len(r[4] or "") > MAX_ITEM_TEXT_LENGTH or r[6], r[7]) for r in rows]  # fmt: skip
     items: list[TurnItem] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from maia.core import new_id
+from maia.core import MaiaError, new_id
 from supervision.workers import TurnEvent as WorkerEvent
 
 from . import _queue as q
@@ -52,11 +52,17 @@ class TurnProgress:
         self.core.effect("interrupt", worker_call("interrupt", lambda: worker.interrupt(turn_id)))
 
     async def progress(self, message: Progress) -> None:
-        """Apply the message's events in order (the pump adds no more once it is closed)."""
+        """Apply the message's events in order (the pump adds no more once it is closed).
+        When they end the running turn, its end's commit writes what came before it, so
+        they arm no delayed flush (whose `Flush` found nothing left once it came: a task
+        and a mailbox message per turn)."""
+        active = self.core.queue.active
+        ends = any(e.kind in _FINAL and e.turn_id == active for e in message.events)
         for event in message.events:
-            await self._progress_one(message.attempt_id, event)
+            await self._progress_one(message.attempt_id, event, arm=not ends)
 
-    async def _progress_one(self, attempt_id: str, event: WorkerEvent) -> None:
+    async def _progress_one(self, attempt_id: str, event: WorkerEvent, *,
+                            arm: bool = True) -> None:  # fmt: skip
         handle = self.core.attempt.handle
         if handle is None or handle.attempt_id != attempt_id:
             return
@@ -87,6 +93,11 @@ class TurnProgress:
             case kind if kind in _FINAL:
                 await self._end(event)
                 return
+        if arm:
+            self._arm()
+
+    def _arm(self) -> None:
+        """Arm the delayed flush of the buffered rows, unless it is armed."""
         if self.buffer.flush_at is None:
             timer = self.core.ctx.flush_timer
             self.buffer.flush_at = timer.arm(self._flush_pending, self._tell_flush)
@@ -153,7 +164,11 @@ class TurnProgress:
                 session_step(conn, draft, event, caller="worker", payload=body)
             self.core.apply_rows(conn, draft, after, actions)
 
-        await self.core.commit(body, replayable=True)
+        try:
+            await self.core.commit(body, replayable=True)
+        except MaiaError:
+            self._arm()  # not written: the buffer's rows keep their bound (see `progress`)
+            raise
         self.core.approvals.clear()
         self.buffer.item = None
         self.core.queue = after

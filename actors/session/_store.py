@@ -18,8 +18,9 @@ from typing import Any
 
 import attrs
 
+from actors._table import Transition
 from actors._timers import Wake
-from actors._write import Change, Entry, Tx
+from actors._write import Change, EventOwner, Tx
 from maia.core import MaiaError
 from maia.protocol import Turn
 from storage import Envelope, ReceiptTarget, current_envelope
@@ -41,6 +42,9 @@ from ._lifecycles import (
 )
 from ._messages import WALL_TIME
 from ._status import status_of
+from ._views import assembled_output, ended_turn_view
+
+KnownItem = tuple[int, str, str, str, str]  # an item as written: seq, ID, kind, state, text
 
 
 @attrs.define
@@ -55,6 +59,15 @@ class TurnMemo:
     # Its turn.send's correlation, kept from the send (None when loaded from storage: then
     # the send's receipt says it, `_envelope`).
     correlation: str | None = None
+    # The view its turn.send answered with (None when loaded from storage): its dispatch's
+    # view is that one at its new state and revision, and its end's, when it completes with
+    # every item known (`items`), that one with its times and output: no read.
+    view: Turn | None = None
+    started_ms: int | None = None  # when this actor wrote its start
+    # The items this actor wrote for it, in order: (seq, item ID, kind, state, text); None
+    # once one was written another way (a tool's item, usage, an item cut to an artifact)
+    # or for a turn loaded from storage: then its views are read back.
+    items: list[KnownItem] | None = None
 
 
 @attrs.define
@@ -89,7 +102,10 @@ class Draft:
     # memory outside the draft, so a rolled-back (or replayed) run must leave it as it was.
     buffered: dict[str, Any] = attrs.field(factory=dict)
     ended: dict[str, str] = attrs.field(factory=dict)  # turns ended here -> their prompt
+    # Turns ended here whose every item this actor wrote -> those items (their first page).
+    ended_items: dict[str, list[KnownItem]] = attrs.field(factory=dict)
     on_commit: list[Callable[[], None]] = attrs.field(factory=list)
+    owner_memo: EventOwner | None = None  # `owner()`, made once per draft
 
     @property
     def event_ids(self) -> list[str]:
@@ -118,7 +134,7 @@ class Draft:
         copy.staged_activity, copy.staged_latest = self.staged_activity, self.staged_latest
         copy.activity_written = self.activity_written
         copy.buffered, copy.on_commit = dict(self.buffered), list(self.on_commit)
-        copy.ended = dict(self.ended)
+        copy.ended, copy.ended_items = dict(self.ended), dict(self.ended_items)
         return copy, self._tx.mark()
 
     def restore(self, snapshot: tuple[Draft, Any]) -> None:
@@ -130,14 +146,19 @@ class Draft:
 
     def copy(self, now: int) -> Draft:
         # Direct construction: attrs.evolve per memo was a visible share of each commit.
-        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause, v.correlation)
+        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause, v.correlation,
+                             v.view, v.started_ms, None if v.items is None else list(v.items))
                  for k, v in self.turns.items()}  # fmt: skip
         return Draft(self.session_id, self.project_id, self.state, self.revision,
                      self.activity, turns, now, armed=dict(self.armed),
                      wanted=dict(self.wanted), next_seq=self.next_seq)  # fmt: skip
 
-    def owner(self) -> Any:
-        return sql.SESSION_LIFE_ROWS.owner(self.life())
+    def owner(self) -> EventOwner:
+        """Whose journal its events go to: the Session's (its turns' events too)."""
+        owner = self.owner_memo
+        if owner is None:
+            owner = self.owner_memo = sql.SESSION_LIFE_ROWS.owner(self.life())
+        return owner
 
     def life(self) -> sql.SessionLife:
         return sql.SessionLife(self.session_id, self.project_id, self.state, self.revision,
@@ -159,18 +180,22 @@ class Draft:
 def emit(conn: sqlite3.Connection, draft: Draft, event_type: str, payload: dict[str, Any],
          *, revision: int | None = None, actor_id: str | None = None) -> str:  # fmt: skip
     """Append one event outside the lifecycle, owned by the draft's Session; its ID."""
-    return draft._tx.entry(Entry(draft.owner(), event_type, payload, revision, actor_id))
+    return draft._tx.event(draft.owner(), event_type, payload, revision, actor_id)
 
 
 def session_step(conn: sqlite3.Connection, draft: Draft, event: SessionEvent,
                  *, caller: str = NODE, payload: dict[str, Any] | None = None) -> None:  # fmt: skip
     """Apply one Session table row. Raises the table's refusal (nothing written)."""
     before = status_of(draft.state.value, draft.activity)
+    row = SESSION_TABLE.step(draft.state, event, caller=caller, aggregate_id=draft.session_id,
+                             revision=draft.revision)  # fmt: skip
     life = draft.life()
-    # No state timer: the worker supervisor bounds a start, the handle a stop (docs/actors.md).
-    after = draft._tx.apply(Change(sql.SESSION_LIFE_ROWS, SESSION_TABLE, life, life, (event,),
-                                   caller, payload=payload or {}, receipt=False,
-                                   timer=False))  # fmt: skip
+    after = sql.SessionLife(life.id, life.project_id, row.target, life.revision + 1,
+                            life.activity, life.latest_turn_id)  # fmt: skip
+    # No state timer: the worker supervisor bounds a start, the handle a stop (docs/actors.md);
+    # no receipt target: the command's own write names the Session.
+    draft._tx.move(sql.SESSION_LIFE_ROWS, row, life, after, payload, owner=draft.owner(),
+                   receipt=False)  # fmt: skip
     draft.state, draft.revision, draft.session_changed = after.state, after.revision, True
     draft.columns_written()
     _announce_status(conn, draft, before)
@@ -213,14 +238,27 @@ def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str)
     seq = turns_sql.next_turn_seq(conn, draft.session_id) if draft.next_seq is None else (
         draft.next_seq)  # fmt: skip
     draft.next_seq = seq + 1
-    record = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, TurnState.QUEUED, 0,
-                            text, seq)  # fmt: skip
-    draft._tx.apply(Change(turns_sql.TURN_ROWS, TURN_TABLE, None, record, (TurnEvent.SEND,), CLIENT,
-                           timer=False))  # fmt: skip
+    made = _TURN_CREATION
+    TURN_TABLE.check_caller(made, CLIENT, turn_id)
+    record = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, made.target, 1,
+                                  text, seq)  # fmt: skip
+    draft._tx.create(turns_sql.TURN_ROWS, made, record, owner=draft.owner())
     correlation = current_envelope().correlation_id  # the send's (`run_mutation`)
-    draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text, correlation=correlation)
+    draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text, correlation=correlation,
+                                    items=[])  # fmt: skip
     draft.staged_latest = turn_id  # the Session's latest turn (`flush_columns` at the latest)
     draft.touched.add(turn_id)
+
+
+def _creation() -> Transition[TurnState, TurnEvent]:
+    made = TURN_TABLE.creation
+    if made is None:
+        raise TypeError("the turn table has no creation row")
+    return made
+
+
+_TURN_CREATION = _creation()  # `turn.send`'s row: a new turn, queued
+_DISPATCHING, _RUNNING, _COMPLETED = TurnState.DISPATCHING, TurnState.RUNNING, TurnState.COMPLETED
 
 
 def wake(draft: Draft, timer: Wake) -> None:
@@ -269,21 +307,40 @@ def turn_step(
     memo = draft.turns.get(turn_id)
     if memo is None:
         raise _missing_turn(turn_id)
-    before = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, memo.state,
-                            memo.revision)  # fmt: skip
-    new = before if reason is None else turns_sql.TurnRecord(
-        turn_id, draft.session_id, draft.project_id, memo.state, memo.revision, reason=reason
-    )  # fmt: skip
-    body = {**(payload or {}), **({"reason": reason} if reason is not None else {})}
+    state, revision = memo.state, memo.revision
+    row = TURN_TABLE.step(state, event, caller=caller, aggregate_id=turn_id,
+                          expected_revision=expected_revision, revision=revision)  # fmt: skip
+    session_id, project_id = draft.session_id, draft.project_id
+    before = turns_sql.TurnRecord(turn_id, session_id, project_id, state, revision)
+    after = turns_sql.TurnRecord(turn_id, session_id, project_id, row.target, revision + 1,
+                                 reason=reason)  # fmt: skip
+    body = payload
+    if reason is not None:
+        body = {**(payload or {}), "reason": reason}
     # No state timer: the handle bounds a dispatch and an interrupt (docs/actors.md).
-    after = draft._tx.apply(Change(turns_sql.TURN_ROWS, TURN_TABLE, before, new, (event,), caller,
-                                   expected_revision, payload=body, timer=False))  # fmt: skip
+    draft._tx.move(turns_sql.TURN_ROWS, row, before, after, body, owner=draft.owner())
     memo.state, memo.revision = after.state, after.revision
     draft.touched.add(turn_id)
-    draft.views.pop(turn_id, None)
+    if after.state is _RUNNING and state is not _RUNNING:
+        memo.started_ms = draft.now  # as `TURN_ROWS` writes its started_ms
+    base = memo.view
+    if base is not None and state is TurnState.QUEUED and after.state is _DISPATCHING:
+        # Dispatched from the queue: what turn_view would read back is the send's view at
+        # its new state and revision (a queued turn has no start, end, item or usage yet).
+        draft.views[turn_id] = attrs.evolve(base, state=_DISPATCHING.value,
+                                            revision=after.revision)  # fmt: skip
+    elif (base is not None and after.state is _COMPLETED and memo.items is not None
+          and memo.started_ms is not None):  # fmt: skip
+        output = assembled_output([(i[4], False) for i in memo.items if i[2] == "message"])
+        draft.views[turn_id] = ended_turn_view(base, _COMPLETED.value, after.revision,
+                                               memo.started_ms, draft.now, output)  # fmt: skip
+    else:
+        draft.views.pop(turn_id, None)
     if after.state in TURN_TABLE.terminal:
         del draft.turns[turn_id]
         draft.ended[turn_id] = memo.text
+        if turn_id in draft.views and memo.items is not None:
+            draft.ended_items[turn_id] = memo.items
     return memo
 
 
@@ -340,6 +397,15 @@ class OpenItem:
     spill: Any = None  # a `_spill.Spill`: the text past the item bound, on disk
 
 
+def items_unknown(draft: Draft, turn_id: str) -> None:
+    """An item or usage of `turn_id` was written another way than `flush_item`: its views
+    are read back from now on."""
+    memo = draft.turns.get(turn_id)
+    if memo is not None:
+        memo.items = None
+    draft.views.pop(turn_id, None)
+
+
 def _mark_stored(item: OpenItem, length: int) -> None:
     item.stored, item.stored_text_len = True, length
 
@@ -360,9 +426,16 @@ def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
     # The item's marks change only once the transaction commits (a replay runs it again).
     length = draft.buffered[item.item_id] = len(item.text)
     draft.on_commit.append(lambda: _mark_stored(item, length))
+    memo = draft.turns.get(item.turn_id)
     if item.completed and item.spill is not None:  # the rest of its text, in an artifact
         turns_sql.truncate_item(conn, item.item_id, item.turn_id, item.seq,
                                 item.spill.finish())  # fmt: skip
+        items_unknown(draft, item.turn_id)
+    elif memo is not None and memo.items is not None:
+        known = (item.seq, item.item_id, item.kind, state, item.text)
+        memo.items = [i for i in memo.items if i[1] != item.item_id]
+        memo.items.append(known)
+        memo.items.sort()
     if item.completed:
         # The text lives in turn_items; the event carries at most its start (stored once).
         emit(conn, draft, "item.completed",

@@ -164,8 +164,14 @@ def _output(conn: sqlite3.Connection, turn_id: str) -> tuple[str | None, bool]:
         " ORDER BY item_key",
         (turn_id, turn_id),
     ).fetchall()
-    rows = [((t or "")[: OUTPUT_TEXT_CHARS + 1], len(t or "") > OUTPUT_TEXT_CHARS or cut)
-            for t, cut in rows]  # fmt: skip
+    return assembled_output(rows)
+
+
+def assembled_output(items: Sequence[tuple[str | None, Any]]) -> tuple[str | None, bool]:
+    """outputText and whether it is cut, from the turn's message items' `(text, truncated)`
+    in order (as `turn_view` reads them, or as the actor wrote them)."""
+    rows = [((t or "")[: OUTPUT_TEXT_CHARS + 1], len(t or "") > OUTPUT_TEXT_CHARS or bool(cut))
+            for t, cut in items]  # fmt: skip
     if not rows:
         return None, False
     text = "".join(r[0] for r in rows)
@@ -219,6 +225,22 @@ def new_turn_view(turn_id: str, session_id: str, state: str, revision: int, crea
         raise ValueError(f"a new turn is queued or dispatching, not {state}")
     return turn_from_row((turn_id, session_id, state, revision, created_ms, text, None, None, None),
                          None)  # fmt: skip
+
+
+def ended_turn_view(base: Turn, state: str, revision: int, started_ms: int, finished_ms: int,
+                    output: tuple[str | None, bool]) -> Turn:  # fmt: skip
+    """The view `turn_view` reads of a turn that ended `completed` in a transaction that
+    knows its every item (`output`: `assembled_output` of its message items) and holds its
+    send's view (`base`: its creation and prompt): no failure, and no usage (an actor that
+    records a turn's usage reads its view back instead)."""
+    if state != "completed":
+        raise ValueError(f"an ended turn built from memory is completed, not {state}")
+    text, cut = output
+    return Turn(turn_id=base.turn_id, session_id=base.session_id, state="completed",
+                revision=revision,
+                created_at=base.created_at, input_preview=base.input_preview,
+                started_at=_timestamp(started_ms), completed_at=_timestamp(finished_ms),
+                output_text=text, output_truncated=True if cut else None)  # fmt: skip
 
 
 def turn_view(conn: sqlite3.Connection, turn_id: str) -> Turn:

@@ -62,6 +62,12 @@ from ._turn_items import items_page, show_page
 TERMINAL = ("completed", "failed", "interrupted")
 DISPATCH_WAIT_S = 3.0
 REREAD_S = 0.2
+# While the Session's committed snapshot of the turn is held, a reread reads that snapshot
+# again, which only a commit changes, and every commit that changes it notifies after
+# publishing it: the reread then guards only a snapshot dropped meanwhile (the notifier keeps
+# the most recent 8,192), so it may be rarer. At 200 ms, 200 turns in flight at ~250 ms each
+# woke every waiter about once per turn for nothing (a deadline expired, a cancel delivered).
+REREAD_HELD_S = 1.0
 
 
 async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutput:
@@ -74,15 +80,16 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     """
     began = trio.current_time()
     command = command_of(params, ctx.actor_id, ctx.correlation_id, outside=("waitMilliseconds",))
-    sent = mutation_output(
-        TurnSendOutput, await ctx.sessions.send(params.session_id, SendTurn(command, params.text))
-    )
+    result = await ctx.sessions.send(params.session_id, SendTurn(command, params.text))
     if params.wait_milliseconds is None:
-        return sent
+        return mutation_output(TurnSendOutput, result)
+    # The answer's turn is the one the wait ends with: the stored result (the Node's own
+    # JSON) gives its ID and place, decoded whole only when the wait ends before the turn.
+    turn_id, position = result.result["turn"]["turnId"], result.result["position"]
     deadline = began + params.wait_milliseconds / 1000
-    ended, turn = await _await_states(ctx, sent.turn.turn_id, TERMINAL, deadline, page=True)
+    ended, turn = await _await_states(ctx, turn_id, TERMINAL, deadline, page=True)
     if not ended:
-        return attrs.evolve(sent, turn=turn)
+        return attrs.evolve(mutation_output(TurnSendOutput, result), turn=turn)
     notifier = ctx.sessions.notifier
     held = notifier.turn(turn.turn_id)
     built = notifier.take_page(turn.turn_id)  # the page published with that snapshot
@@ -95,8 +102,8 @@ async def turn_send(ctx: ServiceContext, params: TurnSendInput) -> TurnSendOutpu
     else:
         page = await turn_show(ctx, TurnShowInput(turn_id=turn.turn_id))
     # Built directly, not by attrs.evolve: every field is named here.
-    return TurnSendOutput(delivery=sent.delivery, receipt_id=sent.receipt_id, turn=page.turn,
-                          position=sent.position, items=page.items,
+    return TurnSendOutput(delivery=result.delivery, receipt_id=result.receipt.receipt_id,
+                          turn=page.turn, position=position, items=page.items,
                           items_truncated=page.items_truncated,
                           next_item_cursor=page.next_item_cursor)  # fmt: skip
 
@@ -110,21 +117,24 @@ async def _await_states(
     page: bool = False,
 ) -> tuple[bool, Turn]:
     """(reached, the turn now): woken by the actor's commits, rereading at most every
-    `REREAD_S`, until the turn is in `wanted` or `deadline` (trio time) passes."""
+    `REREAD_S` (`REREAD_HELD_S` while its snapshot is held), until the turn is in `wanted`
+    or `deadline` (trio time) passes."""
     notifier = ctx.sessions.notifier
     while True:
         # Before the read: no missed wake-up; woken only by a snapshot in `wanted`.
         changed = notifier.subscribe(turn_id, wanted, page=page)
         try:
             turn = notifier.turn(turn_id)
+            reread = REREAD_HELD_S
             if turn is None:
                 turn = await ctx.read(lambda c: turn_view(c, turn_id))
+                reread = REREAD_S
             if turn.state in wanted:
                 return True, turn
             left = deadline - trio.current_time()
             if left <= 0:
                 return False, turn
-            with trio.move_on_after(min(left, REREAD_S)):
+            with trio.move_on_after(min(left, reread)):
                 await changed.wait()
         finally:
             notifier.release(turn_id, changed)

@@ -36,6 +36,7 @@ class FakeHandle:
         self._interrupted = trio.Event()
         self._exit: ExitInfo | None = None
         self.prompts: list[str] = []
+        self.batched = False
         self.tool_results: list[tuple[str, bool, str]] = []  # (callId, ok, content)
         self._answered = trio.Event()
 
@@ -83,7 +84,8 @@ class FakeHandle:
     ) -> AsyncIterator[TurnEvent]:
         self.prompts.append(text)
         self._interrupted = trio.Event()
-        return self._turn(turn_id, text)
+        events = self._turn(turn_id, text)
+        return _Batched(events) if self.batched else events
 
     async def _turn(self, turn_id: str, text: str) -> AsyncIterator[TurnEvent]:
         yield TurnEvent(turn_id, "started")
@@ -127,6 +129,23 @@ class FakeHandle:
         yield TurnEvent(turn_id, "completed", text)
 
 
+class _Batched(AsyncIterator[TurnEvent]):
+    """A turn's events through `batches()`, as the real handle hands over what one read
+    holds: here a whole turn in one batch (for fast turns; a slow one's batch waits)."""
+
+    def __init__(self, events: AsyncIterator[TurnEvent]) -> None:
+        self._events = events
+
+    def __aiter__(self) -> _Batched:
+        return self
+
+    async def __anext__(self) -> TurnEvent:
+        return await self._events.__anext__()
+
+    async def batches(self) -> AsyncIterator[tuple[TurnEvent, ...]]:
+        yield tuple([event async for event in self._events])
+
+
 class FakeWorkers:
     """The supervisor's interface, in process. `spawned` lists every handle started."""
 
@@ -136,11 +155,13 @@ class FakeWorkers:
         self._init_delay_s = init_delay_s
         self.spawned: list[FakeHandle] = []
         self.explode_on: str | None = None  # a prompt whose stream raises (a bug)
+        self.batched = False  # hand a turn's events over in one batch, as the real handle
 
     async def start_worker(self, spec: WorkerSpec) -> Any:
         await trio.lowlevel.checkpoint()
         handle = FakeHandle(next(self._epochs), init_delay_s=self._init_delay_s,
                             explode_on=self.explode_on)  # fmt: skip
+        handle.batched = self.batched
         self.spawned.append(handle)
         self._nursery.start_soon(handle.run)
         return handle

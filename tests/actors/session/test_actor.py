@@ -137,6 +137,33 @@ async def test_queue_limit_cancel_and_interrupt(harness: Harness) -> None:
     assert second.output_text == "q0"
 
 
+def _counts(conn: sqlite3.Connection) -> tuple[int, ...]:
+    return tuple(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                 for table in ("turns", "events", "receipts"))  # fmt: skip
+
+
+async def test_a_refused_lone_send_writes_nothing_and_may_run_later(harness: Harness) -> None:
+    """A send applied alone (no savepoint of its own) and refused, turn_queue_full: no turn,
+    event or receipt; once the queue has room the same command runs (not remembered)."""
+    session_id = await harness.session()
+    first = (await harness.send(session_id, "/sleep 30000 slow")).result["turn"]["turnId"]
+    for n in range(7):
+        await harness.send(session_id, f"q{n}")
+    before = await harness.store.read(_counts)
+    with pytest.raises(MaiaError) as full:
+        await harness.send(session_id, "ninth", command_id="command_ninth")
+    assert full.value.code == "turn_queue_full"
+    assert await harness.store.read(_counts) == before
+    await harness.wait_turn(first, "running")
+    command = Command(new_id("command"), "local-user", "sha256:i")
+    await harness.runtime.ask(session_id, InterruptTurn(command, first, None))
+    await harness.wait_turn(first, "interrupted", "failed", "completed")
+    again = await harness.send(session_id, "ninth", command_id="command_ninth")
+    assert again.delivery == "new"
+    ninth = await harness.wait_turn(again.result["turn"]["turnId"], "completed")
+    assert ninth.output_text == "ninth"
+
+
 async def test_same_command_is_a_duplicate(harness: Harness) -> None:
     """The same commandId and input answers the stored result, queueing nothing more."""
     session_id = await harness.session()

@@ -12,7 +12,7 @@ import pytest
 import trio
 import trio.testing
 
-from actors.session import show_page
+from actors.session import show_page, turn_view
 
 from .._virtual_time import settle
 from ._harness import open_harness
@@ -48,8 +48,9 @@ async def _wait_as_turn_send(h: Any, turn_id: str) -> None:
 async def test_a_watched_ended_turn_is_published_with_its_show_page(
     tmp_path: Path, jump_clock: trio.testing.MockClock
 ) -> None:
-    """For plain and budget-cut turns watched while they run, the published page equals
-    `show_page` read from storage after the end, and is taken once."""
+    """For plain and budget-cut turns watched while they run, the published page and
+    snapshot equal `show_page` and `turn_view` read from storage after the end; the page is
+    taken once."""
     async with open_harness(tmp_path) as h:
         session_id = await h.session()
         notifier = h.runtime.notifier
@@ -62,6 +63,8 @@ async def test_a_watched_ended_turn_is_published_with_its_show_page(
             held = notifier.turn(turn_id)  # the snapshot it was published with
             assert held is not None
             assert (page.turn.state, page.turn.revision) == (held.state, held.revision)
+            # built from the actor's own writes (no read): the row as storage has it
+            assert held == await h.store.read(partial(turn_view, turn_id=turn_id))
             assert page.items, "an ended turn's page lists its items"
             assert notifier.take_page(turn_id) is None  # once
 

@@ -28,7 +28,7 @@ INTERNAL = {
         "record_failure", "closed_refusal", "MAX_FAILURE_CHARS", "Spill", "bound_text",
         "EVENT_TEXT_CHARS", "OUTPUT_TEXT_CHARS", "OUTPUT_TEXT_BYTES",
         "LAZY", "lazy_wake", "refire", "subject_now", "worker_gone", "wake_now", "flush_columns",
-        "set_latest_turn",
+        "set_latest_turn", "items_unknown", "KnownItem", "assembled_output",
     },
     "maia.service": {
         "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",
