@@ -46,7 +46,7 @@ class WebSocket:
     def __init__(self, stream: anyio.abc.ByteStream, ws: WSConnection) -> None:
         self._stream = stream
         self._ws = ws
-        self._send_lock = anyio.Lock()
+        self._send_lock = anyio.Lock(fast_acquire=True)  # uncontended: no schedule point
         self._parts: list[Any] = []
         self._size = 0
         self._pending: list[Event] = []

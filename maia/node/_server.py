@@ -32,7 +32,7 @@ from maia.protocol import take_request_id
 
 from ._dispatch import LOCAL_USER_ROLE, Call, Dispatcher, Pending
 from ._gate import Refusal, check_upgrade
-from ._websocket import GuardedServer
+from ._websocket import GuardedServer, send_text
 from ._wire import MAX_FRAME_BYTES, Request, encode_error, encode_result, parse_request
 
 MAX_IN_FLIGHT = 32
@@ -283,7 +283,7 @@ class _Connection:
         # A peer that left has nowhere to receive its pending answers. Not contextlib's
         # suppress: its context manager costs a microsecond on every answer.
         try:  # noqa: SIM105
-            await self._socket.send_message(frame)
+            await send_text(self._socket, frame)
         except ConnectionClosed:
             pass
 

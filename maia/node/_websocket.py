@@ -17,6 +17,9 @@ What the libraries leave out, and where it is added:
 - One whole masked text frame in one read, the common request, is read without wsproto's
   general parser, and a whole text answer written without its serializer (`_fast_frame`);
   everything else goes through it, so the rules above hold.
+- An answer is written at once when nothing else is being written and the socket takes
+  it whole (`send_text`): trio-websocket's own way takes a FIFO lock and the socket's send,
+  two schedule points an answer.
 - Whatever a connection's handler raises is logged and ends that connection only; nothing a
   peer sends can end the server task, and so every other connection.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 from collections.abc import Awaitable, Callable, Generator
 
 import orjson
@@ -175,6 +179,44 @@ class GuardedServer(WebSocketServer):
             finally:
                 with trio.move_on_after(self._disconnect_timeout):
                     await connection.aclose()
+
+
+async def send_text(connection: WebSocketConnection, text: str) -> None:
+    """`connection.send_message(text)`, with no schedule point when no other send is under
+    way and the socket takes the whole frame: the frame is written straight to the socket
+    under trio-websocket's send lock, taken without waiting. What the socket does not take
+    is written by the stream as trio-websocket writes, still under that lock, so frames never
+    interleave. A closing connection, a send under way or another kind of stream: trio-
+    websocket's own way. Raises `ConnectionClosed` as `send_message` does."""
+    lock = connection._stream_lock
+    stream = connection._stream
+    if (
+        connection._close_reason is not None
+        or lock.locked()
+        or type(stream) is not trio.SocketStream
+        or stream.socket.did_shutdown_SHUT_WR
+    ):
+        await connection.send_message(text)
+        return
+    data = connection._wsproto.send(TextMessage(data=text))
+    lock.acquire_nowait()
+    try:
+        try:
+            sent = os.write(stream.socket.fileno(), data)
+        except BlockingIOError:  # the socket's buffer is full: the stream waits for room
+            sent = 0
+        except OSError:  # the peer is gone (EPIPE, ECONNRESET): as trio-websocket reports it
+            sent = -1
+        if 0 <= sent < len(data):
+            try:
+                await stream.send_all(memoryview(data)[sent:])
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                sent = -1
+    finally:
+        lock.release()
+    if sent < 0:
+        await connection._abort_web_socket()
+        raise ConnectionClosed(connection._close_reason)
 
 
 async def _refuse_version(request: WebSocketRequest, version: bytes | None) -> None:
