@@ -20,6 +20,10 @@ What the libraries leave out, and where it is added:
 - An answer is written at once when nothing else is being written and the socket takes
   it whole (`send_text`): trio-websocket's own way takes a FIFO lock and the socket's send,
   two schedule points an answer.
+- A whole text message may be handed to the connection's handler by the reader task itself
+  (`DirectConnection.on_message`), not through trio-websocket's message channel and the
+  handler task's wake-up; only while nothing waits in that channel, so messages keep their
+  order.
 - Whatever a connection's handler raises is logged and ends that connection only; nothing a
   peer sends can end the server task, and so every other connection.
 """
@@ -36,7 +40,7 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, WebSocketServer
 from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
-from wsproto.events import CloseConnection, Event, TextMessage
+from wsproto.events import BytesMessage, CloseConnection, Event, TextMessage
 from wsproto.utilities import RemoteProtocolError
 
 from maia.core import MaiaError
@@ -114,6 +118,50 @@ class _StrictConnection(WSConnection):
             yield from self.connection.events()
 
 
+class DirectConnection(WebSocketConnection):
+    """trio-websocket's connection whose reader task hands a whole text message straight to
+    `on_message` while its handler is idle (`direct` says so): nothing queued in the
+    message channel, no message being reassembled. Otherwise, or with no `on_message`,
+    messages go through the channel to `get_message` as before, so order is kept: a
+    message queued there is taken by the handler before the next one comes direct.
+    `on_message` runs in the reader task (no frame is read meanwhile: backpressure as
+    before) and must not raise. The handler waits with `next_message`."""
+
+    on_message: Callable[[str], Awaitable[None]] | None = None
+    direct = False  # set by the handler while it waits in get_message with nothing queued
+
+    async def _handle_message_event(self, event: TextMessage | BytesMessage) -> None:
+        handler = self.on_message
+        if (
+            handler is None
+            or not self.direct
+            or type(event) is not TextMessage
+            or not event.message_finished
+            or self._message_parts
+            or len(event.data) > self._max_message_size
+            or self._recv_channel.statistics().current_buffer_used
+        ):
+            self.direct = False  # this one goes through the channel: the next ones after it
+            await super()._handle_message_event(event)
+            return
+        await handler(event.data)
+
+    async def next_message(self) -> str | bytes:
+        """`get_message`, but while it waits with nothing queued the reader task may hand
+        messages straight to `on_message` instead. Raises `ConnectionClosed`."""
+        try:
+            return self._recv_channel.receive_nowait()
+        except trio.WouldBlock:
+            pass
+        except (trio.ClosedResourceError, trio.EndOfChannel):
+            raise ConnectionClosed(self._close_reason) from None
+        self.direct = True
+        try:
+            return await self.get_message()
+        finally:
+            self.direct = False
+
+
 class GuardedServer(WebSocketServer):
     """trio-websocket's server with the checks above; `open` counts accepted connections."""
 
@@ -152,7 +200,7 @@ class GuardedServer(WebSocketServer):
 
     async def _serve_stream(self, stream: trio.abc.Stream, number: int) -> None:
         strict = _StrictConnection(self._max_message_size)
-        connection = WebSocketConnection(
+        connection = DirectConnection(
             stream,
             strict,
             message_queue_size=self._message_queue_size,

@@ -107,7 +107,7 @@ async def test_an_answer_to_a_closed_connection_is_connection_closed() -> None:
                 closed_by_peer = await accepted.receive()
             with pytest.raises(ConnectionClosed):
                 await send_text(closed_by_peer, "x")
-            async with open_websocket_url(f"ws://127.0.0.1:{port}/"):
+            async with open_websocket_url(f"ws://127.0.0.1:{port}/") as client:
                 server_side = await accepted.receive()
                 stream = server_side._stream
                 assert isinstance(stream, trio.SocketStream)
@@ -118,4 +118,5 @@ async def test_an_answer_to_a_closed_connection_is_connection_closed() -> None:
                 with pytest.raises(ConnectionClosed):
                     await send_text(server_side, "x")
                 assert server_side.closed is not None
+                await trio.aclose_forcefully(client._stream)  # its close handshake cannot end
             nursery.cancel_scope.cancel()
