@@ -1,14 +1,15 @@
 """Durable queued work through the real API beside huey (SqliteHuey), in the same run.
 
 Maia: a real Node process on a temporary home, driven through the SDK (one WebSocket,
-`turn.send` then `turn.wait` for `completed`), echo executor, one worker process per
-Session, every commit fsynced (WAL, synchronous=FULL), a receipt and journal events per
-transition. huey: SqliteHuey 3.x with `fsync=True` (synchronous=FULL) in WAL mode, a
-thread-worker consumer process (`-d 0.001 -m 0.001`: 1 ms polls) and producer threads in
-another process that enqueue an echo task and poll its result every 1 ms. Both store the
-request and its result durably before the producer sees it; huey keeps no receipts, no
-idempotency keys, no journal and no per-job process, and loses what a worker had taken
-when the consumer is killed.
+`send_and_wait`: one `turn.send` that waits for the turn's end, as `bench/turns.py --api`
+drives it; the answer must be `completed` with the prompt's text), echo executor, one
+worker process per Session, every commit fsynced (WAL, synchronous=FULL), a receipt and
+journal events per transition. huey: SqliteHuey 3.x with `fsync=True` (synchronous=FULL) in
+WAL mode, a thread-worker consumer process (`-d 0.001 -m 0.001`: 1 ms polls) and producer
+threads in another process that enqueue an echo task and poll its result every 1 ms. Both
+store the request and its result durably before the producer sees it; huey keeps no
+receipts, no idempotency keys, no journal and no per-job process, and loses what a worker
+had taken when the consumer is killed.
 
 What differs at one in flight (huey read from its source, Maia traced with strace): a huey
 job is four fsynced commits (enqueue, dequeue, result, the producer's pop of it), in Python
@@ -46,7 +47,7 @@ import trio
 
 from bench._node import start_node
 from bench._report import Report, log, parse_args, percentile
-from maia.client import MaiaClient, open_client
+from maia.client import MaiaClient, open_client, send_and_wait
 
 HUEY_VERSION = "3.5.4"
 HUEY_VENV = Path(tempfile.gettempdir()) / f"maia-bench-huey-{HUEY_VERSION}"
@@ -144,9 +145,19 @@ class Huey:
 
 
 async def _turn(client: MaiaClient, session_id: str) -> float:
+    """One turn as two requests, `turn.send` then `turn.wait` (bench/timeline.py's anchors)."""
     began = time.perf_counter()
     sent = await client.turn.send(session_id=session_id, text="hello")
     await client.turn.wait(turn_id=sent.turn.turn_id, states=["completed"])
+    return time.perf_counter() - began
+
+
+async def _send_and_wait(client: MaiaClient, session_id: str) -> float:
+    """One turn as one request, `turn.send` waiting for its end; checked like huey's job."""
+    began = time.perf_counter()
+    answer = await send_and_wait(client, session_id, "hello", timeout_s=60)
+    if answer.turn.state != "completed" or answer.turn.output_text != "hello":
+        raise RuntimeError(f"a turn ended {answer.turn.state}: {answer.turn.output_text!r}")
     return time.perf_counter() - began
 
 
@@ -175,7 +186,7 @@ def maia_run(
 
                 async def lane(session_id: str) -> None:
                     for _ in range(per_lane):
-                        samples.append(await _turn(client, session_id))
+                        samples.append(await _send_and_wait(client, session_id))
 
                 async with trio.open_nursery() as nursery:
                     for session_id in share:
@@ -235,11 +246,11 @@ def main() -> None:
         pairs = zip(rows["maia_p"], rows["huey_p"], strict=True)
         report.ratios["p50_vs_huey_1"] = round(statistics.median(h / m for m, h in pairs), 3)
         report.notes = (
-            f"Maia through the SDK (turn.send + turn.wait), {SESSIONS} Sessions x {LANES} in "
-            f"flight, echo executor, synchronous=FULL; huey {HUEY_VERSION} SqliteHuey fsync=True "
-            f"WAL, {HUEY_WORKERS} thread workers, 1 ms polls, {SESSIONS * LANES} producer "
-            f"threads; {rounds} interleaved rounds after a warm-up; load average at the end "
-            f"{load:.1f} on {os.cpu_count()} CPUs"
+            f"Maia through the SDK (send_and_wait: one waiting turn.send), {SESSIONS} Sessions "
+            f"x {LANES} in flight, echo executor, synchronous=FULL; huey {HUEY_VERSION} "
+            f"SqliteHuey fsync=True WAL, {HUEY_WORKERS} thread workers, 1 ms polls, "
+            f"{SESSIONS * LANES} producer threads; {rounds} interleaved rounds after a warm-up; "
+            f"load average at the end {load:.1f} on {os.cpu_count()} CPUs"
         )
     report.emit(args.json)
 

@@ -21,7 +21,7 @@ from typing import Any
 import trio
 
 from ._connection import Connection
-from ._frames import Frame, frame_from_wire
+from ._frames import Frame, Prompt, frame_from_wire
 from ._wire import Signal
 
 READ_SIZE = 65536
@@ -62,7 +62,10 @@ class TrioFrameStream:
         await self._lock()
         try:
             ack = self.connection.ack()
-            line = self.connection.send(frame)
+            if type(frame) is Prompt and frame.artifact is None and frame.request_id:
+                line = self.connection.wire.send_prompt(frame.turn_id, frame.text, frame.request_id)
+            else:
+                line = self.connection.send(frame)
             await self._write(line if ack is None else ack + line)
         finally:
             self._send_lock.release()

@@ -96,7 +96,7 @@ class MaiaClient:
         self._pending[request_id] = slot
         try:
             try:
-                await socket.send(frame.decode())
+                await socket.send(frame)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
                 raise _lost(socket) from error
             with anyio.move_on_after(self._timeout_s):

@@ -3,11 +3,13 @@
 wsproto is sans-IO (bytes in, events out); this module is the thin loop that moves bytes
 between it and an anyio TCP stream. Messages are reassembled under a size bound; a peer
 that sends more is closed with 1009. A refused upgrade becomes a `MaiaError` carrying the
-Node's typed error from the HTTP body.
+Node's typed error from the HTTP body. The common frames, whole text answers in and whole
+text requests out, skip wsproto's general code (`_fast_frame`); everything else is its.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 from typing import Any, NoReturn
 
@@ -29,6 +31,7 @@ from wsproto.events import (
 
 from maia.core import MaiaError
 
+from ._fast_frame import client_text_frame, idle, whole_server_texts
 from ._wire import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
 from ._wire import error_from_wire as error_from_wire
 from ._wire import split_url as split_url
@@ -43,23 +46,34 @@ class WebSocket:
     def __init__(self, stream: anyio.abc.ByteStream, ws: WSConnection) -> None:
         self._stream = stream
         self._ws = ws
-        self._send_lock = anyio.Lock()
+        self._send_lock = anyio.Lock(fast_acquire=True)  # uncontended: no schedule point
         self._parts: list[Any] = []
         self._size = 0
         self._pending: list[Event] = []
+        self._ready: collections.deque[str] = collections.deque()  # whole texts read fast
         self.close_code: int | None = None
         self.close_reason: str = ""
 
-    async def send(self, text: str) -> None:
-        """Send one text message. Raises `anyio.BrokenResourceError`/`ClosedResourceError`."""
+    async def send(self, text: str | bytes) -> None:
+        """Send one text message: a str, or its UTF-8 bytes (valid UTF-8, as orjson writes:
+        never a binary message). Raises `anyio.BrokenResourceError`/`ClosedResourceError`."""
+        payload = text.encode("utf-8") if isinstance(text, str) else text
         async with self._send_lock:
-            if self.close_code is not None or self._ws.state is not ConnectionState.OPEN:
+            ws = self._ws
+            if self.close_code is not None or ws.state is not ConnectionState.OPEN:
                 raise anyio.ClosedResourceError
-            await self._stream.send(self._ws.send(TextMessage(data=text)))
+            proto: Any = getattr(ws.connection, "_proto", None)
+            if getattr(proto, "_outbound_opcode", 0) is None and not proto.extensions:
+                frame = client_text_frame(payload)  # the common request, without wsproto's code
+            else:
+                frame = ws.send(TextMessage(data=payload.decode("utf-8")))
+            await self._stream.send(frame)
 
     async def receive(self) -> str | bytes | None:
         """The next whole message, or None once the connection is closed."""
         while True:
+            if self._ready:
+                return self._ready.popleft()
             while self._pending:
                 message = await self._on_event(self._pending.pop(0))
                 if message is not None:
@@ -71,8 +85,21 @@ class WebSocket:
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self.close_code = self.close_code or 1006
                 return None
-            self._ws.receive_data(data)
-            self._pending.extend(self._ws.events())
+            self._take(data)
+
+    def _take(self, data: bytes) -> None:
+        """Parse `data`: its leading whole text frames fast (into `_ready`), the rest by
+        wsproto (into `_pending`, after them in order)."""
+        ws = self._ws
+        connection = ws.connection
+        if connection is not None and ws.state is ConnectionState.OPEN and idle(connection):
+            texts, taken = whole_server_texts(data, MAX_MESSAGE_BYTES)
+            self._ready.extend(texts)
+            if taken == len(data):
+                return
+            data = data[taken:] if taken else data
+        ws.receive_data(data)
+        self._pending.extend(ws.events())
 
     async def _on_event(self, event: Event) -> str | bytes | None:
         if isinstance(event, TextMessage | BytesMessage):

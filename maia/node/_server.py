@@ -32,7 +32,7 @@ from maia.protocol import take_request_id
 
 from ._dispatch import LOCAL_USER_ROLE, Call, Dispatcher, Pending
 from ._gate import Refusal, check_upgrade
-from ._websocket import GuardedServer
+from ._websocket import DirectConnection, GuardedServer, send_text
 from ._wire import MAX_FRAME_BYTES, Request, encode_error, encode_result, parse_request
 
 MAX_IN_FLIGHT = 32
@@ -159,17 +159,42 @@ class _Connection:
         self._number = number
         self._greeted = False
         self._in_flight = 0
+        self._nursery: trio.Nursery | None = None  # while serving
+        self._failure: Exception | None = None  # what a frame handled direct raised
 
     async def serve(self) -> None:
+        socket = self._socket
+        direct = socket if isinstance(socket, DirectConnection) else None
+        receive = socket.get_message if direct is None else direct.next_message
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            if direct is not None:
+                direct.on_message = self._on_direct
             try:
                 while True:
-                    frame = await self._socket.get_message()
+                    frame = await receive()
                     await self._on_frame(frame, nursery)
             except ConnectionClosed:
                 pass
             finally:
+                if direct is not None:
+                    direct.on_message = None
+                self._nursery = None
                 nursery.cancel_scope.cancel()
+        if self._failure is not None:
+            raise self._failure  # as if this task had raised it: logged, this connection closed
+
+    async def _on_direct(self, frame: str) -> None:
+        """A frame the reader task hands over while `serve` waits with nothing queued
+        (`DirectConnection`): handled as `serve` would, one trio hand-off fewer."""
+        nursery = self._nursery
+        if nursery is None:
+            return  # serving ended: the connection is closing
+        try:
+            await self._on_frame(frame, nursery)
+        except Exception as error:  # a bug of ours: end this connection as `serve` would
+            self._failure = error
+            nursery.cancel_scope.cancel()
 
     async def _on_frame(self, frame: str | bytes, nursery: trio.Nursery) -> None:
         self._server._requests += 1
@@ -283,7 +308,7 @@ class _Connection:
         # A peer that left has nowhere to receive its pending answers. Not contextlib's
         # suppress: its context manager costs a microsecond on every answer.
         try:  # noqa: SIM105
-            await self._socket.send_message(frame)
+            await send_text(self._socket, frame)
         except ConnectionClosed:
             pass
 

@@ -17,6 +17,13 @@ What the libraries leave out, and where it is added:
 - One whole masked text frame in one read, the common request, is read without wsproto's
   general parser, and a whole text answer written without its serializer (`_fast_frame`);
   everything else goes through it, so the rules above hold.
+- An answer is written at once when nothing else is being written and the socket takes
+  it whole (`send_text`): trio-websocket's own way takes a FIFO lock and the socket's send,
+  two schedule points an answer.
+- A whole text message may be handed to the connection's handler by the reader task itself
+  (`DirectConnection.on_message`), not through trio-websocket's message channel and the
+  handler task's wake-up; only while nothing waits in that channel, so messages keep their
+  order.
 - Whatever a connection's handler raises is logged and ends that connection only; nothing a
   peer sends can end the server task, and so every other connection.
 """
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 from collections.abc import Awaitable, Callable, Generator
 
 import orjson
@@ -32,7 +40,7 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, WebSocketServer
 from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
-from wsproto.events import CloseConnection, Event, TextMessage
+from wsproto.events import BytesMessage, CloseConnection, Event, TextMessage
 from wsproto.utilities import RemoteProtocolError
 
 from maia.core import MaiaError
@@ -110,6 +118,50 @@ class _StrictConnection(WSConnection):
             yield from self.connection.events()
 
 
+class DirectConnection(WebSocketConnection):
+    """trio-websocket's connection whose reader task hands a whole text message straight to
+    `on_message` while its handler is idle (`direct` says so): nothing queued in the
+    message channel, no message being reassembled. Otherwise, or with no `on_message`,
+    messages go through the channel to `get_message` as before, so order is kept: a
+    message queued there is taken by the handler before the next one comes direct.
+    `on_message` runs in the reader task (no frame is read meanwhile: backpressure as
+    before) and must not raise. The handler waits with `next_message`."""
+
+    on_message: Callable[[str], Awaitable[None]] | None = None
+    direct = False  # set by the handler while it waits in get_message with nothing queued
+
+    async def _handle_message_event(self, event: TextMessage | BytesMessage) -> None:
+        handler = self.on_message
+        if (
+            handler is None
+            or not self.direct
+            or type(event) is not TextMessage
+            or not event.message_finished
+            or self._message_parts
+            or len(event.data) > self._max_message_size
+            or self._recv_channel.statistics().current_buffer_used
+        ):
+            self.direct = False  # this one goes through the channel: the next ones after it
+            await super()._handle_message_event(event)
+            return
+        await handler(event.data)
+
+    async def next_message(self) -> str | bytes:
+        """`get_message`, but while it waits with nothing queued the reader task may hand
+        messages straight to `on_message` instead. Raises `ConnectionClosed`."""
+        try:
+            return self._recv_channel.receive_nowait()
+        except trio.WouldBlock:
+            pass
+        except (trio.ClosedResourceError, trio.EndOfChannel):
+            raise ConnectionClosed(self._close_reason) from None
+        self.direct = True
+        try:
+            return await self.get_message()
+        finally:
+            self.direct = False
+
+
 class GuardedServer(WebSocketServer):
     """trio-websocket's server with the checks above; `open` counts accepted connections."""
 
@@ -148,7 +200,7 @@ class GuardedServer(WebSocketServer):
 
     async def _serve_stream(self, stream: trio.abc.Stream, number: int) -> None:
         strict = _StrictConnection(self._max_message_size)
-        connection = WebSocketConnection(
+        connection = DirectConnection(
             stream,
             strict,
             message_queue_size=self._message_queue_size,
@@ -175,6 +227,44 @@ class GuardedServer(WebSocketServer):
             finally:
                 with trio.move_on_after(self._disconnect_timeout):
                     await connection.aclose()
+
+
+async def send_text(connection: WebSocketConnection, text: str) -> None:
+    """`connection.send_message(text)`, with no schedule point when no other send is under
+    way and the socket takes the whole frame: the frame is written straight to the socket
+    under trio-websocket's send lock, taken without waiting. What the socket does not take
+    is written by the stream as trio-websocket writes, still under that lock, so frames never
+    interleave. A closing connection, a send under way or another kind of stream: trio-
+    websocket's own way. Raises `ConnectionClosed` as `send_message` does."""
+    lock = connection._stream_lock
+    stream = connection._stream
+    if (
+        connection._close_reason is not None
+        or lock.locked()
+        or type(stream) is not trio.SocketStream
+        or stream.socket.did_shutdown_SHUT_WR
+    ):
+        await connection.send_message(text)
+        return
+    data = connection._wsproto.send(TextMessage(data=text))
+    lock.acquire_nowait()
+    try:
+        try:
+            sent = os.write(stream.socket.fileno(), data)
+        except BlockingIOError:  # the socket's buffer is full: the stream waits for room
+            sent = 0
+        except OSError:  # the peer is gone (EPIPE, ECONNRESET): as trio-websocket reports it
+            sent = -1
+        if 0 <= sent < len(data):
+            try:
+                await stream.send_all(memoryview(data)[sent:])
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                sent = -1
+    finally:
+        lock.release()
+    if sent < 0:
+        await connection._abort_web_socket()
+        raise ConnectionClosed(connection._close_reason)
 
 
 async def _refuse_version(request: WebSocketRequest, version: bytes | None) -> None:
