@@ -5,7 +5,8 @@ Session is created (a replay finds the same Session), it is placed under the ass
 its Project on that machine, made on first use; the worker launches at its first turn,
 through the relay, once the assignment's lease admits placement (spec MN0 item 9).
 Every `session.create` comes here; only one that names a machine imports the machine kind
-and opens it (`_kinds`: a Node without machines never loads them).
+(and opens it to make the Project's assignment: `_kinds`; a Node without machines never
+loads them).
 """
 
 from __future__ import annotations
