@@ -908,6 +908,29 @@ BEGIN
 END;
 """
 
+# Issue 21 goal 4: a `turn_items` row inserted without its key (a writer that names the
+# columns it had before `_PAGES_TURN_ITEMS_ON_TURN_KEY`, so SQLite hands out a rowid) is
+# moved to its key, `turn_no << 24 | seq`, in the same statement, instead of being refused:
+# every writer keeps working and every row is where its turn's range finds it. A place taken
+# already still fails (the move's key is unique), and an unknown turn or a place outside
+# 0..2**24-1 is refused as before. An insert that gives the right key (`insert_item`)
+# moves nothing.
+_PAGES_TURN_ITEM_KEY_FROM_ANY_WRITER = """
+DROP TRIGGER turn_items_key_insert;
+CREATE TRIGGER turn_items_key_insert AFTER INSERT ON turn_items
+    WHEN new.item_key IS NOT
+        (SELECT (t.turn_no << 24) + new.seq FROM turns t WHERE t.turn_id = new.turn_id)
+        OR new.seq NOT BETWEEN 0 AND 16777215
+BEGIN
+    SELECT RAISE(ABORT, 'turn_items: no turn has this turn_id, or seq is outside 0..2**24-1')
+        WHERE new.seq NOT BETWEEN 0 AND 16777215
+        OR NOT EXISTS (SELECT 1 FROM turns t WHERE t.turn_id = new.turn_id);
+    UPDATE turn_items SET item_key =
+        (SELECT (t.turn_no << 24) + new.seq FROM turns t WHERE t.turn_id = new.turn_id)
+        WHERE item_key = new.item_key;
+END;
+"""
+
 MIGRATIONS: Final[tuple[str, ...]] = (
     _V1, _V2_ACTOR_TIMERS, _CONFIG_ADMISSION, _WEBHOOKS, _ROUTINES, _AGENT_SESSIONS,
     _SESSION_FAILURE, _EVENT_ENVELOPE, _MACHINES, _MACHINE_ASSIGNMENTS,
@@ -916,6 +939,7 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     _PAGES_RECEIPT_ID_FROM_SEQUENCE, _PAGES_TURN_ITEMS_BY_TURN, _PAGES_EVENT_OWNER_NUMBERS,
     _PAGES_RECEIPT_TARGET_ON_TURN, _PAGES_LEAN_EVENT_ROWS, _PAGES_UNFINISHED_ON_SESSION,
     _PAGES_TURN_ITEMS_ON_TURN_KEY, _PAGES_UNFINISHED_ONE_TRIGGER,
+    _PAGES_TURN_ITEM_KEY_FROM_ANY_WRITER,
 )  # fmt: skip
 SCHEMA_VERSION: Final = len(MIGRATIONS)
 

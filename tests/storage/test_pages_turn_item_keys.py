@@ -1,8 +1,9 @@
 """`turn_items` keyed by its turn and place (issue 21 goal 4, migration
 `_PAGES_TURN_ITEMS_ON_TURN_KEY`): `item_key = turn_no << 24 | seq` with no index beside the
-table, a turn's items read as its key range, a trigger that refuses any other key whoever
-writes, and a database made by the previous schema (foreign keys enforced, as the store opens
-it) upgrading with its turns, items and triggers intact."""
+table, a turn's items read as its key range, a trigger that puts any writer's row at its key
+(`_PAGES_TURN_ITEM_KEY_FROM_ANY_WRITER`) or refuses it, and a database made by the previous
+schema (foreign keys enforced, as the store opens it) upgrading with its turns, items and
+triggers intact."""
 
 from __future__ import annotations
 
@@ -15,7 +16,11 @@ import storage
 from actors.session import insert_item, update_item
 from actors.session._sql_turns import ITEMS_OF_TURN
 from maia.core import FakeClock
-from storage._schema import _PAGES_TURN_ITEMS_ON_TURN_KEY, migrate
+from storage._schema import (
+    _PAGES_TURN_ITEM_KEY_FROM_ANY_WRITER,
+    _PAGES_TURN_ITEMS_ON_TURN_KEY,
+    migrate,
+)
 
 from ._fixtures import schema_before
 
@@ -88,8 +93,8 @@ def test_the_migration_keys_items_by_their_turn_and_keeps_everything(tmp_path: P
 async def test_items_are_their_turns_key_range_and_other_keys_are_refused(tmp_path: Path) -> None:
     """`insert_item` (and storage's `insert_turn_item`) key an item by its turn; a turn's items
     read back as its key range in order (storage's reader too), an update finds its row; a
-    wrong key, a place out of range, a taken place and an unknown turn are refused, by any
-    writer."""
+    writer that leaves the key to SQLite gets its row moved to its key; a place out of range,
+    a taken place and an unknown turn are refused, by any writer."""
     async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()):
         pass
     conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
@@ -123,13 +128,44 @@ async def test_items_are_their_turns_key_range_and_other_keys_are_refused(tmp_pa
             insert_item(conn, "lost", "turn_missing", 1, "message", "t", "started", 5)
         with pytest.raises(sqlite3.IntegrityError):
             insert_item(conn, "far", "turn_a", 1 << 24, "message", "t", "started", 5)
-        with pytest.raises(sqlite3.IntegrityError, match="item_key"):
-            conn.execute(
-                f"INSERT INTO turn_items ({_ITEMS}) VALUES ('plain', 'turn_a', 3, 'message',"
-                " 't', 'started', 1, 1, NULL, 0)"
-            )  # a writer that leaves the key to SQLite
+        # A writer that leaves the key to SQLite: its row moves to its key in the statement.
+        raw = f"INSERT INTO turn_items ({_ITEMS}) VALUES (?, ?, ?, 'message', 't', 'started',"
+        raw += " 1, 1, NULL, 0)"
+        conn.execute(raw, ("plain", "turn_a", 4))
+        assert conn.execute(
+            "SELECT item_key FROM turn_items WHERE item_id = 'plain'"
+        ).fetchone()[0] == (1 << 24) + 4  # fmt: skip
+        refused = (("taken", "turn_a", 3), ("lost", "turn_missing", 1),
+                   ("far", "turn_b", 1 << 24), ("below", "turn_b", -1))  # fmt: skip
+        for item_id, turn_id, seq in refused:
+            with pytest.raises(sqlite3.IntegrityError):
+                conn.execute(raw, (item_id, turn_id, seq))
         with pytest.raises(sqlite3.IntegrityError, match="item_key"):
             conn.execute("UPDATE turn_items SET seq = 9 WHERE item_id = 'turn_a_2'")
-        assert conn.execute("SELECT count(*) FROM turn_items").fetchone()[0] == 5
+        assert conn.execute("SELECT count(*) FROM turn_items").fetchone()[0] == 6
+        assert [i.item_id for i in storage.list_turn_items(conn, "turn_a")][-1] == "plain"
+    finally:
+        conn.close()
+
+
+def test_the_any_writer_migration_keeps_keyed_items_and_keys_a_raw_insert(tmp_path: Path) -> None:
+    """A database from before `_PAGES_TURN_ITEM_KEY_FROM_ANY_WRITER` keeps its keyed items;
+    afterwards an insert naming only the columns of old lands at its turn's key."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        schema_before(conn, _PAGES_TURN_ITEM_KEY_FROM_ANY_WRITER)
+        conn.execute(
+            "INSERT INTO turns (turn_no, turn_id, session_id, seq, state, text, created_ms)"
+            " VALUES (5, 'turn_a', 'session_s', 1, 'running', 'hi', 1)"
+        )
+        insert_item(conn, "item_1", "turn_a", 1, "message", "t", "started", 5)
+        migrate(conn, path)
+        conn.execute(
+            f"INSERT INTO turn_items ({_ITEMS}) VALUES ('item_2', 'turn_a', 2, 'tool_call', '',"
+            " 'completed', 0, 0, NULL, 0)"
+        )
+        keys = conn.execute("SELECT item_id, item_key FROM turn_items ORDER BY item_key")
+        assert keys.fetchall() == [("item_1", (5 << 24) + 1), ("item_2", (5 << 24) + 2)]
     finally:
         conn.close()
