@@ -68,8 +68,8 @@ def _anchor(line: str) -> tuple[str, float] | None:
         return ("commit", at + (float(took.group(1)) * 1000 if took else 0.0))
     if "recvfrom(" in line and '"\\201' in line:  # a client's WebSocket frame
         return ("request", at)
-    if "sendto(" in line and '"\\201~' in line:  # a text frame to the client
-        return ("answer", at)
+    if re.search(r'\b(sendto|write)\(\d+, "\\201~', line):  # a text frame to the client
+        return ("answer", at)  # (written straight to the socket: write, else sendto)
     if re.search(r"\bwrite\(\d+, \"\{", line):  # a line to the worker (ack + prompt)
         return ("prompt", at)
     if re.search(r"\bread\(\d+, \"\{\\\"type\\\":\\\"event", line):

@@ -29,7 +29,7 @@ from worker_bridge import NODE, Connection, TrioFrameStream
 from ._process_group import become_subreaper, release_subreaper, sweep_strays
 from ._worker_config import EpochSource, WorkerSpec, WorkerTimings
 from ._worker_handle import WorkerHandle
-from ._worker_json import encode_frame
+from ._worker_json import decode_frame, encode_frame
 from ._worker_types import DiagnosticsSink, WorkerFailed, WorkerState
 
 
@@ -92,7 +92,9 @@ class WorkerSupervisor:
         assert process.stdin is not None
         assert process.stdout is not None
         stream = TrioFrameStream(
-            Connection(NODE, epoch=epoch, encoder=encode_frame), process.stdin, process.stdout
+            Connection(NODE, epoch=epoch, encoder=encode_frame, decoder=decode_frame),
+            process.stdin,
+            process.stdout,
         )
         handle = WorkerHandle(
             spec=spec,

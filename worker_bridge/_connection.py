@@ -29,6 +29,7 @@ class Connection:
         max_frame: int = MAX_FRAME_BYTES,
         max_unacked: int = MAX_UNACKED_EVENTS,
         encoder: Callable[[Any], bytes] = encode,
+        decoder: Callable[[bytes, int], Any] | None = None,
     ) -> None:
         self.wire = WireConnection(
             role,
@@ -37,6 +38,7 @@ class Connection:
             max_frame=max_frame,
             max_unacked=max_unacked,
             encoder=encoder,
+            decoder=decoder,
         )
 
     def receive_data(self, data: bytes) -> None:
