@@ -69,7 +69,7 @@ def dispatch_context(
     first = len(draft.event_ids)
     with event_context(Envelope(correlation, attempt_id=attempt, activation_id=activation)):
         yield
-    memo = draft.turns.get(turn_id)
+    memo = draft.memo(turn_id)
     if memo is not None and len(draft.event_ids) > first:
         dispatch = draft.event_ids[first]
         memo.cause = Envelope(correlation or dispatch, dispatch, attempt, activation)
