@@ -104,7 +104,7 @@ class AgentEvents:
             if sql.set_conversation(conn, draft.session_id, conversation_id[:200]):
                 emit(conn, draft, "session.conversation", body)
             if data.get("replaced"):
-                emit(conn, draft, "session.conversation.replaced", body)
+                emit(conn, draft, "session.conversation.replaced", dict(body))  # its own
 
         await self.core.commit(write)
 
