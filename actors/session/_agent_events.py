@@ -29,8 +29,9 @@ from ._actor import SessionCore
 from ._approval_desk import ApprovalDesk
 from ._approvals import APPROVAL_TOOL
 from ._attempt import TurnBuffer
+from ._items import items_unknown
 from ._launcher import worker_call
-from ._store import Draft, emit, items_unknown
+from ._store import Draft, emit
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
 
