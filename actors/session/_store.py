@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from actors._moved import moved
 from actors._table import Transition
 from actors._timers import Wake
 from actors._write import Change, EventOwner, Tx
@@ -347,8 +348,7 @@ def turn_step(
     if base is not None and state is TurnState.QUEUED and after.state is _DISPATCHING:
         # Dispatched from the queue: what turn_view would read back is the send's view at
         # its new state and revision (a queued turn has no start, end, item or usage yet).
-        draft.views[turn_id] = attrs.evolve(base, state=_DISPATCHING.value,
-                                            revision=after.revision)  # fmt: skip
+        draft.views[turn_id] = moved(base, _DISPATCHING.value, after.revision)
     elif (base is not None and after.state is _COMPLETED and memo.items is not None
           and memo.started_ms is not None):  # fmt: skip
         output = assembled_output([(i[4], False) for i in memo.items if i[2] == "message"])
