@@ -29,8 +29,9 @@ from ._actor import SessionCore
 from ._approval_desk import ApprovalDesk
 from ._approvals import APPROVAL_TOOL
 from ._attempt import TurnBuffer
+from ._items import items_unknown
 from ._launcher import worker_call
-from ._store import Draft, emit, items_unknown
+from ._store import Draft, emit
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
 
@@ -104,7 +105,7 @@ class AgentEvents:
             if sql.set_conversation(conn, draft.session_id, conversation_id[:200]):
                 emit(conn, draft, "session.conversation", body)
             if data.get("replaced"):
-                emit(conn, draft, "session.conversation.replaced", body)
+                emit(conn, draft, "session.conversation.replaced", dict(body))  # its own
 
         await self.core.commit(write)
 

@@ -19,8 +19,9 @@ from maia.core import new_id
 from supervision.workers import WorkerHandle
 
 from . import _queue as q
+from ._items import OpenItem, flush_item
 from ._lifecycles import TurnEvent
-from ._store import Draft, OpenItem, flush_item, turn_step
+from ._store import Draft, turn_step
 
 log = logging.getLogger("maia.session")
 GONE_REASONS = ("worker_failed", "runtime_lost")  # a gone worker's turn: its item says why

@@ -133,7 +133,7 @@ class SendBatch:
             insert_turn(c, draft, turn_id, message.text)
             self.core.apply_rows(c, draft, after, actions)
             step["core"], step["actions"] = after, actions
-            memo = draft.turns.get(turn_id)
+            memo = draft.memo(turn_id)
             if memo is not None and memo.state in (TurnState.QUEUED, TurnState.DISPATCHING):
                 # what turn_view would read back: built from this write's own values
                 view = new_turn_view(turn_id, draft.session_id, memo.state.value, memo.revision,

@@ -19,6 +19,7 @@ from ._attempt import TurnBuffer
 from ._capacity import Capacity
 from ._core import gone_reasons
 from ._failures import record_failure
+from ._items import flush_item
 from ._launch import end_attempt, record_attempt
 from ._launcher import WorkerLauncher, worker_call
 from ._lifecycles import SessionEvent
@@ -27,7 +28,7 @@ from ._messages import (
     WorkerInitialized,
     WorkerSpawned,
 )
-from ._store import Draft, flush_item, session_step, wake_now
+from ._store import Draft, session_step, wake_now
 
 log = logging.getLogger("maia.session")
 _FINAL = {"completed": "completed", "failed": "failed", "interrupted": "interrupted"}

@@ -10,9 +10,7 @@ a worker starts for waiting turns, the first waiting turn's send.
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
-from collections.abc import Iterator
 from typing import Any
 
 from maia.core import new_id
@@ -55,21 +53,51 @@ def _send_correlation(conn: sqlite3.Connection, *, draft: Draft, turn_id: str) -
     return command_correlation(conn, turn_id, "turn.send")
 
 
-@contextlib.contextmanager
-def dispatch_context(
-    conn: sqlite3.Connection, draft: Draft, turn_id: str, worker: Any
-) -> Iterator[None]:
+def dispatch_context(conn: sqlite3.Connection, draft: Draft, turn_id: str,
+                     worker: Any) -> _Dispatching:  # fmt: skip
     """Dispatch `turn_id` in its own correlation as a new activation on `worker`'s attempt;
     its memo keeps the cause its worker's events will carry."""
-    correlation = _send_correlation(conn, draft=draft, turn_id=turn_id)
-    if correlation is None:  # sent in this very transaction: the send's own context
-        correlation = current_envelope().correlation_id
-    attempt = getattr(worker, "attempt_id", None)
-    activation = new_id("activation")
-    first = len(draft.event_ids)
-    with event_context(Envelope(correlation, attempt_id=attempt, activation_id=activation)):
-        yield
-    memo = draft.turns.get(turn_id)
-    if memo is not None and len(draft.event_ids) > first:
-        dispatch = draft.event_ids[first]
-        memo.cause = Envelope(correlation or dispatch, dispatch, attempt, activation)
+    return _Dispatching(conn, draft, turn_id, worker)
+
+
+class _Dispatching:
+    """`dispatch_context`'s block: a plain class, entered once per dispatch (a generator
+    context manager cost a third of its 9 µs)."""
+
+    __slots__ = (
+        "_activation",
+        "_attempt",
+        "_correlation",
+        "_draft",
+        "_first",
+        "_inner",
+        "_turn_id",
+    )  # fmt: skip
+
+    def __init__(self, conn: sqlite3.Connection, draft: Draft, turn_id: str,
+                 worker: Any) -> None:  # fmt: skip
+        correlation = _send_correlation(conn, draft=draft, turn_id=turn_id)
+        if correlation is None:  # sent in this very transaction: the send's own context
+            correlation = current_envelope().correlation_id
+        self._correlation = correlation
+        self._attempt = getattr(worker, "attempt_id", None)
+        self._activation = new_id("activation")
+        self._draft, self._turn_id = draft, turn_id
+        self._first = 0
+        self._inner = event_context(Envelope(correlation, attempt_id=self._attempt,
+                                             activation_id=self._activation))  # fmt: skip
+
+    def __enter__(self) -> None:
+        self._first = len(self._draft.event_ids)
+        self._inner.__enter__()
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self._inner.__exit__()
+        if kind is not None:  # the dispatch failed: its memo keeps no cause
+            return
+        draft = self._draft
+        memo = draft.memo(self._turn_id)
+        if memo is not None and len(draft.event_ids) > self._first:
+            dispatch = draft.event_ids[self._first]
+            memo.cause = Envelope(self._correlation or dispatch, dispatch, self._attempt,
+                                  self._activation)  # fmt: skip

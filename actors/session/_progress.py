@@ -22,11 +22,12 @@ from ._attempt import TurnBuffer
 from ._capacity import Capacity
 from ._core import turn_end_event
 from ._driver import _FINAL, WorkerDriver
+from ._items import OpenItem, flush_item
 from ._launcher import worker_call
 from ._lifecycles import SessionEvent
 from ._messages import Flush, Progress, WallTime
 from ._spill import bound_text
-from ._store import Draft, OpenItem, end_turn, flush_item, session_step
+from ._store import Draft, end_turn, session_step
 
 _AGENT_KINDS = ("conversation", "item.started", "item.delta", "item.completed", "tool-call")
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from actors._moved import moved
 from actors._table import Transition
 from actors._timers import Wake
 from actors._write import Change, EventOwner, Tx
@@ -106,6 +107,9 @@ class Draft:
     ended_items: dict[str, list[KnownItem]] = attrs.field(factory=dict)
     on_commit: list[Callable[[], None]] = attrs.field(factory=list)
     owner_memo: EventOwner | None = None  # `owner()`, made once per draft
+    # The turns whose memo this draft made or copied (`memo`): the others are shared with
+    # the memory it was copied from, which a failed or replayed run must leave as it was.
+    owned: set[str] = attrs.field(factory=set)
 
     @property
     def event_ids(self) -> list[str]:
@@ -125,10 +129,21 @@ class Draft:
         self.tx, self.now = tx, tx.now
         return self
 
+    def memo(self, turn_id: str) -> TurnMemo | None:
+        """The pending turn's memo, this draft's own to change (copied on first use)."""
+        memo = self.turns.get(turn_id)
+        if memo is None or turn_id in self.owned:
+            return memo
+        memo = self.turns[turn_id] = _copied(memo)
+        self.owned.add(turn_id)
+        return memo
+
     def snapshot(self) -> tuple[Draft, Any]:
         """A full copy (turn memos and the transaction's marks too), to `restore` if a step
         fails midway (its savepoint rolled back)."""
         copy = self.copy(self.now)
+        copy.turns = {k: _copied(v) for k, v in self.turns.items()}  # this draft changes its own
+        copy.owned = set(copy.turns)  # restored, they are the draft's alone
         copy.touched, copy.session_changed = set(self.touched), self.session_changed
         copy.views = dict(self.views)
         copy.staged_activity, copy.staged_latest = self.staged_activity, self.staged_latest
@@ -145,12 +160,10 @@ class Draft:
         self._tx.rewind(mark)
 
     def copy(self, now: int) -> Draft:
-        # Direct construction: attrs.evolve per memo was a visible share of each commit.
-        turns = {k: TurnMemo(v.turn_id, v.state, v.revision, v.text, v.cause, v.correlation,
-                             v.view, v.started_ms, None if v.items is None else list(v.items))
-                 for k, v in self.turns.items()}  # fmt: skip
+        """The memory for the next transaction: its turn memos shared until one is changed
+        (`memo` copies it then), so a commit copies only the turns it moves."""
         return Draft(self.session_id, self.project_id, self.state, self.revision,
-                     self.activity, turns, now, armed=dict(self.armed),
+                     self.activity, dict(self.turns), now, armed=dict(self.armed),
                      wanted=dict(self.wanted), next_seq=self.next_seq)  # fmt: skip
 
     def owner(self) -> EventOwner:
@@ -175,6 +188,13 @@ class Draft:
         UPDATE (`set_activity` announces it)."""
         if activity != self.activity:
             self.staged_activity = activity
+
+
+def _copied(memo: TurnMemo) -> TurnMemo:
+    # Direct construction: attrs.evolve per memo was a visible share of each commit.
+    items = None if memo.items is None else list(memo.items)
+    return TurnMemo(memo.turn_id, memo.state, memo.revision, memo.text, memo.cause,
+                    memo.correlation, memo.view, memo.started_ms, items)  # fmt: skip
 
 
 def emit(conn: sqlite3.Connection, draft: Draft, event_type: str, payload: dict[str, Any],
@@ -246,6 +266,7 @@ def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str)
     correlation = current_envelope().correlation_id  # the send's (`run_mutation`)
     draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text, correlation=correlation,
                                     items=[])  # fmt: skip
+    draft.owned.add(turn_id)
     draft.staged_latest = turn_id  # the Session's latest turn (`flush_columns` at the latest)
     draft.touched.add(turn_id)
 
@@ -304,7 +325,7 @@ def turn_step(
 
     Raises the table's refusal (`turn_not_queued`, `invalid_state`, `revision_conflict`).
     """
-    memo = draft.turns.get(turn_id)
+    memo = draft.memo(turn_id)
     if memo is None:
         raise _missing_turn(turn_id)
     state, revision = memo.state, memo.revision
@@ -327,8 +348,7 @@ def turn_step(
     if base is not None and state is TurnState.QUEUED and after.state is _DISPATCHING:
         # Dispatched from the queue: what turn_view would read back is the send's view at
         # its new state and revision (a queued turn has no start, end, item or usage yet).
-        draft.views[turn_id] = attrs.evolve(base, state=_DISPATCHING.value,
-                                            revision=after.revision)  # fmt: skip
+        draft.views[turn_id] = moved(base, _DISPATCHING.value, after.revision)
     elif (base is not None and after.state is _COMPLETED and memo.items is not None
           and memo.started_ms is not None):  # fmt: skip
         output = assembled_output([(i[4], False) for i in memo.items if i[2] == "message"])
@@ -377,67 +397,3 @@ def apply_plan(conn: sqlite3.Connection, draft: Draft, plan: list[Step], *,
                 end_turn(conn, draft, turn_id, outcome, reason)
             case Arm(timer):
                 wake(draft, timer)
-
-
-# -- items ----------------------------------------------------------------------------------
-
-
-@attrs.define
-class OpenItem:
-    """A message item being streamed; `flushed_seq` is 0 until its row exists."""
-
-    item_id: str
-    turn_id: str
-    seq: int
-    kind: str
-    text: str = ""
-    completed: bool = False
-    stored: bool = False
-    stored_text_len: int = 0
-    spill: Any = None  # a `_spill.Spill`: the text past the item bound, on disk
-
-
-def items_unknown(draft: Draft, turn_id: str) -> None:
-    """An item or usage of `turn_id` was written another way than `flush_item`: its views
-    are read back from now on."""
-    memo = draft.turns.get(turn_id)
-    if memo is not None:
-        memo.items = None
-    draft.views.pop(turn_id, None)
-
-
-def _mark_stored(item: OpenItem, length: int) -> None:
-    item.stored, item.stored_text_len = True, length
-
-
-EVENT_TEXT_CHARS = 16_384  # of an item's text in its item.completed event
-
-
-def flush_item(conn: sqlite3.Connection, draft: Draft, item: OpenItem) -> None:
-    """Persist an item's text so far (insert once, then update); completing emits an event."""
-    state = "completed" if item.completed else "started"
-    draft.views.pop(item.turn_id, None)
-    if not item.stored and item.item_id not in draft.buffered:
-        turns_sql.insert_item(conn, item.item_id, item.turn_id, item.seq, item.kind,
-                              item.text, state, draft.now)  # fmt: skip
-    else:
-        turns_sql.update_item(conn, item.item_id, item.turn_id, item.seq, item.text, state,
-                              draft.now)  # fmt: skip
-    # The item's marks change only once the transaction commits (a replay runs it again).
-    length = draft.buffered[item.item_id] = len(item.text)
-    draft.on_commit.append(lambda: _mark_stored(item, length))
-    memo = draft.turns.get(item.turn_id)
-    if item.completed and item.spill is not None:  # the rest of its text, in an artifact
-        turns_sql.truncate_item(conn, item.item_id, item.turn_id, item.seq,
-                                item.spill.finish())  # fmt: skip
-        items_unknown(draft, item.turn_id)
-    elif memo is not None and memo.items is not None:
-        known = (item.seq, item.item_id, item.kind, state, item.text)
-        memo.items = [i for i in memo.items if i[1] != item.item_id]
-        memo.items.append(known)
-        memo.items.sort()
-    if item.completed:
-        # The text lives in turn_items; the event carries at most its start (stored once).
-        emit(conn, draft, "item.completed",
-             {"turnId": item.turn_id, "itemId": item.item_id, "kind": item.kind,
-              "text": item.text[:EVENT_TEXT_CHARS]})  # fmt: skip

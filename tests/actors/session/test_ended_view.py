@@ -14,9 +14,10 @@ import pytest
 
 from actors._write import Tx
 from actors.session import show_page, turn_view
+from actors.session._items import OpenItem, flush_item, items_unknown
 from actors.session._items_page import items_page
 from actors.session._lifecycles import WORKER, SessionState, TurnEvent
-from actors.session._store import Draft, OpenItem, flush_item, insert_turn, items_unknown, turn_step
+from actors.session._store import Draft, insert_turn, turn_step
 from actors.session._views import OUTPUT_TEXT_CHARS, new_turn_view
 from maia.protocol import SystemClock
 from storage import open_storage

@@ -161,3 +161,30 @@ async def test_a_dispatch_view_from_the_send_view_is_the_row_read_back(tmp_path:
         built, read = await store.write(_dispatch_view)
     assert built.state == "dispatching"
     assert built == read
+
+
+def _copy_on_write(conn: sqlite3.Connection) -> tuple[Any, ...]:
+    memory = _draft(conn, "session_a")
+    memory.next_seq = 1
+    insert_turn(conn, memory, "turn_c", "hi")
+    insert_turn(conn, memory, "turn_d", "ho")
+    memory.tx = None  # as adopted after its commit
+    draft = memory.copy(NOW + 1).bind(Tx(conn, "session", "session_a", NOW + 1, 0, 1))
+    shared = draft.turns["turn_d"] is memory.turns["turn_d"]  # untouched: not copied
+    turn_step(conn, draft, "turn_c", TurnEvent.DISPATCH)
+    saved = draft.snapshot()
+    turn_step(conn, draft, "turn_c", TurnEvent.STARTED, caller=WORKER)
+    after_start = draft.turns["turn_c"].state
+    draft.restore(saved)  # a savepoint rolled back: the draft as it was before the start
+    return (shared, memory.turns["turn_c"].state, memory.turns["turn_c"].revision,
+            after_start, draft.turns["turn_c"].state, draft.turns["turn_c"].revision)  # fmt: skip
+
+
+async def test_a_draft_changes_copies_of_the_memos_it_moves(tmp_path: Path) -> None:
+    """Copy on write: the memory a draft came from keeps its memos as they were (a failed
+    or replayed run leaves it so); a memo the draft does not move is shared; a snapshot's
+    restore brings back the draft's memo as it was."""
+    async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
+        await store.write(_seed)
+        found = await store.write(_copy_on_write)
+    assert found == (True, TurnState.QUEUED, 1, TurnState.RUNNING, TurnState.DISPATCHING, 2)
