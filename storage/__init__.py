@@ -6,6 +6,7 @@ a `Storage.write` fn, so a transition writes its state, event and receipt in one
 See docs/storage.md.
 """
 
+from . import _binding as _binding
 from ._actor import CACHE_MIB_VARIABLE as CACHE_MIB_VARIABLE
 from ._actor import DEFAULT_CACHE_MIB as DEFAULT_CACHE_MIB
 from ._actor import SYNCHRONOUS_MODES as SYNCHRONOUS_MODES

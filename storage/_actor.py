@@ -201,14 +201,18 @@ class Storage(_StorageWriter):
         )
 
     def writer_cpu_s(self) -> float:
-        """The CPU time the writer thread has used, in seconds (its thread clock; 0.0 before
-        it started or where the platform has none). For benchmarks: steadier than rates."""
+        """The CPU time the writer thread has used, in seconds, while the actor runs (its
+        thread clock; 0.0 before it started, after it ended, or where the platform has none).
+        For benchmarks: steadier than rates."""
         ident = self._thread.ident
-        if ident is None or not hasattr(time, "pthread_getcpuclockid"):
+        # An ended thread's ID may name another thread's clock, or none: ask only a live one.
+        if ident is None or not self._thread.is_alive() or self._closed:
+            return 0.0
+        if not hasattr(time, "pthread_getcpuclockid"):
             return 0.0
         try:
             return time.clock_gettime(time.pthread_getcpuclockid(ident))
-        except OSError:  # the thread ended
+        except OSError:
             return 0.0
 
     async def backup_to(self, target: Path) -> None:

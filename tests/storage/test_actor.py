@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,28 @@ async def test_write_commits_and_read_sees_it(tmp_path: Path) -> None:
         )
         assert value == 7
     assert _counters(tmp_path / "m.db")["a"] == 7
+
+
+async def test_writer_cpu_counts_the_writer_threads_work(tmp_path: Path) -> None:
+    """writer_cpu_s is the writer thread's own clock: it grows by at least the CPU a request
+    spends in that thread, and not by work done on the trio thread."""
+
+    def spin(conn: sqlite3.Connection) -> None:
+        deadline = time.thread_time() + 0.05
+        while time.thread_time() < deadline:
+            pass
+
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        before = store.writer_cpu_s()
+        await store.write(spin)
+        spent = store.writer_cpu_s() - before
+        assert spent >= 0.05
+        idle = store.writer_cpu_s()
+        deadline = time.thread_time() + 0.05
+        while time.thread_time() < deadline:  # the trio thread's CPU, not the writer's
+            pass
+        assert store.writer_cpu_s() - idle < 0.05
+    assert store.writer_cpu_s() == 0.0  # the thread ended
 
 
 async def test_failing_request_in_a_batch_does_not_affect_the_others(tmp_path: Path) -> None:
