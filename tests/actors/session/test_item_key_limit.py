@@ -25,13 +25,6 @@ def jump_clock() -> trio.testing.MockClock:
     return trio.testing.MockClock()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="actors/session (s6-write's) gives a turn no item limit: the 2**24th item's row is "
-    "refused by turn_items' key trigger (IntegrityError) inside the turn end's commit, the "
-    "Session actor crashes and its restart fails the turn as runtime_lost, losing its answer; "
-    "fix: end the turn failed with a reason of its own before writing an item past 2**24 - 1",
-)
 async def test_a_turn_past_its_items_key_range_fails_and_the_session_goes_on(
     tmp_path: Path,
     jump_clock: trio.testing.MockClock,
@@ -58,7 +51,7 @@ async def test_a_turn_past_its_items_key_range_fails_and_the_session_goes_on(
         ended = await h.wait_turn(over, "completed", "failed", "interrupted")
         assert ended.state == "failed"
         # the Node's refusal, named: not an actor crash taken for a lost worker
-        assert ended.failure_reason not in (None, "runtime_lost")
+        assert ended.failure_reason == "item_limit_exceeded"
         assert not [r for r in caplog.records if r.name == "maia.actors" and "crashed" in r.msg]
         outside = await h.store.read(
             lambda c: c.execute(
