@@ -25,6 +25,12 @@ def _since_restart(control: NodeProc, event: str) -> list[dict[str, Any]]:
     return [e for e in trace_events(control, event) if e["at_ms"] >= starts[-1]]
 
 
+def _linked(control: NodeProc, seen: list[dict[str, Any]]) -> bool:
+    """Whether `machine show` sees the link; the newest read is kept in `seen`."""
+    seen[:] = [link_of(control, "box")]
+    return bool(seen[-1].get("connected", False))
+
+
 async def test_kill_9_of_the_control_node_raises_a_barrier(tmp_path: Path) -> None:
     """Control killed and restarted: once the Execution Node is linked again its assignment
     stands behind a barrier (shown by `machine show`) while no status reaches Control; when
@@ -40,9 +46,10 @@ async def test_kill_9_of_the_control_node_raises_a_barrier(tmp_path: Path) -> No
             p.proxy.drop_containing("to_control", STATUS)  # before the Node can link again
             p.control.flags = ("--machines-listen", f"127.0.0.1:{port}")  # the proxy's target
             await _blocking(p.control.start)
-            await _blocking(wait_for, lambda: link_of(p.control, "box").get("connected", False),
+            seen: list[dict[str, Any]] = []
+            await _blocking(wait_for, lambda: _linked(p.control, seen),
                             "the Execution Node did not reconnect", p.control)  # fmt: skip
-            link = await _blocking(link_of, p.control, "box")
+            link = seen[-1]  # the read that saw it linked: no second read to race
             assert link["heartbeats"] == 0, link  # no report reached the restarted Control
             assert link["barrier"] is True, link
             assert not await _blocking(_since_restart, p.control, "report_received")
