@@ -50,7 +50,7 @@ async def _frames(stream: trio.SocketStream, count: int) -> list[dict[str, Any]]
     """The next `count` text frames the Node sends (pongs to our pings skipped), each checked
     whole and well-formed: FIN set, no RSV bits, unmasked, text, a JSON object with an id
     (a frame written into the middle of another breaks one of these)."""
-    data, frames = b"", []
+    data, frames = b"", list[dict[str, Any]]()
     with trio.fail_after(60):
         while len(frames) < count:
             while len(data) >= 2:
