@@ -63,9 +63,9 @@ async def _still_serving(node: LiveNode) -> None:
                 data += chunk
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: _StrictConnection's eager parse moves wsproto to REMOTE_CLOSING before the "
+@pytest.mark.skip(
+    reason="can hang; defect: _StrictConnection's eager parse moves wsproto to REMOTE_CLOSING "
+    "before the "
     "requests read with the Close are answered; their answers raise LocalProtocolError "
     "(logged as a failure of ours) and the connection ends with no answer, pong or Close",
 )
