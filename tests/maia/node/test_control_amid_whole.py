@@ -63,12 +63,6 @@ async def _still_serving(node: LiveNode) -> None:
                 data += chunk
 
 
-@pytest.mark.skip(
-    reason="can hang; defect: _StrictConnection's eager parse moves wsproto to REMOTE_CLOSING "
-    "before the "
-    "requests read with the Close are answered; their answers raise LocalProtocolError "
-    "(logged as a failure of ours) and the connection ends with no answer, pong or Close",
-)
 async def test_a_ping_and_a_close_amid_whole_requests(node: LiveNode) -> None:
     """After the hello, request 1, ping, request 2, Close 1000, request 3 in one write: the
     answers to 1 and 2 with the pong between them, then the Close echoed; 3 is never read.
@@ -127,10 +121,6 @@ async def test_a_broken_frame_after_whole_requests_closes_with_its_code(
     await _still_serving(node)
 
 
-@pytest.mark.skip(
-    reason="defect: hangs (the pong is sent in REMOTE_CLOSING: wsproto raises "
-    "LocalProtocolError in trio-websocket's reader task, outside any handler); unskip with the fix"
-)
 async def test_a_ping_then_a_close_in_one_write_leaves_the_node_serving(node: LiveNode) -> None:
     """A ping and a Close in one write (the Close parsed before the ping is answered): the
     connection ends with the Close echoed, and the Node serves another connection."""
