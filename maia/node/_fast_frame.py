@@ -23,26 +23,17 @@ from __future__ import annotations
 
 from typing import Any
 
-_FIN_TEXT = 0x81  # FIN, no RSV bits, opcode 1 (text)
-_MASKED = 0x80
-_SHORT_MAX = 125  # a length in the second byte
-_MEDIUM = 126  # a 16-bit length follows
-_LONG = 127  # a 64-bit length follows
+from maia.core._ws_frames import FIN_TEXT as _FIN_TEXT
+from maia.core._ws_frames import LONG as _LONG
+from maia.core._ws_frames import MASKED as _MASKED
+from maia.core._ws_frames import MEDIUM as _MEDIUM
+from maia.core._ws_frames import SHORT_MAX as _SHORT_MAX
+from maia.core._ws_frames import wsproto_idle
 
 
 def _idle(connection: Any) -> bool:
     """Whether wsproto's frame parser holds nothing: no bytes, no header, no message."""
-    proto = getattr(connection, "_proto", None)
-    decoder = getattr(proto, "_frame_decoder", None)
-    message = getattr(proto, "_message_decoder", None)
-    buffer = getattr(decoder, "buffer", None)
-    return (
-        buffer is not None
-        and len(buffer) == 0
-        and getattr(decoder, "header", 1) is None
-        and getattr(message, "opcode", 1) is None
-        and not getattr(proto, "extensions", True)
-    )
+    return wsproto_idle(connection, client=False)
 
 
 def whole_text_frame(data: bytes, connection: Any, max_bytes: int) -> str | None:
