@@ -184,9 +184,11 @@ async def _statements(turns: int, sessions: int) -> None:
             for _ in range(turns):
                 await _one_turn(ctx, made[-1], ids)
             await store.write(lambda conn: conn.set_trace_callback(None))
-    statements = [text for text, _ in itertools.groupby(traced[:-1])]
+    traced = traced[:-1]  # the call that stops the trace
+    statements = [text for text, _ in itertools.groupby(traced)]
+    triggers = len(traced) - len(statements)
     print(f"{turns} turns: {len(statements) / turns:.2f} statements and "
-          f"{(len(traced) - 1 - len(statements)) / turns:.2f} trigger programs per turn")  # fmt: skip
+          f"{triggers / turns:.2f} trigger programs per turn")  # fmt: skip
     folded = collections.Counter(_folded(text) for text in statements)
     for text, count in folded.most_common():
         print(f"{count / turns:6.2f}  {text}")
