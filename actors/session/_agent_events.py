@@ -31,6 +31,7 @@ from ._approvals import APPROVAL_TOOL
 from ._attempt import TurnBuffer
 from ._items import items_unknown
 from ._launcher import worker_call
+from ._sql_turns import LAST_ITEM_PLACE
 from ._store import Draft, emit
 from ._usage import add_usage, turn_usage
 from ._usage_limits import overrun_message, token_overrun
@@ -116,6 +117,9 @@ class AgentEvents:
         if kind not in ITEM_KINDS:  # a type this Node does not know: kept as a diagnostic
             item = {"type": "error", "message": f"unknown item type {kind!r}", "item": item}
             kind = "error"
+        if not self.buffer.place_left():
+            self.past_item_limit(turn_id)
+            return
         seq, item_id = self.buffer.next_seq(), new_id("item")
 
         def write(conn: sqlite3.Connection, draft: Draft) -> None:
@@ -134,21 +138,23 @@ class AgentEvents:
         if kind == "usage":
             self._enforce_tokens(turn_id, turn_usage(item))
 
+    def past_item_limit(self, turn_id: str) -> None:
+        """Interrupt a turn with no place left for another item (`LAST_ITEM_PLACE`): it ends
+        failed `item_limit_exceeded` (`_end`), and what it sends after that is not stored."""
+        message = f"the turn passed {LAST_ITEM_PLACE - 1} items: interrupted"
+        self._interrupt_over(turn_id, "item_limit_exceeded", message)
+
     def _enforce_tokens(self, turn_id: str, usage: dict[str, Any]) -> None:
         """Interrupt a turn past a per-activation token limit; it ends failed (`_end`)."""
         reason = token_overrun(usage, self.core.config.limits)
+        if reason is not None:
+            self._interrupt_over(turn_id, reason, overrun_message(reason, self.core.config.limits))
+
+    def _interrupt_over(self, turn_id: str, reason: str, message: str) -> None:
         handle = self.core.attempt.handle
-        if (
-            reason is None
-            or self.core.attempt.over_limit is not None
-            or self.core.queue.active != turn_id
-        ):
+        if self.core.attempt.over_limit is not None or self.core.queue.active != turn_id:
             return
-        self.core.attempt.over_limit = (
-            turn_id,
-            reason,
-            overrun_message(reason, self.core.config.limits),
-        )
+        self.core.attempt.over_limit = (turn_id, reason, message)
         if handle is not None:
             self.core.effect(
                 "interrupt", worker_call("interrupt", lambda: handle.interrupt(turn_id))

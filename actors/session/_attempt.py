@@ -21,6 +21,7 @@ from supervision.workers import WorkerHandle
 from . import _queue as q
 from ._items import OpenItem, flush_item
 from ._lifecycles import TurnEvent
+from ._sql_turns import LAST_ITEM_PLACE
 from ._store import Draft, turn_step
 
 log = logging.getLogger("maia.session")
@@ -58,6 +59,12 @@ class TurnBuffer:
     def next_seq(self) -> int:
         self.item_seq += 1
         return self.item_seq
+
+    def place_left(self, *, final: bool = False) -> bool:
+        """Whether the turn has a place for one more item (its key's range ends at
+        `LAST_ITEM_PLACE`): the last place is kept for the `final` item that says why the
+        turn ended failed."""
+        return self.item_seq < (LAST_ITEM_PLACE if final else LAST_ITEM_PLACE - 1)
 
     def started_unflushed(self, turn_id: str) -> bool:
         return self.started == turn_id
@@ -111,7 +118,11 @@ class TurnBuffer:
             f"\nstderr (last lines):\n{stderr}" if stderr else ""
         )
         for action in actions:
-            if isinstance(action, q.FailTurn) and action.reason in GONE_REASONS:
+            if (
+                isinstance(action, q.FailTurn)
+                and action.reason in GONE_REASONS
+                and self.place_left(final=True)
+            ):
                 log.warning("session %s: turn %s failed %s: %s", self.session_id,
                             action.turn_id, action.reason, text)  # fmt: skip
                 items.append(

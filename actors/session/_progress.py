@@ -72,6 +72,9 @@ class TurnProgress:
         match event.kind:
             case "started":
                 self.buffer.started = event.turn_id
+            case "delta" | "message" if self.buffer.item is None and not self.buffer.place_left():
+                self.agent.past_item_limit(event.turn_id)  # no place for the turn's message
+                return
             case "delta":
                 item = self.buffer.open_item(event.turn_id)
                 # past 262,144 characters the text goes to a file
@@ -140,7 +143,7 @@ class TurnProgress:
             item.completed = True
         elif self.buffer.item is not None:
             self.buffer.item.completed = True
-        if outcome == "failed" and event.text:
+        if outcome == "failed" and event.text and self.buffer.place_left(final=True):
             seq = self.buffer.next_seq()
             error = OpenItem(new_id("item"), turn_id, seq, "error", event.text, True)
         else:

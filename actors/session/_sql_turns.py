@@ -98,6 +98,8 @@ UNFINISHED_TURNS_OF_SESSIONS: Final = (
 # An item's row is keyed by its turn and place, `item_key = turn_no << 24 | seq` (migration
 # `_PAGES_TURN_ITEMS_ON_TURN_KEY`): no index beside the table; the ID is checked on the row.
 _ITEM_KEY: Final = "(SELECT (turn_no << 24) + ? FROM turns WHERE turn_id = ?)"
+# The highest place a turn's item may take: its key has 24 bits for the place.
+LAST_ITEM_PLACE: Final = (1 << 24) - 1
 # The key range of a turn's items (bind the turn's ID twice), in `seq` order by key.
 ITEMS_OF_TURN: Final = (
     "item_key BETWEEN (SELECT turn_no << 24 FROM turns WHERE turn_id = ?)"

@@ -24,8 +24,13 @@ What the libraries leave out, and where it is added:
   (`DirectConnection.on_message`), not through trio-websocket's message channel and the
   handler task's wake-up; only while nothing waits in that channel, so messages keep their
   order.
-- Whatever a connection's handler raises is logged and ends that connection only; nothing a
-  peer sends can end the server task, and so every other connection.
+- The eager parse reads a peer's Close with the frames before it, so wsproto is already
+  "remote closing" when those are answered: answers and pongs may still be sent then (RFC
+  6455 §5.5.1: until our own Close), and `_StrictConnection.send` writes them, where
+  wsproto refuses them.
+- Whatever a connection's handler or its reader task raises is logged and ends that
+  connection only; nothing a peer sends can end the server task, and so every other
+  connection.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, WebSocketServer
 from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
-from wsproto.events import BytesMessage, CloseConnection, Event, TextMessage
+from wsproto.events import BytesMessage, CloseConnection, Event, Message, Pong, TextMessage
 from wsproto.utilities import RemoteProtocolError
 
 from maia.core import MaiaError
@@ -108,6 +113,15 @@ class _StrictConnection(WSConnection):
                 and not getattr(proto, "client", True)
             ):  # the common answer, written without wsproto (`_fast_frame`)
                 return server_text_frame(event.data)
+        if (
+            connection is not None
+            and connection.state is ConnectionState.REMOTE_CLOSING
+            and isinstance(event, Message | Pong)
+        ):  # the peer's Close read with frames before it: those are still answered
+            proto = connection._proto
+            if isinstance(event, Pong):
+                return bytes(proto.pong(event.payload))
+            return bytes(proto.send_data(event.data, event.message_finished))
         return super().send(event)
 
     def events(self) -> Generator[Event, None, None]:
@@ -208,7 +222,7 @@ class GuardedServer(WebSocketServer):
             receive_buffer_size=self._receive_buffer_size,
         )
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(connection._reader_task)
+            nursery.start_soon(_contained_reader, connection, number)
             with trio.move_on_after(self._connect_timeout) as connect_scope:
                 request = await connection._get_request()
             if connect_scope.cancelled_caught:
@@ -227,6 +241,21 @@ class GuardedServer(WebSocketServer):
             finally:
                 with trio.move_on_after(self._disconnect_timeout):
                     await connection.aclose()
+
+
+async def _contained_reader(connection: WebSocketConnection, number: int) -> None:
+    """trio-websocket's reader task, whose failure (a bug, or a state wsproto refuses to
+    send in) ends this connection, not the server: without this it escaped the connection's
+    nursery and ended every connection."""
+    try:
+        await connection._reader_task()
+    except Exception:
+        log.exception("API connection %d: its reader failed; it is closed, the others go on",
+                      number)  # fmt: skip
+        try:
+            await connection._abort_web_socket()
+        finally:
+            await connection._close_stream()
 
 
 async def send_text(connection: WebSocketConnection, text: str) -> None:

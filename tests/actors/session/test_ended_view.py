@@ -17,6 +17,7 @@ from actors.session import show_page, turn_view
 from actors.session._items import OpenItem, flush_item, items_unknown
 from actors.session._items_page import items_page
 from actors.session._lifecycles import WORKER, SessionState, TurnEvent
+from actors.session._sql_turns import insert_item
 from actors.session._store import Draft, insert_turn, turn_step
 from actors.session._views import OUTPUT_TEXT_CHARS, new_turn_view
 from maia.protocol import SystemClock
@@ -59,9 +60,9 @@ def _life(conn: sqlite3.Connection, turn_id: str, items: list[tuple[str, str]],
     for seq, (kind, text) in enumerate(items, 1):
         flush_item(conn, draft, OpenItem(f"item_{seq}", turn_id, seq, kind, text, True))
     if tool:
-        conn.execute("INSERT INTO turn_items (item_id, turn_id, seq, kind, text, state,"
-                     " created_ms, updated_ms, data) VALUES ('item_t', ?, 99, 'tool_call', '',"
-                     " 'completed', 0, 0, '{\"name\": \"x\"}')", (turn_id,))  # fmt: skip
+        # written as a tool's item is (keyed by its turn and place: turn_items' key trigger)
+        insert_item(conn, "item_t", turn_id, 99, "tool_call", "", "completed", 0,
+                    data='{"name": "x"}')  # fmt: skip
         items_unknown(draft, turn_id)
     turn_step(conn, draft, turn_id, TurnEvent.COMPLETED, caller=WORKER)
     built = draft.views.get(turn_id)
