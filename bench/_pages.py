@@ -16,12 +16,17 @@ its page; a commit's last frame carries the database size, https://sqlite.org/fi
 (one in flight, S Sessions made first, each given a few turns so the journal's indexes hold
 several owners, as in `bench/turns.py`) and prints the frames per turn by B-tree, and each
 commit of the last turn; with `--api`, through a real Node's API (`send_and_wait`), as
-`bench/turns.py --api` measures `pages_per_turn_1`.
+`bench/turns.py --api` measures `pages_per_turn_1`. With `--statements`, in process, the SQL
+statements the writer runs per turn instead (`sqlite3`'s trace callback on the write
+connection, literals folded): a trigger's program is traced again with its statement's text,
+so a repeat in a row counts as a trigger program, not a statement.
 """
 
 from __future__ import annotations
 
 import collections
+import itertools
+import re
 import sqlite3
 import struct
 import sys
@@ -151,6 +156,50 @@ async def _trace_api(turns: int, sessions: int) -> None:
     _print(turns, before, after, commits, names)
 
 
+async def _statements(turns: int, sessions: int) -> None:
+    """The writer's statements per turn over `turns` turns of one Session, one in flight."""
+    import tempfile
+
+    from bench.turns import Counter, _one_turn, _sessions
+    from maia.config import UserConfig
+    from maia.protocol import SystemClock
+    from maia.service import open_services
+    from storage import open_storage
+
+    traced: list[str] = []
+    with tempfile.TemporaryDirectory() as folder:
+        home = Path(folder)
+        (home / "project").mkdir()
+        ids = Counter()
+        async with (
+            open_storage(home / "maia.db", clock=SystemClock()) as store,
+            open_services(store, clock=SystemClock(), home=home, config=UserConfig()) as ctx,
+        ):
+            made = await _sessions(ctx, home / "project", sessions, ids)
+            for _ in range(4):
+                for session_id in made:
+                    await _one_turn(ctx, session_id, ids)
+            await store.write(lambda conn: conn.set_trace_callback(traced.append))
+            traced.clear()
+            for _ in range(turns):
+                await _one_turn(ctx, made[-1], ids)
+            await store.write(lambda conn: conn.set_trace_callback(None))
+    traced = traced[:-1]  # the call that stops the trace
+    statements = [text for text, _ in itertools.groupby(traced)]
+    triggers = len(traced) - len(statements)
+    print(f"{turns} turns: {len(statements) / turns:.2f} statements and "
+          f"{triggers / turns:.2f} trigger programs per turn")  # fmt: skip
+    folded = collections.Counter(_folded(text) for text in statements)
+    for text, count in folded.most_common():
+        print(f"{count / turns:6.2f}  {text}")
+
+
+def _folded(statement: str) -> str:
+    """`statement` with its literals as `?` and `N` (the trace gives it with values bound)."""
+    text = re.sub(r"'(?:[^']|'')*'", "?", re.sub(r"\s+", " ", statement))
+    return re.sub(r"\b\d+\b", "N", text)[:160]
+
+
 def _print(turns: int, before: int, after: int, commits: list[list[int]],
            names: dict[int, str]) -> None:  # fmt: skip
     if after < before:
@@ -176,5 +225,7 @@ if __name__ == "__main__":
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--api", action="store_true", help="through a real Node's API")
+    parser.add_argument("--statements", action="store_true", help="the writer's SQL per turn")
     arguments = parser.parse_args()
-    trio.run(_trace_api if arguments.api else _trace, arguments.turns, arguments.sessions)
+    run = _statements if arguments.statements else _trace_api if arguments.api else _trace
+    trio.run(run, arguments.turns, arguments.sessions)

@@ -8,8 +8,10 @@ load, then runs no savepoint at all). A savepoint costs more than its two statem
 request touches is first copied to the sub-journal (~20% of the writer's time for a
 representative mutation, see docs/storage.md). Requests submitted as replayable promise that
 their fn touches nothing but the connection, so they run after the guarded ones under one
-shared savepoint; if one raises, the shared savepoint rolls back and the others run again one
-savepoint each: every request runs at most twice and a failure is still only its own.
+shared savepoint (none when they are the transaction's first writes: rolling the whole
+transaction back then undoes only theirs); if one raises, that work rolls back and the others
+run again one savepoint each: every request runs at most twice and a failure is still only its
+own.
 
 If the COMMIT (or a savepoint statement) fails, no request is acknowledged: each gets
 `unavailable`, and nothing of the batch is in the database.
@@ -80,7 +82,7 @@ def run_transaction(
                 _guarded(conn, request, appended, failures, control)
         replayable = [request for request in batch if request.replayable]
         if replayable:
-            _run_replayable(conn, replayable, appended, failures)
+            _run_replayable(conn, replayable, appended, failures, control, fresh=fresh)
         # What the commit listeners get: a savepoint of a fn's own may have taken some out.
         surviving = still_stored(conn, appended)
         control.execute("COMMIT")
@@ -149,24 +151,37 @@ def _run_replayable(
     requests: list[Request],
     appended: list[EventRecord],
     failures: FailureCounts,
+    control: sqlite3.Cursor,
+    *,
+    fresh: bool = False,
 ) -> None:
     """Run replayable requests under ONE savepoint. If one raises, roll that savepoint back
     (only replayable work is undone), keep its error, and run the others again one savepoint
     each: the outcome is that of a serial order in which the failed request ran after those
-    before it and changed nothing."""
-    conn.execute("SAVEPOINT replayable")
+    before it and changed nothing.
+
+    `fresh`: nothing else of the transaction is written yet, so it needs no savepoint (two
+    statements and the savepoint's copies of the pages it touches, per commit): rolling the
+    whole transaction back undoes the same work, and a new one begins for the others."""
+    if not fresh:
+        control.execute("SAVEPOINT replayable")
     mark = len(appended)
     for index, request in enumerate(requests):
         try:
             value = request.fn(conn)
         except BaseException as error:
             del appended[mark:]
-            conn.execute("ROLLBACK TO replayable")
-            conn.execute("RELEASE replayable")
+            if fresh:
+                control.execute("ROLLBACK")
+                control.execute("BEGIN IMMEDIATE")
+            else:
+                control.execute("ROLLBACK TO replayable")
+                control.execute("RELEASE replayable")
             failures.requests += 1
             request.answer = outcome.Error(error)
             for other in requests[:index] + requests[index + 1 :]:
-                _guarded(conn, other, appended, failures)
+                _guarded(conn, other, appended, failures, control)
             return
         request.answer = outcome.Value(value)
-    conn.execute("RELEASE replayable")
+    if not fresh:
+        control.execute("RELEASE replayable")

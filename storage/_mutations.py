@@ -36,9 +36,10 @@ class _Pending:
     the targets whose own row records that sequence (`claim_receipt_target`). A plain class:
     one is made per mutation."""
 
-    __slots__ = ("claimed", "sequence")
+    __slots__ = ("claimed", "guess", "sequence")
 
-    def __init__(self) -> None:
+    def __init__(self, guess: int | None = None) -> None:
+        self.guess = guess  # the next sequence as the key look-up saw it (None: unknown)
         self.sequence: int | None = None
         self.claimed: set[str] | None = None  # made at the first claim
 
@@ -62,7 +63,11 @@ def claim_receipt_target(conn: sqlite3.Connection, target_id: str) -> int | None
     if pending is None:
         return None
     if pending.sequence is None:
-        pending.sequence = _next_sequence(conn)
+        # The key look-up's guess: a receipt `apply` wrote before this takes it, and then the
+        # receipt goes to another sequence and is indexed by target (the claim's readers
+        # check the receipt at the claimed sequence names this row: `_CLAIMED`).
+        guess = pending.guess
+        pending.sequence = _next_sequence(conn) if guess is None else guess
     if pending.claimed is None:
         pending.claimed = set()
     pending.claimed.add(target_id)
@@ -155,7 +160,7 @@ def run_mutation(
         )
     correlation = correlation_id or key.command_id
     envelope = Envelope(correlation, key.command_id, None, None, key.command_id, key.actor_id)
-    pending = _Pending()
+    pending = _Pending(guess)
     token = _PENDING.set(pending)
     try:
         with event_context(envelope, inherit=False):

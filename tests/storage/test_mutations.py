@@ -436,3 +436,35 @@ def test_a_claim_taken_by_a_later_receipt_leaves_the_target_indexed(tmp_path: Pa
         "cmd-1"
     ]
     conn.close()
+
+
+def test_a_claim_after_a_receipt_of_apply_is_stale_and_the_receipt_stays_indexed(
+    tmp_path: Path,
+) -> None:
+    """A claim takes the key look-up's guess without reading the receipts again: after a
+    receipt apply wrote first, that guess is taken, so the outer receipt gets the next
+    sequence with its first target indexed, and a list by that target finds it only."""
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    storage_migrate(conn, tmp_path / "m.db")
+    seed_project(conn)
+    row = session_row()
+    base = create_session_apply(row, 10)
+    claims: list[int | None] = []
+
+    def apply(c: sqlite3.Connection) -> storage.Applied:
+        _nested_receipt(c, "cmd-inner")
+        claims.append(storage.claim_receipt_target(c, row.session_id))
+        return base(c)
+
+    outer = storage.run_mutation(
+        conn, key=KEY, input_digest=digest_json({"title": "t"}), now_ms=10, apply=apply
+    )
+    assert claims == [1]  # the guess, already the inner receipt's
+    assert outer.receipt.sequence == 2
+    stored = conn.execute("SELECT target_id FROM receipts WHERE sequence = 2").fetchone()
+    assert stored == (row.session_id,)
+    assert [r.command_id for r in storage.list_receipts(conn, target_id=row.session_id)] == [
+        "cmd-1"
+    ]
+    assert storage.get_receipt(conn, outer.receipt.receipt_id) == outer.receipt
+    conn.close()

@@ -157,3 +157,39 @@ def test_the_migration_links_earlier_turns_to_their_sends(tmp_path: Path) -> Non
         assert index.endswith("WHERE target_id IS NOT NULL")
     finally:
         conn.close()
+
+
+def test_a_claim_made_after_a_nested_send_is_stale_and_the_send_is_indexed(
+    tmp_path: Path,
+) -> None:
+    """A claim takes the key look-up's guess: a send whose apply first ran another send
+    (its receipt takes that sequence) links its turn to the other receipt, which does not
+    name it, so its own receipt keeps its turn indexed; every reader finds each send once."""
+    conn = _open(tmp_path / "m.db")
+    try:
+        nested: list[storage.MutationResult] = []
+
+        def apply(c: sqlite3.Connection) -> storage.Applied:
+            nested.append(_send(c, "cmd-inner", "turn_b", seq=2))
+            TurnRows().insert(c, TurnRecord("turn_a", "session_s", PROJECT_ID, TurnState.QUEUED,
+                                            1, "hi", 1), 5)  # fmt: skip
+            targets = (storage.ReceiptTarget("turn", "turn_a", "created", None, 1),)
+            return storage.Applied({"turnId": "turn_a"}, targets=targets, project_id=PROJECT_ID)
+
+        outer = storage.run_mutation(
+            conn, key=storage.MutationKey(_ACTOR, "turn.send", "cmd-outer"),
+            input_digest=digest_json({"c": "outer"}), now_ms=5, apply=apply,
+            correlation_id="corr-outer",
+        )  # fmt: skip
+        links = conn.execute("SELECT turn_id, send_receipt FROM turns ORDER BY seq").fetchall()
+        assert links == [("turn_a", 1), ("turn_b", 1)]  # turn_a's claim is stale
+        assert nested[0].receipt.sequence == 1
+        assert outer.receipt.sequence == 2
+        stored = conn.execute("SELECT target_id FROM receipts ORDER BY sequence").fetchall()
+        assert stored == [(None,), ("turn_a",)]
+        assert _targeted(conn, "turn_a") == ["cmd-outer"]
+        assert _targeted(conn, "turn_b") == ["cmd-inner"]
+        assert storage.command_correlation(conn, "turn_a", "turn.send") == "corr-outer"
+        assert storage.command_correlation(conn, "turn_b", "turn.send") == "corr-cmd-inner"
+    finally:
+        conn.close()
