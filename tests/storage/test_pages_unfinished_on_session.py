@@ -28,8 +28,17 @@ from maia.core import FakeClock
 from storage._schema import _PAGES_UNFINISHED_ON_SESSION, _PAGES_UNFINISHED_ONE_TRIGGER, migrate
 
 from ._fixtures import schema_before
+from ._unfinished_turns import (
+    SEEDED_MOVES,
+    SESSIONS,
+    add_sessions,
+    assert_moves_follow,
+    expected_from,
+    insert_turn,
+    seeded_before,
+    stored_from,
+)
 
-_SESSIONS = ("session_a", "session_b", "session_c")
 _STATES = ("queued", "dispatching", "running", "completed", "failed", "interrupted")
 
 
@@ -37,37 +46,6 @@ def _fresh() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:", isolation_level=None)
     migrate(conn, Path(":memory:"))
     return conn
-
-
-def _add_sessions(conn: sqlite3.Connection, states: tuple[str, ...] = ("idle",) * 3) -> None:
-    for session_id, state in zip(_SESSIONS, states, strict=True):
-        conn.execute(
-            "INSERT INTO sessions (session_id, project_id, executor, state, created_ms,"
-            " updated_ms) VALUES (?, 'project_p', 'echo', ?, 1, 1)",
-            (session_id, state),
-        )
-
-
-def _insert_turn(conn: sqlite3.Connection, session_id: str, seq: int, state: str) -> None:
-    conn.execute(
-        "INSERT INTO turns (turn_id, session_id, seq, state, text, created_ms)"
-        " VALUES (?, ?, ?, ?, '', 1)",
-        (f"turn_{session_id}_{seq}", session_id, seq, state),
-    )
-
-
-def _expected_from(conn: sqlite3.Connection, session_id: str) -> int | None:
-    row = conn.execute(
-        f"SELECT min(seq) FROM turns WHERE session_id = ? AND {UNFINISHED_TURNS}", (session_id,)
-    ).fetchone()
-    return None if row[0] is None else int(row[0])
-
-
-def _stored_from(conn: sqlite3.Connection, session_id: str) -> int | None:
-    row = conn.execute(
-        "SELECT unfinished_from FROM sessions WHERE session_id = ?", (session_id,)
-    ).fetchone()
-    return None if row[0] is None else int(row[0])
 
 
 def _unfinished(conn: sqlite3.Connection) -> list[tuple[str, str]]:
@@ -78,7 +56,7 @@ def _unfinished(conn: sqlite3.Connection) -> list[tuple[str, str]]:
 
 _ops = st.lists(
     st.one_of(
-        st.tuples(st.just("send"), st.sampled_from(_SESSIONS), st.sampled_from(_STATES)),
+        st.tuples(st.just("send"), st.sampled_from(SESSIONS), st.sampled_from(_STATES)),
         st.tuples(st.just("move"), st.integers(0, 40), st.sampled_from(_STATES)),
         st.tuples(st.just("delete"), st.integers(0, 40), st.just("")),
     ),
@@ -94,13 +72,13 @@ def test_unfinished_from_is_the_lowest_unfinished_turn_after_any_writes(
     each Session's `unfinished_from` is the lowest send order of its unfinished turns (NULL
     with none), and the readers built on it find exactly the unfinished turns."""
     conn = _fresh()
-    _add_sessions(conn)
-    next_seq = dict.fromkeys(_SESSIONS, 1)
+    add_sessions(conn)
+    next_seq = dict.fromkeys(SESSIONS, 1)
     for kind, target, state in ops:
         turns = [r[0] for r in conn.execute("SELECT turn_id FROM turns ORDER BY rowid")]
         if kind == "send":
             assert isinstance(target, str)
-            _insert_turn(conn, target, next_seq[target], state)
+            insert_turn(conn, target, next_seq[target], state)
             next_seq[target] += 1
         elif turns and kind == "move":
             assert isinstance(target, int)
@@ -109,8 +87,8 @@ def test_unfinished_from_is_the_lowest_unfinished_turn_after_any_writes(
         elif turns and kind == "delete":
             assert isinstance(target, int)
             conn.execute("DELETE FROM turns WHERE turn_id = ?", (turns[target % len(turns)],))
-        for session_id in _SESSIONS:
-            assert _stored_from(conn, session_id) == _expected_from(conn, session_id)
+        for session_id in SESSIONS:
+            assert stored_from(conn, session_id) == expected_from(conn, session_id)
     expected = _unfinished(conn)
     found = conn.execute(
         f"SELECT t.turn_id, t.state FROM {UNFINISHED_TURNS_OF_SESSIONS}"
@@ -118,7 +96,7 @@ def test_unfinished_from_is_the_lowest_unfinished_turn_after_any_writes(
         PENDING_TURN_STATES,
     ).fetchall()
     assert found == expected
-    pending = sorted(t[0] for s in _SESSIONS for t in session_and_pending_turns(conn, s)[1])
+    pending = sorted(t[0] for s in SESSIONS for t in session_and_pending_turns(conn, s)[1])
     assert pending == [turn_id for turn_id, _ in expected]
     conn.close()
 
@@ -156,7 +134,7 @@ async def test_the_migration_fills_unfinished_from_for_stored_turns(tmp_path: Pa
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)
     schema_before(conn, _PAGES_UNFINISHED_ON_SESSION)
-    _add_sessions(conn, ("running", "stopped", "idle"))
+    add_sessions(conn, ("running", "stopped", "idle"))
     stored = {
         "session_a": ("completed", "running", "failed", "queued"),
         "session_b": ("queued",),
@@ -164,14 +142,14 @@ async def test_the_migration_fills_unfinished_from_for_stored_turns(tmp_path: Pa
     }
     for session_id, states in stored.items():
         for seq, state in enumerate(states, 1):
-            _insert_turn(conn, session_id, seq, state)
+            insert_turn(conn, session_id, seq, state)
     before = _unfinished(conn)
     conn.close()
     async with storage.open_storage(path, clock=FakeClock()):
         pass
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        assert [_stored_from(conn, s) for s in _SESSIONS] == [2, 1, None]
+        assert [stored_from(conn, s) for s in SESSIONS] == [2, 1, None]
         assert conn.execute("SELECT count(*) FROM turns").fetchone()[0] == 7
         assert _unfinished(conn) == before
         recovered = turns_to_recover(conn, ("dispatching", "running"))
@@ -179,7 +157,7 @@ async def test_the_migration_fills_unfinished_from_for_stored_turns(tmp_path: Pa
         assert sessions_with_queued_turns(conn) == {"session_a", "session_b"}
         assert resumable_sessions(conn) == ("session_a",)
         conn.execute("UPDATE turns SET state = 'completed' WHERE turn_id = 'turn_session_a_2'")
-        assert _stored_from(conn, "session_a") == 4
+        assert stored_from(conn, "session_a") == 4
         row, pending = session_and_pending_turns(conn, "session_a")
         assert row[:2] == ("project_p", "running")
         assert [t[0] for t in pending] == ["turn_session_a_4"]
@@ -192,14 +170,7 @@ def test_one_state_trigger_replaces_the_two_and_keeps_the_value_moving(tmp_path:
     turns, keeps its values; afterwards one trigger moves it as a turn leaves the unfinished
     states (to the next unfinished one, NULL after the last) or comes back into them."""
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    try:
-        schema_before(conn, _PAGES_UNFINISHED_ONE_TRIGGER)
-        _add_sessions(conn)
-        for seq, state in enumerate(("completed", "running", "queued", "queued"), 1):
-            _insert_turn(conn, "session_a", seq, state)
-        _insert_turn(conn, "session_b", 1, "failed")
-        assert [_stored_from(conn, s) for s in _SESSIONS] == [2, None, None]
+    with seeded_before(path, _PAGES_UNFINISHED_ONE_TRIGGER) as conn:
         migrate(conn, path)
         triggers = {r[0] for r in conn.execute(
             "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'turns'"
@@ -210,14 +181,7 @@ def test_one_state_trigger_replaces_the_two_and_keeps_the_value_moving(tmp_path:
             "turns_unfinished_delete",
             "turns_unfinished_move",
         }
-        assert [_stored_from(conn, s) for s in _SESSIONS] == [2, None, None]
-        moves = [("turn_session_a_2", "completed", 3), ("turn_session_a_4", "failed", 3),
-                 ("turn_session_a_3", "dispatching", 3), ("turn_session_a_3", "interrupted",
-                 None), ("turn_session_a_1", "queued", 1)]  # fmt: skip
-        for turn_id, state, expected in moves:
-            conn.execute("UPDATE turns SET state = ? WHERE turn_id = ?", (state, turn_id))
-            assert _stored_from(conn, "session_a") == expected == _expected_from(conn, "session_a")
+        assert [stored_from(conn, s) for s in SESSIONS] == [2, None, None]
+        assert_moves_follow(conn, "session_a", SEEDED_MOVES)
         conn.execute("UPDATE turns SET state = 'queued' WHERE turn_id = 'turn_session_b_1'")
-        assert _stored_from(conn, "session_b") == 1
-    finally:
-        conn.close()
+        assert stored_from(conn, "session_b") == 1
