@@ -365,6 +365,14 @@ async def test_receipt_with_several_targets_lists_under_each(tmp_path: Path) -> 
         assert await store.read(lambda c: storage.list_receipts(c, target_id="nobody")) == ()
 
 
+def _seeded(path: Path) -> sqlite3.Connection:
+    """An autocommit connection to a new database at `path`, migrated, with the test project."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    storage_migrate(conn, path)
+    seed_project(conn)
+    return conn
+
+
 def _nested_receipt(conn: sqlite3.Connection, command: str) -> storage.MutationResult:
     """A receipt written from inside another mutation's apply (a mutation of another key)."""
     inner = session_row()
@@ -383,9 +391,7 @@ def test_a_receipt_written_by_apply_takes_the_guessed_sequence_and_the_next_is_u
     """run_mutation guesses its receipt's sequence at the key look-up; an apply that writes a
     receipt of its own takes it, so the outer receipt gets the next one: both are stored,
     read back by ID, and in order."""
-    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
-    storage_migrate(conn, tmp_path / "m.db")
-    seed_project(conn)
+    conn = _seeded(tmp_path / "m.db")
     first = _nested_receipt(conn, "cmd-0")
     inner: list[storage.MutationResult] = []
     row = session_row()
@@ -409,32 +415,46 @@ def test_a_receipt_written_by_apply_takes_the_guessed_sequence_and_the_next_is_u
     conn.close()
 
 
-def test_a_claim_taken_by_a_later_receipt_leaves_the_target_indexed(tmp_path: Path) -> None:
-    """A row that claimed the receipt's sequence, then a receipt written by apply after the
-    claim: the outer receipt gets the next sequence and keeps its first target indexed, so a
-    list by that target still finds it (and only it)."""
-    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
-    storage_migrate(conn, tmp_path / "m.db")
-    seed_project(conn)
+def _claim_beside_a_nested_receipt(
+    conn: sqlite3.Connection, *, claim_first: bool
+) -> tuple[str, list[int | None], storage.MutationResult]:
+    """A session.create whose apply claims its receipt target and writes another key's
+    receipt, the claim first or after that receipt: (its Session ID, what the claim gave,
+    the mutation's result)."""
     row = session_row()
     base = create_session_apply(row, 10)
     claims: list[int | None] = []
 
     def apply(c: sqlite3.Connection) -> storage.Applied:
-        claims.append(storage.claim_receipt_target(c, row.session_id))
+        if claim_first:
+            claims.append(storage.claim_receipt_target(c, row.session_id))
         _nested_receipt(c, "cmd-inner")
+        if not claim_first:
+            claims.append(storage.claim_receipt_target(c, row.session_id))
         return base(c)
 
     outer = storage.run_mutation(
         conn, key=KEY, input_digest=digest_json({"title": "t"}), now_ms=10, apply=apply
     )
+    return row.session_id, claims, outer
+
+
+def _assert_indexed_by_its_first_target(conn: sqlite3.Connection, session_id: str) -> None:
+    """The outer receipt (sequence 2) keeps its first target; a list by it finds only it."""
+    stored = conn.execute("SELECT target_id FROM receipts WHERE sequence = 2").fetchone()
+    assert stored == (session_id,)
+    assert [r.command_id for r in storage.list_receipts(conn, target_id=session_id)] == ["cmd-1"]
+
+
+def test_a_claim_taken_by_a_later_receipt_leaves_the_target_indexed(tmp_path: Path) -> None:
+    """A row that claimed the receipt's sequence, then a receipt written by apply after the
+    claim: the outer receipt gets the next sequence and keeps its first target indexed, so a
+    list by that target still finds it (and only it)."""
+    conn = _seeded(tmp_path / "m.db")
+    session_id, claims, outer = _claim_beside_a_nested_receipt(conn, claim_first=True)
     assert claims == [1]
     assert outer.receipt.sequence == 2
-    stored = conn.execute("SELECT target_id FROM receipts WHERE sequence = 2").fetchone()
-    assert stored == (row.session_id,)
-    assert [r.command_id for r in storage.list_receipts(conn, target_id=row.session_id)] == [
-        "cmd-1"
-    ]
+    _assert_indexed_by_its_first_target(conn, session_id)
     conn.close()
 
 
@@ -444,27 +464,10 @@ def test_a_claim_after_a_receipt_of_apply_is_stale_and_the_receipt_stays_indexed
     """A claim takes the key look-up's guess without reading the receipts again: after a
     receipt apply wrote first, that guess is taken, so the outer receipt gets the next
     sequence with its first target indexed, and a list by that target finds it only."""
-    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
-    storage_migrate(conn, tmp_path / "m.db")
-    seed_project(conn)
-    row = session_row()
-    base = create_session_apply(row, 10)
-    claims: list[int | None] = []
-
-    def apply(c: sqlite3.Connection) -> storage.Applied:
-        _nested_receipt(c, "cmd-inner")
-        claims.append(storage.claim_receipt_target(c, row.session_id))
-        return base(c)
-
-    outer = storage.run_mutation(
-        conn, key=KEY, input_digest=digest_json({"title": "t"}), now_ms=10, apply=apply
-    )
+    conn = _seeded(tmp_path / "m.db")
+    session_id, claims, outer = _claim_beside_a_nested_receipt(conn, claim_first=False)
     assert claims == [1]  # the guess, already the inner receipt's
     assert outer.receipt.sequence == 2
-    stored = conn.execute("SELECT target_id FROM receipts WHERE sequence = 2").fetchone()
-    assert stored == (row.session_id,)
-    assert [r.command_id for r in storage.list_receipts(conn, target_id=row.session_id)] == [
-        "cmd-1"
-    ]
+    _assert_indexed_by_its_first_target(conn, session_id)
     assert storage.get_receipt(conn, outer.receipt.receipt_id) == outer.receipt
     conn.close()
