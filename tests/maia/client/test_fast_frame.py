@@ -9,10 +9,10 @@ from unittest import mock
 
 from hypothesis import given
 from hypothesis import strategies as st
-from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, Request, TextMessage
+from wsproto.events import TextMessage
 
 from maia.client._fast_frame import client_text_frame, idle, whole_server_texts
+from tests._wsproto_pair import plain_pair
 
 MAX_BYTES = 70_000
 TEXTS = (
@@ -22,19 +22,9 @@ TEXTS = (
 )
 
 
-def _pair() -> tuple[WSConnection, WSConnection]:
-    client = WSConnection(ConnectionType.CLIENT)
-    server = WSConnection(ConnectionType.SERVER)
-    server.receive_data(client.send(Request(host="127.0.0.1", target="/api/v1")))
-    list(server.events())
-    client.receive_data(server.send(AcceptConnection()))
-    list(client.events())
-    return client, server
-
-
 def _client_reads(data: bytes) -> list[Any]:
     """What a plain wsproto client makes of `data` (its events)."""
-    client, _ = _pair()
+    client, _ = plain_pair()
     client.receive_data(data)
     return list(client.events())
 
@@ -43,9 +33,9 @@ def _client_reads(data: bytes) -> list[Any]:
 def test_whole_answers_read_as_wsproto_reads_them(texts: list[str]) -> None:
     """A server's text frames, each length form, several in one read: the fast read gives
     each text (up to the bound), as a wsproto client reads them."""
-    _, server = _pair()
+    _, server = plain_pair()
     data = b"".join(server.send(TextMessage(data=text)) for text in texts)
-    client, _ = _pair()
+    client, _ = plain_pair()
     assert idle(client.connection)
     fast, taken = whole_server_texts(data, MAX_BYTES)
     assert fast == texts[: len(fast)]
@@ -61,7 +51,7 @@ def test_whatever_the_fast_read_takes_wsproto_takes_alike(
 ) -> None:
     """Any bytes near a frame (a valid one with one byte changed): what the fast read takes,
     a wsproto client reads as exactly those messages from the same bytes."""
-    _, server = _pair()
+    _, server = plain_pair()
     data = bytearray(server.send(TextMessage(data=payload.decode("latin-1"))))
     data[at % len(data)] = value
     texts, taken = whole_server_texts(bytes(data), MAX_BYTES)
@@ -74,9 +64,9 @@ def test_frames_it_declines_are_left_to_wsproto() -> None:
     """Half a frame, a masked frame, a fragment, a ping, invalid UTF-8, a frame over the
     bound, and a 16-bit length not in its shortest form: nothing is taken; a whole frame
     before any of them is taken alone; with part of a frame buffered, wsproto is not idle."""
-    _, server = _pair()
+    _, server = plain_pair()
     one = server.send(TextMessage(data="a"))
-    client, _ = _pair()
+    client, _ = plain_pair()
     masked = client.send(TextMessage(data="a"))
     fragment = bytes([0x01, 1]) + b"a"
     ping = bytes([0x89, 0])
@@ -95,7 +85,7 @@ def test_frames_it_declines_are_left_to_wsproto() -> None:
 def test_a_request_is_written_as_wsproto_writes_it(text: str, mask: bytes) -> None:
     """A client's text frame in each length form, with the same 4-byte mask: the fast write
     gives wsproto's bytes, and a wsproto server reads the same text back."""
-    client, server = _pair()
+    client, server = plain_pair()
     with mock.patch("wsproto.frame_protocol.os.urandom", return_value=mask):
         expected = bytes(client.send(TextMessage(data=text)))
     assert client_text_frame(text.encode("utf-8"), mask) == expected

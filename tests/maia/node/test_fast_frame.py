@@ -8,41 +8,31 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from wsproto import ConnectionType, WSConnection
+from wsproto import WSConnection
 from wsproto.events import (
-    AcceptConnection,
     BytesMessage,
     CloseConnection,
     Ping,
-    Request,
     TextMessage,
 )
 from wsproto.utilities import RemoteProtocolError
 
 from maia.node._fast_frame import server_text_frame, whole_text_frame
 from maia.node._websocket import _StrictConnection
+from tests._wsproto_pair import handshaken, plain_pair
 
 MAX_BYTES = 70_000
 
 
-def _pair(server: WSConnection) -> tuple[WSConnection, WSConnection]:
-    client = WSConnection(ConnectionType.CLIENT)
-    server.receive_data(client.send(Request(host="127.0.0.1", target="/api/v1")))
-    list(server.events())
-    client.receive_data(server.send(AcceptConnection()))
-    list(client.events())
-    return client, server
-
-
 def _wsproto_reads(data: bytes) -> list[Any]:
     """What a plain wsproto server makes of `data` (its events, or the failure)."""
-    _, server = _pair(WSConnection(ConnectionType.SERVER))
+    _, server = plain_pair()
     server.receive_data(data)
     return list(server.events())
 
 
 def _masked_frame(text: str) -> bytes:
-    client, _ = _pair(WSConnection(ConnectionType.SERVER))
+    client, _ = plain_pair()
     return client.send(TextMessage(data=text))
 
 
@@ -51,7 +41,7 @@ def test_a_whole_text_frame_reads_as_wsproto_reads_it(text: str) -> None:
     """A client's text frame, short or 16-bit length form: the fast read gives its text,
     and wsproto gives one finished TextMessage with the same text."""
     data = _masked_frame(text)
-    _, server = _pair(WSConnection(ConnectionType.SERVER))
+    _, server = plain_pair()
     fast = whole_text_frame(data, server.connection, MAX_BYTES)
     if len(text.encode()) > MAX_BYTES:
         assert fast is None
@@ -68,7 +58,7 @@ def test_whatever_the_fast_read_takes_wsproto_takes_alike(
     gives a text, wsproto reads exactly that one message from the same bytes."""
     data = bytearray(_masked_frame(payload.decode("latin-1")))
     data[at % len(data)] = value
-    _, server = _pair(WSConnection(ConnectionType.SERVER))
+    _, server = plain_pair()
     fast = whole_text_frame(bytes(data), server.connection, MAX_BYTES)
     if fast is not None:
         assert _wsproto_reads(bytes(data)) == [TextMessage(data=fast)]
@@ -78,7 +68,7 @@ def test_frames_it_declines_go_through_wsproto() -> None:
     """Two frames in one read, half a frame, an unmasked frame and invalid UTF-8 are left to
     wsproto; with part of a frame already buffered, so is a whole one."""
     one = _masked_frame("a")
-    client, server = _pair(_StrictConnection(MAX_BYTES))
+    client, server = handshaken(_StrictConnection(MAX_BYTES))
     assert whole_text_frame(one + one, server.connection, MAX_BYTES) is None
     assert whole_text_frame(one[:-1], server.connection, MAX_BYTES) is None
     unmasked = bytes([0x81, 1]) + b"a"
@@ -101,8 +91,8 @@ def test_frames_it_declines_go_through_wsproto() -> None:
 def test_an_answer_is_written_as_wsproto_writes_it(text: str) -> None:
     """A server's text answer, in each length form (7-bit, 16-bit, 64-bit): the fast write
     gives wsproto's bytes, and a wsproto client reads the same text back."""
-    client, strict = _pair(_StrictConnection(MAX_BYTES))
-    _, plain = _pair(WSConnection(ConnectionType.SERVER))
+    client, strict = handshaken(_StrictConnection(MAX_BYTES))
+    _, plain = plain_pair()
     data = strict.send(TextMessage(data=text))
     assert data == plain.send(TextMessage(data=text))
     assert server_text_frame(text) == data
@@ -114,8 +104,8 @@ def test_an_answer_is_written_as_wsproto_writes_it(text: str) -> None:
 def test_a_half_sent_message_is_left_to_wsproto() -> None:
     """With a fragment sent (message_finished False), the next text is a continuation frame:
     the fast write steps aside and wsproto writes it."""
-    _, strict = _pair(_StrictConnection(MAX_BYTES))
-    _, plain = _pair(WSConnection(ConnectionType.SERVER))
+    _, strict = handshaken(_StrictConnection(MAX_BYTES))
+    _, plain = plain_pair()
     for connection in (strict, plain):
         connection.send(TextMessage(data="a", message_finished=False))
     assert strict.send(TextMessage(data="b")) == plain.send(TextMessage(data="b"))
@@ -146,7 +136,7 @@ def test_frames_sharing_reads_read_as_wsproto_reads_them(
     """Whole text frames back to back (then a ping, half a frame, a frame that is not UTF-8 or
     a binary one), fed in one read or cut in two anywhere: the strict connection yields the
     messages wsproto yields, in order, and fails where it fails."""
-    client, _ = _pair(WSConnection(ConnectionType.SERVER))
+    client, _ = plain_pair()
     data = b"".join(client.send(TextMessage(data=text)) for text in texts)
     if tail == "ping":
         data += client.send(Ping(b"p"))
@@ -160,8 +150,8 @@ def test_frames_sharing_reads_read_as_wsproto_reads_them(
         data += client.send(BytesMessage(data=b"\x00\x01"))
     at = cut % (len(data) + 1)
     for chunks in ([data], [data[:at], data[at:]]):
-        _, strict = _pair(_StrictConnection(MAX_BYTES))
-        _, plain = _pair(WSConnection(ConnectionType.SERVER))
+        _, strict = handshaken(_StrictConnection(MAX_BYTES))
+        _, plain = plain_pair()
         strict_events = _events(strict, [c for c in chunks if c])
         plain_events = _events(plain, [c for c in chunks if c])
         if strict_events and isinstance(strict_events[-1], tuple):
