@@ -5,12 +5,16 @@ from __future__ import annotations
 import base64
 import os
 import struct
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 import trio
-from trio_websocket import WebSocketConnection, open_websocket_url
+from trio_websocket import WebSocketConnection, open_websocket_url, wrap_client_stream
+
+from maia.observe import SUBPROTOCOL
 
 
 def port_of(url: str) -> int:
@@ -74,26 +78,65 @@ def client_frame(opcode: int, payload: bytes, *, announce: int | None = None) ->
     return head + mask + bytes(byte ^ mask[index % 4] for index, byte in enumerate(payload))
 
 
+def whole_server_frames(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]:
+    """The whole server (unmasked) frames at the start of `data`, each as (opcode, payload),
+    and the bytes after them (part of a frame, or none)."""
+    frames = []
+    while len(data) >= 2:
+        opcode, length, start = data[0] & 0x0F, data[1] & 0x7F, 2
+        if length == 126:
+            length, start = int.from_bytes(data[2:4]), 4
+        elif length == 127:
+            length, start = int.from_bytes(data[2:10]), 10
+        if len(data) < start + length:
+            break
+        frames.append((opcode, data[start : start + length]))
+        data = data[start + length :]
+    return frames, data
+
+
 async def read_close_code(stream: trio.SocketStream) -> int | None:
     """The code of the Close frame the server sends next (None: TCP closed without one)."""
     data = b""
     with trio.fail_after(10):
         while True:
-            while len(data) >= 2:
-                opcode, length, start = data[0] & 0x0F, data[1] & 0x7F, 2
-                if length == 126:
-                    length, start = int.from_bytes(data[2:4]), 4
-                elif length == 127:
-                    length, start = int.from_bytes(data[2:10]), 10
-                if len(data) < start + length:
-                    break
+            frames, data = whole_server_frames(data)
+            for opcode, payload in frames:
                 if opcode == 0x8:
-                    return int.from_bytes(data[start : start + 2])
-                data = data[start + length :]
+                    return int.from_bytes(payload[:2])
             chunk = await stream.receive_some(65536)
             if not chunk:
                 return None
             data += chunk
+
+
+async def upgrade_to_api(stream: trio.SocketStream, port: int, token: str) -> None:
+    """Upgrade `stream` (connected to the Node at `port`) to the API socket with `token`;
+    the Node must answer 101."""
+    headers = {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {token}"}
+    await stream.send_all(upgrade_request(port, headers))
+    head = await read_response(stream)
+    assert head.startswith(b"HTTP/1.1 101"), head[:80]
+
+
+@asynccontextmanager
+async def open_observation_socket(
+    port: int, auth: list[tuple[bytes, bytes]]
+) -> AsyncIterator[WebSocketConnection]:
+    """The observation socket (/api/v1/observations) of the Node at `port`, on a TCP stream
+    of our own: trio-websocket's client never closes a socket the server closed first,
+    which this socket does after an error. Closed (a Close handshake) when the body ends;
+    a body that raises leaves it to the nursery's cancellation."""
+    async with (
+        trio.open_nursery() as nursery,
+        await trio.open_tcp_stream("127.0.0.1", port) as tcp,
+    ):
+        ws = await wrap_client_stream(
+            nursery, tcp, f"127.0.0.1:{port}", "/api/v1/observations",
+            subprotocols=[SUBPROTOCOL], extra_headers=auth,
+        )  # fmt: skip
+        yield ws
+        await ws.aclose()
 
 
 async def request(ws: WebSocketConnection, frame: str | bytes) -> dict[str, Any]:
@@ -115,6 +158,7 @@ async def hello(ws: WebSocketConnection) -> dict[str, Any]:
 __all__ = [
     "client_frame",
     "hello",
+    "open_observation_socket",
     "open_websocket_url",
     "port_of",
     "raw_upgrade",
@@ -122,4 +166,6 @@ __all__ = [
     "read_response",
     "request",
     "upgrade_request",
+    "upgrade_to_api",
+    "whole_server_frames",
 ]

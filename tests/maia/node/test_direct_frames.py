@@ -13,7 +13,7 @@ import trio
 
 from maia.protocol import PROTOCOL_VERSION, REGISTRY
 
-from ._raw import client_frame, read_response, upgrade_request
+from ._raw import client_frame, upgrade_to_api, whole_server_frames
 from .conftest import LiveNode
 
 TEXT, CONTINUATION, PING = 0x1, 0x0, 0x9
@@ -40,17 +40,8 @@ async def _answers(stream: trio.SocketStream, count: int) -> list[dict[str, Any]
     data, answers = b"", []
     with trio.fail_after(20):
         while True:
-            while len(data) >= 2:  # every whole frame read so far
-                opcode, length, start = data[0] & 0x0F, data[1] & 0x7F, 2
-                if length == 126:
-                    length, start = int.from_bytes(data[2:4]), 4
-                elif length == 127:
-                    length, start = int.from_bytes(data[2:10]), 10
-                if len(data) < start + length:
-                    break
-                if opcode == TEXT:
-                    answers.append(orjson.loads(data[start : start + length]))
-                data = data[start + length :]
+            frames, data = whole_server_frames(data)  # every whole frame read so far
+            answers += [orjson.loads(payload) for opcode, payload in frames if opcode == TEXT]
             if len(answers) >= count:
                 return answers
             chunk = await stream.receive_some(65536)
@@ -59,11 +50,9 @@ async def _answers(stream: trio.SocketStream, count: int) -> list[dict[str, Any]
 
 
 async def _connected(node: LiveNode) -> trio.SocketStream:
+    """A TCP stream to `node` upgraded to the API socket (no hello yet)."""
     stream = await trio.open_tcp_stream("127.0.0.1", node.port)
-    headers = {"Host": f"127.0.0.1:{node.port}", "Authorization": f"Bearer {node.token}"}
-    await stream.send_all(upgrade_request(node.port, headers))
-    head = await read_response(stream)
-    assert head.startswith(b"HTTP/1.1 101"), head[:80]
+    await upgrade_to_api(stream, node.port, node.token)
     return stream
 
 

@@ -16,13 +16,12 @@ import orjson
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trio_websocket import open_websocket_url, wrap_client_stream
+from trio_websocket import open_websocket_url
 
 from maia.core._fields import wire_name
-from maia.observe import SUBPROTOCOL
 from maia.protocol import REGISTRY
 
-from ._raw import hello, request
+from ._raw import hello, open_observation_socket, request
 from .conftest import NodeProcess
 
 LONE = ["\ud800", "\udbff", "\udc00", "\udfff"]
@@ -100,21 +99,11 @@ async def _attack(node: NodeProcess, before: list[str], after: list[str], subscr
                     await hello(attacker)  # answered (ok, or already greeted: a typed error)
             status = await request(attacker, '{"id": "after", "method": "node.status"}')
             assert status["ok"], status
-        # Our own TCP stream: trio-websocket's client never closes its socket when the
-        # server closes first, which the observation socket does after an error.
-        async with (
-            trio.open_nursery() as nursery,
-            await trio.open_tcp_stream("127.0.0.1", node.port) as tcp,
-        ):
-            stream = await wrap_client_stream(
-                nursery, tcp, f"127.0.0.1:{node.port}", "/api/v1/observations",
-                subprotocols=[SUBPROTOCOL], extra_headers=node.auth,
-            )  # fmt: skip
+        async with open_observation_socket(node.port, node.auth) as stream:
             await stream.send_message(subscribe)
             with trio.fail_after(30):
                 first = orjson.loads(await stream.get_message())
             assert isinstance(first["ok"], bool)
-            await stream.aclose()
         answer = await request(bystander, '{"id": "bystander", "method": "node.status"}')
         assert answer["ok"], answer
 

@@ -6,11 +6,9 @@ from __future__ import annotations
 import orjson
 import pytest
 import trio
-from trio_websocket import open_websocket_url, wrap_client_stream
+from trio_websocket import open_websocket_url
 
-from maia.observe import SUBPROTOCOL
-
-from ._raw import hello, request
+from ._raw import hello, open_observation_socket, request
 from .conftest import LiveNode
 
 HELLO_PARAMS = '"protocol": "maia.protocol/v1alpha1"'
@@ -72,18 +70,10 @@ async def test_a_lone_surrogate_on_the_observation_socket(
     """The observation socket answers validation_failed; the API socket is unaffected."""
     async with open_websocket_url(node.url, extra_headers=node.auth) as bystander:
         assert (await hello(bystander))["ok"]
-        async with (
-            trio.open_nursery() as nursery,
-            await trio.open_tcp_stream("127.0.0.1", node.port) as tcp,
-        ):
-            stream = await wrap_client_stream(
-                nursery, tcp, f"127.0.0.1:{node.port}", "/api/v1/observations",
-                subprotocols=[SUBPROTOCOL], extra_headers=node.auth,
-            )  # fmt: skip
+        async with open_observation_socket(node.port, node.auth) as stream:
             await stream.send_message(frame)
             with trio.fail_after(10):
                 answer = orjson.loads(await stream.get_message())
-            await stream.aclose()
         assert answer["error"]["code"] == "validation_failed"
         assert answer["error"]["details"]["path"] == path
         assert (await request(bystander, '{"id": 3, "method": "node.status"}'))["ok"]

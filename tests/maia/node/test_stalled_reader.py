@@ -12,7 +12,7 @@ import socket
 import orjson
 import trio
 
-from ._raw import client_frame, read_response, upgrade_request
+from ._raw import client_frame, upgrade_to_api
 from .conftest import LiveNode
 from .test_direct_frames import TEXT, _connected, _hello, _status
 from .test_direct_order import _frames
@@ -34,10 +34,7 @@ async def _stalled_client(node: LiveNode) -> trio.SocketStream:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     await sock.connect(("127.0.0.1", node.port))
     stream = trio.SocketStream(sock)
-    headers = {"Host": f"127.0.0.1:{node.port}", "Authorization": f"Bearer {node.token}"}
-    await stream.send_all(upgrade_request(node.port, headers))
-    head = await read_response(stream)
-    assert head.startswith(b"HTTP/1.1 101"), head[:80]
+    await upgrade_to_api(stream, node.port, node.token)
     return stream
 
 

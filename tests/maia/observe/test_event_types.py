@@ -11,13 +11,13 @@ import pytest
 import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trio_websocket import open_websocket_url, wrap_client_stream
+from trio_websocket import open_websocket_url
 
 from maia.core import MaiaError
-from maia.observe import LIVE_TYPES, SUBPROTOCOL, check_observed_types
+from maia.observe import LIVE_TYPES, check_observed_types
 from maia.service import journal_event_types
 
-from ..node._raw import hello, request
+from ..node._raw import hello, open_observation_socket, request
 from ..node.conftest import NodeProcess as Node
 
 JOURNAL = sorted(journal_event_types())
@@ -41,22 +41,13 @@ async def _events_read(node: Node, event_type: str) -> dict[str, Any]:
 
 async def _observe(node: Node, event_type: str) -> dict[str, Any]:
     """The first answer to observe.events filtered on `event_type`, on the observation
-    socket (our own TCP stream: trio-websocket's client never closes a socket the server
-    closed first, which it does after an error)."""
+    socket."""
     query = {"eventTypes": [event_type], "limit": 1}
     body = {"id": 1, "method": "observe.events", "params": {"query": query}}
-    async with (
-        trio.open_nursery() as nursery,
-        await trio.open_tcp_stream("127.0.0.1", node.port) as tcp,
-    ):
-        ws = await wrap_client_stream(
-            nursery, tcp, f"127.0.0.1:{node.port}", "/api/v1/observations",
-            subprotocols=[SUBPROTOCOL], extra_headers=node.auth,
-        )  # fmt: skip
+    async with open_observation_socket(node.port, node.auth) as ws:
         assert (await hello(ws))["ok"]
         answer = await request(ws, orjson.dumps(body))
-        await ws.aclose()
-        return answer
+    return answer
 
 
 def _refusal(answer: dict[str, Any]) -> str:
