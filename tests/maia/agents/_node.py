@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -14,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from maia.client import read_discovery
+from tests._node_process import serving_node
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents._sse_server import SseServer, serve
 
@@ -32,29 +31,12 @@ def node_with(base: Path, config: str, env: dict[str, str]) -> Iterator[Cli]:
         (home / "config.jsonc").write_text(config, encoding="utf-8")
     environment = {**os.environ, **env}
     environment.pop("CLAUDECODE", None)
-    log = (base / "node.stderr").open("ab")  # kept for a failing test's reader
-    process = subprocess.Popen(
-        [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
-        stdout=subprocess.DEVNULL, stderr=log, env=environment,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            record = read_discovery(home / "node.json")
-            if record is not None and record.pid == process.pid:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the Node did not start")
+    argv = [sys.executable, "-m", "maia.node", "start", "--home", str(home)]
+    with (
+        (base / "node.stderr").open("ab") as log,  # kept for a failing test's reader
+        serving_node(argv, home, stderr=log, env=environment),
+    ):
         yield Cli(home, project)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 @contextmanager

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +12,10 @@ import attrs
 import pytest
 import trio
 
-from maia.core import read_discovery, read_token
+from maia.core import read_token
 from maia.node import NodeConfig, NodeHome, NodeRunning, serve_node
 
+from ..._node_process import serving_node
 from ._raw import port_of
 
 
@@ -65,28 +65,9 @@ def node_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProce
     """A Node in its own process for the whole module (its output in <home>/test.log)."""
     home = NodeHome(tmp_path_factory.mktemp("node") / "home")
     home.ensure()
-    with (home.root / "test.log").open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "maia.node", "start", "--home", str(home.root)],
-            stdout=log,
-            stderr=log,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        record = None
-        while time.monotonic() < deadline and process.poll() is None:
-            record = read_discovery(home.discovery_path)
-            if record is not None and record.pid == process.pid:
-                break
-            time.sleep(0.05)
-        assert record is not None, "the Node did not start"
-        assert record.pid == process.pid
+    argv = [sys.executable, "-m", "maia.node", "start", "--home", str(home.root)]
+    with (
+        (home.root / "test.log").open("wb") as log,
+        serving_node(argv, home.root, stdout=log, stderr=log) as (process, record),
+    ):
         yield NodeProcess(process, home, read_token(home.token_path), port_of(record.url))
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()

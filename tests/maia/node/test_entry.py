@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import re
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import IO
 
 import pytest
 
-from maia.core import read_discovery
 from maia.node._entry import lean_start
+from tests._node_process import run_until_serving_then_sigterm
 
 TIMEOUT_S = 60
 _NEVER_IN_THE_NODE = ("click", "maia.cli", "maia.client")
@@ -32,30 +29,13 @@ def _imported(stderr: str) -> set[str]:
 def _run_until_ready_then_sigterm(home: Path, *flags: str) -> tuple[int, str, str]:
     """A real foreground Node under `-X importtime`: (exit status, stdout, stderr)."""
     command = [sys.executable, "-P", "-X", "importtime", "-m", "maia.node", "start"]
-    # stderr to a file: ~600 import lines could fill a pipe before the Node is ready
-    with (home.parent / "stderr.txt").open("w+") as errors:
-        status, out = _until_ready_then_sigterm(home, [*command, "--home", str(home), *flags],
-                                                errors)  # fmt: skip
-        errors.seek(0)
-        return status, out, errors.read()
-
-
-def _until_ready_then_sigterm(home: Path, argv: list[str], errors: IO[str]) -> tuple[int, str]:
-    node = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, text=True)
-    try:
-        deadline = time.monotonic() + TIMEOUT_S
-        while time.monotonic() < deadline and node.poll() is None:
-            record = read_discovery(home / "node.json")
-            if record is not None and record.pid == node.pid:
-                break
-            time.sleep(0.05)
-        node.send_signal(signal.SIGTERM)
-        out, _ = node.communicate(timeout=TIMEOUT_S)
-    finally:
-        if node.poll() is None:
-            node.kill()
-            node.wait(timeout=TIMEOUT_S)
-    return node.returncode, out
+    # files, not pipes: ~600 import lines could fill a pipe before the Node is ready
+    out_path, err_path = home.parent / "stdout.txt", home.parent / "stderr.txt"
+    with out_path.open("w") as out, err_path.open("w") as errors:
+        status = run_until_serving_then_sigterm([*command, "--home", str(home), *flags], home,
+                                                stdout=out, stderr=errors,
+                                                timeout_s=TIMEOUT_S)  # fmt: skip
+    return status, out_path.read_text(), err_path.read_text()
 
 
 def test_a_real_node_started_as_the_detached_one_never_imports_click(tmp_path: Path) -> None:

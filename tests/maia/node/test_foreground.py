@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import logging
 import re
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from maia.core import read_discovery
 from maia.node._foreground import _AnnouncedOnce
+from tests._node_process import run_until_serving_then_sigterm
 
 TIMEOUT_S = 60
 _READY = re.compile(r"^Maia Node node_\S+ \(pid \d+\) listening on ws://127\.0\.0\.1:\d+/api/v1$")
@@ -25,22 +23,10 @@ def _run_until_ready_then_sigterm(home: Path, argv: list[str]) -> tuple[int, lis
     (exit status, every line it printed)."""
     output = home.parent / "output.txt"
     with output.open("w") as sink:
-        node = subprocess.Popen([*argv, "--home", str(home), "--port", "0"],
-                                stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
-        try:
-            deadline = time.monotonic() + TIMEOUT_S
-            while time.monotonic() < deadline and node.poll() is None:
-                record = read_discovery(home / "node.json")
-                if record is not None and record.pid == node.pid:
-                    break
-                time.sleep(0.05)
-            node.send_signal(signal.SIGTERM)
-            node.wait(timeout=TIMEOUT_S)
-        finally:
-            if node.poll() is None:
-                node.kill()
-                node.wait(timeout=TIMEOUT_S)
-    return node.returncode, output.read_text().splitlines()
+        status = run_until_serving_then_sigterm([*argv, "--home", str(home), "--port", "0"],
+                                                home, stdout=sink, stderr=subprocess.STDOUT,
+                                                timeout_s=TIMEOUT_S)  # fmt: skip
+    return status, output.read_text().splitlines()
 
 
 @pytest.mark.parametrize(

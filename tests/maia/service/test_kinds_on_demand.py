@@ -6,10 +6,7 @@ own; a machine kind opened late routes the Session kind's worker starts to its p
 from __future__ import annotations
 
 import re
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,13 +19,14 @@ from actors._diagrams import kinds
 from actors.machine import MACHINES, PlacingSupervisor
 from maia.client import open_client
 from maia.config import UserConfig
-from maia.core import SystemClock, read_discovery
+from maia.core import SystemClock
 from maia.protocol import REGISTRY
 from maia.service import ServiceContext, open_services, running_kind
 from maia.service._kinds import ON_DEMAND, is_open
 from maia.service._register import _DEFERRED
 from storage import open_storage
 
+from ..._node_process import serving_node
 from ._helpers import params
 
 TIMEOUT_S = 60
@@ -132,17 +130,7 @@ def test_a_real_node_imports_a_kind_only_at_its_first_operation(tmp_path: Path) 
     errors_path = tmp_path / "stderr.txt"
     command = [sys.executable, "-P", "-X", "importtime", "-m", "maia.node", "start",
                "--home", str(home)]  # fmt: skip
-    with errors_path.open("w") as errors:
-        node = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
-    try:
-        deadline = time.monotonic() + TIMEOUT_S
-        while time.monotonic() < deadline and node.poll() is None:
-            record = read_discovery(home / "node.json")
-            if record is not None and record.pid == node.pid:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the Node did not start")
+    with errors_path.open("w") as errors, serving_node(command, home, stderr=errors) as (node, _):
         assert _kinds_imported(errors_path) == set()
         opened: set[str] = set()
         for name, op_id, key in (("webhook", "webhooks.list", "webhooks"),
@@ -152,14 +140,6 @@ def test_a_real_node_imports_a_kind_only_at_its_first_operation(tmp_path: Path) 
             assert answer[key] == [], op_id
             opened.add(name)
             assert _kinds_imported(errors_path) == opened, op_id
-    finally:
-        node.send_signal(signal.SIGTERM)
-        try:
-            node.wait(timeout=TIMEOUT_S)
-        finally:
-            if node.poll() is None:
-                node.kill()
-                node.wait(timeout=TIMEOUT_S)
     assert node.returncode == 0
 
 
