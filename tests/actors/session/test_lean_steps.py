@@ -11,6 +11,10 @@ from typing import Any
 import pytest
 
 from actors._write import Change, Tx
+
+# The nine names _store.py imports, from the same module: the planned side applies the
+# lifecycle tables through Tx.apply itself. An import, not a restatement (the `duplicates`
+# tool pairs the two lists).
 from actors.session._lifecycles import (
     CLIENT,
     NODE,
