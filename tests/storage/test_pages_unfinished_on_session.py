@@ -27,7 +27,7 @@ from actors.session._sql_turns import (
 from maia.core import FakeClock
 from storage._schema import _PAGES_UNFINISHED_ON_SESSION, _PAGES_UNFINISHED_ONE_TRIGGER, migrate
 
-from ._fixtures import schema_before
+from ._fixtures import migrated_in_memory, schema_before
 from ._unfinished_turns import (
     SEEDED_MOVES,
     SESSIONS,
@@ -40,12 +40,6 @@ from ._unfinished_turns import (
 )
 
 _STATES = ("queued", "dispatching", "running", "completed", "failed", "interrupted")
-
-
-def _fresh() -> sqlite3.Connection:
-    conn = sqlite3.connect(":memory:", isolation_level=None)
-    migrate(conn, Path(":memory:"))
-    return conn
 
 
 def _unfinished(conn: sqlite3.Connection) -> list[tuple[str, str]]:
@@ -71,7 +65,7 @@ def test_unfinished_from_is_the_lowest_unfinished_turn_after_any_writes(
     """After any sends, state moves (finished and back) and deletions across three Sessions,
     each Session's `unfinished_from` is the lowest send order of its unfinished turns (NULL
     with none), and the readers built on it find exactly the unfinished turns."""
-    conn = _fresh()
+    conn = migrated_in_memory()
     add_sessions(conn)
     next_seq = dict.fromkeys(SESSIONS, 1)
     for kind, target, state in ops:
@@ -104,7 +98,7 @@ def test_unfinished_from_is_the_lowest_unfinished_turn_after_any_writes(
 def test_readers_of_unfinished_turns_search_the_send_order_index() -> None:
     """A Session's pending turns search `UNIQUE (session_id, seq)` from `unfinished_from`;
     across Sessions the plan scans `sessions` and searches each one's turns the same way."""
-    conn = _fresh()
+    conn = migrated_in_memory()
     try:
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type='index'")}
         assert "turns_unfinished" not in indexes
