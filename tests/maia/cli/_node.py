@@ -8,13 +8,13 @@ import io
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from maia.cli import main
-from maia.client import read_discovery
+from tests._node_process import stop_node as stop_node  # SIGTERM, SIGKILL past a bound
+from tests._node_process import wait_for_discovery
 
 MAIA = [sys.executable, "-c", "import sys; from maia.cli import main; sys.exit(main())"]
 TIMEOUT_S = 90
@@ -84,24 +84,10 @@ def start_node(home: Path) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        record = read_discovery(home / "node.json")
-        if record is not None and record.pid == process.pid:
-            return process
-        time.sleep(0.05)
-    stop_node(process)
-    raise AssertionError("the Node did not start")
-
-
-def stop_node(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (a clean stop), SIGKILL if it takes over 30 s."""
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    if wait_for_discovery(process, home) is None:
+        stop_node(process)
+        raise AssertionError("the Node did not start")
+    return process
 
 
 @contextmanager

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from maia.client import read_discovery
+from tests._node_process import stop_node, wait_for_discovery
 
 
 @pytest.fixture(scope="module")
@@ -25,19 +24,8 @@ def node_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             stderr=sink,
         )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            record = read_discovery(home / "node.json")
-            if record is not None and record.pid == process.pid and record.is_live():
-                break
-            time.sleep(0.05)
-        else:
+        if wait_for_discovery(process, home) is None:
             raise AssertionError(f"the Node did not start: {log.read_text()[-2000:]}")
         yield home
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_node(process)
