@@ -1,7 +1,8 @@
 """A turn's start written with its end: one `UPDATE turns` for both moves (the end commit's),
 the same row (state, revision, started_ms, finished_ms), the same events in the same order
 with the same payloads and revisions as two UPDATEs wrote; a start left alone is written at
-the transaction's end (`flush_columns`); a row moved underneath still conflicts."""
+the transaction's end (`flush_columns`); a row moved underneath still conflicts; a real
+Session actor's turn moves its row twice (dispatch, end) with its four events."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
+import trio.testing
 
 from actors._write import Tx
 from actors.session._items import OpenItem, flush_item
@@ -21,6 +23,8 @@ from actors.session._store import Draft, end_turn, flush_columns, insert_turn, t
 from maia.core import MaiaError
 from maia.protocol import SystemClock
 from storage import open_storage
+
+from ._harness import open_harness
 
 NOW = 1_700_000_000_000
 END = NOW + 1234
@@ -169,3 +173,36 @@ async def test_a_row_moved_underneath_a_deferred_start_conflicts(tmp_path: Path)
     async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
         await store.write(_seed)
         assert await store.write(run) == "storage_conflict"
+
+
+@pytest.fixture
+def jump_clock() -> trio.testing.MockClock:
+    """Virtual time that only the test moves: the harness drives it while quiet."""
+    return trio.testing.MockClock()
+
+
+async def test_a_session_turn_moves_its_row_twice_with_its_four_events(
+    tmp_path: Path, jump_clock: trio.testing.MockClock
+) -> None:
+    """Through the Session actor (fake worker): the dispatch's UPDATE and the end's, which
+    writes the start too; turn.queued..turn.completed at revisions 1..4 around the item."""
+    traced: list[str] = []
+    async with open_harness(tmp_path) as h:
+        session_id = await h.session()
+        await h.store.write(lambda conn: conn.set_trace_callback(traced.append))
+        turn_id = await h.send(session_id, "hello")
+        done = await h.wait_turn(turn_id, "completed", "failed")
+        await h.store.write(lambda conn: conn.set_trace_callback(None))
+        events, row = await h.store.read(lambda c: (
+            c.execute("SELECT event_type, aggregate_revision FROM events WHERE payload LIKE ?"
+                      " ORDER BY position", (f"%{turn_id}%",)).fetchall(),
+            c.execute("SELECT revision, started_ms IS NOT NULL, finished_ms IS NOT NULL"
+                      " FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()))  # fmt: skip
+    assert done.state == "completed"
+    updates = [t for t, _ in itertools.groupby(traced)
+               if t.startswith("UPDATE turns") and turn_id in t]  # fmt: skip
+    assert len(updates) == 2
+    assert [tuple(e) for e in events] == [("turn.queued", 1), ("turn.dispatching", 2),
+                                          ("turn.started", 3), ("item.completed", None),
+                                          ("turn.completed", 4)]  # fmt: skip
+    assert tuple(row) == (4, 1, 1)
