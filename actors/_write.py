@@ -296,12 +296,19 @@ class Tx:
 
     def move(self, rows: Rows[R], row: Transition[Any, Any], before: R, after: R,
              payload: Mapping[str, Any] | None = None, *, owner: EventOwner | None = None,
-             receipt: bool | None = None, event_actor: str | None = None) -> None:  # fmt: skip
+             receipt: bool | None = None, event_actor: str | None = None,
+             write: bool = True, stored: R | None = None) -> None:  # fmt: skip
         """Write `after`, the row `row` moves `before` to (at `row.target`, one revision
         on): compare-and-set on `before`'s revision, `row`'s event (`rows.payload`, then
         `payload`), its receipt target (`receipt`: None = as the row says). Raises
-        `storage_conflict` when the row moved underneath its actor."""
-        if not rows.update(self.conn, before, after, self.now):
+        `storage_conflict` when the row moved underneath its actor.
+
+        `write=False` appends the event and target only: the caller writes the row with its
+        next move in the same transaction, passing the row as stored (`stored`, the first
+        unwritten move's `before`), whose revision that UPDATE compares and sets from (two
+        steps of one turn in one transaction, one UPDATE: `_store.turn_step`)."""
+        if write and not rows.update(self.conn, before if stored is None else stored, after,
+                                     self.now):  # fmt: skip
             raise _conflict(rows, after.id)
         revision = after.revision
         if row.emits is not None:
@@ -312,6 +319,12 @@ class Tx:
         if row.receipt if receipt is None else receipt:
             self.targets.append(ReceiptTarget(rows.resource, after.id, "updated",
                                               before.revision, revision))  # fmt: skip
+
+    def write_row(self, rows: Rows[R], stored: R, after: R) -> None:
+        """Write the row moves with `write=False` left unwritten: compare-and-set from the
+        row as stored to `after` (their events and targets are appended already)."""
+        if not rows.update(self.conn, stored, after, self.now):
+            raise _conflict(rows, after.id)
 
     def create(self, rows: Rows[R], row: Transition[Any, Any], record: R, *,
                owner: EventOwner | None = None) -> None:  # fmt: skip

@@ -89,13 +89,16 @@ class TurnBuffer:
         if self.live_sink is not None:
             self.live_sink(record, self.session_id, item.turn_id, item.item_id, item.kind, text)
 
-    def flush_rows(self, conn: sqlite3.Connection, draft: Draft) -> None:
+    def flush_rows(self, conn: sqlite3.Connection, draft: Draft, *,
+                   ending: str | None = None) -> None:  # fmt: skip
         """Write the buffered `started` and item text. Runs inside the write fn while the
         actor waits for it. The buffer's marks (started written, item stored) change only when
-        the transaction commits (`Draft.on_commit`): a failed or replayed run leaves them."""
+        the transaction commits (`Draft.on_commit`): a failed or replayed run leaves them.
+        `ending`: the turn this transaction ends, whose start's row goes with its end's."""
         started = self.started
         if started is not None and started in draft.turns and "started" not in draft.buffered:
-            turn_step(conn, draft, started, TurnEvent.STARTED, caller="worker")
+            turn_step(conn, draft, started, TurnEvent.STARTED, caller="worker",
+                      defer=started == ending)  # fmt: skip
             draft.buffered["started"] = started
             draft.on_commit.append(lambda: self.mark_started_flushed(started))
         item = self.item

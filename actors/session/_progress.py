@@ -154,7 +154,7 @@ class TurnProgress:
         asked = any(turn == turn_id for turn, _ in self.core.approvals.values())
 
         def body(conn: sqlite3.Connection, draft: Draft) -> None:
-            self.buffer.flush_rows(conn, draft)
+            self.buffer.flush_rows(conn, draft, ending=turn_id)
             if error is not None:
                 flush_item(conn, draft, error)
             withdrawn = (

@@ -30,6 +30,9 @@ class TurnRecord:
     text: str = ""
     seq: int = 0
     reason: str | None = None
+    # This move writes a start it passes through (a start written with the turn's end, one
+    # UPDATE from dispatching: `_store.turn_step`), so it sets started_ms too.
+    started: bool = False
 
 
 class TurnRows:
@@ -53,7 +56,8 @@ class TurnRows:
                now_ms: int) -> bool:  # fmt: skip
         sets = "state = ?, revision = ?"
         args: list[Any] = [after.state.value, after.revision]
-        if after.state is TurnState.RUNNING and before.state is not TurnState.RUNNING:
+        if after.started or (after.state is TurnState.RUNNING
+                             and before.state is not TurnState.RUNNING):  # fmt: skip
             sets += ", started_ms = ?"
             args.append(now_ms)
         if after.state in TURN_TABLE.terminal:

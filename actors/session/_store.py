@@ -110,6 +110,10 @@ class Draft:
     # The turns whose memo this draft made or copied (`memo`): the others are shared with
     # the memory it was copied from, which a failed or replayed run must leave as it was.
     owned: set[str] = attrs.field(factory=set)
+    # Turns whose last moves this transaction has not written yet (`turn_step(defer=True)`):
+    # the row as stored, and whether those moves start the turn. Their next move writes
+    # them with its own UPDATE, else `flush_columns` does, before any read of the row.
+    unwritten: dict[str, tuple[turns_sql.TurnRecord, bool]] = attrs.field(factory=dict)
 
     @property
     def event_ids(self) -> list[str]:
@@ -150,6 +154,7 @@ class Draft:
         copy.activity_written = self.activity_written
         copy.buffered, copy.on_commit = dict(self.buffered), list(self.on_commit)
         copy.ended, copy.ended_items = dict(self.ended), dict(self.ended_items)
+        copy.unwritten = dict(self.unwritten)
         return copy, self._tx.mark()
 
     def restore(self, snapshot: tuple[Draft, Any]) -> None:
@@ -290,8 +295,14 @@ def wake(draft: Draft, timer: Wake) -> None:
 
 
 def flush_columns(conn: sqlite3.Connection, draft: Draft) -> None:
-    """Write the staged row columns no lifecycle UPDATE wrote (before the row is read, and
-    at the end of each transaction)."""
+    """Write the staged row columns no lifecycle UPDATE wrote, and the turn moves not yet
+    written (before the row is read, and at the end of each transaction)."""
+    while draft.unwritten:
+        turn_id, (stored, started) = draft.unwritten.popitem()
+        memo = draft.turns[turn_id]  # a deferred move is never a turn's last (`turn_step`)
+        draft._tx.write_row(turns_sql.TURN_ROWS, stored, turns_sql.TurnRecord(
+            turn_id, draft.session_id, draft.project_id, memo.state, memo.revision,
+            started=started))  # fmt: skip
     if draft.staged_latest is not None:
         sql.set_latest_turn(conn, draft.session_id, draft.staged_latest)
         draft.staged_latest = None
@@ -320,8 +331,12 @@ def turn_step(
     expected_revision: int | None = None,
     reason: str | None = None,
     payload: dict[str, Any] | None = None,
+    defer: bool = False,
 ) -> TurnMemo:
     """Apply one turn table row to a pending turn; a terminal turn leaves the draft's turns.
+    `defer`: its event now, its row with the turn's next move in this transaction (one
+    UPDATE for a start and the end that follows it), else at the end (`flush_columns`); a
+    terminal row is never deferred.
 
     Raises the table's refusal (`turn_not_queued`, `invalid_state`, `revision_conflict`).
     """
@@ -333,13 +348,20 @@ def turn_step(
                           expected_revision=expected_revision, revision=revision)  # fmt: skip
     session_id, project_id = draft.session_id, draft.project_id
     before = turns_sql.TurnRecord(turn_id, session_id, project_id, state, revision)
+    # The row as stored, when earlier moves of this transaction are not written yet.
+    stored, started = draft.unwritten.pop(turn_id, (None, False))
+    started = started or (row.target is _RUNNING and state is not _RUNNING)
     after = turns_sql.TurnRecord(turn_id, session_id, project_id, row.target, revision + 1,
-                                 reason=reason)  # fmt: skip
+                                 reason=reason, started=started)  # fmt: skip
     body = payload
     if reason is not None:
         body = {**(payload or {}), "reason": reason}
+    write = not defer or row.target in TURN_TABLE.terminal
     # No state timer: the handle bounds a dispatch and an interrupt (docs/actors.md).
-    draft._tx.move(turns_sql.TURN_ROWS, row, before, after, body, owner=draft.owner())
+    draft._tx.move(turns_sql.TURN_ROWS, row, before, after, body, owner=draft.owner(),
+                   write=write, stored=stored)  # fmt: skip
+    if not write:
+        draft.unwritten[turn_id] = (before if stored is None else stored, started)
     memo.state, memo.revision = after.state, after.revision
     draft.touched.add(turn_id)
     if after.state is _RUNNING and state is not _RUNNING:
@@ -373,9 +395,11 @@ def end_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, outcome: str,
         return
     # Its wall time is moot (the next turn's dispatch in the same write re-arms it instead).
     wake(draft, Wake(WALL_TIME, cancel=True))
+    # Its start (when it has none yet) and its end: one UPDATE, both events.
     for step in end_events(memo.state, outcome, reason):
         caller = NODE if step.event is TurnEvent.RUNTIME_LOST else WORKER
-        turn_step(conn, draft, turn_id, step.event, caller=caller, reason=step.reason)
+        turn_step(conn, draft, turn_id, step.event, caller=caller, reason=step.reason,
+                  defer=True)  # fmt: skip
 
 
 def apply_plan(conn: sqlite3.Connection, draft: Draft, plan: list[Step], *,
