@@ -1,0 +1,58 @@
+"""`maia observe events` against a real Node follows the observation stream, as its help
+says (before: the command sent `observe.events` on `/api/v1`, which answers
+`command_not_implemented`, so it failed every time): `--jsonl` prints each frame a line
+until `--timeout` (exit 0), `--json` is refused as for every stream, and a query the Node
+refuses is its typed error with the field named."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tests.maia.cli._node import Cli, running_node
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
+    with running_node(tmp_path_factory.mktemp("observe")) as started:
+        made = started("session", "create", "--title", "watched", "--json")
+        assert made.returncode == 0, made.stderr
+        yield started
+
+
+def test_jsonl_prints_the_snapshot_then_the_summary(cli: Cli) -> None:
+    """The snapshot's frames come first, then the summary; the timeout ends it with exit 0."""
+    done = cli("observe", "events", "--jsonl", "--timeout", "3s")
+    assert done.returncode == 0, done.stderr
+    frames = [json.loads(line) for line in done.stdout.splitlines()]
+    assert frames[0]["type"] == "snapshot"
+    types = [f["type"] for f in frames]
+    assert "summary" in types
+    assert types.index("summary") > max(i for i, t in enumerate(types) if t == "snapshot")
+    records = [r for f in frames if f["type"] == "snapshot" for r in f["records"]]
+    assert "session.created" in {r["eventType"] for r in records}
+
+
+def test_human_output_lists_the_records(cli: Cli) -> None:
+    """Human text prints a line per record, naming its event type."""
+    done = cli("observe", "events", "--timeout", "2s")
+    assert done.returncode == 0, done.stderr
+    assert "session.created" in done.stdout
+
+
+def test_json_is_refused_as_for_every_stream(cli: Cli) -> None:
+    """A stream has no one document: --json is a usage error (exit 2), nothing printed."""
+    done = cli("observe", "events", "--json", "--timeout", "2s")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "--jsonl" in done.stderr
+
+
+def test_a_refused_query_names_the_field(cli: Cli) -> None:
+    """An event type no observation carries is validation_failed naming the field, exit 2."""
+    query = json.dumps({"eventTypes": ["turn.bogus"]})
+    done = cli("observe", "events", "--jsonl", "--query", query, "--timeout", "3s")
+    assert done.returncode == 2
+    assert "query.eventTypes[0]" in done.stderr
