@@ -43,10 +43,11 @@ def test_human_output_lists_the_records(cli: Cli) -> None:
 
 
 def test_json_is_refused_as_for_every_stream(cli: Cli) -> None:
-    """A stream has no one document: --json is a usage error (exit 2), nothing printed."""
+    """A stream has no one document: --json is a usage error (exit 2), answered as
+    `session attach --json` is: the error envelope alone, saying to use --jsonl."""
     done = cli("observe", "events", "--json", "--timeout", "2s")
     assert done.returncode == 2
-    assert done.stdout == ""
+    assert json.loads(done.stdout)["error"]["code"] == "invalid_request"
     assert "--jsonl" in done.stderr
 
 

@@ -1,0 +1,51 @@
+"""`maia observe events`: follow the observation stream (`observe.events`).
+
+The op is served on the observation socket, not on `/api/v1`, so the command rides on the
+SDK's `observe_events` (hello, subscribe, resume after a dropped connection) the way
+`session attach` rides on `attach_session`. It follows until Ctrl-C or `--timeout` (exit
+0); `--jsonl` prints every frame as one line, human text a line per record. Either way it
+ends by saying on stderr the cursor to continue from (`--cursor`), the last one a frame
+carried, so every record before it has been printed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+
+
+def _record_line(record: dict[str, Any]) -> str:
+    owner = f"{record.get('ownerType') or '-'} {record.get('ownerId') or '-'}"
+    when = record.get("observedAt") or record.get("occurredAt") or "-"
+    return f"{when}  {record.get('eventType', '-')}  {owner}\n"
+
+
+async def observe(client: Any, params: dict[str, Any], timeout_s: float | None, out: Any) -> int:
+    """Follow the stream until the timeout; the exit code (0).
+
+    Raises MaiaError when the Node refuses the query or the cursor, or the stream cannot be
+    opened (`unavailable`).
+    """
+    from maia.client import observe_events
+
+    from . import _exit
+
+    cursor: str | None = None  # the last cursor a frame carried
+    try:
+        with anyio.move_on_after(timeout_s if timeout_s is not None else float("inf")):
+            async with observe_events(client, params.get("query"),
+                                      cursor=params.get("cursor")) as feed:  # fmt: skip
+                async for frame in feed:
+                    cursor = frame.frame.get("cursor") or cursor
+                    if out.fmt != "human":
+                        line = json.dumps(frame.frame, ensure_ascii=False, sort_keys=True)
+                        out.data(line + "\n")
+                        continue
+                    for record in frame.records:
+                        out.data(_record_line(record))
+    finally:
+        if cursor is not None:
+            out.message(f"stopped; continue with --cursor {cursor}")
+    return _exit.OK
