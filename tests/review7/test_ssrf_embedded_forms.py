@@ -41,10 +41,12 @@ async def test_a_name_resolving_to_a_translated_loopback_is_refused() -> None:
 
 
 def test_public_ipv6_and_the_allow_list_still_pass() -> None:
-    """A global IPv6 address passes; an allow-list entry admits a refused one."""
+    """A global IPv6 address and NAT64 of a public IPv4 address (64:ff9b::/96 lies in ::/8)
+    pass; an allow-list entry admits a refused one."""
     import ipaddress
 
     assert check_url("http://[2606:4700::1111]/in").literal is not None
+    assert check_url("http://[64:ff9b::808:808]/in").literal is not None
     allow = (ipaddress.ip_network("::ffff:0:0:0/96"),)
     assert check_url("http://[::ffff:0:7f00:1]/in", allow).literal is not None
 
