@@ -63,3 +63,12 @@ def test_enroll_shows_the_token_once_beside_the_machine() -> None:
     assert shown["token"] == "tok_abc"
     assert shown["state"] == "pending"
     assert shown["tokenExpiresAt"].startswith("in 10m")
+
+
+def test_the_enrollment_token_is_never_cut() -> None:
+    """The token is printed whole in human output too (cells over 60 characters are cut
+    with `…`: a cut token cannot be handed to the Execution Node)."""
+    token = "mtok1.machine_b74eb277fe28cc9df7c228d0393ed039.1." + "x" * 43
+    result = {"delivery": "new", "receiptId": "receipt_1", "token": token,
+              "tokenExpiresAt": "2026-12-02T01:10:00.000Z", "machine": MACHINE}  # fmt: skip
+    assert _lines(human("machine.enroll.confirm", result, NOW))["token"] == token
