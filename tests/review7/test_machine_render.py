@@ -51,7 +51,8 @@ def test_show_names_the_link_state_heartbeats_and_barrier() -> None:
     assert shown["link.assignments"] == "3"
     assert shown["link.leaseHorizonInMs"] == "24000"
     assert shown["lastSeenAt"].startswith("2s ago")
-    assert "{" not in text and "…" not in text
+    assert "{" not in text
+    assert "…" not in text
 
 
 def test_enroll_shows_the_token_once_beside_the_machine() -> None:
