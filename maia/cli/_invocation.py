@@ -221,6 +221,7 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
         elif operation_id == "events.read" and "position" not in params:
             params["position"] = {"kind": "start"}
         text_file = _text_file(operation_id, values.get("file"), params)
+        _absolute_root(operation_id, params)
         generated = False
         # Generated only where it is an idempotency key; where it is a look-up key
         # (`receipt get --command-id`) inventing one would change what is asked.
@@ -253,6 +254,22 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
         )
 
     return run
+
+
+# Ops whose `rootPath` names a folder: typed relative, it means one under the current folder.
+_ROOT_PATH_OPS: Final = frozenset(
+    {"project.add", "project.relocate.preview", "project.relocate.confirm"}
+)
+
+
+def _absolute_root(operation_id: str, params: dict[str, Any]) -> None:
+    """Join a relative `rootPath` to the current directory (the API takes absolute roots
+    only: `maia project add .` would otherwise be refused with `must match ^/`)."""
+    root = params.get("rootPath")
+    if operation_id in _ROOT_PATH_OPS and isinstance(root, str) and root and root[0] != "/":
+        import os
+
+        params["rootPath"] = os.path.normpath(os.path.join(os.getcwd(), root))
 
 
 def _text_file(operation_id: str, path: str | None, params: dict[str, Any]) -> str | None:
