@@ -57,3 +57,32 @@ def test_a_refused_query_names_the_field(cli: Cli) -> None:
     done = cli("observe", "events", "--jsonl", "--query", query, "--timeout", "3s")
     assert done.returncode == 2
     assert "query.eventTypes[0]" in done.stderr
+
+
+def test_a_cursor_from_before_a_restart_is_said_and_followed_by_a_snapshot(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Human text says on stderr that the cursor was reset (and why), then prints the fresh
+    snapshot's records; --jsonl prints the reset frame itself."""
+    from tests.maia.cli._node import start_node, stop_node
+
+    with running_node(tmp_path_factory.mktemp("observe_reset")) as cli:
+        first = cli("observe", "events", "--timeout", "1s")
+        assert first.returncode == 0, first.stderr
+        cursor = first.stderr.rsplit("--cursor ", 1)[1].split()[0]
+        made = cli("session", "create", "--title", "after", "--json")
+        assert made.returncode == 0, made.stderr
+        # a second Node run on the same home: the cursor's epoch is gone
+        again = cli("node", "stop")
+        assert again.returncode == 0, again.stderr
+        process = start_node(cli.home)
+        try:
+            human_text = cli("observe", "events", "--cursor", cursor, "--timeout", "2s")
+            assert human_text.returncode == 0, human_text.stderr
+            assert "cursor_reset_required" in human_text.stderr
+            assert "restarted" in human_text.stderr
+            assert "session.created" in human_text.stdout
+            lines = cli("observe", "events", "--cursor", cursor, "--jsonl", "--timeout", "2s")
+            assert json.loads(lines.stdout.splitlines()[0])["type"] == "reset"
+        finally:
+            stop_node(process)
