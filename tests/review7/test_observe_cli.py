@@ -86,3 +86,14 @@ def test_a_cursor_from_before_a_restart_is_said_and_followed_by_a_snapshot(
             assert json.loads(lines.stdout.splitlines()[0])["type"] == "reset"
         finally:
             stop_node(process)
+
+
+def test_a_gap_is_said_with_the_records_it_lost() -> None:
+    """A gap frame (the SDK resumes after it by itself) is a note naming the records lost;
+    a records frame is no note."""
+    from maia.cli._observe_cmd import _frame_note
+
+    gap = {"type": "gap", "reason": "subscriber_lagged", "droppedRecordCount": 3,
+           "coalescedRecordCount": 2, "cursor": "c1.x"}  # fmt: skip
+    assert _frame_note(gap) == "fell behind (subscriber_lagged): 5 records not printed"
+    assert _frame_note({"type": "event", "records": []}) is None
