@@ -37,6 +37,7 @@ from ._sql import (
     WEBHOOK_ROWS,
     WebhookRecord,
     count_live_webhooks,
+    get_webhook,
     latest_event,
 )
 from ._table import WEBHOOK_TABLE, WebhookEvent, WebhookState
@@ -102,7 +103,10 @@ def _all(*steps: SqlFn) -> SqlFn:
 
 def _result(delivery_id: Callable[[sqlite3.Connection], str] | None = None) -> Any:
     def result(conn: sqlite3.Connection, records: tuple[Any, ...]) -> dict[str, Any]:
-        out: dict[str, Any] = {"webhook": webhook_wire(records[0])}
+        # The row as this transaction wrote it: its times are the commit's, not the ones
+        # the actor built the record with, so the answer is what show and list read.
+        stored = get_webhook(conn, records[0].webhook_id)
+        out: dict[str, Any] = {"webhook": webhook_wire(stored or records[0])}
         if delivery_id is not None:
             out["deliveryId"] = delivery_id(conn)
         return out

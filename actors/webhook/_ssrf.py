@@ -9,7 +9,8 @@ requests on someone's behalf. The guard refuses, with a reason a person can act 
   * addresses that are not public: loopback, private, link-local, CGNAT (shared), multicast,
     reserved, documentation, benchmarking, unspecified, and IPv6 forms that carry an IPv4
     address (mapped, compatible, NAT64, 6to4) when that address is refused, or always for
-    mapped and compatible forms (write the IPv4 address itself).
+    mapped, compatible and translated forms (write the IPv4 address itself), and the rest
+    of ::/8, which IANA reserves (but NAT64's 64:ff9b::/96, judged by its IPv4 address);
 An allow-list of CIDRs (`webhooks.allowAddresses` in config.jsonc) admits an address the
 rules refuse, such as a local receiver on 127.0.0.1; it matches the address as resolved, in
 its own family (an IPv4 entry never admits `::ffff:127.0.0.1`).
@@ -69,6 +70,7 @@ _V6_BLOCKED: Final[tuple[tuple[ipaddress.IPv6Network, str], ...]] = (
     (_V6("::1/128"), "loopback"),
     (_V6("::ffff:0:0/96"), "ipv4-mapped"),
     (_V6("::/96"), "ipv4-compatible"),
+    (_V6("::ffff:0:0:0/96"), "ipv4-translated"),  # RFC 2765's ::ffff:0:a.b.c.d
     (_V6("64:ff9b:1::/48"), "nat64-local"),
     (_V6("100::/64"), "reserved"),
     (_V6("2001::/23"), "reserved"),
@@ -81,6 +83,7 @@ _V6_BLOCKED: Final[tuple[tuple[ipaddress.IPv6Network, str], ...]] = (
     (_V6("ff00::/8"), "multicast"),
 )
 _NAT64: Final = _V6("64:ff9b::/96")
+_IETF_RESERVED: Final = _V6("::/8")  # IANA: reserved by the IETF (NAT64's prefix lies in it)
 _SIXTOFOUR: Final = _V6("2002::/16")
 _NUMBER_LABEL: Final = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)$")
 _DNS_LABEL: Final = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
@@ -143,6 +146,8 @@ def blocked_class(address: IPAddress) -> str | None:
     embedded = _embedded_v4(address)
     if embedded is not None and blocked_class(embedded) is not None:
         return f"embedded {blocked_class(embedded)} ({embedded})"
+    if address in _IETF_RESERVED and address not in _NAT64:  # is_global misses ::/8's rest
+        return "reserved"
     return None if address.is_global else "reserved"
 
 
@@ -160,9 +165,10 @@ def admit(address: IPAddress, allow: Sequence[IPNetwork], shown: str) -> None:
         return
     reason = blocked_class(address)
     if reason is not None:
+        article = "an" if reason[0] in "aeiou" else "a"
         raise DestinationRefused(
             reason.split(" ")[0],
-            f"{shown} is a {reason} address; webhooks reach public addresses only "
+            f"{shown} is {article} {reason} address; webhooks reach public addresses only "
             "(webhooks.allowAddresses in config.jsonc admits others)",
         )
 

@@ -145,6 +145,10 @@ async def execute(
             from ._stream import attach
 
             return await attach(client, params, invocation.timeout_s, out)
+        if invocation.operation_id == "observe.events":
+            from ._observe_cmd import observe
+
+            return await observe(client, params, invocation.timeout_s, out)
         if invocation.operation_id == "events.read" and invocation.follow:
             return await _waits.follow_events(client, params, invocation, out, owns_sigint)
         if invocation.operation_id == "turn.show" and invocation.full:

@@ -57,14 +57,16 @@ WAITS: Final = frozenset({"turn.send"})
 FULLS: Final = frozenset({"turn.show"})
 FOLLOWS: Final = frozenset({"events.read"})
 TIMED: Final = frozenset(
-    {"turn.send", "session.wait", "turn.wait", "events.read", "session.attach"}
+    {"turn.send", "session.wait", "turn.wait", "events.read", "session.attach", "observe.events"}
 )
+STREAMS: Final = frozenset({"session.attach", "observe.events"})  # no one document: no --json
 _TIMEOUT_HELP: Final = {
     "turn.send": "With --wait: give up after this long (30s, 2m; default 10m): exit 3.",
     "session.wait": "Give up after this long (30s, 2m; default 60s): exit 3.",
     "turn.wait": "Give up after this long (30s, 2m; default 60s): exit 3.",
     "events.read": "With --follow: stop after this long (exit 0).",
     "session.attach": "Stop following after this long (exit 0).",
+    "observe.events": "Stop following after this long (exit 0).",
 }
 # What each group is for, as `maia --help` lists it (a group not named: "<name> commands.").
 GROUP_HELP: Final[dict[str, str]] = {
@@ -208,7 +210,7 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
         if as_json and as_jsonl:
             raise click.UsageError("--json and --jsonl exclude each other")
         output: Output = "json" if as_json else "jsonl" if as_jsonl else "human"
-        if as_json and (values.get("follow") or operation_id == "session.attach"):
+        if as_json and (values.get("follow") or operation_id in STREAMS):
             # a stream has no one document to print: it used to print JSON lines anyway
             raise click.UsageError("--json prints one document and this streams: use --jsonl")
         timeout = values.get("timeout")
@@ -219,6 +221,7 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
         elif operation_id == "events.read" and "position" not in params:
             params["position"] = {"kind": "start"}
         text_file = _text_file(operation_id, values.get("file"), params)
+        _absolute_root(operation_id, params)
         generated = False
         # Generated only where it is an idempotency key; where it is a look-up key
         # (`receipt get --command-id`) inventing one would change what is asked.
@@ -251,6 +254,22 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
         )
 
     return run
+
+
+# Ops whose `rootPath` names a folder: typed relative, it means one under the current folder.
+_ROOT_PATH_OPS: Final = frozenset(
+    {"project.add", "project.relocate.preview", "project.relocate.confirm"}
+)
+
+
+def _absolute_root(operation_id: str, params: dict[str, Any]) -> None:
+    """Join a relative `rootPath` to the current directory (the API takes absolute roots
+    only: `maia project add .` would otherwise be refused with `must match ^/`)."""
+    root = params.get("rootPath")
+    if operation_id in _ROOT_PATH_OPS and isinstance(root, str) and root and root[0] != "/":
+        import os
+
+        params["rootPath"] = os.path.normpath(os.path.join(os.getcwd(), root))
 
 
 def _text_file(operation_id: str, path: str | None, params: dict[str, Any]) -> str | None:

@@ -21,7 +21,14 @@ from ._invocation import Invocation
 
 # Ops `execute` treats specially (waits, streams, follows, pages, the default Project).
 _SPECIAL: Final = frozenset(
-    {"session.wait", "turn.wait", "session.attach", "events.read", "session.create"}
+    {
+        "session.wait",
+        "turn.wait",
+        "session.attach",
+        "observe.events",
+        "events.read",
+        "session.create",
+    }
 )
 
 

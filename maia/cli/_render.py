@@ -16,6 +16,8 @@ from typing import Any, Final
 from maia.core import parse_timestamp
 
 CELL_MAX: Final = 60
+# Values printed whole: a turn's reply, and a secret to hand over (a cut token is useless).
+_WHOLE: Final = frozenset({"outputText", "token"})
 # List key of a result → (column title, field) of its table.
 COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "sessions": (
@@ -63,6 +65,10 @@ COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
         ("TRIES", "attempts"), ("STATUS", "lastStatusCode"), ("NEXT", "nextAttemptAt"),
         ("REASON", "lastReason"),
     ),
+    "machines": (
+        ("NAME", "name"), ("STATE", "state"), ("INCARNATION", "incarnation"),
+        ("REV", "revision"), ("LAST SEEN", "lastSeenAt"), ("ID", "machineId"),
+    ),
 }  # fmt: skip
 # Single objects inside a result, in the order they are shown, with their important fields.
 OBJECTS: Final[dict[str, tuple[str, ...]]] = {
@@ -90,6 +96,10 @@ OBJECTS: Final[dict[str, tuple[str, ...]]] = {
     "fire": ("fireId", "routineId", "triggerKind", "state", "reason", "scheduledAt"),
     "webhook": ("webhookId", "url", "eventTypes", "state", "stateReason", "secretEnv",
                 "projectId", "sessionId", "revision", "createdAt"),
+    # `link.*`: each field of the nested link on its own line (`link.barrier  yes`).
+    "machine": ("name", "machineId", "state", "incarnation", "revocationRevision",
+                "recoveryRequired", "executionNodeId", "tokenExpiresAt", "enrolledAt",
+                "lastSeenAt", "link.*", "revision", "createdAt", "updatedAt"),
 }  # fmt: skip
 _COLOURS: Final = {
     "running": "32", "completed": "32", "idle": "36", "working": "32", "failed": "31",
@@ -141,7 +151,7 @@ def cell(key: str, value: Any, now_ms: int, colour: bool = False) -> str:
     else:
         text = str(value)
     text = text.replace("\n", " ")
-    if len(text) > CELL_MAX and key not in ("outputText",):
+    if len(text) > CELL_MAX and key not in _WHOLE:
         text = text[: CELL_MAX - 1] + "…"
     if colour and key in ("state", "activity", "latestTurnState") and text in _COLOURS:
         return f"\x1b[{_COLOURS[text]}m{text}\x1b[0m"
@@ -199,6 +209,20 @@ def unserved_cursor_text(result: dict[str, Any]) -> str:
     return text
 
 
+def _fields(value: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """The object's important fields in order; `K.*` spreads the nested object K's fields
+    as `K.field` (a nested object would print as cut JSON)."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        if key.endswith(".*"):
+            inner = value.get(key[:-2])
+            if isinstance(inner, dict):
+                out.update({f"{key[:-2]}.{k}": v for k, v in inner.items()})
+        elif key in value:
+            out[key] = value[key]
+    return out
+
+
 _META: Final = frozenset(
     {"delivery", "receiptId", "method", "nextCursor", "hasMore", "nextItemCursor"}
 )
@@ -233,7 +257,7 @@ def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> 
         # One aligned block: the known objects' important fields, then the other scalars.
         shown: dict[str, Any] = {}
         for name in nested:
-            shown.update({k: result[name][k] for k in OBJECTS[name] if k in result[name]})
+            shown.update(_fields(result[name], OBJECTS[name]))
         shown.update({k: v for k, v in rest.items() if not isinstance(v, dict | list)})
         out.append(block(shown, None, now_ms, colour))
     if key is not None and (result[key] or not any(out)):
