@@ -128,7 +128,9 @@ def _option(op: OperationDescriptor, plan: FieldPlan) -> click.Parameter:
         return click.Option([flag, plan.name], multiple=True, metavar="KEY=VALUE", help=doc)
     required_here = (
         plan.required
-        and plan.name != COMMAND_ID
+        # the CLI makes the idempotency key itself only where the op requires one; a
+        # preview's key is the one its confirm will repeat: the caller's to give
+        and not (plan.name == COMMAND_ID and op.idempotency == "required")
         and plan.name not in DEFAULTED.get(op.operation_id, frozenset())
     )
     return click.Option(

@@ -3,10 +3,10 @@
 The op is served on the observation socket, not on `/api/v1`, so the command rides on the
 SDK's `observe_events` (hello, subscribe, resume after a dropped connection) the way
 `session attach` rides on `attach_session`. It follows until Ctrl-C (exit 130) or
-`--timeout` (exit 0); `--jsonl` prints every frame as one line, human text a line per record (and on stderr
-a note when the cursor was reset or records were lost). Either way it ends by saying on
-stderr the cursor to continue from (`--cursor`), the last one a frame carried, so every
-record before it has been printed.
+`--timeout` (exit 0); `--jsonl` prints every frame as one line, human text a line per
+record (and on stderr a note when the cursor was reset or records were lost). Either way it
+ends by saying on stderr the cursor to continue from (`--cursor`), the last one a frame
+carried, so every record before it has been printed.
 """
 
 from __future__ import annotations

@@ -1,0 +1,58 @@
+"""A routine whose template names an executor the configuration does not define is refused
+with `configuration_invalid` naming the field (`details.path == "template.executor"`), as
+the other refusals of a routine create name theirs (`schedule.cron`, `schedule.timezone`).
+Today the config layer's error names the executor and the known ones but no field: the
+service (maia/service/_routines.py, not this reviewer's) would add it. Nothing is created
+either way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maia.core import MaiaError, SystemClock
+from maia.protocol import REGISTRY, decode_input
+from maia.service import open_services
+from storage import open_storage
+
+
+def _params(op_id: str, body: dict[str, Any]) -> Any:
+    descriptor = REGISTRY.get(op_id)
+    assert descriptor is not None
+    return decode_input(descriptor, body)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="maia/service/_routines.py: configuration_invalid from the template's executor "
+    "carries no details.path (s7-review: not this reviewer's file)",
+)
+async def test_an_unknown_executor_names_template_executor(tmp_path: Path) -> None:
+    """The refusal names template.executor; no routine exists after it."""
+    from maia.service._projects import project_add
+    from maia.service._routines import ROUTINE_HANDLERS
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (tmp_path / "app").mkdir()
+    clock = SystemClock()
+    async with (
+        open_storage(home / "maia.db", clock=clock, synchronous="NORMAL") as store,
+        open_services(store, clock=clock, home=home) as ctx,
+    ):
+        project = await project_add(ctx, _params("project.add", {
+            "commandId": "p", "rootPath": str(tmp_path / "app")}))  # fmt: skip
+        body = {"commandId": "c1", "name": "r",
+                "schedule": {"cron": "0 9 * * *", "timezone": "UTC"},
+                "template": {"projectId": project.project.project_id, "prompt": "hi",
+                             "executor": "user:nope"}}  # fmt: skip
+        with pytest.raises(MaiaError) as refused:
+            await ROUTINE_HANDLERS["routine.create.preview"](
+                ctx, _params("routine.create.preview", body)
+            )
+        listed = await ROUTINE_HANDLERS["routine.list"](ctx, _params("routine.list", {}))
+        assert listed.routines == ()
+        assert refused.value.code == "configuration_invalid"
+        assert refused.value.details.get("path") == "template.executor"
