@@ -73,6 +73,7 @@ from ._context import ServiceContext, mutation_output, not_found
 from ._kinds import running_kind
 from ._paging import issue, open_cursor
 from ._routine_gate import SchedulerGate
+from ._sessions import session_executor
 
 PREVIEW_TTL_MS: Final = 120_000
 
@@ -94,7 +95,7 @@ async def _checked_executor(ctx: ServiceContext, template: Any) -> None:
     """The template's executor under the rule session.create applies, in the configuration
     admitted now (an admission between a preview and its confirm counts). Raises
     `configuration_invalid`, `resource_not_found` (Project)."""
-    (await ctx.admitted.of(template.project_id)).session_executor(template.executor)
+    await session_executor(ctx, template.project_id, template.executor, "template.executor")
 
 
 def _project_room(conn: sqlite3.Connection, project_id: str) -> None:

@@ -63,12 +63,21 @@ def _start_dir(root: str, cwd: str | None) -> str:
     return path
 
 
-async def session_executor(ctx: ServiceContext, project_id: str, requested: str | None) -> str:
+async def session_executor(
+    ctx: ServiceContext, project_id: str, requested: str | None, path: str = "executor"
+) -> str:
     """The executor reference a new Session in `project_id` runs: `requested`, else the
     Project's admitted `defaults.executorRef`, else builtin:echo. Raises
     `configuration_invalid` (nothing defines it, or `allowedExecutors` does not list it,
-    naming the executor and the allowed ones), `resource_not_found` (Project)."""
-    ref, _ = (await ctx.admitted.of(project_id)).session_executor(requested)
+    naming the executor and the allowed ones, and `details.path` the request's field when
+    the request named it), `resource_not_found` (Project)."""
+    effective = await ctx.admitted.of(project_id)
+    try:
+        ref, _ = effective.session_executor(requested)
+    except MaiaError as refused:
+        if refused.code == "configuration_invalid" and requested is not None:
+            refused.details.setdefault("path", path)
+        raise
     return ref
 
 

@@ -1,9 +1,8 @@
 """A routine whose template names an executor the configuration does not define is refused
 with `configuration_invalid` naming the field (`details.path == "template.executor"`), as
 the other refusals of a routine create name theirs (`schedule.cron`, `schedule.timezone`).
-Today the config layer's error names the executor and the known ones but no field: the
-service (maia/service/_routines.py, not this reviewer's) would add it. Nothing is created
-either way."""
+The config layer's error names the executor and the known ones; the service adds the
+field. Nothing is created."""
 
 from __future__ import annotations
 
@@ -24,11 +23,6 @@ def _params(op_id: str, body: dict[str, Any]) -> Any:
     return decode_input(descriptor, body)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="maia/service/_routines.py: configuration_invalid from the template's executor "
-    "carries no details.path (s7-review: not this reviewer's file)",
-)
 async def test_an_unknown_executor_names_template_executor(tmp_path: Path) -> None:
     """The refusal names template.executor; no routine exists after it."""
     from maia.service._projects import project_add
@@ -56,3 +50,27 @@ async def test_an_unknown_executor_names_template_executor(tmp_path: Path) -> No
         assert listed.routines == ()
         assert refused.value.code == "configuration_invalid"
         assert refused.value.details.get("path") == "template.executor"
+
+
+async def test_session_create_names_its_executor_field(tmp_path: Path) -> None:
+    """session.create with an unknown executor is configuration_invalid naming `executor`."""
+    from maia.service._projects import project_add
+    from maia.service._sessions import session_create
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (tmp_path / "app").mkdir()
+    clock = SystemClock()
+    async with (
+        open_storage(home / "maia.db", clock=clock, synchronous="NORMAL") as store,
+        open_services(store, clock=clock, home=home) as ctx,
+    ):
+        project = await project_add(ctx, _params("project.add", {
+            "commandId": "p", "rootPath": str(tmp_path / "app")}))  # fmt: skip
+        body = {"commandId": "s1", "projectId": project.project.project_id,
+                "executor": "user:nope"}  # fmt: skip
+        with pytest.raises(MaiaError) as refused:
+            await session_create(ctx, _params("session.create", body))
+        assert refused.value.code == "configuration_invalid"
+        assert refused.value.details.get("path") == "executor"
+        assert refused.value.details.get("executor") == "user:nope"
