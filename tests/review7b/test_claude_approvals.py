@@ -54,8 +54,12 @@ def test_a_replayed_answer_is_a_duplicate_and_another_decision_under_it_conflict
     turn_id = send(cli, "make replayed.txt")
     waited = cli("session", "wait", "agent", "--activity", "waiting_approval", "--json")
     assert waited.returncode == 0, (waited.stdout, waited.stderr)
-    assert json.loads(waited.stdout)["result"]["session"]["activity"] == "waiting_approval"
-    approval_id = waiting_session(cli)["prompt"]["approvalId"]
+    waited_session = json.loads(waited.stdout)["result"]["session"]
+    assert waited_session["activity"] == "waiting_approval"
+    shown = waiting_session(cli)
+    assert waited_session["prompt"] == shown["prompt"]  # session.wait = session.show (E13)
+    assert shown["prompt"]["summary"]
+    approval_id = shown["prompt"]["approvalId"]
     args = ("approval", "respond", approval_id, "--command-id", "answer-1")
     first = run(cli, *args, "--decision", "allow")
     again = run(cli, *args, "--decision", "allow")
