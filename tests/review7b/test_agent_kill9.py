@@ -8,18 +8,17 @@ receipt names its turn. The only network peer is the loopback mock."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.maia.agents._node import WAIT_S, conversation_id, run, send, wait_turn, waiting_session
+from tests.maia.agents._node import conversation_id, run, send, wait_turn, waiting_session
 from tests.worker_bridge.agents import _anthropic as anthropic
 from tests.worker_bridge.agents import _openai as openai
 from tests.worker_bridge.agents._drive import need_claude, need_codex
-from tests.worker_bridge.agents._sse_server import Script, serve
+from tests.worker_bridge.agents._sse_server import serve
 from tests.worker_bridge.agents._support import claude_env, codex_env
 
 from ._killable import kill_9, killable_node, wait_until_gone
@@ -36,7 +35,7 @@ CODEX = {
 }
 
 
-def claude_script() -> Script:
+def claude_script() -> anthropic.AnthropicScript:
     return anthropic.AnthropicScript(
         anthropic.text("Noted", {"input": 10, "output": 2}),
         anthropic.tool_use("Bash", {"command": "touch killed.txt", "description": "x"},
@@ -45,7 +44,7 @@ def claude_script() -> Script:
     )  # fmt: skip
 
 
-def codex_script() -> Script:
+def codex_script() -> openai.OpenAIScript:
     return openai.OpenAIScript(
         openai.text("Noted", {"input": 10, "output": 2}),
         openai.function_call("exec_command", {"cmd": "touch killed.txt"},
@@ -54,17 +53,10 @@ def codex_script() -> Script:
     )  # fmt: skip
 
 
-HARNESSES: dict[str, tuple[Callable[[], Script], dict[str, Any], Any, Any]] = {
+HARNESSES: dict[str, tuple[Callable[[], Any], dict[str, Any], Any, Any]] = {
     "claude": (claude_script, CLAUDE, claude_env, need_claude),
     "codex": (codex_script, CODEX, codex_env, need_codex),
 }
-
-
-def wait_asked(script: Script, count: int) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while len(script.main) < count:
-        assert time.monotonic() < deadline, "the mock was never asked"
-        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("harness", sorted(HARNESSES))
