@@ -62,9 +62,8 @@ def test_a_cancel_receipt_names_the_revisions_it_moved(client: SyncClient, proje
     reason=(
         "turn.interrupt of a queued turn rejects it (revision 1 -> 2, failed turn_rejected, "
         "as turn.cancel) but its receipt's target carries no priorRevision/resultRevision, "
-        "while turn.cancel's does: the interrupt path (actors/session, the Interrupt of a "
-        "queued turn in the Session's client ops) records the turn as a target without the "
-        "revisions it moved"
+        "while turn.cancel's does: actors/session/_client_ops.py interrupt_turn's apply "
+        "appends ReceiptTarget('turn', turn_id, 'updated') without the revisions it moved"
     ),
 )
 def test_an_interrupt_receipt_of_a_queued_turn_names_the_revisions_it_moved(
