@@ -1,0 +1,77 @@
+"""Review (s7-review2): a prompt at turn.send's limit (65,536 characters, past the worker
+frame's 16 KiB, so it travels as an artifact file) reaches the real Claude Code and Codex
+binaries whole through a real Node and `maia turn send --file` (docs/sessions.md), the
+model's request carries every character, and the artifact file is gone once the turn
+ended. The only network peer is each binary's loopback mock."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+
+from tests.maia.agents._node import agent_session, run, wait_turn
+from tests.maia.cli._node import Cli
+from tests.worker_bridge.agents import _anthropic as anthropic
+from tests.worker_bridge.agents import _openai as openai
+from tests.worker_bridge.agents._drive import need_claude, need_codex
+from tests.worker_bridge.agents._support import claude_env, codex_env
+
+CLAUDE_PASSED = ["HOME", "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
+CODEX_PASSED = ["HOME", "NO_PROXY", "no_proxy", "CODEX_HOME", "MOCK_API_KEY"]
+LIMIT = 65_536
+
+
+def long_prompt() -> str:
+    """LIMIT characters, multi-byte and with line breaks, marked at both ends."""
+    head, tail = "BEGIN-MARK ", " END-MARK"
+    body = ("é😀 line\n" * LIMIT)[: LIMIT - len(head) - len(tail)]
+    text = head + body + tail
+    assert len(text) == LIMIT
+    return text
+
+
+def send_file(cli: Cli, text: str, tmp: Path) -> str:
+    path = tmp / "prompt.txt"
+    path.write_text(text, encoding="utf-8")
+    sent = run(cli, "turn", "send", "agent", "--file", str(path))
+    return str(sent["turn"]["turnId"])
+
+
+def leftover_artifacts(cli: Cli) -> list[Path]:
+    root = cli.home / "artifacts"
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+def test_a_prompt_at_the_limit_reaches_claude_code_whole(tmp_path: Path) -> None:
+    """65,536 characters through Claude Code: the Messages request holds them all."""
+    need_claude()
+    script = anthropic.AnthropicScript(anthropic.text("Read it all", {"input": 9, "output": 3}))
+    config = json.dumps({"executors": {"claude": {"kind": "claude-code", "env": CLAUDE_PASSED}}})
+    env_for = partial(claude_env, tmp_path, home="agent-home")
+    text = long_prompt()
+    with agent_session(tmp_path, config, env_for, script, "user:claude") as cli:
+        shown = wait_turn(cli, send_file(cli, text, tmp_path))
+        assert shown["turn"]["state"] == "completed", shown["turn"]
+        assert shown["prompt"] == text
+        request = json.dumps(script.main[-1].body["messages"], ensure_ascii=False)
+        assert json.dumps(text, ensure_ascii=False)[1:-1] in request
+        assert leftover_artifacts(cli) == []
+
+
+def test_a_prompt_at_the_limit_reaches_codex_whole(tmp_path: Path) -> None:
+    """65,536 characters through Codex app-server: the Responses request holds them all."""
+    need_codex()
+    script = openai.OpenAIScript(openai.text("Read it all", {"input": 9, "output": 3}))
+    config = json.dumps(
+        {"executors": {"codex": {"kind": "codex", "approvalPolicy": "never", "env": CODEX_PASSED}}}
+    )
+    env_for = partial(codex_env, tmp_path, home="agent-home")
+    text = long_prompt()
+    with agent_session(tmp_path, config, env_for, script, "user:codex") as cli:
+        shown = wait_turn(cli, send_file(cli, text, tmp_path))
+        assert shown["turn"]["state"] == "completed", shown["turn"]
+        assert shown["prompt"] == text
+        request = json.dumps(script.main[-1].body["input"], ensure_ascii=False)
+        assert json.dumps(text, ensure_ascii=False)[1:-1] in request
+        assert leftover_artifacts(cli) == []
