@@ -25,6 +25,7 @@ from worker_bridge import (
     MAX_UNACKED_EVENTS,
     ArtifactError,
     Interrupt,
+    LocalProtocolError,
     Prompt,
     ToolResult,
     release_artifact,
@@ -112,10 +113,13 @@ class _HandleTurns(_HandleFrames):
     ) -> AsyncGenerator[tuple[TurnEvent, ...], None]:
         # prompt None: it could not be prepared, the turn is lost already; the previous
         # turn's rest is acknowledged in the prompt's write
-        if prompt is not None and not await self._send_whole(
-            lambda: self.stream.send_acked(prompt)
-        ):
-            self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
+        if prompt is not None:
+            refusals: list[str] = []
+            if not await self._send_whole(lambda: self._send_prompt(prompt, refusals)):
+                self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
+            elif refusals:  # not written, the ack before it was: the worker goes on
+                refused = f"the prompt was refused by the worker protocol: {refusals[0]}"
+                self._end_turn(TurnEvent(turn_id, "failed", refused))
         try:
             since_ack = 0  # consumed events not yet acknowledged
             with receive:  # closed synchronously: no schedule point at a turn's end
@@ -150,6 +154,13 @@ class _HandleTurns(_HandleFrames):
         finally:
             if self._turn_id == turn_id:  # abandoned mid-turn: let the worker finish it
                 self._ack_all_soon()
+
+    async def _send_prompt(self, prompt: Prompt, refusals: list[str]) -> None:
+        """Write `prompt` after the ack owed; a refusal of ours is noted in `refusals`."""
+        try:
+            await self.stream.send_acked(prompt)
+        except LocalProtocolError as error:
+            refusals.append(error.message)
 
     async def interrupt(self, turn_id: str) -> bool:
         """Ask the worker to stop turn `turn_id`; True if the turn ended within the

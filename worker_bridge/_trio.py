@@ -21,6 +21,7 @@ from typing import Any
 import trio
 
 from ._connection import Connection
+from ._errors import LocalProtocolError
 from ._frames import Frame, Prompt, frame_from_wire
 from ._wire import Signal
 
@@ -58,14 +59,22 @@ class TrioFrameStream:
 
     async def send_acked(self, frame: Frame) -> None:
         """Acknowledge every event received so far and send `frame`, in one write (a
-        prompt carries the previous turn's last ack). Raises as `send` does."""
+        prompt carries the previous turn's last ack). Raises as `send` does; a `frame` the
+        protocol refuses (`LocalProtocolError`) raises after the ack is written alone: it
+        took its sequence already, and the peer waits for it."""
         await self._lock()
         try:
             ack = self.connection.ack()
-            if type(frame) is Prompt and frame.artifact is None and frame.request_id:
-                line = self.connection.wire.send_prompt(frame.turn_id, frame.text, frame.request_id)
-            else:
-                line = self.connection.send(frame)
+            try:
+                if type(frame) is Prompt and frame.artifact is None and frame.request_id:
+                    wire = self.connection.wire
+                    line = wire.send_prompt(frame.turn_id, frame.text, frame.request_id)
+                else:
+                    line = self.connection.send(frame)
+            except LocalProtocolError:
+                if ack is not None:
+                    await self._write(ack)
+                raise
             await self._write(line if ack is None else ack + line)
         finally:
             self._send_lock.release()
