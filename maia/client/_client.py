@@ -34,7 +34,13 @@ from ._projection import (
     encode_params,
     hello_params,
 )
-from ._transport import MAX_MESSAGE_BYTES, WebSocket, error_from_wire, open_websocket
+from ._transport import (
+    CUT_REASON,
+    MAX_MESSAGE_BYTES,
+    WebSocket,
+    error_from_wire,
+    open_websocket,
+)
 
 DEFAULT_TIMEOUT_S = 10.0  # above the Node's own 5 s deadline, so its answer arrives first
 
@@ -69,6 +75,7 @@ class MaiaClient:
         self._ids = itertools.count(1)
         self._pending: dict[int, _Slot] = {}
         self._socket: WebSocket | None = None
+        self._lost_socket: WebSocket | None = None  # the connection last lost, for its reason
         self._reader_scope: anyio.CancelScope | None = None
         self.hello: dict[str, Any] = {}
         # The deprecation diagnostics the Node sent (a deprecated name was called), newest last.
@@ -83,6 +90,8 @@ class MaiaClient:
         """
         socket = self._socket
         if socket is None:
+            if self._lost_socket is not None and self._lost_socket.cut:
+                raise _lost(self._lost_socket)  # why the last connection ended
             raise MaiaError("unavailable", "node is unavailable: not connected", {"target": "node"})
         request_id = next(self._ids)
         frame = orjson.dumps({"id": request_id, "method": method, "params": params or {}})
@@ -150,7 +159,7 @@ class MaiaClient:
         self.endpoint = endpoint
         headers = [(b"authorization", f"Bearer {endpoint.token}".encode("ascii"))]
         socket = await open_websocket(endpoint.url, headers=headers, timeout_s=self._timeout_s)
-        self._socket = socket
+        self._socket, self._lost_socket = socket, None
         self._reader_scope = anyio.CancelScope()
         self._group.start_soon(self._read, socket, self._reader_scope)
         hello = await self.request("node.hello", hello_params())
@@ -185,7 +194,7 @@ class MaiaClient:
                 # never raises, so the caller's task group never sees its failure.
                 socket.close_code = socket.close_code or 1006
         if self._socket is socket:
-            self._socket = None
+            self._socket, self._lost_socket = None, socket
         self._fail_pending(socket)
         await socket.aclose()  # idempotent: closing twice is harmless
 
@@ -219,6 +228,12 @@ def _lost(socket: WebSocket) -> MaiaError:
             "frame_too_large",
             f"a frame exceeds {MAX_MESSAGE_BYTES} bytes (the connection was closed)",
             {"limit": MAX_MESSAGE_BYTES, "closeCode": 1009},
+        )
+    if socket.cut:
+        return MaiaError(
+            "unavailable",
+            f"node is unavailable: {CUT_REASON} (reconnect to go on)",
+            {"target": "node", "closeCode": socket.close_code},
         )
     return MaiaError(
         "unavailable",
