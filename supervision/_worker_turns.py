@@ -53,7 +53,8 @@ class _HandleTurns(_HandleFrames):
         `MaiaError(validation_failed)`. Raises `MaiaError(invalid_state)` if the worker is
         not ready or busy. Iterate to the end (or close the iterator): until the worker
         ends the turn the handle stays busy."""
-        if artifacts is None and len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
+        inline = len(text.encode("utf-8", "surrogatepass")) <= MAX_CONTENT_BYTES
+        if artifacts is None and not inline:
             raise MaiaError(
                 "validation_failed",
                 f"text: exceeds {MAX_CONTENT_BYTES} bytes",
@@ -71,7 +72,11 @@ class _HandleTurns(_HandleFrames):
         self._turn_done = trio.Event()
         self.state = WorkerState.BUSY
         self._turns += 1
-        batches = self._iterate(turn_id, text, receive, artifacts)
+        if inline or artifacts is None:  # the common prompt: one generator fewer a batch
+            prompt = Prompt(turn_id=turn_id, text=text, request_id=turn_id)
+            batches = self._run_prompt(turn_id, prompt, receive)
+        else:
+            batches = self._iterate(turn_id, text, receive, artifacts)
         return TurnEvents.of_batches(batches, lambda: self._withdraw(turn_id))
 
     def _withdraw(self, turn_id: str) -> None:
@@ -84,18 +89,17 @@ class _HandleTurns(_HandleFrames):
         turn_id: str,
         text: str,
         receive: trio.MemoryReceiveChannel[TurnEvent],
-        artifacts: str | None,
+        artifacts: str,
     ) -> AsyncGenerator[tuple[TurnEvent, ...], None]:
+        """A prompt over 16 KiB: written as an artifact first, then run as any other."""
         data = text.encode("utf-8", "surrogatepass")
         reference = None
-        prompt: Prompt | None = Prompt(turn_id=turn_id, text=text, request_id=turn_id)
-        if len(data) > MAX_CONTENT_BYTES and artifacts is not None:
-            try:
-                reference = await trio.to_thread.run_sync(write_artifact, artifacts, data)
-                prompt = Prompt(turn_id=turn_id, text="", artifact=reference, request_id=turn_id)
-            except (OSError, ArtifactError) as error:
-                prompt = None
-                self._end_turn(TurnEvent(turn_id, "lost", f"prompt artifact: {error}"))
+        prompt: Prompt | None = None
+        try:
+            reference = await trio.to_thread.run_sync(write_artifact, artifacts, data)
+            prompt = Prompt(turn_id=turn_id, text="", artifact=reference, request_id=turn_id)
+        except (OSError, ArtifactError) as error:
+            self._end_turn(TurnEvent(turn_id, "lost", f"prompt artifact: {error}"))
         del data
         try:
             async with contextlib.aclosing(self._run_prompt(turn_id, prompt, receive)) as batches:
