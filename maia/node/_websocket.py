@@ -48,7 +48,20 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, WebSocketServer
 from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
-from wsproto.events import BytesMessage, CloseConnection, Event, Message, Pong, TextMessage
+from wsproto.events import (
+    AcceptConnection,
+    BytesMessage,
+    CloseConnection,
+    Event,
+    Message,
+    Ping,
+    Pong,
+    RejectConnection,
+    RejectData,
+    Request,
+    TextMessage,
+)
+from wsproto.utilities import RemoteProtocolError
 
 from maia.core import MaiaError
 
@@ -182,6 +195,56 @@ class DirectConnection(WebSocketConnection):
             return
         await handler(event.data)
 
+    async def _reader_task(self) -> None:
+        """trio-websocket's reader loop for a server connection, the same steps, with the
+        socket read as the worker pipes are: wait until readable, then one read (trio's
+        `SocketStream.receive_some` adds a conflict detector, an error-translating context
+        manager and a try-first read), and no debug logging per event."""
+        stream = self._stream
+        if type(stream) is not trio.SocketStream or self._initial_request:
+            await super()._reader_task()
+            return
+        handlers: dict[type[Event], Callable[[Any], Awaitable[None]]] = {
+            AcceptConnection: self._handle_accept_connection_event,
+            BytesMessage: self._handle_message_event,
+            CloseConnection: self._handle_close_connection_event,
+            Ping: self._handle_ping_event,
+            Pong: self._handle_pong_event,
+            RejectConnection: self._handle_reject_connection_event,
+            RejectData: self._handle_reject_data_event,
+            Request: self._handle_request_event,
+            TextMessage: self._handle_message_event,
+        }
+        ws, size = self._wsproto, self._receive_buffer_size or 65536
+        async with self._send_channel:
+            while self._reader_running:
+                for event in ws.events():
+                    handler = handlers.get(type(event))
+                    if handler is None:
+                        log.warning("API connection: an unknown event %s", type(event).__name__)
+                        continue
+                    try:
+                        await handler(event)
+                    except ConnectionClosed:
+                        self._reader_running = False
+                        break
+                try:
+                    data = await _receive(stream.socket, size)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    await self._abort_web_socket()
+                    break
+                if not data:  # TCP closed: abnormal unless the WebSocket closed first
+                    if ws.state is not ConnectionState.CLOSED:
+                        await self._abort_web_socket()
+                    break
+                if ws.state is not ConnectionState.CLOSED:
+                    try:
+                        ws.receive_data(data)
+                    except RemoteProtocolError as error:
+                        if error.event_hint:
+                            await self._send(error.event_hint)
+                        await self._close_stream()
+
     async def _handle_close_connection_event(self, event: CloseConnection) -> None:
         strict = self._wsproto
         if not isinstance(strict, _StrictConnection) or event is not strict.failure:
@@ -299,6 +362,35 @@ class GuardedServer(WebSocketServer):
             finally:
                 with trio.move_on_after(self._disconnect_timeout):
                     await connection.aclose()
+
+
+async def _receive(sock: trio.socket.SocketType, size: int) -> bytes:
+    """One read of at most `size` bytes once `sock` is readable (b"" at end of stream).
+    Raises `ClosedResourceError` once the socket is closed, `BrokenResourceError` when the
+    peer reset it."""
+    fd = sock.fileno()  # -1 once closed
+    if fd < 0:
+        raise trio.ClosedResourceError("the socket was closed")
+    try:  # what a busy client sent meanwhile is there at once: no epoll round
+        data = os.read(fd, size)
+    except BlockingIOError:
+        pass
+    except OSError as error:
+        raise trio.BrokenResourceError from error
+    else:
+        await trio.lowlevel.cancel_shielded_checkpoint()  # the others' turn, as trio's read
+        return data
+    while True:
+        await trio.lowlevel.wait_readable(fd)  # closing it meanwhile raises
+        fd = sock.fileno()  # fetched again: closed meanwhile, its number may be reused
+        if fd < 0:
+            raise trio.ClosedResourceError("the socket was closed")
+        try:
+            return os.read(fd, size)
+        except BlockingIOError:  # woken without data after all: wait again
+            continue
+        except OSError as error:
+            raise trio.BrokenResourceError from error
 
 
 async def _contained_reader(connection: WebSocketConnection, number: int) -> None:
