@@ -62,6 +62,11 @@ class WebSocket:
         self.cut = False  # a frame's write did not finish: closed, nothing more is written
         self._raw = _trio_socket(stream)  # under trio, the socket frames are written to
 
+    @property
+    def under_trio(self) -> bool:
+        """Whether this connection runs under trio (its frames go straight to the socket)."""
+        return self._raw is not None
+
     async def send(self, text: str | bytes) -> None:
         """Send one text message: a str, or its UTF-8 bytes (valid UTF-8, as orjson writes:
         never a binary message). Raises `anyio.BrokenResourceError`/`ClosedResourceError`."""
