@@ -19,6 +19,7 @@ import trio
 from worker_bridge import (
     Ack,
     Error,
+    FrameWriteTimeout,
     Heartbeat,
     Hello,
     Initialize,
@@ -172,6 +173,17 @@ class _HandleFrames(_HandleLifetime):
         cancelled while it acks) would leave a gap or half a line, which the worker refuses
         as a protocol error. So the write is shielded, and bounded by the interrupt bound:
         a worker that stops reading for that long is fenced."""
+        if self.stream.writes_whole:  # a pipe's stream shields and bounds its own waits
+            try:
+                await write()
+            except FrameWriteTimeout:
+                pass  # fenced below
+            except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
+                return False
+            else:
+                return True
+            self.fence(f"a frame could not be written within {self.timings.interrupt_ms} ms")
+            return False
         # one scope: shielded from the caller's cancel, still cancelled by its own deadline
         bound = trio.current_time() + self.timings.interrupt_ms / 1000
         with trio.CancelScope(shield=True, deadline=bound):

@@ -96,6 +96,7 @@ class WorkerSupervisor:
             process.stdin,
             process.stdout,
         )
+        stream.write_bound_s = self.timings.interrupt_ms / 1000  # writes whole, bounded
         handle = WorkerHandle(
             spec=spec,
             timings=self.timings,

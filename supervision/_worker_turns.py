@@ -25,6 +25,7 @@ from worker_bridge import (
     MAX_UNACKED_EVENTS,
     ArtifactError,
     Interrupt,
+    LocalProtocolError,
     Prompt,
     ToolResult,
     release_artifact,
@@ -52,7 +53,8 @@ class _HandleTurns(_HandleFrames):
         `MaiaError(validation_failed)`. Raises `MaiaError(invalid_state)` if the worker is
         not ready or busy. Iterate to the end (or close the iterator): until the worker
         ends the turn the handle stays busy."""
-        if artifacts is None and len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
+        inline = len(text.encode("utf-8", "surrogatepass")) <= MAX_CONTENT_BYTES
+        if artifacts is None and not inline:
             raise MaiaError(
                 "validation_failed",
                 f"text: exceeds {MAX_CONTENT_BYTES} bytes",
@@ -70,7 +72,11 @@ class _HandleTurns(_HandleFrames):
         self._turn_done = trio.Event()
         self.state = WorkerState.BUSY
         self._turns += 1
-        batches = self._iterate(turn_id, text, receive, artifacts)
+        if inline or artifacts is None:  # the common prompt: one generator fewer a batch
+            prompt = Prompt(turn_id=turn_id, text=text, request_id=turn_id)
+            batches = self._run_prompt(turn_id, prompt, receive)
+        else:
+            batches = self._iterate(turn_id, text, receive, artifacts)
         return TurnEvents.of_batches(batches, lambda: self._withdraw(turn_id))
 
     def _withdraw(self, turn_id: str) -> None:
@@ -83,18 +89,17 @@ class _HandleTurns(_HandleFrames):
         turn_id: str,
         text: str,
         receive: trio.MemoryReceiveChannel[TurnEvent],
-        artifacts: str | None,
+        artifacts: str,
     ) -> AsyncGenerator[tuple[TurnEvent, ...], None]:
+        """A prompt over 16 KiB: written as an artifact first, then run as any other."""
         data = text.encode("utf-8", "surrogatepass")
         reference = None
-        prompt: Prompt | None = Prompt(turn_id=turn_id, text=text, request_id=turn_id)
-        if len(data) > MAX_CONTENT_BYTES and artifacts is not None:
-            try:
-                reference = await trio.to_thread.run_sync(write_artifact, artifacts, data)
-                prompt = Prompt(turn_id=turn_id, text="", artifact=reference, request_id=turn_id)
-            except (OSError, ArtifactError) as error:
-                prompt = None
-                self._end_turn(TurnEvent(turn_id, "lost", f"prompt artifact: {error}"))
+        prompt: Prompt | None = None
+        try:
+            reference = await trio.to_thread.run_sync(write_artifact, artifacts, data)
+            prompt = Prompt(turn_id=turn_id, text="", artifact=reference, request_id=turn_id)
+        except (OSError, ArtifactError) as error:
+            self._end_turn(TurnEvent(turn_id, "lost", f"prompt artifact: {error}"))
         del data
         try:
             async with contextlib.aclosing(self._run_prompt(turn_id, prompt, receive)) as batches:
@@ -112,10 +117,13 @@ class _HandleTurns(_HandleFrames):
     ) -> AsyncGenerator[tuple[TurnEvent, ...], None]:
         # prompt None: it could not be prepared, the turn is lost already; the previous
         # turn's rest is acknowledged in the prompt's write
-        if prompt is not None and not await self._send_whole(
-            lambda: self.stream.send_acked(prompt)
-        ):
-            self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
+        if prompt is not None:
+            refusals: list[str] = []
+            if not await self._send_whole(lambda: self._send_prompt(prompt, refusals)):
+                self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
+            elif refusals:  # not written, the ack before it was: the worker goes on
+                refused = f"the prompt was refused by the worker protocol: {refusals[0]}"
+                self._end_turn(TurnEvent(turn_id, "failed", refused))
         try:
             since_ack = 0  # consumed events not yet acknowledged
             with receive:  # closed synchronously: no schedule point at a turn's end
@@ -150,6 +158,13 @@ class _HandleTurns(_HandleFrames):
         finally:
             if self._turn_id == turn_id:  # abandoned mid-turn: let the worker finish it
                 self._ack_all_soon()
+
+    async def _send_prompt(self, prompt: Prompt, refusals: list[str]) -> None:
+        """Write `prompt` after the ack owed; a refusal of ours is noted in `refusals`."""
+        try:
+            await self.stream.send_acked(prompt)
+        except LocalProtocolError as error:
+            refusals.append(error.message)
 
     async def interrupt(self, turn_id: str) -> bool:
         """Ask the worker to stop turn `turn_id`; True if the turn ended within the

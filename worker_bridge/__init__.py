@@ -79,11 +79,13 @@ if TYPE_CHECKING:
     from ._frames import frame_to_wire as frame_to_wire
     from ._sdk import WorkerContext as WorkerContext
     from ._sdk import run_worker as run_worker
+    from ._trio import FrameWriteTimeout as FrameWriteTimeout
     from ._trio import TrioFrameStream as TrioFrameStream
     from ._turn import Turn as Turn
 
 _LAZY = {
     "Connection": "_connection",
+    "FrameWriteTimeout": "_trio",
     "TrioFrameStream": "_trio",
     "run_worker": "_sdk",
     "Turn": "_turn",

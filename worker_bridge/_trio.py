@@ -9,7 +9,9 @@ one schedule point and no failed read per wake-up, where `FdStream.receive_some`
 tries, fails with EAGAIN and yields again. A write whose lock is free goes straight out and
 waits only when the pipe is full (`FdStream.send_all` yields first): a frame costs its
 sender no schedule point, so the caller's next wait is the turn's only one. Callers loop
-through a real wait (the reader, the next event), never on writes alone.
+through a real wait (the reader, the next event), never on writes alone. With
+`write_bound_s` set (the worker handle sets it) a write is also whole: only its waits are
+shielded and bounded, so the common frame costs no cancel scope.
 """
 
 from __future__ import annotations
@@ -21,10 +23,16 @@ from typing import Any
 import trio
 
 from ._connection import Connection
+from ._errors import LocalProtocolError
 from ._frames import Frame, Prompt, frame_from_wire
 from ._wire import Signal
 
 READ_SIZE = 65536
+
+
+class FrameWriteTimeout(trio.BrokenResourceError):
+    """A frame begun on the pipe could not be finished within `write_bound_s` (the peer
+    stopped reading): the pipe is as good as broken."""
 
 
 class TrioFrameStream:
@@ -40,12 +48,35 @@ class TrioFrameStream:
         self._send_stream = send_stream
         self._receive_stream = receive_stream
         self._send_lock = trio.Lock()
+        # With a bound, every send to a pipe is whole: a frame takes its sequence before
+        # its bytes go out, and one cut off by its caller's cancel would leave a gap or
+        # half a line. So whatever has to wait (the lock, a full pipe) waits shielded from
+        # the caller's cancel and bounded by this, then raises `FrameWriteTimeout`; what
+        # needs no wait (the common case) is written at once, with no schedule point at
+        # which a cancel could land, and no cancel scope to pay for.
+        self.write_bound_s: float | None = None
+
+    @property
+    def writes_whole(self) -> bool:
+        """Whether every send is whole and bounded by itself (`write_bound_s`, on a pipe)."""
+        return self.write_bound_s is not None and isinstance(
+            self._send_stream, trio.lowlevel.FdStream
+        )
 
     async def _lock(self) -> None:
-        if self._send_lock.locked():
-            await self._send_lock.acquire()  # FIFO behind the sender writing now
-        else:
+        if not self._send_lock.locked():
             self._send_lock.acquire_nowait()  # free: no schedule point
+        elif self.writes_whole:
+            with self._bounded() as scope:
+                await self._send_lock.acquire()  # FIFO behind the sender writing now
+            if scope.cancelled_caught:
+                raise FrameWriteTimeout(f"the pipe stayed busy for {self.write_bound_s} s")
+        else:
+            await self._send_lock.acquire()
+
+    def _bounded(self) -> trio.CancelScope:
+        assert self.write_bound_s is not None
+        return trio.CancelScope(shield=True, deadline=trio.current_time() + self.write_bound_s)
 
     async def send(self, frame: Frame) -> None:
         """Encode and write one frame. Raises `LocalProtocolError`, or trio's stream errors
@@ -58,14 +89,22 @@ class TrioFrameStream:
 
     async def send_acked(self, frame: Frame) -> None:
         """Acknowledge every event received so far and send `frame`, in one write (a
-        prompt carries the previous turn's last ack). Raises as `send` does."""
+        prompt carries the previous turn's last ack). Raises as `send` does; a `frame` the
+        protocol refuses (`LocalProtocolError`) raises after the ack is written alone: it
+        took its sequence already, and the peer waits for it."""
         await self._lock()
         try:
             ack = self.connection.ack()
-            if type(frame) is Prompt and frame.artifact is None and frame.request_id:
-                line = self.connection.wire.send_prompt(frame.turn_id, frame.text, frame.request_id)
-            else:
-                line = self.connection.send(frame)
+            try:
+                if type(frame) is Prompt and frame.artifact is None and frame.request_id:
+                    wire = self.connection.wire
+                    line = wire.send_prompt(frame.turn_id, frame.text, frame.request_id)
+                else:
+                    line = self.connection.send(frame)
+            except LocalProtocolError:
+                if ack is not None:
+                    await self._write(ack)
+                raise
             await self._write(line if ack is None else ack + line)
         finally:
             self._send_lock.release()
@@ -108,16 +147,16 @@ class TrioFrameStream:
             await stream.send_all(data)
             return
         fd = stream.fileno()  # ClosedResourceError once closed
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(fd, view) :]
-            except BlockingIOError:  # the pipe is full: wait (closing it raises)
-                await trio.lowlevel.wait_writable(fd)
-            except OSError as error:
-                if error.errno == errno.EBADF:
-                    raise trio.ClosedResourceError("the pipe was closed") from None
-                raise trio.BrokenResourceError from error
+        view = _write_now(fd, memoryview(data))
+        if not view:
+            return
+        if self.write_bound_s is None:
+            await _write_rest(fd, view)
+            return
+        with self._bounded() as scope:
+            await _write_rest(fd, view)
+        if scope.cancelled_caught:
+            raise FrameWriteTimeout(f"a frame was not read within {self.write_bound_s} s")
 
     async def _read(self) -> bytes | bytearray:
         stream = self._receive_stream
@@ -139,3 +178,24 @@ class TrioFrameStream:
         """Close our writing end (the peer sees end of stream)."""
         async with self._send_lock:
             await self._send_stream.aclose()
+
+
+def _write_now(fd: int, view: memoryview) -> memoryview:
+    """Write what the pipe takes now; the rest (empty when all of it went)."""
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except BlockingIOError:  # the pipe is full
+        pass
+    except OSError as error:
+        if error.errno == errno.EBADF:
+            raise trio.ClosedResourceError("the pipe was closed") from None
+        raise trio.BrokenResourceError from error
+    return view
+
+
+async def _write_rest(fd: int, view: memoryview) -> None:
+    """Write `view` whole, waiting for room whenever the pipe is full (closing it raises)."""
+    while view:
+        await trio.lowlevel.wait_writable(fd)
+        view = _write_now(fd, view)

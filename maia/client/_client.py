@@ -13,6 +13,7 @@ does not reconnect behind the caller's back: `await client.reconnect()` does, on
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,7 +35,13 @@ from ._projection import (
     encode_params,
     hello_params,
 )
-from ._transport import MAX_MESSAGE_BYTES, WebSocket, error_from_wire, open_websocket
+from ._transport import (
+    CUT_REASON,
+    MAX_MESSAGE_BYTES,
+    WebSocket,
+    error_from_wire,
+    open_websocket,
+)
 
 DEFAULT_TIMEOUT_S = 10.0  # above the Node's own 5 s deadline, so its answer arrives first
 
@@ -45,10 +52,29 @@ MAX_DEPRECATIONS = 16
 class _Slot:
     __slots__ = ("done", "error", "result")
 
-    def __init__(self) -> None:
-        self.done = anyio.Event()
+    def __init__(self, done: Any) -> None:
+        self.done = done  # an anyio.Event, or under trio trio's own (`_Waits`)
         self.result: Any = None
         self.error: MaiaError | None = None
+
+
+class _Waits:
+    """How a request waits for its answer: anyio's Event and cancel scope, or under trio
+    trio's own (the same semantics without anyio's wrapper objects: a few microseconds a
+    request)."""
+
+    def __init__(self, under_trio: bool) -> None:
+        trio = sys.modules.get("trio") if under_trio else None
+        self._trio = trio
+
+    def event(self) -> Any:
+        return anyio.Event() if self._trio is None else self._trio.Event()
+
+    def within(self, seconds: float) -> Any:
+        """A scope that stops waiting after `seconds` (`cancelled_caught` then)."""
+        if self._trio is None:
+            return anyio.move_on_after(seconds)
+        return self._trio.CancelScope(deadline=self._trio.current_time() + seconds)
 
 
 class MaiaClient:
@@ -69,6 +95,8 @@ class MaiaClient:
         self._ids = itertools.count(1)
         self._pending: dict[int, _Slot] = {}
         self._socket: WebSocket | None = None
+        self._lost_socket: WebSocket | None = None  # the connection last lost, for its reason
+        self._waits = _Waits(False)
         self._reader_scope: anyio.CancelScope | None = None
         self.hello: dict[str, Any] = {}
         # The deprecation diagnostics the Node sent (a deprecated name was called), newest last.
@@ -83,6 +111,8 @@ class MaiaClient:
         """
         socket = self._socket
         if socket is None:
+            if self._lost_socket is not None and self._lost_socket.cut:
+                raise _lost(self._lost_socket)  # why the last connection ended
             raise MaiaError("unavailable", "node is unavailable: not connected", {"target": "node"})
         request_id = next(self._ids)
         frame = orjson.dumps({"id": request_id, "method": method, "params": params or {}})
@@ -92,14 +122,15 @@ class MaiaClient:
                 f"a frame exceeds {MAX_MESSAGE_BYTES} bytes",
                 {"limit": MAX_MESSAGE_BYTES, "method": method},
             )
-        slot = _Slot()
+        waits = self._waits
+        slot = _Slot(waits.event())
         self._pending[request_id] = slot
         try:
             try:
                 await socket.send(frame)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
                 raise _lost(socket) from error
-            with anyio.move_on_after(self._timeout_s):
+            with waits.within(self._timeout_s):
                 await slot.done.wait()
         finally:
             self._pending.pop(request_id, None)
@@ -150,7 +181,8 @@ class MaiaClient:
         self.endpoint = endpoint
         headers = [(b"authorization", f"Bearer {endpoint.token}".encode("ascii"))]
         socket = await open_websocket(endpoint.url, headers=headers, timeout_s=self._timeout_s)
-        self._socket = socket
+        self._socket, self._lost_socket = socket, None
+        self._waits = _Waits(socket.under_trio)
         self._reader_scope = anyio.CancelScope()
         self._group.start_soon(self._read, socket, self._reader_scope)
         hello = await self.request("node.hello", hello_params())
@@ -185,7 +217,7 @@ class MaiaClient:
                 # never raises, so the caller's task group never sees its failure.
                 socket.close_code = socket.close_code or 1006
         if self._socket is socket:
-            self._socket = None
+            self._socket, self._lost_socket = None, socket
         self._fail_pending(socket)
         await socket.aclose()  # idempotent: closing twice is harmless
 
@@ -219,6 +251,12 @@ def _lost(socket: WebSocket) -> MaiaError:
             "frame_too_large",
             f"a frame exceeds {MAX_MESSAGE_BYTES} bytes (the connection was closed)",
             {"limit": MAX_MESSAGE_BYTES, "closeCode": 1009},
+        )
+    if socket.cut:
+        return MaiaError(
+            "unavailable",
+            f"node is unavailable: {CUT_REASON} (reconnect to go on)",
+            {"target": "node", "closeCode": socket.close_code},
         )
     return MaiaError(
         "unavailable",

@@ -26,7 +26,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from ._wire import MAX_MESSAGE_BYTES, error_from_wire, split_url
+from ._wire import CUT_REASON, MAX_MESSAGE_BYTES, error_from_wire, split_url
 
 _GUID: Final = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _CHUNK: Final = 65536
@@ -70,6 +70,7 @@ class SyncClient:
         self._buffer = b""
         self._ids = 0
         self.close_code: int | None = None
+        self.cut = False  # a frame's write did not finish: the connection was dropped
         self.hello: dict[str, Any] = {}
 
     def connect(self) -> None:
@@ -162,7 +163,17 @@ class SyncClient:
         mask = os.urandom(4)
         key = int.from_bytes((mask * (n // 4 + 1))[:n], "big")
         masked = (int.from_bytes(payload, "big") ^ key).to_bytes(n, "big") if n else b""
-        self._socket.sendall(header + mask + masked)
+        # Bounded by the client's timeout, whatever the last read left set.
+        self._socket.settimeout(self._timeout_s)
+        try:
+            self._socket.sendall(header + mask + masked)
+        except BaseException:
+            # Part of the frame may be on the wire (a timeout, an interrupt): any later frame
+            # would land inside it, so the connection is dropped.
+            self.cut = True
+            self.close_code = self.close_code or 1006
+            self._drop()
+            raise
 
     def _take(self, n: int, deadline: float, slow: list[Any]) -> bytes:
         while len(self._buffer) < n:
@@ -219,6 +230,8 @@ class SyncClient:
         within the client's timeout).
         """
         if self._socket is None:
+            if self.cut:
+                raise self._lost()
             raise _error("unavailable", "node is unavailable: not connected", {"target": "node"})
         self._ids += 1
         request_id = self._ids
@@ -231,7 +244,10 @@ class SyncClient:
         deadline = now + self._timeout_s
         slow: list[Any] = [on_slow, now + slow_after_s] if on_slow is not None else []
         try:
-            self._send_frame(_TEXT, frame)
+            try:
+                self._send_frame(_TEXT, frame)
+            except TimeoutError:  # the frame did not leave within the timeout: cut
+                raise self._lost() from None
             while True:
                 answer = json.loads(self._receive(deadline, slow))
                 if isinstance(answer, dict) and answer.get("id") == request_id:
@@ -254,6 +270,9 @@ class SyncClient:
                 f"a frame exceeds {MAX_MESSAGE_BYTES} bytes (the connection was closed)",
                 {"limit": MAX_MESSAGE_BYTES, "closeCode": 1009},
             )
+        if self.cut:
+            return _error("unavailable", f"node is unavailable: {CUT_REASON} (reconnect to go on)",
+                          {"target": "node", "closeCode": self.close_code})  # fmt: skip
         return _error("unavailable", "node is unavailable: the connection was lost",
                          {"target": "node", "closeCode": self.close_code})  # fmt: skip
 

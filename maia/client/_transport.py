@@ -5,12 +5,17 @@ between it and an anyio TCP stream. Messages are reassembled under a size bound;
 that sends more is closed with 1009. A refused upgrade becomes a `MaiaError` carrying the
 Node's typed error from the HTTP body. The common frames, whole text answers in and whole
 text requests out, skip wsproto's general code (`_fast_frame`); everything else is its.
+A frame whose write does not finish (its caller cancelled mid-send) cuts the connection
+(`WebSocket._write`): no later frame can follow half a frame.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
+import socket
+import sys
 from typing import Any, NoReturn
 
 import anyio
@@ -32,6 +37,7 @@ from wsproto.events import (
 from maia.core import MaiaError
 
 from ._fast_frame import client_text_frame, idle, whole_server_texts
+from ._wire import CUT_REASON as CUT_REASON
 from ._wire import MAX_MESSAGE_BYTES as MAX_MESSAGE_BYTES
 from ._wire import error_from_wire as error_from_wire
 from ._wire import split_url as split_url
@@ -53,6 +59,13 @@ class WebSocket:
         self._ready: collections.deque[str] = collections.deque()  # whole texts read fast
         self.close_code: int | None = None
         self.close_reason: str = ""
+        self.cut = False  # a frame's write did not finish: closed, nothing more is written
+        self._raw = _trio_socket(stream)  # under trio, the socket frames are written to
+
+    @property
+    def under_trio(self) -> bool:
+        """Whether this connection runs under trio (its frames go straight to the socket)."""
+        return self._raw is not None
 
     async def send(self, text: str | bytes) -> None:
         """Send one text message: a str, or its UTF-8 bytes (valid UTF-8, as orjson writes:
@@ -67,7 +80,45 @@ class WebSocket:
                 frame = client_text_frame(payload)  # the common request, without wsproto's code
             else:
                 frame = ws.send(TextMessage(data=payload.decode("utf-8")))
+            await self._write(frame)
+
+    async def _write(self, frame: bytes) -> None:
+        """Write one whole frame (under `_send_lock`).
+
+        Under trio the frame goes straight to the socket when it takes it whole: no
+        schedule point. Otherwise (the socket is full) anyio writes the rest, and trio may
+        stop that write part-way when its caller is cancelled; any later frame would land
+        inside this one, so the connection is cut instead. Under asyncio a write is never
+        left part-way (the transport takes the whole frame, or none of it when cancelled
+        before), so nothing is cut there."""
+        raw = self._raw
+        if raw is not None:
+            try:
+                sent = raw.send(frame)
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError:
+                self._cut()  # the peer is gone: as anyio would report it
+                raise anyio.BrokenResourceError from None
+            if sent == len(frame):
+                return
+            frame = frame[sent:]
+        try:
             await self._stream.send(frame)
+        except BaseException:
+            if raw is not None:
+                self._cut()
+            raise
+
+    def _cut(self) -> None:
+        """Close at once, without awaiting (the caller may be being cancelled): the socket
+        is shut down, so the reader sees end of stream and the peer no later frame."""
+        if self.close_code is None:
+            self.close_code, self.close_reason = 1006, CUT_REASON
+        self.cut = True
+        if self._raw is not None:
+            with contextlib.suppress(OSError):
+                self._raw.shutdown(socket.SHUT_RDWR)
 
     async def receive(self) -> str | bytes | None:
         """The next whole message, or None once the connection is closed."""
@@ -116,12 +167,15 @@ class WebSocket:
             return b"".join(bytes(part) for part in parts)
         if isinstance(event, Ping):
             async with self._send_lock:
-                await self._stream.send(self._ws.send(event.response()))
+                if self.cut:
+                    raise anyio.ClosedResourceError
+                await self._write(self._ws.send(event.response()))
         elif isinstance(event, CloseConnection):
             self.close_code, self.close_reason = event.code, event.reason or ""
             try:
                 async with self._send_lock:
-                    await self._stream.send(self._ws.send(event.response()))
+                    if not self.cut:
+                        await self._write(self._ws.send(event.response()))
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
         return None
@@ -130,7 +184,8 @@ class WebSocket:
         self.close_code, self.close_reason = code, reason
         try:
             async with self._send_lock:
-                await self._stream.send(self._ws.send(CloseConnection(code=code, reason=reason)))
+                if not self.cut:
+                    await self._write(self._ws.send(CloseConnection(code=code, reason=reason)))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass
 
@@ -141,6 +196,19 @@ class WebSocket:
                 if self.close_code is None:
                     await self._close(1000, "bye")
             await self._stream.aclose()
+
+
+def _trio_socket(stream: anyio.abc.ByteStream) -> socket.socket | None:
+    """The non-blocking socket under `stream` when this runs under trio and `stream` is a
+    plain TCP stream (never one wrapping it, such as TLS, whose bytes are not the
+    socket's), else None."""
+    trio = sys.modules.get("trio")  # not imported: not under trio (asyncio never loads it)
+    if trio is None or not trio.lowlevel.in_trio_run():
+        return None
+    if not isinstance(stream, anyio.abc.SocketStream):
+        return None
+    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+    return raw if isinstance(raw, socket.socket) and raw.gettimeout() == 0.0 else None
 
 
 async def open_websocket(

@@ -1,5 +1,5 @@
 """What both client transports share, standard library only (the error type loads when
-an error is made): the message bound, the Node
+an error is made): the message bound, the reason a cut connection gives, the Node
 URL's parts, and a typed error from the wire's error object."""
 
 from __future__ import annotations
@@ -11,6 +11,12 @@ if TYPE_CHECKING:
     from maia.core import MaiaError
 
 MAX_MESSAGE_BYTES: Final = 1024 * 1024
+# Why a connection was closed by the SDK itself: a frame's write stopped part-way (its caller
+# cancelled or interrupted, the socket timed out), and a later frame would land inside it.
+CUT_REASON: Final = (
+    "a send was cut off mid-frame (cancelled, interrupted or timed out), so the connection "
+    "was closed"
+)
 
 
 def error_from_wire(value: Any) -> MaiaError:

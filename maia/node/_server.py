@@ -161,10 +161,11 @@ class _Connection:
         self._in_flight = 0
         self._nursery: trio.Nursery | None = None  # while serving
         self._failure: Exception | None = None  # what a frame handled direct raised
+        self._direct = socket if isinstance(socket, DirectConnection) else None
 
     async def serve(self) -> None:
         socket = self._socket
-        direct = socket if isinstance(socket, DirectConnection) else None
+        direct = self._direct
         receive = socket.get_message if direct is None else direct.next_message
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
@@ -241,6 +242,8 @@ class _Connection:
             return
         if isinstance(answer, Pending):
             self._in_flight += 1
+            if self._direct is not None:
+                self._direct.in_flight = self._in_flight
             nursery.start_soon(self._finish_counted, request, call, answer)
             return
         await self._answer(request, answer)
@@ -258,6 +261,9 @@ class _Connection:
             await self._answer(request, result)
         finally:
             self._in_flight -= 1
+            if self._direct is not None:  # an invalid frame's Close may wait for this
+                self._direct.in_flight = self._in_flight
+                self._direct.settled()
 
     def _call(self, request: Request) -> Call:
         return Call(

@@ -12,8 +12,10 @@ What the libraries leave out, and where it is added:
   are answered with a Close frame carrying that code (RFC 6455 §7.1.7), then TCP is
   closed. wsproto reports the first as an event trio-websocket answers with a bare TCP
   close, and the second is noticed only once the bytes have arrived: `_StrictConnection`
-  parses eagerly and raises the failure with its Close frame as the hint, which
-  trio-websocket sends before closing.
+  parses eagerly and queues the failure's Close after the events read before it, and
+  `DirectConnection` sends it once the requests read before it are answered (those handed
+  over, those in trio-websocket's channel and those in flight; the wait is bounded by
+  `DRAIN_TIMEOUT`). Nothing after the invalid frame is read.
 - One whole masked text frame in one read, the common request, is read without wsproto's
   general parser, and a whole text answer written without its serializer (`_fast_frame`);
   everything else goes through it, so the rules above hold.
@@ -39,13 +41,26 @@ import collections
 import logging
 import os
 from collections.abc import Awaitable, Callable, Generator
+from typing import Any
 
 import orjson
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, WebSocketServer
 from wsproto import ConnectionType, WSConnection
 from wsproto.connection import ConnectionState
-from wsproto.events import BytesMessage, CloseConnection, Event, Message, Pong, TextMessage
+from wsproto.events import (
+    AcceptConnection,
+    BytesMessage,
+    CloseConnection,
+    Event,
+    Message,
+    Ping,
+    Pong,
+    RejectConnection,
+    RejectData,
+    Request,
+    TextMessage,
+)
 from wsproto.utilities import RemoteProtocolError
 
 from maia.core import MaiaError
@@ -55,6 +70,7 @@ from ._fast_frame import server_text_frame, whole_text_frames
 log = logging.getLogger("maia.node")
 HARD_LIMIT_FACTOR = 2  # beyond factor × cap, a connection is closed without an answer
 MESSAGE_TOO_BIG = 1009
+DRAIN_TIMEOUT = 5.0  # how long an invalid frame's Close waits for earlier answers
 
 
 class _StrictConnection(WSConnection):
@@ -64,6 +80,9 @@ class _StrictConnection(WSConnection):
         super().__init__(ConnectionType.SERVER)
         self._max_message_bytes = max_message_bytes
         self._parsed: collections.deque[Event] = collections.deque()
+        # The Close to fail the connection with, queued after the events read before the
+        # invalid frame, so those are handled first (`DirectConnection`).
+        self.failure: CloseConnection | None = None
 
     @property
     def http_version(self) -> bytes | None:
@@ -73,6 +92,8 @@ class _StrictConnection(WSConnection):
         return version if isinstance(version, bytes) else None
 
     def receive_data(self, data: bytes | None) -> None:
+        if self.failure is not None:
+            return  # failed: nothing after the invalid frame is read
         connection = self.connection
         if connection is not None and data and connection.state is ConnectionState.OPEN:
             # The common case, whole text frames, read without wsproto (`_fast_frame`).
@@ -86,21 +107,33 @@ class _StrictConnection(WSConnection):
         if connection is None or data is None or connection.state is not ConnectionState.OPEN:
             return
         for event in connection.events():
+            # A header announcing more than the bound fails the connection before any of its
+            # payload counts (even bytes that would fail it otherwise, such as bad UTF-8).
+            if self._fail_if_oversized(connection):
+                return
             if isinstance(event, CloseConnection) and connection.state is ConnectionState.OPEN:
                 # Not the peer's Close (that moves the state): wsproto's parse failure.
-                raise RemoteProtocolError(
-                    event.reason or "invalid frame",
-                    event_hint=CloseConnection(code=event.code, reason=event.reason),
-                )
+                self._fail(event.code, event.reason or "invalid frame")
+                return
             self._parsed.append(event)
+        self._fail_if_oversized(connection)
+
+    def _fail_if_oversized(self, connection: Any) -> bool:
+        """Fail with 1009 if the frame wsproto is reading announces more than the bound."""
         header = getattr(getattr(getattr(connection, "_proto", None), "_frame_decoder", None),
                          "header", None)  # fmt: skip
         announced = getattr(header, "payload_len", 0)
-        if isinstance(announced, int) and announced > self._max_message_bytes:
-            reason = f"a frame of {announced} bytes exceeds {self._max_message_bytes} bytes"
-            raise RemoteProtocolError(
-                reason, event_hint=CloseConnection(code=MESSAGE_TOO_BIG, reason=reason)
-            )
+        if not isinstance(announced, int) or announced <= self._max_message_bytes:
+            return False
+        reason = f"a frame of {announced} bytes exceeds {self._max_message_bytes} bytes"
+        self._fail(MESSAGE_TOO_BIG, reason)
+        return True
+
+    def _fail(self, code: int, reason: str) -> None:
+        """Fail the connection with a Close of `code` once what was read before it is
+        handled: queued after those events, for `DirectConnection` to send."""
+        self.failure = CloseConnection(code=code, reason=reason)
+        self._parsed.append(self.failure)
 
     def send(self, event: Event) -> bytes:
         connection = self.connection
@@ -143,6 +176,8 @@ class DirectConnection(WebSocketConnection):
 
     on_message: Callable[[str], Awaitable[None]] | None = None
     direct = False  # set by the handler while it waits in get_message with nothing queued
+    in_flight = 0  # requests the handler answers from tasks of their own, kept by it
+    _idle: trio.Event | None = None  # set by `settled`, for a failure's Close
 
     async def _handle_message_event(self, event: TextMessage | BytesMessage) -> None:
         handler = self.on_message
@@ -160,6 +195,91 @@ class DirectConnection(WebSocketConnection):
             return
         await handler(event.data)
 
+    async def _reader_task(self) -> None:
+        """trio-websocket's reader loop for a server connection, the same steps, with the
+        socket read as the worker pipes are: wait until readable, then one read (trio's
+        `SocketStream.receive_some` adds a conflict detector, an error-translating context
+        manager and a try-first read), and no debug logging per event."""
+        stream = self._stream
+        if type(stream) is not trio.SocketStream or self._initial_request:
+            await super()._reader_task()
+            return
+        handlers: dict[type[Event], Callable[[Any], Awaitable[None]]] = {
+            AcceptConnection: self._handle_accept_connection_event,
+            BytesMessage: self._handle_message_event,
+            CloseConnection: self._handle_close_connection_event,
+            Ping: self._handle_ping_event,
+            Pong: self._handle_pong_event,
+            RejectConnection: self._handle_reject_connection_event,
+            RejectData: self._handle_reject_data_event,
+            Request: self._handle_request_event,
+            TextMessage: self._handle_message_event,
+        }
+        ws, size = self._wsproto, self._receive_buffer_size or 65536
+        async with self._send_channel:
+            while self._reader_running:
+                for event in ws.events():
+                    handler = handlers.get(type(event))
+                    if handler is None:
+                        log.warning("API connection: an unknown event %s", type(event).__name__)
+                        continue
+                    try:
+                        await handler(event)
+                    except ConnectionClosed:
+                        self._reader_running = False
+                        break
+                try:
+                    data = await _receive(stream.socket, size)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    await self._abort_web_socket()
+                    break
+                if not data:  # TCP closed: abnormal unless the WebSocket closed first
+                    if ws.state is not ConnectionState.CLOSED:
+                        await self._abort_web_socket()
+                    break
+                if ws.state is not ConnectionState.CLOSED:
+                    try:
+                        ws.receive_data(data)
+                    except RemoteProtocolError as error:
+                        if error.event_hint:
+                            await self._send(error.event_hint)
+                        await self._close_stream()
+
+    async def _handle_close_connection_event(self, event: CloseConnection) -> None:
+        strict = self._wsproto
+        if not isinstance(strict, _StrictConnection) or event is not strict.failure:
+            await super()._handle_close_connection_event(event)
+            return
+        # An invalid frame, after the events read before it were handled here: wait (bounded)
+        # until the handler has answered those it took through the channel, then fail the
+        # connection as RFC 6455 §7.1.7 says: our Close with its code, then TCP closed.
+        if self.on_message is not None:
+            with trio.move_on_after(DRAIN_TIMEOUT):
+                while not self._answered():
+                    self._idle = trio.Event()
+                    await self._idle.wait()
+        try:
+            await self._send(event)
+        finally:
+            await self._close_web_socket(event.code, event.reason or None)
+            self._close_handshake.set()
+            await self._close_stream()
+        raise ConnectionClosed(self._close_reason)  # the reader stops here
+
+    def _answered(self) -> bool:
+        """Whether every request read so far is answered: the handler waits in
+        `next_message` with nothing queued for it, and none is in flight."""
+        return (
+            self.direct
+            and not self.in_flight
+            and not self._recv_channel.statistics().current_buffer_used
+        )
+
+    def settled(self) -> None:
+        """Called by the handler when a request in flight is answered (`in_flight`)."""
+        if self._idle is not None:
+            self._idle.set()
+
     async def next_message(self) -> str | bytes:
         """`get_message`, but while it waits with nothing queued the reader task may hand
         messages straight to `on_message` instead. Raises `ConnectionClosed`."""
@@ -170,6 +290,7 @@ class DirectConnection(WebSocketConnection):
         except (trio.ClosedResourceError, trio.EndOfChannel):
             raise ConnectionClosed(self._close_reason) from None
         self.direct = True
+        self.settled()  # a failure's Close may wait for this
         try:
             return await self.get_message()
         finally:
@@ -241,6 +362,35 @@ class GuardedServer(WebSocketServer):
             finally:
                 with trio.move_on_after(self._disconnect_timeout):
                     await connection.aclose()
+
+
+async def _receive(sock: trio.socket.SocketType, size: int) -> bytes:
+    """One read of at most `size` bytes once `sock` is readable (b"" at end of stream).
+    Raises `ClosedResourceError` once the socket is closed, `BrokenResourceError` when the
+    peer reset it."""
+    fd = sock.fileno()  # -1 once closed
+    if fd < 0:
+        raise trio.ClosedResourceError("the socket was closed")
+    try:  # what a busy client sent meanwhile is there at once: no epoll round
+        data = os.read(fd, size)
+    except BlockingIOError:
+        pass
+    except OSError as error:
+        raise trio.BrokenResourceError from error
+    else:
+        await trio.lowlevel.cancel_shielded_checkpoint()  # the others' turn, as trio's read
+        return data
+    while True:
+        await trio.lowlevel.wait_readable(fd)  # closing it meanwhile raises
+        fd = sock.fileno()  # fetched again: closed meanwhile, its number may be reused
+        if fd < 0:
+            raise trio.ClosedResourceError("the socket was closed")
+        try:
+            return os.read(fd, size)
+        except BlockingIOError:  # woken without data after all: wait again
+            continue
+        except OSError as error:
+            raise trio.BrokenResourceError from error
 
 
 async def _contained_reader(connection: WebSocketConnection, number: int) -> None:

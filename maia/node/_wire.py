@@ -8,6 +8,8 @@ Untrusted text is parsed by the standard library with hooks (duplicate keys, `Na
 `Infinity` refused; deep nesting bounded, since `json` would raise `RecursionError`), and
 text no encoder could send back (a lone surrogate escape) is refused as `validation_failed`
 naming its path; responses are written by orjson, which measured faster on the hot path.
+A text that orjson writes back byte for byte (what the SDK sends) is read by orjson
+(~1 us; the strict parse ~4 us): its value is then the strict parse's.
 """
 
 from __future__ import annotations
@@ -70,6 +72,24 @@ def _depth_ok(text: str) -> bool:
     return True
 
 
+_NOT_PLAIN: Any = object()
+
+
+def _as_orjson_writes_it(frame: str) -> Any:
+    """The value of `frame` when orjson writes that very text back (the SDK's own form:
+    compact, no duplicate key, no NaN, no number read another way, no lone surrogate), the
+    strict parse's value then (`supervision._worker_json.decode_frame`'s argument; both
+    are tested against the strict parse over texts of every spelling); else `_NOT_PLAIN`,
+    and the strict parse decides."""
+    try:
+        value = orjson.loads(frame)
+        if orjson.dumps(value) == frame.encode():
+            return value
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError, UnicodeEncodeError):
+        pass
+    return _NOT_PLAIN
+
+
 def _invalid(detail: str, request_id: RequestId = None) -> MaiaError:
     return MaiaError("invalid_request", f"the request is malformed: {detail}", {"id": request_id})
 
@@ -93,10 +113,13 @@ def parse_request(frame: str | bytes) -> Request:
             raise _invalid("the frame is not UTF-8") from None
     if not _depth_ok(frame):
         raise _invalid(f"JSON nests deeper than {MAX_DEPTH} levels")
-    try:
-        value = _DECODER.decode(frame)
-    except (ValueError, RecursionError) as error:
-        raise _invalid(f"invalid JSON: {error}") from None
+    value = _as_orjson_writes_it(frame)
+    strict = value is _NOT_PLAIN
+    if strict:
+        try:
+            value = _DECODER.decode(frame)
+        except (ValueError, RecursionError) as error:
+            raise _invalid(f"invalid JSON: {error}") from None
     if not isinstance(value, dict):
         raise _invalid("the frame must be a JSON object {id, method, params}")
     request_id = value.get("id")
@@ -105,7 +128,8 @@ def parse_request(frame: str | bytes) -> Request:
         or (isinstance(request_id, int) and 0 <= request_id <= _MAX_SAFE)
     ):
         raise _invalid("id must be a string of 1-128 characters or a non-negative integer")
-    refuse_lone_surrogates(frame, value, request_id)
+    if strict:  # orjson writes no lone surrogate back: a plain text holds none
+        refuse_lone_surrogates(frame, value, request_id)
     if not value.keys() <= _ENVELOPE_KEYS:
         unknown = sorted(set(value) - _ENVELOPE_KEYS)
         raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id)
