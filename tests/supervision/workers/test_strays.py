@@ -39,6 +39,12 @@ trio.run(main, sys.argv[1], sys.argv[2])
 """
 
 
+def _scope(name: str) -> str:
+    """A scope of this test run alone: another run on the same machine (same user) sweeps
+    only its own scopes, so two runs never kill each other's strays."""
+    return f"test-{os.getpid()}-{name}"
+
+
 def alive(pid: int) -> bool:
     """Whether /proc shows `pid` as a process that is not a zombie."""
     try:
@@ -86,14 +92,18 @@ async def test_a_setsid_grandchild_of_a_killed_node_is_swept_at_the_next_start(
     """kill -9 of the supervising process leaves the grandchild running (reparented, out of
     every tree); a supervisor of another scope or of none leaves it; the next supervisor of
     the same scope kills it as it opens."""
-    with trio.fail_after(60), orphaned_grandchild(tmp_path, "home-a") as grandchild:
+    with trio.fail_after(60), orphaned_grandchild(tmp_path, _scope("home-a")) as grandchild:
         assert alive(grandchild)
         async with open_worker_supervisor(MemoryEpochSource(), SHORT) as unscoped:
             assert unscoped.strays_swept == []
-        async with open_worker_supervisor(MemoryEpochSource(), SHORT, scope="home-b") as other:
+        async with open_worker_supervisor(
+            MemoryEpochSource(), SHORT, scope=_scope("home-b")
+        ) as other:
             assert grandchild not in other.strays_swept
         assert alive(grandchild)
-        async with open_worker_supervisor(MemoryEpochSource(), SHORT, scope="home-a") as mine:
+        async with open_worker_supervisor(
+            MemoryEpochSource(), SHORT, scope=_scope("home-a")
+        ) as mine:
             assert grandchild in mine.strays_swept
             assert not alive(grandchild)
 
@@ -103,10 +113,15 @@ async def test_a_stray_of_a_dead_attempt_is_swept_when_the_supervisor_closes(
 ) -> None:
     """A process carrying the scope's marker for an attempt no worker runs, appearing while
     the supervisor is open, is swept on its clean close; another scope's is left alone."""
-    ours, theirs = _stray("home-c", "attempt_gone"), _stray("home-d", "attempt_gone")
+    ours, theirs = (
+        _stray(_scope("home-c"), "attempt_gone"),
+        _stray(_scope("home-d"), "attempt_gone"),
+    )
     try:
         with trio.fail_after(60):
-            async with open_worker_supervisor(MemoryEpochSource(), SHORT, scope="home-c") as sup:
+            async with open_worker_supervisor(
+                MemoryEpochSource(), SHORT, scope=_scope("home-c")
+            ) as sup:
                 pass
         assert ours.pid in sup.strays_swept
         assert not alive(ours.pid)
@@ -120,18 +135,18 @@ async def test_a_stray_of_a_dead_attempt_is_swept_when_the_supervisor_closes(
 def test_a_process_started_after_the_sweep_began_is_not_a_stray() -> None:
     """The start-time check: a marked process newer than the sweep is never judged a
     leftover (nor one whose attempt is live, nor one of another scope)."""
-    stray = _stray("home-e", "attempt_gone")
+    stray = _stray(_scope("home-e"), "attempt_gone")
     try:
         process = psutil.Process(stray.pid)
         deadline = time.monotonic() + 30  # the environment is readable once `sleep` runs
-        while process.environ().get("MAIA_WORKER_SCOPE") != "home-e":
+        while process.environ().get("MAIA_WORKER_SCOPE") != _scope("home-e"):
             assert time.monotonic() < deadline
             time.sleep(0.01)
         now = time.time()
-        assert _stray_of(process, "home-e", frozenset(), now)
-        assert not _stray_of(process, "home-e", frozenset(), process.create_time() - 1)
-        assert not _stray_of(process, "home-e", frozenset({"attempt_gone"}), now)
-        assert not _stray_of(process, "home-f", frozenset(), now)
+        assert _stray_of(process, _scope("home-e"), frozenset(), now)
+        assert not _stray_of(process, _scope("home-e"), frozenset(), process.create_time() - 1)
+        assert not _stray_of(process, _scope("home-e"), frozenset({"attempt_gone"}), now)
+        assert not _stray_of(process, _scope("home-f"), frozenset(), now)
     finally:
         stray.kill()
         stray.wait()
