@@ -78,7 +78,9 @@ def _unb64(text: str) -> bytes:
 
 
 def _invalid(reason: str) -> MaiaError:
-    return MaiaError("invalid_cursor", f"the cursor is not one this Node issued ({reason})", {})
+    return MaiaError(
+        "invalid_cursor", f"the cursor is not one this Node issued ({reason})", {"path": "cursor"}
+    )
 
 
 def _reset(reason: str) -> MaiaError:

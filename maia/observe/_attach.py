@@ -112,7 +112,12 @@ class AttachStream:
                     "invalid_cursor",
                     f"the cursor {{epoch {self.cursor.epoch}, sequence {self.cursor.sequence}}}"
                     f" is not a position of session {self.session_id} on this Node",
-                    {"sessionId": self.session_id, "epoch": self.epoch, "head": head},
+                    {
+                        "path": "cursor",
+                        "sessionId": self.session_id,
+                        "epoch": self.epoch,
+                        "head": head,
+                    },
                 )
             mode, start = "replay", self.cursor.sequence
         self.sequence = start

@@ -42,7 +42,11 @@ def peek_scope(cursor: str) -> str:
         values = orjson.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
         scope = values[2]
     except (IndexError, binascii.Error, ValueError, TypeError, orjson.JSONDecodeError):
-        raise MaiaError("invalid_cursor", "the cursor is not one this Node issued", {}) from None
+        raise MaiaError(
+            "invalid_cursor", "the cursor is not one this Node issued", {"path": "cursor"}
+        ) from None
     if not isinstance(scope, str):
-        raise MaiaError("invalid_cursor", "the cursor is not one this Node issued", {})
+        raise MaiaError(
+            "invalid_cursor", "the cursor is not one this Node issued", {"path": "cursor"}
+        )
     return scope
