@@ -102,16 +102,6 @@ def test_a_stop_while_an_approval_waits_withdraws_it_and_the_command_never_runs(
     assert not (cli.cwd / "stopped.txt").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a turn.send queued while the Session waits on an approval announces "
-        "session.activity.changed working (from waiting_approval) though the approval still "
-        "waits (state waiting-approval, status approval): the queue's activity "
-        "(actors/session, the activity derived on a send) ignores the pending approval, so "
-        "session.wait --activities waiting_approval and session.show read working"
-    ),
-)
 def test_a_turn_queued_behind_a_waiting_approval_keeps_the_activity_waiting_approval(
     cli: Cli, script: mock.AnthropicScript
 ) -> None:
