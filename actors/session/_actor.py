@@ -188,7 +188,7 @@ class SessionCore:
 
     def wall_time_limit_ms(self) -> int:
         """A turn's wall-time limit: maxWallTimeMsPerActivation, or the executor's own
-        when it is smaller (exec)."""
+        when it is smaller (every kind but echo)."""
         limit = self.config.limits.max_wall_time_ms_per_activation
         own = self.attempt.wall_time_ms
         return limit if own is None else min(limit, own)
