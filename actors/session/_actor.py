@@ -32,6 +32,7 @@ from . import _queue as q
 from ._attempt import Attempt
 from ._envelope import commit_cause, dispatch_context
 from ._items_page import items_page
+from ._lifecycles import SessionState
 from ._messages import Command, SessionContext
 from ._store import Draft, apply_plan, flush_columns, session_step, set_activity
 from ._views import mutation_session, session_view, turn_view
@@ -41,7 +42,11 @@ Views = tuple[list[Turn], dict[str, TurnShowOutput]]  # a commit's turn snapshot
 log = logging.getLogger("maia.session")
 
 
-def activity_of(core: q.QueueState) -> str:
+def activity_of(core: q.QueueState, waiting_approval: bool = False) -> str:
+    """The announced activity: an active turn whose approval waits stays waiting_approval
+    (a turn queued behind it changes nothing), else work, a ready worker or none."""
+    if core.active is not None and waiting_approval:
+        return "waiting_approval"
     if core.active is not None or (core.queued and not core.closed):
         return "working"
     if core.worker in (q.Worker.READY, q.Worker.STARTING):
@@ -176,13 +181,14 @@ class SessionCore:
         def dispatching(turn_id: str) -> AbstractContextManager[None]:
             return dispatch_context(conn, draft, turn_id, worker)
 
-        draft.stage_activity(activity_of(after))  # written with a Session row of the plan
+        waiting = draft.state is SessionState.WAITING_APPROVAL
+        draft.stage_activity(activity_of(after, waiting))  # written with a Session row of the plan
         apply_plan(conn, draft, plan, dispatching=dispatching)
-        set_activity(conn, draft, activity_of(after))
+        set_activity(conn, draft, activity_of(after, draft.state is SessionState.WAITING_APPROVAL))
 
     def wall_time_limit_ms(self) -> int:
         """A turn's wall-time limit: maxWallTimeMsPerActivation, or the executor's own
-        when it is smaller (exec)."""
+        when it is smaller (every kind but echo)."""
         limit = self.config.limits.max_wall_time_ms_per_activation
         own = self.attempt.wall_time_ms
         return limit if own is None else min(limit, own)

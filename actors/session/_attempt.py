@@ -35,7 +35,7 @@ class Attempt:
 
     handle: WorkerHandle | None = None
     tools: bool = False  # an agent worker: it asks approvals as `maia.approval` tool calls
-    wall_time_ms: int | None = None  # the executor's own per-turn limit (exec)
+    wall_time_ms: int | None = None  # the executor's own per-turn limit (not echo)
     timed_out: str | None = None  # the turn interrupted for passing its wall time
     over_limit: tuple[str, str, str] | None = None  # (turn, reason, message) past a limit
 

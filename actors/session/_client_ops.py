@@ -162,8 +162,11 @@ class ClientOps:
             if refusal is not None:
                 raise refusal
             if any(isinstance(a, q.FailTurn) for a in actions):  # it was still queued
-                turn_step(conn, draft, turn_id, TurnEvent.REJECT, reason="turn_rejected")
-                draft.targets.append(ReceiptTarget("turn", turn_id, "updated"))
+                moved = turn_step(conn, draft, turn_id, TurnEvent.REJECT, reason="turn_rejected")
+                # The Node's row names no target of its own: this one carries the revisions
+                # it moved, as turn.cancel's does.
+                draft.targets.append(ReceiptTarget("turn", turn_id, "updated",
+                                                   moved.revision - 1, moved.revision))  # fmt: skip
             elif actions:
                 if started:
                     turn_step(conn, draft, turn_id, TurnEvent.STARTED)

@@ -86,7 +86,9 @@ class WorkerLauncher:
         )
         try:
             executor = self.core.config.executor(row[0])  # builtin:, user: or this Project's own
-            self.attempt.wall_time_ms = executor.wall_time_ms if executor.kind == "exec" else None
+            # wallTimeMs bounds one turn for every kind that takes it (exec and the agents)
+            own = executor.wall_time_ms if executor.kind != "echo" else None
+            self.attempt.wall_time_ms = own
             self.attempt.tools = executor.kind in AGENT_KINDS
             output = self.core.config.limits.max_output_bytes_per_tool
             state = state_dir(str(self.core.ctx.store.path), self.core.session_id)

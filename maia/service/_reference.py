@@ -1,9 +1,10 @@
 """reference.resolve: what a person typed → one exact ID, or the candidates.
 
-Tried in order, first non-empty wins: the exact ID; an ID prefix of at least four
-hexadecimal digits (with or without the type prefix: `3fa2`, `session_3fa2`); an exact
-title (Sessions) or project key (Projects), case-insensitively. More than one match is
-`ambiguous` with at most ten candidates; none is `resource_not_found`.
+An exact ID wins outright. Otherwise the matches of an ID prefix of at least four
+hexadecimal digits (with or without the type prefix: `3fa2`, `session_3fa2`) and of an
+exact title (Sessions) or project key (Projects), case-insensitively, are gathered
+together: more than one distinct ID is `ambiguous` with at most ten candidates; none is
+`resource_not_found`.
 """
 
 from __future__ import annotations
@@ -42,20 +43,23 @@ def _resolve(conn: sqlite3.Connection, params: ReferenceResolveInput) -> list[tu
     exact = conn.execute(select + f"{column} = ?{scope}", [text, *scope_args]).fetchall()
     if exact:
         return exact
+    # Prefix and title matches are gathered together: a title that is also another
+    # resource's ID prefix names both, which is ambiguous, not the first kind found.
+    found: dict[str, str] = {}
     digits = text[len(prefix) :] if text.startswith(prefix) else text
     if _HEX.match(digits.lower()):
-        found = conn.execute(
+        for row_id, row_label in conn.execute(
             select + f"{column} LIKE ? ESCAPE '\\'{scope} LIMIT ?",
             [prefix.replace("_", "\\_") + digits.lower() + "%", *scope_args, MAX_CANDIDATES + 1],
-        ).fetchall()
-        if found:
-            return found
+        ):
+            found.setdefault(row_id, row_label)
     if label != "NULL":
-        return conn.execute(
+        for row_id, row_label in conn.execute(
             select + f"lower({label}) = lower(?){scope} LIMIT ?",
             [text, *scope_args, MAX_CANDIDATES + 1],
-        ).fetchall()
-    return []
+        ):
+            found.setdefault(row_id, row_label)
+    return list(found.items())[: MAX_CANDIDATES + 1]
 
 
 async def reference_resolve(

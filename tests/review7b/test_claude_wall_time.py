@@ -13,8 +13,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.maia.agents._node import agent_session, run, send, wait_turn, waiting_session
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _anthropic as mock
@@ -73,15 +71,6 @@ def test_the_nodes_wall_time_withdraws_a_waiting_approval(tmp_path: Path) -> Non
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "an agent executor's own wallTimeMs is ignored: actors/session/_launcher.py sets "
-        "attempt.wall_time_ms = executor.wall_time_ms only when executor.kind == 'exec', so a "
-        "claude-code (codex, acp) turn past its executor's wallTimeMs runs on (here: waits on "
-        "its approval) until maxWallTimeMsPerActivation, one hour by default"
-    ),
-)
 def test_the_executors_wall_time_withdraws_a_waiting_approval(tmp_path: Path) -> None:
     """executors.claude.wallTimeMs 4 s (docs/agents.md: one turn's limit, for every kind),
     nobody answers: the same outcome as the Node-wide limit."""

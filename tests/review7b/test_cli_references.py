@@ -26,15 +26,6 @@ def created(cli: Cli, *args: str) -> str:
     return str(json.loads(done.stdout)["result"]["session"]["sessionId"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "maia.service._reference._resolve tries the exact ID, then an ID prefix, then a "
-        "title, and the first non-empty match wins: a title that is also another Session's "
-        "ID prefix (any hex word: 'cafe', 'deadbeef') silently names that other Session "
-        "instead of being ambiguous, so `turn send`/`session stop TITLE` act on the wrong one"
-    ),
-)
 def test_a_title_that_is_another_sessions_id_prefix_is_ambiguous(cli: Cli) -> None:
     """Session B titled with the first 8 hex digits of Session A's ID: `session show` of
     that text names two Sessions, so it exits 2 listing both, and acts on neither."""

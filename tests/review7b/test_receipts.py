@@ -57,15 +57,6 @@ def test_a_cancel_receipt_names_the_revisions_it_moved(client: SyncClient, proje
     client.request("session.stop", {"sessionId": session_id, "commandId": "c-stop"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "turn.interrupt of a queued turn rejects it (revision 1 -> 2, failed turn_rejected, "
-        "as turn.cancel) but its receipt's target carries no priorRevision/resultRevision, "
-        "while turn.cancel's does: actors/session/_client_ops.py interrupt_turn's apply "
-        "appends ReceiptTarget('turn', turn_id, 'updated') without the revisions it moved"
-    ),
-)
 def test_an_interrupt_receipt_of_a_queued_turn_names_the_revisions_it_moved(
     client: SyncClient, project: str
 ) -> None:

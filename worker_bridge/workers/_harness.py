@@ -192,7 +192,7 @@ class HarnessProcess:
         return f"exited with status {status}"
 
     def stop(self) -> None:
-        """Close stdin, then SIGTERM the process group, SIGKILL it after a grace (bounded);
+        """SIGTERM the process group, close its stdin, SIGKILL it after a grace (bounded);
         then close its pipes (once the readers have seen them end)."""
         self._signal_group()
         for reader in self._readers:
@@ -202,10 +202,12 @@ class HarnessProcess:
                 stream.close()
 
     def _signal_group(self) -> None:
+        # The signal first: a harness reads its stdin's end as an answer (Claude Code takes
+        # it for a denial of the pending tool call and carries on) if it sees it before.
+        self._kill_group(signal.SIGTERM)
         with contextlib.suppress(OSError):
             if self.process.stdin is not None:
                 self.process.stdin.close()
-        self._kill_group(signal.SIGTERM)
         self.exit_status(TERM_GRACE_S)
         self._kill_group(signal.SIGKILL)  # the leader may be gone while its group lingers
         self.exit_status(TERM_GRACE_S)

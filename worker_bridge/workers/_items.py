@@ -15,6 +15,7 @@ tool result carries the decision `{"decision": "allow"|"deny", "remember"?, "mes
 from __future__ import annotations
 
 import json
+import re  # json imports it already: no start-up cost
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
@@ -28,26 +29,33 @@ MAX_FIELD_CHARS = 8192
 MAX_ITEMS_IN_LIST = 64
 MAX_DEPTH = 8
 CHUNK_CHARS = 4096  # 4,096 characters are at most 16 KiB of UTF-8
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(text: str) -> str:
+    """`text` with unpaired surrogates (a JSON `\\ud800` alone) as U+FFFD: UTF-8, and so
+    the worker's frames, cannot carry them, and a model may write them in a tool input."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def bounded(value: Any, depth: int = 0) -> Any:
     """`value` with long strings cut (marked `…[truncated]`), long lists and deep nesting cut."""
     if isinstance(value, str):
         if len(value) > MAX_FIELD_CHARS:
-            return value[:MAX_FIELD_CHARS] + "…[truncated]"
-        return value
+            return well_formed(value[:MAX_FIELD_CHARS]) + "…[truncated]"
+        return well_formed(value)
     if isinstance(value, dict):
         if depth >= MAX_DEPTH:
             return "…[nested too deeply]"
         items = list(value.items())[:MAX_ITEMS_IN_LIST]
-        return {str(k)[:128]: bounded(v, depth + 1) for k, v in items}
+        return {well_formed(str(k)[:128]): bounded(v, depth + 1) for k, v in items}
     if isinstance(value, list):
         if depth >= MAX_DEPTH:
             return "…[nested too deeply]"
         return [bounded(v, depth + 1) for v in value[:MAX_ITEMS_IN_LIST]]
     if value is None or isinstance(value, bool | int | float):
         return value
-    return str(value)[:MAX_FIELD_CHARS]
+    return well_formed(str(value)[:MAX_FIELD_CHARS])
 
 
 def obj(value: Any) -> dict[str, Any]:
@@ -86,10 +94,12 @@ class Items:
     # -- messages -------------------------------------------------------------------
 
     def message_delta(self, item_id: str, text: str) -> None:
+        text = well_formed(text)
         for start in range(0, len(text), CHUNK_CHARS):
             self.turn.event("message.delta", text[start : start + CHUNK_CHARS], {"itemId": item_id})
 
     def message_completed(self, item_id: str, text: str) -> None:
+        text = well_formed(text)
         self.messages.append(text)
         body = text[:CHUNK_CHARS]
         self.turn.event("message.completed", body, {"itemId": item_id, "truncated": body != text})
@@ -109,6 +119,7 @@ class Items:
         return item_id
 
     def delta(self, item_id: str, text: str, field: str = "text") -> None:
+        text = well_formed(text)
         for start in range(0, len(text), CHUNK_CHARS):
             chunk = text[start : start + CHUNK_CHARS]
             self.turn.event("item.delta", chunk, {"itemId": item_id, "field": field})
@@ -124,6 +135,7 @@ class Items:
 
     def fail(self, message: str) -> None:
         """End the turn failed, with an error item carrying the same message."""
+        message = well_formed(message)
         self.error(message)
         self.turn.fail(message)
 
@@ -137,7 +149,7 @@ class Items:
         options = ["allow", "deny"]
         request = {
             "kind": kind,
-            "summary": summary[:MAX_FIELD_CHARS],
+            "summary": well_formed(summary[:MAX_FIELD_CHARS]),
             "options": options,
             "canRemember": can_remember,
             **bounded(fields),
