@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,6 +21,7 @@ from actors._write import Tx
 from actors.session._core import end_events
 from actors.session._lifecycles import CLIENT, NODE, WORKER, SessionState, TurnEvent, TurnState
 from actors.session._store import Draft, end_turn, flush_columns, insert_turn, turn_step
+from maia.core import MaiaError
 from storage._schema import migrate
 
 NOW = 1_700_000_000_000
@@ -174,3 +176,23 @@ def test_deferred_moves_leave_what_one_update_each_leaves(tmp_path_factory: Any,
     # the spec's invariants on the stored row: a start before its end, an end only if ended
     assert (row[2] is None) == (not any(kind == "turn.started" for kind, _, _ in one[1]))
     assert (row[3] is not None) == (TurnState(row[0]) in _TERMINAL)
+
+
+def test_a_deferred_start_over_a_row_moved_underneath_conflicts_at_the_flush(
+    tmp_path: Path,
+) -> None:
+    """A start left alone, the row moved by another writer: flush_columns (the transaction's
+    end) raises storage_conflict, so the rollback keeps the other writer's row and no event."""
+    with _database(tmp_path / "maia.db") as conn:
+        draft = _dispatched(conn, "turn_c")
+        conn.execute("BEGIN")
+        turn_step(conn, draft, "turn_c", TurnEvent.STARTED, caller=WORKER, defer=True)
+        conn.execute("UPDATE turns SET revision = revision + 1 WHERE turn_id = 'turn_c'")
+        with pytest.raises(MaiaError) as conflict:
+            flush_columns(conn, draft)
+        conn.execute("ROLLBACK")
+        row = conn.execute("SELECT state, revision, started_ms FROM turns").fetchone()
+        kinds = [k for (k,) in conn.execute("SELECT event_type FROM events ORDER BY position")]
+    assert conflict.value.code == "storage_conflict"
+    assert row == ("dispatching", 2, None)
+    assert kinds == ["turn.queued", "turn.dispatching"]
