@@ -20,7 +20,7 @@ from ._actor import SessionCore, new_turn_id, saturated
 from ._attempt import TurnBuffer
 from ._capacity import Capacity
 from ._driver import WorkerDriver
-from ._lifecycles import CLIENT, SessionEvent, SessionState, TurnEvent
+from ._lifecycles import CLIENT, WORKER, SessionEvent, SessionState, TurnEvent
 from ._messages import (
     ArchiveSession,
     CancelTurn,
@@ -169,7 +169,7 @@ class ClientOps:
                                                    moved.revision - 1, moved.revision))  # fmt: skip
             elif actions:
                 if started:
-                    turn_step(conn, draft, turn_id, TurnEvent.STARTED)
+                    turn_step(conn, draft, turn_id, TurnEvent.STARTED, caller=WORKER)
                 turn_step(conn, draft, turn_id, TurnEvent.INTERRUPT, caller=CLIENT)
             self.core.apply_rows(conn, draft, after, ())
             return {"turn": to_json(turn_view(conn, turn_id))}

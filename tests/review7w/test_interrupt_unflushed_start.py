@@ -33,13 +33,6 @@ def jump_clock() -> trio.testing.MockClock:
     return trio.testing.MockClock()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ClientOps.interrupt_turn (actors/session/_client_ops.py) writes a buffered start"
-    " with turn_step(..., TurnEvent.STARTED) at the default caller NODE; the table lets only"
-    " WORKER apply worker.turn_started, so an interrupt within FLUSH_MS (25 ms) of the"
-    " worker's start is refused role_denied and the turn runs on (pre-existing: final6 too)",
-)
 async def test_an_interrupt_of_a_buffered_start_interrupts_the_turn(
     tmp_path: Path, jump_clock: trio.testing.MockClock
 ) -> None:
