@@ -199,9 +199,13 @@ class WebSocket:
 
 
 def _trio_socket(stream: anyio.abc.ByteStream) -> socket.socket | None:
-    """The non-blocking socket under `stream` when this runs under trio, else None."""
+    """The non-blocking socket under `stream` when this runs under trio and `stream` is a
+    plain TCP stream (never one wrapping it, such as TLS, whose bytes are not the
+    socket's), else None."""
     trio = sys.modules.get("trio")  # not imported: not under trio (asyncio never loads it)
     if trio is None or not trio.lowlevel.in_trio_run():
+        return None
+    if not isinstance(stream, anyio.abc.SocketStream):
         return None
     raw = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
     return raw if isinstance(raw, socket.socket) and raw.gettimeout() == 0.0 else None
