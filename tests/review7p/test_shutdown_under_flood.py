@@ -28,7 +28,8 @@ FLOOD_S = 60.0  # the flood's own bound, even if the Node never stops
 class _Flood:
     """A peer on a blocking socket: one thread writes batches of requests, one reads."""
 
-    def __init__(self, port: int, token: str) -> None:
+    def __init__(self, port: int, token: str, batch: bytes | None = None) -> None:
+        self._batch = batch or b"".join(client_frame(TEXT, _unknown(i + 1)) for i in range(500))
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         headers = {"Host": f"127.0.0.1:{port}", "Authorization": f"Bearer {token}"}
         self.sock.sendall(upgrade_request(port, headers))
@@ -47,7 +48,7 @@ class _Flood:
             thread.start()
 
     def _write(self) -> None:
-        batch = b"".join(client_frame(TEXT, _unknown(i + 1)) for i in range(500))
+        batch = self._batch
         deadline = time.monotonic() + FLOOD_S
         try:
             while not self.stop.is_set() and time.monotonic() < deadline:
@@ -130,3 +131,27 @@ def test_sigterm_amid_a_flood_of_pipelined_requests_stops_the_node(
     finally:
         for flood in floods:
             flood.close()
+
+
+PONGS = b"".join(client_frame(0xA, b"beat") for _ in range(4000))  # unsolicited: RFC 6455 5.5.3
+
+
+def test_sigterm_amid_a_flood_of_unsolicited_pongs_stops_the_node(
+    node_process: tuple[subprocess.Popen[bytes], int, str],
+) -> None:
+    """A peer that only sends unsolicited pongs (a unidirectional heartbeat, RFC 6455
+    5.5.3), as fast as it can, its answered hello read: once it floods, SIGTERM: the Node
+    exits within 30 s (the flood would last 60 s)."""
+    process, port, token = node_process
+    flood = _Flood(port, token, PONGS)
+    try:
+        time.sleep(2.0)  # the flood under way (a pong has no answer to wait for)
+        assert process.poll() is None
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the Node went on reading the pongs after SIGTERM")
+        assert process.returncode == 0
+    finally:
+        flood.close()
