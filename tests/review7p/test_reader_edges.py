@@ -23,6 +23,18 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def _tasks() -> int:
+    """The trio tasks alive in this run (the Node's among them)."""
+    root = trio.lowlevel.current_root_task()
+    assert root is not None
+    count, stack = 0, [root]
+    while stack:
+        task = stack.pop()
+        count += 1
+        stack += [child for nursery in task.child_nurseries for child in nursery.child_tasks]
+    return count
+
+
 def _reset(stream: trio.SocketStream) -> None:
     stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
@@ -110,11 +122,11 @@ async def test_many_connections_opening_and_closing_leave_no_descriptor(
     node: LiveNode,
 ) -> None:
     """160 connections each ending another way (FIN, RST mid-frame, Close, RST with an answer
-    unread), 8 at a time: once they are gone the Node holds as many descriptors as before,
-    and serves on."""
+    unread), 8 at a time: once they are gone the Node holds no more descriptors and no more
+    trio tasks than before, and serves on."""
     await _still_serving(node)
     await trio.sleep(0.5)  # the probe's connection closed on the Node's side too
-    before = _fds()
+    before, tasks_before = _fds(), _tasks()
 
     async def churn(lane: int) -> None:
         for index in range(20):
@@ -128,6 +140,9 @@ async def test_many_connections_opening_and_closing_leave_no_descriptor(
         while _fds() > before:  # noqa: ASYNC110 (polling /proc: no event to wait on)
             await trio.sleep(0.05)
     assert _fds() <= before
+    with trio.fail_after(30):
+        while _tasks() > tasks_before:  # noqa: ASYNC110 (no event to wait on)
+            await trio.sleep(0.05)
     await _still_serving(node)
 
 
