@@ -24,8 +24,9 @@ CLOSE = 0x8
     strict=True,
     reason=(
         "pre-existing (a38c336 too): wsproto's server handshake builds the WebSocket "
-        "connection without h11's trailing data (H11Handshake._accept passes it only on "
-        "the client side), so frames read with the upgrade request are dropped silently; "
+        "connection without h11's trailing data (H11Handshake._accept; only the client's "
+        "_establish_client_connection passes it), so frames read with the upgrade request "
+        "are dropped silently; "
         "the Node answers nothing and waits, and the next request gets hello_required"
     ),
 )
