@@ -155,7 +155,23 @@ class _StrictConnection(WSConnection):
             if isinstance(event, Pong):
                 return bytes(proto.pong(event.payload))
             return bytes(proto.send_data(event.data, event.message_finished))
+        if isinstance(event, AcceptConnection):
+            return self._accept(event)
         return super().send(event)
+
+    def _accept(self, event: AcceptConnection) -> bytes:
+        """The 101, and a Close 1002 right after it when the client sent frames before the
+        101 (RFC 6455 4.1: it must wait). wsproto's server handshake drops those bytes, so
+        the requests in them would go unanswered with no word: the client is told."""
+        accepted = super().send(event)
+        h11 = getattr(self.handshake, "_h11_connection", None)
+        trailing = getattr(h11, "trailing_data", (b"", False))[0]
+        connection = self.connection
+        if not trailing or connection is None or connection.state is not ConnectionState.OPEN:
+            return accepted
+        reason = f"{len(trailing)} bytes of frames were sent before the handshake's 101"
+        self.failure = CloseConnection(code=1002, reason=reason)
+        return accepted + connection.send(self.failure)
 
     def events(self) -> Generator[Event, None, None]:
         yield from self.handshake.events()
@@ -265,6 +281,16 @@ class DirectConnection(WebSocketConnection):
             self._close_handshake.set()
             await self._close_stream()
         raise ConnectionClosed(self._close_reason)  # the reader stops here
+
+    async def _accept(
+        self, request: Request, subprotocol: str | None, extra_headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        await super()._accept(request, subprotocol, extra_headers)
+        failure = getattr(self._wsproto, "failure", None)
+        if failure is not None:  # frames before the 101: its Close went out with it
+            await self._close_web_socket(failure.code, failure.reason or None)
+            self._close_handshake.set()
+            await self._close_stream()
 
     def _answered(self) -> bool:
         """Whether every request read so far is answered: the handler waits in

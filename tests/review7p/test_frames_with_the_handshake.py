@@ -1,14 +1,13 @@
 """Frames that arrive in the same write as the upgrade request, at a real Node. RFC 6455
 4.1 tells a client to wait for the 101 first, but a client that does not must not have its
 requests dropped without a word: they are answered, or the connection fails with a code.
-Found (pre-existing, a38c336 too): they are dropped; a later request then meets
-`hello_required`, as if the hello had never been sent."""
+Found (pre-existing, a38c336 too): they were dropped, and a later request met
+`hello_required`; now the 101 is followed by a Close 1002 that says why."""
 
 from __future__ import annotations
 
 import struct
 
-import pytest
 import trio
 
 from tests.maia.node._raw import client_frame, upgrade_request
@@ -20,16 +19,6 @@ from tests.maia.node.test_direct_order import _unknown
 CLOSE = 0x8
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "pre-existing (a38c336 too): wsproto's server handshake builds the WebSocket "
-        "connection without h11's trailing data (H11Handshake._accept; only the client's "
-        "_establish_client_connection passes it), so frames read with the upgrade request "
-        "are dropped silently; "
-        "the Node answers nothing and waits, and the next request gets hello_required"
-    ),
-)
 async def test_requests_in_the_handshake_s_write_are_answered_or_failed(node: LiveNode) -> None:
     """Upgrade, hello, a request, a Close 1000 in one write: the Node answers (or fails
     the connection with a Close) within 10 s; it does not sit silent."""
@@ -49,4 +38,8 @@ async def test_requests_in_the_handshake_s_write_are_answered_or_failed(node: Li
     head, _, rest = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 101")
     assert rest, "the frames sent with the upgrade were neither answered nor failed"
+    assert rest[0] & 0x0F == CLOSE
+    (code,) = struct.unpack("!H", rest[2:4])
+    assert code == 1002
+    assert b"before the handshake" in rest
     await _still_serving(node)
