@@ -160,6 +160,11 @@ class ClientOps:
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             if refusal is not None:
+                if memo is None:  # ended: name the state it ended in, read in this transaction
+                    row = conn.execute("SELECT state FROM turns WHERE turn_id = ?", (turn_id,))
+                    ended = row.fetchone()
+                    if ended is not None:
+                        refusal.details["state"] = ended[0]
                 raise refusal
             if any(isinstance(a, q.FailTurn) for a in actions):  # it was still queued
                 moved = turn_step(conn, draft, turn_id, TurnEvent.REJECT, reason="turn_rejected")
