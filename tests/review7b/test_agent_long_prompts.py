@@ -7,18 +7,20 @@ ended. The only network peer is each binary's loopback mock."""
 from __future__ import annotations
 
 import json
-from functools import partial
 from pathlib import Path
 
-from tests.maia.agents._node import agent_session, run, wait_turn
+from tests.maia.agents._executors import (
+    CLAUDE_PASSED,
+    claude_config,
+    claude_session,
+    codex_config,
+    codex_session,
+)
+from tests.maia.agents._node import run, wait_turn
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _anthropic as anthropic
 from tests.worker_bridge.agents import _openai as openai
-from tests.worker_bridge.agents._drive import need_claude, need_codex
-from tests.worker_bridge.agents._support import claude_env, codex_env
 
-CLAUDE_PASSED = ["HOME", "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
-CODEX_PASSED = ["HOME", "NO_PROXY", "no_proxy", "CODEX_HOME", "MOCK_API_KEY"]
 LIMIT = 65_536
 
 
@@ -45,12 +47,10 @@ def leftover_artifacts(cli: Cli) -> list[Path]:
 
 def test_a_prompt_at_the_limit_reaches_claude_code_whole(tmp_path: Path) -> None:
     """65,536 characters through Claude Code: the Messages request holds them all."""
-    need_claude()
     script = anthropic.AnthropicScript(anthropic.text("Read it all", {"input": 9, "output": 3}))
-    config = json.dumps({"executors": {"claude": {"kind": "claude-code", "env": CLAUDE_PASSED}}})
-    env_for = partial(claude_env, tmp_path, home="agent-home")
+    config = claude_config(CLAUDE_PASSED, permission_mode=None)
     text = long_prompt()
-    with agent_session(tmp_path, config, env_for, script, "user:claude") as cli:
+    with claude_session(tmp_path, config, script) as cli:
         shown = wait_turn(cli, send_file(cli, text, tmp_path))
         assert shown["turn"]["state"] == "completed", shown["turn"]
         assert shown["prompt"] == text
@@ -61,14 +61,9 @@ def test_a_prompt_at_the_limit_reaches_claude_code_whole(tmp_path: Path) -> None
 
 def test_a_prompt_at_the_limit_reaches_codex_whole(tmp_path: Path) -> None:
     """65,536 characters through Codex app-server: the Responses request holds them all."""
-    need_codex()
     script = openai.OpenAIScript(openai.text("Read it all", {"input": 9, "output": 3}))
-    config = json.dumps(
-        {"executors": {"codex": {"kind": "codex", "approvalPolicy": "never", "env": CODEX_PASSED}}}
-    )
-    env_for = partial(codex_env, tmp_path, home="agent-home")
     text = long_prompt()
-    with agent_session(tmp_path, config, env_for, script, "user:codex") as cli:
+    with codex_session(tmp_path, codex_config(approval_policy="never"), script) as cli:
         shown = wait_turn(cli, send_file(cli, text, tmp_path))
         assert shown["turn"]["state"] == "completed", shown["turn"]
         assert shown["prompt"] == text

@@ -6,43 +6,19 @@ and the turn goes on; the command never ran and a late answer is refused."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime
-from functools import partial
 
-import pytest
-
-from tests.maia.agents._node import agent_session, run, send, wait_turn, waiting_session
+from tests.maia.agents._executors import claude_config, claude_fixtures
+from tests.maia.agents._node import run, send, wait_turn, waiting_session
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _anthropic as mock
-from tests.worker_bridge.agents._drive import need_claude
-from tests.worker_bridge.agents._support import claude_env
 
-PASSED = ["HOME", "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "IS_SANDBOX"]
 TIMEOUT_MS = 8000
-CONFIG = json.dumps(
-    {
-        "sessions": {"approvalTimeoutMs": TIMEOUT_MS},
-        "executors": {
-            "claude": {"kind": "claude-code", "permissionMode": "default", "env": PASSED}
-        },
-    }
-)
+CONFIG = claude_config(sessions={"approvalTimeoutMs": TIMEOUT_MS})
 TOUCH = {"command": "touch expired.txt", "description": "Create expired.txt"}
 
 
-@pytest.fixture(scope="module")
-def script() -> mock.AnthropicScript:
-    return mock.AnthropicScript()
-
-
-@pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory, script: mock.AnthropicScript) -> Iterator[Cli]:
-    need_claude()
-    base = tmp_path_factory.mktemp("claude-expiry")
-    env_for = partial(claude_env, base, home="agent-home")
-    with agent_session(base, CONFIG, env_for, script, "user:claude") as node:
-        yield node
+script, cli = claude_fixtures("claude-expiry", CONFIG)
 
 
 def ms(stamp: str) -> int:

@@ -6,39 +6,20 @@ reused with another decision, `session wait --activities waiting_approval`, and
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from functools import partial
 
-import pytest
-
-from tests.maia.agents._node import agent_session, run, send, wait_turn, waiting_session
+from tests.maia.agents._executors import claude_config, claude_fixtures
+from tests.maia.agents._node import run, send, wait_turn, waiting_session
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _anthropic as mock
-from tests.worker_bridge.agents._drive import need_claude
-from tests.worker_bridge.agents._support import claude_env
 
-PASSED = ["HOME", "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "IS_SANDBOX"]
-CONFIG = json.dumps(
-    {"executors": {"claude": {"kind": "claude-code", "permissionMode": "default", "env": PASSED}}}
-)
+CONFIG = claude_config()
 
 
 def touch(name: str) -> dict[str, str]:
     return {"command": f"touch {name}", "description": f"Create {name}"}
 
 
-@pytest.fixture(scope="module")
-def script() -> mock.AnthropicScript:
-    return mock.AnthropicScript()
-
-
-@pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory, script: mock.AnthropicScript) -> Iterator[Cli]:
-    need_claude()
-    base = tmp_path_factory.mktemp("claude-review")
-    env_for = partial(claude_env, base, home="agent-home")
-    with agent_session(base, CONFIG, env_for, script, "user:claude") as node:
-        yield node
+script, cli = claude_fixtures("claude-review", CONFIG)
 
 
 def test_a_replayed_answer_is_a_duplicate_and_another_decision_under_it_conflicts(

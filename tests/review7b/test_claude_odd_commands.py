@@ -6,38 +6,18 @@ and denied like any other while the Node and the Session go on."""
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
-import pytest
-
-from tests.maia.agents._node import agent_session, run, send, wait_turn, waiting_session
+from tests.maia.agents._executors import CLAUDE_PASSED, claude_config, claude_fixtures
+from tests.maia.agents._node import run, send, wait_turn, waiting_session
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _anthropic as mock
-from tests.worker_bridge.agents._drive import need_claude
-from tests.worker_bridge.agents._support import claude_env
 
-PASSED = ["HOME", "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"]
-CONFIG = json.dumps(
-    {"executors": {"claude": {"kind": "claude-code", "permissionMode": "default", "env": PASSED}}}
-)
+CONFIG = claude_config(CLAUDE_PASSED)
 
 
-@pytest.fixture(scope="module")
-def script() -> mock.AnthropicScript:
-    return mock.AnthropicScript()
-
-
-@pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory, script: mock.AnthropicScript) -> Iterator[Cli]:
-    need_claude()
-    base = tmp_path_factory.mktemp("claude-odd")
-    env_for = partial(claude_env, base, home="agent-home")
-    with agent_session(base, CONFIG, env_for, script, "user:claude") as node:
-        yield node
+script, cli = claude_fixtures("claude-odd", CONFIG)
 
 
 def deny_and_finish(cli: Cli, turn_id: str) -> dict[str, object]:

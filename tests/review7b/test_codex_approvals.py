@@ -6,41 +6,17 @@ denial, and the commands' outcome on disk."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from functools import partial
-
-import pytest
-
-from tests.maia.agents._node import agent_session, run, send, wait_turn, waiting_session
+from tests.maia.agents._executors import codex_config, codex_fixtures
+from tests.maia.agents._node import run, send, wait_turn, waiting_session
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _openai as mock
-from tests.worker_bridge.agents._drive import need_codex
-from tests.worker_bridge.agents._support import codex_env
 
-PASSED = ["HOME", "NO_PROXY", "no_proxy", "CODEX_HOME", "MOCK_API_KEY"]
 TIMEOUT_MS = 8000
-CONFIG = json.dumps(
-    {
-        "sessions": {"approvalTimeoutMs": TIMEOUT_MS},
-        "executors": {"codex": {"kind": "codex", "approvalPolicy": "untrusted", "env": PASSED}},
-    }
-)
+CONFIG = codex_config(sessions={"approvalTimeoutMs": TIMEOUT_MS})
 USAGE = {"input": 5, "output": 2}
 
 
-@pytest.fixture(scope="module")
-def script() -> mock.OpenAIScript:
-    return mock.OpenAIScript()
-
-
-@pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory, script: mock.OpenAIScript) -> Iterator[Cli]:
-    need_codex()
-    base = tmp_path_factory.mktemp("codex-review")
-    env_for = partial(codex_env, base, home="agent-home")
-    with agent_session(base, CONFIG, env_for, script, "user:codex") as node:
-        yield node
+script, cli = codex_fixtures("codex-review", CONFIG)
 
 
 def test_an_allowed_command_with_its_replay_runs_once(cli: Cli, script: mock.OpenAIScript) -> None:

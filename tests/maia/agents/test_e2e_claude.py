@@ -14,20 +14,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _anthropic as mock
-from tests.worker_bridge.agents._drive import need_claude
 from tests.worker_bridge.agents._sse_server import SseServer
 from tests.worker_bridge.agents._support import claude_env
 
+from ._executors import claude_config, claude_fixtures
 from ._node import (
-    agent_session,
     conversation_id,
     kill_worker,
     node_with,
@@ -38,15 +34,7 @@ from ._node import (
     waiting_session,
 )
 
-PASSED = ["HOME", "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "IS_SANDBOX"]
-CONFIG = json.dumps(
-    {
-        "swarm": {"capacity": {"maxOutputTokensPerActivation": 100}},
-        "executors": {
-            "claude": {"kind": "claude-code", "permissionMode": "default", "env": PASSED}
-        },
-    }
-)
+CONFIG = claude_config(swarm={"capacity": {"maxOutputTokensPerActivation": 100}})
 TOUCH = {"command": "touch approved.txt", "description": "Create the file"}
 DENIED = {"command": "touch denied.txt", "description": "Create another file"}
 
@@ -58,18 +46,7 @@ def agent_node(base: Path, server: SseServer) -> Iterator[Cli]:
         yield cli
 
 
-@pytest.fixture(scope="module")
-def script() -> mock.AnthropicScript:
-    return mock.AnthropicScript()
-
-
-@pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory, script: mock.AnthropicScript) -> Iterator[Cli]:
-    need_claude()
-    base = tmp_path_factory.mktemp("claude")
-    env_for = partial(claude_env, base, home="agent-home")
-    with agent_session(base, CONFIG, env_for, script, "user:claude") as node:
-        yield node
+script, cli = claude_fixtures("claude", CONFIG)
 
 
 def texts_sent(request: Any) -> str:

@@ -8,20 +8,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from functools import partial
 from typing import Any
-
-import pytest
 
 from tests.maia.cli._node import Cli
 from tests.worker_bridge.agents import _openai as mock
-from tests.worker_bridge.agents._drive import need_codex
-from tests.worker_bridge.agents._support import codex_env
 
+from ._executors import codex_config, codex_fixtures
 from ._node import (
     WAIT_S,
-    agent_session,
     conversation_id,
     kill_worker,
     send,
@@ -30,24 +24,10 @@ from ._node import (
     waiting_session,
 )
 
-PASSED = ["HOME", "NO_PROXY", "no_proxy", "CODEX_HOME", "MOCK_API_KEY"]
-CONFIG = json.dumps(
-    {"executors": {"codex": {"kind": "codex", "approvalPolicy": "untrusted", "env": PASSED}}}
-)
+CONFIG = codex_config()
 
 
-@pytest.fixture(scope="module")
-def script() -> mock.OpenAIScript:
-    return mock.OpenAIScript()
-
-
-@pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory, script: mock.OpenAIScript) -> Iterator[Cli]:
-    need_codex()
-    base = tmp_path_factory.mktemp("codex")
-    env_for = partial(codex_env, base, home="agent-home")
-    with agent_session(base, CONFIG, env_for, script, "user:codex") as node:
-        yield node
+script, cli = codex_fixtures("codex", CONFIG)
 
 
 def sent(request: Any) -> str:
