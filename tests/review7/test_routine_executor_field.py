@@ -6,6 +6,8 @@ field. Nothing is created."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +25,10 @@ def _params(op_id: str, body: dict[str, Any]) -> Any:
     return decode_input(descriptor, body)
 
 
-async def test_an_unknown_executor_names_template_executor(tmp_path: Path) -> None:
-    """The refusal names template.executor; no routine exists after it."""
+@asynccontextmanager
+async def _services_with_project(tmp_path: Path) -> AsyncIterator[tuple[Any, str]]:
+    """The services on a fresh home and storage, with one project; its id."""
     from maia.service._projects import project_add
-    from maia.service._routines import ROUTINE_HANDLERS
 
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
@@ -38,9 +40,17 @@ async def test_an_unknown_executor_names_template_executor(tmp_path: Path) -> No
     ):
         project = await project_add(ctx, _params("project.add", {
             "commandId": "p", "rootPath": str(tmp_path / "app")}))  # fmt: skip
+        yield ctx, project.project.project_id
+
+
+async def test_an_unknown_executor_names_template_executor(tmp_path: Path) -> None:
+    """The refusal names template.executor; no routine exists after it."""
+    from maia.service._routines import ROUTINE_HANDLERS
+
+    async with _services_with_project(tmp_path) as (ctx, project_id):
         body = {"commandId": "c1", "name": "r",
                 "schedule": {"cron": "0 9 * * *", "timezone": "UTC"},
-                "template": {"projectId": project.project.project_id, "prompt": "hi",
+                "template": {"projectId": project_id, "prompt": "hi",
                              "executor": "user:nope"}}  # fmt: skip
         with pytest.raises(MaiaError) as refused:
             await ROUTINE_HANDLERS["routine.create.preview"](
@@ -54,20 +64,10 @@ async def test_an_unknown_executor_names_template_executor(tmp_path: Path) -> No
 
 async def test_session_create_names_its_executor_field(tmp_path: Path) -> None:
     """session.create with an unknown executor is configuration_invalid naming `executor`."""
-    from maia.service._projects import project_add
     from maia.service._sessions import session_create
 
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    (tmp_path / "app").mkdir()
-    clock = SystemClock()
-    async with (
-        open_storage(home / "maia.db", clock=clock, synchronous="NORMAL") as store,
-        open_services(store, clock=clock, home=home) as ctx,
-    ):
-        project = await project_add(ctx, _params("project.add", {
-            "commandId": "p", "rootPath": str(tmp_path / "app")}))  # fmt: skip
-        body = {"commandId": "s1", "projectId": project.project.project_id,
+    async with _services_with_project(tmp_path) as (ctx, project_id):
+        body = {"commandId": "s1", "projectId": project_id,
                 "executor": "user:nope"}  # fmt: skip
         with pytest.raises(MaiaError) as refused:
             await session_create(ctx, _params("session.create", body))
