@@ -13,11 +13,11 @@ import orjson
 import pytest
 import trio
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, Request, TextMessage
+from wsproto.events import TextMessage
 
 from maia.client import open_client
 from maia.protocol import MaiaError
-from tests.maia.client.test_transport import HELLO
+from tests.maia.client._greeting import greet
 from tests.maia.node.conftest import LiveNode
 
 Script = Callable[[trio.SocketStream, WSConnection, "list[dict[str, Any]]"], Awaitable[None]]
@@ -42,20 +42,9 @@ class ScriptedServer:
             ws = WSConnection(ConnectionType.SERVER)
             requests: list[dict[str, Any]] = []
             with trio.fail_after(30):
-                await self._greet(stream, ws)
+                await greet(stream, ws)
                 await self.script(stream, ws, requests)
         self.done.set()
-
-    async def _greet(self, stream: trio.SocketStream, ws: WSConnection) -> None:
-        while True:
-            ws.receive_data(await stream.receive_some(65536))
-            for event in ws.events():
-                if isinstance(event, Request):
-                    await stream.send_all(ws.send(AcceptConnection()))
-                elif isinstance(event, TextMessage):
-                    frame = orjson.loads(event.data)
-                    await stream.send_all(_answer(ws, frame["id"], HELLO))
-                    return
 
 
 def _answer(ws: WSConnection, request_id: Any, result: Any) -> bytes:

@@ -10,17 +10,15 @@ from __future__ import annotations
 import socket
 
 import anyio.abc
-import orjson
 import pytest
 import trio
 import trio.testing
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, Request, TextMessage
 
 from maia.client import connect_sync, open_client
 from maia.protocol import MaiaError
 
-from .test_transport import HELLO
+from ._greeting import greet
 
 SMALL_BUFFER = 4096
 BIG_TEXT = "a" * 900_000  # under the 1 MiB bound, far over what the buffers hold
@@ -44,26 +42,13 @@ class StallingServer:
         async with listener:
             stream = await listener.accept()
         async with stream:
-            await self._greet(stream)
+            with trio.fail_after(10):
+                await greet(stream, WSConnection(ConnectionType.SERVER))
             await self.release.wait()
             with trio.fail_after(20):
                 while chunk := await stream.receive_some(65536):
                     self.after_hello += chunk
         self.ended.set()
-
-    async def _greet(self, stream: trio.SocketStream) -> None:
-        ws = WSConnection(ConnectionType.SERVER)
-        with trio.fail_after(10):
-            while True:
-                ws.receive_data(await stream.receive_some(65536))
-                for event in ws.events():
-                    if isinstance(event, Request):
-                        await stream.send_all(ws.send(AcceptConnection()))
-                    elif isinstance(event, TextMessage):
-                        frame = orjson.loads(event.data)
-                        answer = {"id": frame["id"], "ok": True, "result": HELLO}
-                        await stream.send_all(ws.send(TextMessage(orjson.dumps(answer).decode())))
-                        return
 
 
 def _first_frame_length(data: bytes) -> tuple[int, int]:
