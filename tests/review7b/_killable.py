@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from maia.client import read_discovery
+from tests.maia.agents._node import node_home
 from tests.maia.cli._node import Cli
 
 START_S = 60
@@ -24,13 +25,8 @@ def killable_node(
     base: Path, config: str, env: dict[str, str]
 ) -> Iterator[tuple[Cli, subprocess.Popen[bytes]]]:
     """A started Node (a second start on the same `base` is a restart) and its process."""
-    home, project = base / "home", base / "project"
-    project.mkdir(exist_ok=True)
-    if not home.exists():
-        home.mkdir(mode=0o700)
-        (home / "config.jsonc").write_text(config, encoding="utf-8")
-    environment = {**os.environ, **env}
-    environment.pop("CLAUDECODE", None)
+    cli, environment = node_home(base, config, env)
+    home = cli.home
     with (base / "node.stderr").open("ab") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "maia.node", "start", "--home", str(home)],
@@ -45,7 +41,7 @@ def killable_node(
             time.sleep(0.05)
         else:
             raise AssertionError("the Node did not start")
-        yield Cli(home, project), process
+        yield cli, process
     finally:
         if process.poll() is None:
             process.terminate()

@@ -20,10 +20,10 @@ from tests.worker_bridge.agents._sse_server import SseServer, serve
 WAIT_S = 60
 
 
-@contextmanager
-def node_with(base: Path, config: str, env: dict[str, str]) -> Iterator[Cli]:
-    """A foreground Node on `base/home` with `env` added to its environment; stopped on
-    exit. A second start on the same `base` is a Node restart."""
+def node_home(base: Path, config: str, env: dict[str, str]) -> tuple[Cli, dict[str, str]]:
+    """`base/home` with `config` (written once: a second call is the same home) and
+    `base/project`, as a Cli; this process's environment with `env` added, less
+    CLAUDECODE (set when the tests run inside Claude Code)."""
     home, project = base / "home", base / "project"
     project.mkdir(exist_ok=True)
     if not home.exists():
@@ -31,12 +31,21 @@ def node_with(base: Path, config: str, env: dict[str, str]) -> Iterator[Cli]:
         (home / "config.jsonc").write_text(config, encoding="utf-8")
     environment = {**os.environ, **env}
     environment.pop("CLAUDECODE", None)
+    return Cli(home, project), environment
+
+
+@contextmanager
+def node_with(base: Path, config: str, env: dict[str, str]) -> Iterator[Cli]:
+    """A foreground Node on `base/home` with `env` added to its environment; stopped on
+    exit. A second start on the same `base` is a Node restart."""
+    cli, environment = node_home(base, config, env)
+    home = cli.home
     argv = [sys.executable, "-m", "maia.node", "start", "--home", str(home)]
     with (
         (base / "node.stderr").open("ab") as log,  # kept for a failing test's reader
         serving_node(argv, home, stderr=log, env=environment),
     ):
-        yield Cli(home, project)
+        yield cli
 
 
 @contextmanager
