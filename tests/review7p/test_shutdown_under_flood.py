@@ -120,17 +120,22 @@ def test_sigterm_amid_a_flood_of_pipelined_requests_stops_the_node(
         while time.monotonic() < deadline and min(f.received for f in floods) < 1 << 20:
             time.sleep(0.05)
         assert min(f.received for f in floods) >= 1 << 20, "the flood was not answered"
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the Node served the flood on after SIGTERM")
-        assert process.returncode == 0
+        _stops_on_sigterm(process, "the Node served the flood on after SIGTERM")
         for flood in floods:
             assert flood.ended.wait(timeout=10), "a peer's connection outlived the Node"
     finally:
         for flood in floods:
             flood.close()
+
+
+def _stops_on_sigterm(process: subprocess.Popen[bytes], failure: str) -> None:
+    """SIGTERM, then the Node exits 0 within 30 s (else `failure`)."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail(failure)
+    assert process.returncode == 0
 
 
 PONGS = b"".join(client_frame(0xA, b"beat") for _ in range(4000))  # unsolicited: RFC 6455 5.5.3
@@ -147,11 +152,6 @@ def test_sigterm_amid_a_flood_of_unsolicited_pongs_stops_the_node(
     try:
         time.sleep(2.0)  # the flood under way (a pong has no answer to wait for)
         assert process.poll() is None
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the Node went on reading the pongs after SIGTERM")
-        assert process.returncode == 0
+        _stops_on_sigterm(process, "the Node went on reading the pongs after SIGTERM")
     finally:
         flood.close()
