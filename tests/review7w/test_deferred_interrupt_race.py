@@ -14,7 +14,7 @@ from maia.client import open_client
 from maia.core import MaiaError, new_id
 from maia.node import NodeConfig, NodeHome, serve_node
 
-from .test_deferred_real_node import _ENDED, _check, _project, _send, _wait
+from .test_deferred_real_node import _ENDED, _check, _send, _session, _wait
 
 _REFUSED = {"invalid_state", "turn_not_queued", "revision_conflict"}
 
@@ -40,12 +40,7 @@ async def test_interrupts_and_cancels_racing_short_turns(tmp_path: Path) -> None
     async with trio.open_nursery() as nursery:
         await nursery.start(serve_node, NodeConfig(home))
         async with open_client(home=home.root) as client:
-            project = await _project(client, root)
-            created = await client.request(
-                "session.create",
-                {"commandId": new_id("command"), "title": "race", "projectId": project},
-            )
-            session = str(created["session"]["sessionId"])  # fmt: skip
+            session = await _session(client, root, "race")
             turns = []
             for n in range(12):
                 text = "/sleep 3 r" if n % 3 else f"short {n}"

@@ -40,6 +40,14 @@ async def _project(client: Any, root: str) -> str:
     return str(added["project"]["projectId"])
 
 
+async def _session(client: Any, root: str, title: str) -> str:
+    """A new Session, titled `title`, of a new project at `root`; its id."""
+    created = await client.request("session.create", {
+        "commandId": new_id("command"), "title": title,
+        "projectId": await _project(client, root)})  # fmt: skip
+    return str(created["session"]["sessionId"])
+
+
 async def _send(client: Any, session: str, text: str) -> str:
     sent = await client.request("turn.send", {"commandId": new_id("command"),
                                               "sessionId": session, "text": text})  # fmt: skip
@@ -100,12 +108,7 @@ async def test_turns_through_a_real_node_keep_the_spec_transitions(tmp_path: Pat
     async with trio.open_nursery() as nursery:
         running = await nursery.start(serve_node, NodeConfig(home))
         async with open_client(home=home.root) as client:
-            project = await _project(client, root)
-            created = await client.request(
-                "session.create",
-                {"commandId": new_id("command"), "title": "deferred", "projectId": project},
-            )
-            session = str(created["session"]["sessionId"])  # fmt: skip
+            session = await _session(client, root, "deferred")
             turns = {}
             for name, text in (("short", "Hi!"), ("slow", "/sleep 300 slow"),
                                ("crash", "/crash"), ("after", "again")):  # fmt: skip
