@@ -12,7 +12,8 @@ import random
 import orjson
 import trio
 
-from worker_bridge import NODE, Connection, FrameWriteTimeout, TrioFrameStream
+from tests.worker_bridge._pipe_stream import pipe_stream
+from worker_bridge import FrameWriteTimeout, TrioFrameStream
 
 
 class _NumberedLines:
@@ -30,15 +31,9 @@ class _NumberedLines:
 
 
 def _stream(rng: random.Random, bound_s: float) -> tuple[TrioFrameStream, _NumberedLines, int]:
-    read_out, write_out = os.pipe()
-    read_in, _write_in = os.pipe()
-    stream = TrioFrameStream(
-        Connection(NODE, epoch=1), trio.lowlevel.FdStream(write_out),
-        trio.lowlevel.FdStream(read_in),
-    )  # fmt: skip
+    stream, read_out, _write_in = pipe_stream(bound_s)
     lines = _NumberedLines(rng)
     stream.connection = lines  # type: ignore[assignment]
-    stream.write_bound_s = bound_s
     os.set_blocking(read_out, False)
     return stream, lines, read_out
 

@@ -12,20 +12,10 @@ import pytest
 import trio
 import trio.testing
 
-from worker_bridge import NODE, Connection, FrameWriteTimeout, TrioFrameStream
+from tests.worker_bridge._pipe_stream import pipe_stream
+from worker_bridge import FrameWriteTimeout
 
 BIG = b"y" * (200 * 1024) + b"\n"  # more than a pipe holds (64 KiB here)
-
-
-def _bounded_stream(bound_s: float) -> tuple[TrioFrameStream, int, int]:
-    read_out, write_out = os.pipe()
-    read_in, write_in = os.pipe()
-    stream = TrioFrameStream(
-        Connection(NODE, epoch=1), trio.lowlevel.FdStream(write_out),
-        trio.lowlevel.FdStream(read_in),
-    )  # fmt: skip
-    stream.write_bound_s = bound_s
-    return stream, read_out, write_in
 
 
 async def _drain(fd: int, size: int) -> bytes:
@@ -42,7 +32,7 @@ async def _drain(fd: int, size: int) -> bytes:
 async def test_a_cancelled_caller_still_writes_its_frame_whole() -> None:
     """A 200 KiB frame waits for room; its caller's scope is cancelled meanwhile: the write
     goes on, and the far end reads the whole frame once it reads."""
-    stream, read_out, write_in = _bounded_stream(10.0)
+    stream, read_out, write_in = pipe_stream(10.0)
     assert stream.writes_whole
     scope = trio.CancelScope()
     finished = trio.Event()
@@ -65,7 +55,7 @@ async def test_a_cancelled_caller_still_writes_its_frame_whole() -> None:
 async def test_a_write_that_needs_no_wait_is_not_cut_by_a_pending_cancel() -> None:
     """Under an already cancelled scope, a frame the pipe takes at once is written (no
     schedule point where the cancel could land)."""
-    stream, read_out, write_in = _bounded_stream(10.0)
+    stream, read_out, write_in = pipe_stream(10.0)
     with trio.CancelScope() as scope:
         scope.cancel()
         await stream._write(b'{"type":"x"}\n')
@@ -77,7 +67,7 @@ async def test_a_write_that_needs_no_wait_is_not_cut_by_a_pending_cancel() -> No
 async def test_a_frame_nobody_reads_ends_at_the_bound() -> None:
     """Nobody reads the pipe: the write raises `FrameWriteTimeout` at its bound (a
     `BrokenResourceError`), having written what the pipe took."""
-    stream, read_out, write_in = _bounded_stream(0.2)
+    stream, read_out, write_in = pipe_stream(0.2)
     with trio.fail_after(10), pytest.raises(FrameWriteTimeout):
         await stream._write(BIG)
     assert 0 < len(os.read(read_out, 1 << 20)) < len(BIG)
@@ -89,7 +79,7 @@ async def test_a_frame_nobody_reads_ends_at_the_bound() -> None:
 async def test_a_sender_waiting_for_the_lock_ends_at_the_bound() -> None:
     """A sender behind one that holds the lock and never lets go waits for the lock,
     shielded, and gives up at its bound with `FrameWriteTimeout`, taking no sequence."""
-    stream, read_out, write_in = _bounded_stream(0.3)
+    stream, read_out, write_in = pipe_stream(0.3)
     raised: list[type[BaseException]] = []
 
     async def second() -> None:
