@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors._write import Tx
 from actors.session._core import end_events
-from actors.session._lifecycles import CLIENT, NODE, WORKER, SessionState, TurnEvent, TurnState
-from actors.session._store import Draft, end_turn, flush_columns, insert_turn, turn_step
+from actors.session._lifecycles import CLIENT, NODE, WORKER, TurnEvent, TurnState
+from actors.session._store import Draft, end_turn, flush_columns, turn_step
 from maia.core import MaiaError
 from storage._schema import migrate
+from tests.actors.session._rows import dispatched, seed_running_session
 
 NOW = 1_700_000_000_000
 END = NOW + 777
@@ -62,15 +62,7 @@ def _database(path: Path) -> Iterator[sqlite3.Connection]:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         migrate(conn, path)
-        conn.execute(
-            "INSERT INTO projects (project_id, project_key, root, revision, created_ms,"
-            " updated_ms) VALUES ('project_t', 'tests', '/tmp', 1, 0, 0)"
-        )
-        conn.execute(
-            "INSERT INTO sessions (session_id, project_id, executor, cwd, state, activity,"
-            " created_ms, updated_ms, revision) VALUES ('session_t', 'project_t',"
-            " 'builtin:echo', '/tmp', 'running', 'working', 0, 0, 1)"
-        )
+        seed_running_session(conn)
         yield conn
     finally:
         conn.close()
@@ -78,12 +70,7 @@ def _database(path: Path) -> Iterator[sqlite3.Connection]:
 
 def _dispatched(conn: sqlite3.Connection, turn_id: str) -> Draft:
     """Send and dispatch `turn_id` in one write; the draft of the next write (at END)."""
-    draft = Draft("session_t", "project_t", SessionState.RUNNING, 1, "working", {}, NOW)
-    draft.bind(Tx(conn, "session", "session_t", NOW, 0, 1))
-    insert_turn(conn, draft, turn_id, "the prompt")
-    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH)
-    flush_columns(conn, draft)
-    return draft.copy(END).bind(Tx(conn, "session", "session_t", END, 0, 1))
+    return dispatched(conn, turn_id, NOW, END, flush=True)
 
 
 def _apply(conn: sqlite3.Connection, draft: Draft, turn_id: str, ops: list[Any],

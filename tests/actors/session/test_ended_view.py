@@ -23,6 +23,8 @@ from actors.session._views import OUTPUT_TEXT_CHARS, new_turn_view
 from maia.protocol import SystemClock
 from storage import open_storage
 
+from ._rows import seed_running_session
+
 NOW = 1_700_000_000_000
 SHAPES: dict[str, list[tuple[str, str]]] = {
     "short": [("message", "hello")],
@@ -31,18 +33,6 @@ SHAPES: dict[str, list[tuple[str, str]]] = {
     "over the bytes": [("message", "\U0001f600" * 70_000)],
     "no message": [],
 }
-
-
-def _seed(conn: sqlite3.Connection) -> None:
-    conn.execute(
-        "INSERT INTO projects (project_id, project_key, root, revision, created_ms, updated_ms)"
-        " VALUES ('project_t', 'tests', '/tmp', 1, 0, 0)"
-    )
-    conn.execute(
-        "INSERT INTO sessions (session_id, project_id, executor, cwd, state, activity,"
-        " created_ms, updated_ms, revision) VALUES ('session_t', 'project_t', 'builtin:echo',"
-        " '/tmp', 'running', 'working', 0, 0, 1)"
-    )
 
 
 def _life(conn: sqlite3.Connection, turn_id: str, items: list[tuple[str, str]],
@@ -77,7 +67,7 @@ async def test_a_completed_turn_built_from_its_writes_is_the_row_read_back(
 ) -> None:
     """Its view and first page (no read) equal turn_view and show_page (read)."""
     async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
-        await store.write(_seed)
+        await store.write(seed_running_session)
         built, page, read, shown = await store.write(
             functools.partial(_life, turn_id="turn_v", items=SHAPES[shape], tool=False)
         )
@@ -90,7 +80,7 @@ async def test_a_completed_turn_built_from_its_writes_is_the_row_read_back(
 async def test_a_turn_with_an_item_written_another_way_is_read_back(tmp_path: Path) -> None:
     """A tool's item (data, kinds the actor does not keep): no view built from memory."""
     async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
-        await store.write(_seed)
+        await store.write(seed_running_session)
         built, page, read, _ = await store.write(
             functools.partial(_life, turn_id="turn_t", items=[("message", "hi")], tool=True)
         )

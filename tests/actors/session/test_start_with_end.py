@@ -16,39 +16,23 @@ import orjson
 import pytest
 import trio.testing
 
-from actors._write import Tx
 from actors.session._items import OpenItem, flush_item
-from actors.session._lifecycles import WORKER, SessionState, TurnEvent
-from actors.session._store import Draft, end_turn, flush_columns, insert_turn, turn_step
+from actors.session._lifecycles import WORKER, TurnEvent
+from actors.session._store import Draft, end_turn, flush_columns, turn_step
 from maia.core import MaiaError
 from maia.protocol import SystemClock
 from storage import open_storage
 
 from ._harness import open_harness
+from ._rows import dispatched, seed_running_session
 
 NOW = 1_700_000_000_000
 END = NOW + 1234
 
 
-def _seed(conn: sqlite3.Connection) -> None:
-    conn.execute(
-        "INSERT INTO projects (project_id, project_key, root, revision, created_ms, updated_ms)"
-        " VALUES ('project_t', 'tests', '/tmp', 1, 0, 0)"
-    )
-    conn.execute(
-        "INSERT INTO sessions (session_id, project_id, executor, cwd, state, activity,"
-        " created_ms, updated_ms, revision) VALUES ('session_t', 'project_t', 'builtin:echo',"
-        " '/tmp', 'running', 'working', 0, 0, 1)"
-    )
-
-
 def _dispatched(conn: sqlite3.Connection, turn_id: str) -> Draft:
     """Send and dispatch a turn in one write; the draft of the next write (at `END`)."""
-    draft = Draft("session_t", "project_t", SessionState.RUNNING, 1, "working", {}, NOW)
-    draft.bind(Tx(conn, "session", "session_t", NOW, 0, 1))  # its send order: read
-    insert_turn(conn, draft, turn_id, "the prompt")
-    turn_step(conn, draft, turn_id, TurnEvent.DISPATCH)
-    return draft.copy(END).bind(Tx(conn, "session", "session_t", END, 0, 1))
+    return dispatched(conn, turn_id, NOW, END)
 
 
 def _traced(conn: sqlite3.Connection, run: Any) -> list[str]:
@@ -102,7 +86,7 @@ async def test_a_start_and_its_end_are_one_update_with_both_events(
     runs = []
     for defer in (True, False):  # the same turn in two databases
         async with open_storage(tmp_path / f"{defer}.db", clock=SystemClock()) as store:
-            await store.write(_seed)
+            await store.write(seed_running_session)
             end = functools.partial(_end, turn_id="turn_a", defer=defer, outcome=outcome)
             runs.append(await store.write(end))
     one, two = runs
@@ -129,7 +113,7 @@ async def test_an_end_from_dispatching_is_one_update(tmp_path: Path) -> None:
         return updates, events, row
 
     async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
-        await store.write(_seed)
+        await store.write(seed_running_session)
         updates, events, row = await store.write(run)
     assert len(updates) == 1
     assert events[-2:] == ["turn.started", "turn.completed"]
@@ -150,7 +134,7 @@ async def test_a_start_left_alone_is_written_at_the_end_of_its_transaction(
         return before, after.fetchone(), draft.unwritten
 
     async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
-        await store.write(_seed)
+        await store.write(seed_running_session)
         before, after, unwritten = await store.write(run)
     assert before == ("dispatching", 2)
     assert after == ("running", 3, END, None)
@@ -171,7 +155,7 @@ async def test_a_row_moved_underneath_a_deferred_start_conflicts(tmp_path: Path)
         return "written"
 
     async with open_storage(tmp_path / "maia.db", clock=SystemClock()) as store:
-        await store.write(_seed)
+        await store.write(seed_running_session)
         assert await store.write(run) == "storage_conflict"
 
 
