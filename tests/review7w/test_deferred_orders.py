@@ -5,7 +5,6 @@ moves written one UPDATE each do, on a real SQLite file (Hypothesis)."""
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ from actors.session._lifecycles import CLIENT, NODE, WORKER, TurnEvent, TurnStat
 from actors.session._store import Draft, end_turn, flush_columns, turn_step
 from maia.core import MaiaError
 from storage._schema import migrate
-from tests.actors.session._rows import dispatched, seed_running_session
+from tests.actors.session._rows import dispatched, seed_running_session, turn_updates
 
 NOW = 1_700_000_000_000
 END = NOW + 777
@@ -111,13 +110,7 @@ def _apply(conn: sqlite3.Connection, draft: Draft, turn_id: str, ops: list[Any],
 
 
 def _counted(conn: sqlite3.Connection, run: Any) -> int:
-    statements: list[str] = []
-    conn.set_trace_callback(statements.append)
-    try:
-        run()
-    finally:
-        conn.set_trace_callback(None)
-    return len([s for s, _ in itertools.groupby(statements) if s.startswith("UPDATE turns")])
+    return len(turn_updates(conn, run))
 
 
 def _outcome(conn: sqlite3.Connection, draft: Draft, turn_id: str) -> Any:

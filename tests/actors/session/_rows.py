@@ -1,9 +1,12 @@
 """Rows the Session store tests write their turns under: a project `project_t` and a
-running Session `session_t` (builtin:echo), and a turn sent and dispatched there."""
+running Session `session_t` (builtin:echo), a turn sent and dispatched there, and the
+turn UPDATEs a write runs."""
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
+from collections.abc import Callable
 
 from actors._write import Tx
 from actors.session._lifecycles import SessionState, TurnEvent
@@ -35,3 +38,15 @@ def dispatched(
     if flush:
         flush_columns(conn, draft)
     return draft.copy(then).bind(Tx(conn, "session", "session_t", then, 0, 1))
+
+
+def turn_updates(conn: sqlite3.Connection, run: Callable[[], object]) -> list[str]:
+    """The `UPDATE turns` statements `run()` executes on `conn`, in order."""
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        run()
+    finally:
+        conn.set_trace_callback(None)
+    # a trigger's program is traced again with its statement's text: one statement a run
+    return [s for s, _ in itertools.groupby(statements) if s.startswith("UPDATE turns")]

@@ -24,7 +24,7 @@ from maia.protocol import SystemClock
 from storage import open_storage
 
 from ._harness import open_harness
-from ._rows import dispatched, seed_running_session
+from ._rows import dispatched, seed_running_session, turn_updates
 
 NOW = 1_700_000_000_000
 END = NOW + 1234
@@ -33,17 +33,6 @@ END = NOW + 1234
 def _dispatched(conn: sqlite3.Connection, turn_id: str) -> Draft:
     """Send and dispatch a turn in one write; the draft of the next write (at `END`)."""
     return dispatched(conn, turn_id, NOW, END)
-
-
-def _traced(conn: sqlite3.Connection, run: Any) -> list[str]:
-    statements: list[str] = []
-    conn.set_trace_callback(statements.append)
-    try:
-        run()
-    finally:
-        conn.set_trace_callback(None)
-    # a trigger's program is traced again with its statement's text: one statement a run
-    return [s for s, _ in itertools.groupby(statements) if s.startswith("UPDATE turns")]
 
 
 def _end(conn: sqlite3.Connection, turn_id: str, *, defer: bool, outcome: str) -> Any:
@@ -57,7 +46,7 @@ def _end(conn: sqlite3.Connection, turn_id: str, *, defer: bool, outcome: str) -
         end_turn(conn, draft, turn_id, outcome)
         flush_columns(conn, draft)
 
-    updates = _traced(conn, run)
+    updates = turn_updates(conn, run)
     row = conn.execute(
         "SELECT state, revision, started_ms, finished_ms, failure_reason FROM turns"
         " WHERE turn_id = ?",
@@ -107,7 +96,7 @@ async def test_an_end_from_dispatching_is_one_update(tmp_path: Path) -> None:
 
     def run(conn: sqlite3.Connection) -> Any:
         draft = _dispatched(conn, "turn_d")
-        updates = _traced(conn, lambda: end_turn(conn, draft, "turn_d", "completed"))
+        updates = turn_updates(conn, lambda: end_turn(conn, draft, "turn_d", "completed"))
         events = [r[0] for r in conn.execute("SELECT event_type FROM events ORDER BY position")]
         row = conn.execute("SELECT state, revision, started_ms, finished_ms FROM turns").fetchone()
         return updates, events, row
