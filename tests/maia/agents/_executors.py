@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -45,22 +45,18 @@ def codex_config(approval_policy: str = "untrusted", **top: object) -> str:
     return json.dumps({**top, "executors": {"codex": executor}})
 
 
-@contextmanager
-def claude_session(base: Path, config: str, script: Any) -> Iterator[Cli]:
+def claude_session(base: Path, config: str, script: Any) -> AbstractContextManager[Cli]:
     """A Node on `base` whose Session `agent` runs on `claude` against `script`'s mock."""
     need_claude()
     env_for = partial(claude_env, base, home="agent-home")
-    with agent_session(base, config, env_for, script, "user:claude") as cli:
-        yield cli
+    return agent_session(base, config, env_for, script, "user:claude")
 
 
-@contextmanager
-def codex_session(base: Path, config: str, script: Any) -> Iterator[Cli]:
+def codex_session(base: Path, config: str, script: Any) -> AbstractContextManager[Cli]:
     """A Node on `base` whose Session `agent` runs on `codex` against `script`'s mock."""
     need_codex()
     env_for = partial(codex_env, base, home="agent-home")
-    with agent_session(base, config, env_for, script, "user:codex") as cli:
-        yield cli
+    return agent_session(base, config, env_for, script, "user:codex")
 
 
 Fixture = Callable[..., Any]
