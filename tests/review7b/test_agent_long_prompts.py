@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.maia.agents._executors import (
     CLAUDE_PASSED,
@@ -45,28 +46,28 @@ def leftover_artifacts(cli: Cli) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
 
 
+def _reaches_the_model_whole(cli: Cli, script: Any, field: str, tmp: Path) -> None:
+    """long_prompt() sent as a file: the turn completes with it as its prompt, the model's
+    last request's `field` holds every character, and no artifact file is left."""
+    text = long_prompt()
+    shown = wait_turn(cli, send_file(cli, text, tmp))
+    assert shown["turn"]["state"] == "completed", shown["turn"]
+    assert shown["prompt"] == text
+    request = json.dumps(script.main[-1].body[field], ensure_ascii=False)
+    assert json.dumps(text, ensure_ascii=False)[1:-1] in request
+    assert leftover_artifacts(cli) == []
+
+
 def test_a_prompt_at_the_limit_reaches_claude_code_whole(tmp_path: Path) -> None:
     """65,536 characters through Claude Code: the Messages request holds them all."""
     script = anthropic.AnthropicScript(anthropic.text("Read it all", {"input": 9, "output": 3}))
     config = claude_config(CLAUDE_PASSED, permission_mode=None)
-    text = long_prompt()
     with claude_session(tmp_path, config, script) as cli:
-        shown = wait_turn(cli, send_file(cli, text, tmp_path))
-        assert shown["turn"]["state"] == "completed", shown["turn"]
-        assert shown["prompt"] == text
-        request = json.dumps(script.main[-1].body["messages"], ensure_ascii=False)
-        assert json.dumps(text, ensure_ascii=False)[1:-1] in request
-        assert leftover_artifacts(cli) == []
+        _reaches_the_model_whole(cli, script, "messages", tmp_path)
 
 
 def test_a_prompt_at_the_limit_reaches_codex_whole(tmp_path: Path) -> None:
     """65,536 characters through Codex app-server: the Responses request holds them all."""
     script = openai.OpenAIScript(openai.text("Read it all", {"input": 9, "output": 3}))
-    text = long_prompt()
     with codex_session(tmp_path, codex_config(approval_policy="never"), script) as cli:
-        shown = wait_turn(cli, send_file(cli, text, tmp_path))
-        assert shown["turn"]["state"] == "completed", shown["turn"]
-        assert shown["prompt"] == text
-        request = json.dumps(script.main[-1].body["input"], ensure_ascii=False)
-        assert json.dumps(text, ensure_ascii=False)[1:-1] in request
-        assert leftover_artifacts(cli) == []
+        _reaches_the_model_whole(cli, script, "input", tmp_path)
