@@ -21,7 +21,7 @@ from actors.session._lifecycles import CLIENT, NODE, WORKER, TurnEvent, TurnStat
 from actors.session._store import Draft, end_turn, flush_columns, turn_step
 from maia.core import MaiaError
 from storage._schema import migrate
-from tests.actors.session._rows import dispatched, seed_running_session, turn_updates
+from tests.actors.session._rows import dispatched, seed_running_session, turn_row, turn_updates
 
 NOW = 1_700_000_000_000
 END = NOW + 777
@@ -114,11 +114,7 @@ def _counted(conn: sqlite3.Connection, run: Any) -> int:
 
 
 def _outcome(conn: sqlite3.Connection, draft: Draft, turn_id: str) -> Any:
-    row = conn.execute(
-        "SELECT state, revision, started_ms, finished_ms, failure_reason FROM turns"
-        " WHERE turn_id = ?",
-        (turn_id,),
-    ).fetchone()
+    row = turn_row(conn, turn_id)
     events = [
         (kind, revision, {k: v for k, v in orjson.loads(payload).items() if v != turn_id})
         for kind, revision, payload in conn.execute(

@@ -1,12 +1,13 @@
 """Rows the Session store tests write their turns under: a project `project_t` and a
-running Session `session_t` (builtin:echo), a turn sent and dispatched there, and the
-turn UPDATEs a write runs."""
+running Session `session_t` (builtin:echo), a turn sent and dispatched there, the
+turn UPDATEs a write runs and a turn's row as stored."""
 
 from __future__ import annotations
 
 import itertools
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 from actors._write import Tx
 from actors.session._lifecycles import SessionState, TurnEvent
@@ -50,3 +51,13 @@ def turn_updates(conn: sqlite3.Connection, run: Callable[[], object]) -> list[st
         conn.set_trace_callback(None)
     # a trigger's program is traced again with its statement's text: one statement a run
     return [s for s, _ in itertools.groupby(statements) if s.startswith("UPDATE turns")]
+
+
+def turn_row(conn: sqlite3.Connection, turn_id: str) -> tuple[Any, ...]:
+    """The turn's (state, revision, started_ms, finished_ms, failure_reason) as stored."""
+    row: tuple[Any, ...] = conn.execute(
+        "SELECT state, revision, started_ms, finished_ms, failure_reason FROM turns"
+        " WHERE turn_id = ?",
+        (turn_id,),
+    ).fetchone()
+    return row

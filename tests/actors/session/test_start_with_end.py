@@ -24,7 +24,7 @@ from maia.protocol import SystemClock
 from storage import open_storage
 
 from ._harness import open_harness
-from ._rows import dispatched, seed_running_session, turn_updates
+from ._rows import dispatched, seed_running_session, turn_row, turn_updates
 
 NOW = 1_700_000_000_000
 END = NOW + 1234
@@ -47,11 +47,7 @@ def _end(conn: sqlite3.Connection, turn_id: str, *, defer: bool, outcome: str) -
         flush_columns(conn, draft)
 
     updates = turn_updates(conn, run)
-    row = conn.execute(
-        "SELECT state, revision, started_ms, finished_ms, failure_reason FROM turns"
-        " WHERE turn_id = ?",
-        (turn_id,),
-    ).fetchone()
+    row = turn_row(conn, turn_id)
     events = [
         (kind, revision, _without_ids(orjson.loads(payload), turn_id))
         for kind, revision, payload in conn.execute(
