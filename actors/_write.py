@@ -307,9 +307,8 @@ class Tx:
         next move in the same transaction, passing the row as stored (`stored`, the first
         unwritten move's `before`), whose revision that UPDATE compares and sets from (two
         steps of one turn in one transaction, one UPDATE: `_store.turn_step`)."""
-        if write and not rows.update(self.conn, before if stored is None else stored, after,
-                                     self.now):  # fmt: skip
-            raise _conflict(rows, after.id)
+        if write:
+            self.write_row(rows, before if stored is None else stored, after)
         revision = after.revision
         if row.emits is not None:
             body = rows.payload(row, after)

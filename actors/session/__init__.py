@@ -134,6 +134,7 @@ from ._sql_turns import insert_item as insert_item
 from ._sql_turns import next_turn_seq as next_turn_seq
 from ._sql_turns import session_and_pending_turns as session_and_pending_turns
 from ._sql_turns import truncate_item as truncate_item
+from ._sql_turns import turn_state as turn_state
 from ._sql_turns import update_item as update_item
 from ._status import status_of as status_of
 from ._usage import add_usage as add_usage

@@ -30,6 +30,7 @@ from ._messages import (
     SendTurn,
     StopSession,
 )
+from ._sql_turns import turn_state
 from ._store import (
     Draft,
     emit,
@@ -160,11 +161,8 @@ class ClientOps:
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             if refusal is not None:
-                if memo is None:  # ended: name the state it ended in, read in this transaction
-                    row = conn.execute("SELECT state FROM turns WHERE turn_id = ?", (turn_id,))
-                    ended = row.fetchone()
-                    if ended is not None:
-                        refusal.details["state"] = ended[0]
+                if memo is None and (ended := turn_state(conn, turn_id)) is not None:
+                    refusal.details["state"] = ended  # the state it ended in, read here
                 raise refusal
             if any(isinstance(a, q.FailTurn) for a in actions):  # it was still queued
                 moved = turn_step(conn, draft, turn_id, TurnEvent.REJECT, reason="turn_rejected")

@@ -80,6 +80,12 @@ class TurnRows:
 TURN_ROWS = TurnRows()
 
 
+def turn_state(conn: sqlite3.Connection, turn_id: str) -> str | None:
+    """The state stored for `turn_id` (None: no such turn)."""
+    row = conn.execute("SELECT state FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def next_turn_seq(conn: sqlite3.Connection, session_id: str) -> int:
     """The send order of a Session's next turn."""
     return int(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?",

@@ -277,10 +277,14 @@ class DirectConnection(WebSocketConnection):
         try:
             await self._send(event)
         finally:
-            await self._close_web_socket(event.code, event.reason or None)
-            self._close_handshake.set()
-            await self._close_stream()
+            await self._closed_by(event)
         raise ConnectionClosed(self._close_reason)  # the reader stops here
+
+    async def _closed_by(self, failure: CloseConnection) -> None:
+        """Mark the connection closed by our `failure` (its Close sent), then close TCP."""
+        await self._close_web_socket(failure.code, failure.reason or None)
+        self._close_handshake.set()
+        await self._close_stream()
 
     async def _accept(
         self, request: Request, subprotocol: str | None, extra_headers: list[tuple[bytes, bytes]]
@@ -288,9 +292,7 @@ class DirectConnection(WebSocketConnection):
         await super()._accept(request, subprotocol, extra_headers)
         failure = getattr(self._wsproto, "failure", None)
         if failure is not None:  # frames before the 101: its Close went out with it
-            await self._close_web_socket(failure.code, failure.reason or None)
-            self._close_handshake.set()
-            await self._close_stream()
+            await self._closed_by(failure)
 
     def _answered(self) -> bool:
         """Whether every request read so far is answered: the handler waits in
