@@ -34,6 +34,15 @@ def is_exact_id(reference: str, kind: str) -> bool:
     return reference.startswith(prefix) and len(digits) == ID_HEX_DIGITS and set(digits) <= _HEX
 
 
+def naming_field(error: MaiaError, path: str) -> MaiaError:
+    """A reference's `resource_not_found` naming the field it was typed for (`path`, in the
+    message and `details.path`), as a schema refusal names its field; other errors as
+    they are."""
+    if error.code != "resource_not_found" or "path" in error.details:
+        return error
+    return MaiaError(error.code, f"{path}: {error.message}", {**error.details, "path": path})
+
+
 def ambiguous_exit(ambiguous: Ambiguous, out: Any) -> int:
     """Say which things the reference names (stderr; --json/--jsonl: also the error on
     stdout) and return the usage exit code."""

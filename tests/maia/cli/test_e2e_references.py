@@ -84,3 +84,24 @@ def test_a_webhook_is_named_by_id_prefix(cli: Cli) -> None:
     previewed = cli("webhook", "test", digits, "--dry-run", "--json")
     assert previewed.returncode == 0, previewed.stderr
     assert json.loads(previewed.stdout)["result"]["webhookId"] == hook_id
+
+
+@pytest.mark.parametrize(
+    ("argv", "path"),
+    [
+        (["session", "show", "no-such-session"], "sessionId"),
+        (["routine", "show", "no-such-routine"], "routineId"),
+        (["approval", "show", "abcd0123"], "approvalId"),
+        (["routine", "create", "--name", "x", "--cron", "0 9 * * *", "--timezone", "UTC",
+          "--project-id", "no-such-project", "--prompt", "hi", "--yes"], "template.projectId"),
+    ],
+)  # fmt: skip
+def test_a_reference_naming_nothing_names_its_field(cli: Cli, argv: list[str], path: str) -> None:
+    """A reference that resolves to nothing fails resource_not_found (exit 1) naming the
+    field it was given for, in the message and in `details.path`, as a schema refusal does."""
+    done = cli(*argv, "--json")
+    assert done.returncode == 1, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert (error["code"], error["details"]["path"]) == ("resource_not_found", path)
+    assert error["message"].startswith(f"{path}: ")
+    assert done.stderr.startswith(f"maia: {path}: ")
