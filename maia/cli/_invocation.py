@@ -432,6 +432,9 @@ def command_tree(prefix: tuple[str, ...] = (), shallow: bool = False) -> click.G
                 add_help_option=False,
             )
         )
+    from ._examples import attach_examples
+
+    attach_examples(root)
     return root
 
 
