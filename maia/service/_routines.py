@@ -263,7 +263,7 @@ async def _preview_change(ctx: ServiceContext, operation_id: str, params: Routin
                 "storage_conflict",
                 f"routine {row.routine_id} is {row.state.value} at revision {row.revision}",
                 {"routineId": row.routine_id, "actual": row.revision,
-                 "expected": params.expected_revision},
+                 "expected": params.expected_revision, "path": "expectedRevision"},
             )  # fmt: skip
         return row
 

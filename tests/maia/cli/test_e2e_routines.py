@@ -132,3 +132,19 @@ def test_a_retried_confirm_with_yes_replays(cli: Cli) -> None:
     assert (done["delivery"], redone["delivery"]) == ("new", "duplicate")
     assert redone["receiptId"] == done["receiptId"]
     assert redone["routine"]["state"] == "disabled"  # type: ignore[index]
+
+
+def test_a_stale_revision_names_the_field(cli: Cli) -> None:
+    """`routine pause` and `routine disable` at a revision the routine is not at fail
+    storage_conflict with `details.path: expectedRevision` and both revisions."""
+    routine_id = str(_ok(cli(*create_args(cli, "stale-rev"), "--yes", "--json"))["routine"]
+                     ["routineId"])  # type: ignore[index]  # fmt: skip
+    for args in (["routine", "pause", routine_id, "--expected-revision", "7"],
+                 ["routine", "disable", "--routine-id", routine_id, "--expected-revision", "7",
+                  "--yes"]):  # fmt: skip
+        done = cli(*args, "--json")
+        assert done.returncode == 1, done.stderr
+        error = json.loads(done.stdout)["error"]
+        assert error["code"] == "storage_conflict"
+        assert error["details"] == {"routineId": routine_id, "actual": 1, "expected": 7,
+                                    "path": "expectedRevision"}  # fmt: skip
