@@ -125,11 +125,11 @@ def _missing(resource: str, row_id: str, path: str, where: str = "") -> MaiaErro
                      {"resource": resource, "id": row_id, "path": path})  # fmt: skip
 
 
-def _unused_command(conn: sqlite3.Connection, command_id: str, digest: str) -> None:
+def _unused_command(conn: sqlite3.Connection, command_id: str, digest: str) -> bool:
     """Raises `idempotency_conflict` when `command_id` already confirmed another change: its
     confirm would refuse it, so the preview issues no proof for it (spec: a different
     normalized input under the same commandId). The same change previews again (its
-    confirm answers the stored result)."""
+    confirm answers the stored result): True then."""
     stored = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=CONFIRM_OP,
                           command_id=command_id)  # fmt: skip
     if stored is not None and stored.normalized_input_digest != digest:
@@ -138,11 +138,14 @@ def _unused_command(conn: sqlite3.Connection, command_id: str, digest: str) -> N
             f"command {command_id} was used for {CONFIRM_OP} with another change",
             {"commandId": command_id, "operationId": CONFIRM_OP},
         )
+    return stored is not None
 
 
-def _judge(conn: sqlite3.Connection, change: Any) -> tuple[WebhookRecord, DeliveryRecord | None]:
+def _judge(conn: sqlite3.Connection, change: Any,
+           replay: bool = False) -> tuple[WebhookRecord, DeliveryRecord | None]:  # fmt: skip
     """The webhook (and delivery) a remove, test or redeliver names, after the same checks its
-    confirm makes. Raises `resource_not_found`, `revision_conflict`, `invalid_state`."""
+    confirm makes (none for a `replay`: the change is done, its confirm answers the stored
+    result). Raises `resource_not_found`, `revision_conflict`, `invalid_state`."""
     delivery = None
     if isinstance(change, WebhookRedeliverChange):
         delivery = get_delivery(conn, change.delivery_id)
@@ -154,6 +157,8 @@ def _judge(conn: sqlite3.Connection, change: Any) -> tuple[WebhookRecord, Delive
     if found is None:
         raise not_found("webhook", delivery.webhook_id if delivery else change.webhook_id)
     record = found
+    if replay:
+        return record, delivery
     expected = record.revision if change.expected_revision is None else change.expected_revision
     WEBHOOK_TABLE.step(record.state, _EVENTS[change.kind], caller="client",
                        aggregate_id=record.webhook_id, expected_revision=expected,
@@ -177,7 +182,7 @@ async def webhooks_change_preview(
         url = _checked_url(await _allow(ctx), change.spec.url)
 
     def preview(conn: sqlite3.Connection) -> dict[str, Any]:
-        _unused_command(conn, params.command_id, digest)
+        replay = _unused_command(conn, params.command_id, digest)
         wire: dict[str, Any] = {"action": change.kind}
         if isinstance(change, WebhookAddChange):
             _checked_spec(conn, change)
@@ -188,7 +193,7 @@ async def webhooks_change_preview(
             wire |= {"webhookId": webhook_id, "url": url}
             target = ExpectedTarget("webhook", webhook_id, None)
         else:
-            record, delivery = _judge(conn, change)
+            record, delivery = _judge(conn, change, replay)
             wire |= {"webhookId": record.webhook_id, "url": record.url,
                      "revision": record.revision}  # fmt: skip
             if delivery is not None:
