@@ -150,12 +150,14 @@ def _judge(conn: sqlite3.Connection, change: Any,
     if isinstance(change, WebhookRedeliverChange):
         delivery = get_delivery(conn, change.delivery_id)
         if delivery is None:
-            raise not_found("delivery", change.delivery_id)
+            raise _missing("delivery", change.delivery_id, "change.deliveryId")
         found = get_webhook(conn, delivery.webhook_id)
     else:
         found = get_webhook(conn, change.webhook_id)
     if found is None:
-        raise not_found("webhook", delivery.webhook_id if delivery else change.webhook_id)
+        if delivery is not None:
+            raise _missing("webhook", delivery.webhook_id, "change.deliveryId")
+        raise _missing("webhook", change.webhook_id, "change.webhookId")
     record = found
     if replay:
         return record, delivery
@@ -250,7 +252,7 @@ async def webhooks_change_confirm(
         delivery_id = change.delivery_id
         delivery = await ctx.read(lambda c: get_delivery(c, delivery_id))
         if delivery is None:
-            raise not_found("delivery", delivery_id)
+            raise _missing("delivery", delivery_id, "change.deliveryId")
         webhook_id = delivery.webhook_id
         message = ConfirmChange("redeliver", command, proof, expected_revision=expected,
                                 delivery_id=delivery_id)  # fmt: skip

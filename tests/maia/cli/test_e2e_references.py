@@ -105,3 +105,23 @@ def test_a_reference_naming_nothing_names_its_field(cli: Cli, argv: list[str], p
     assert (error["code"], error["details"]["path"]) == ("resource_not_found", path)
     assert error["message"].startswith(f"{path}: ")
     assert done.stderr.startswith(f"maia: {path}: ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "path"),
+    [
+        (["webhook", "redeliver", "dlv_nope"], "change.deliveryId"),
+        (["webhook", "remove", "hook_" + "0" * 32], "change.webhookId"),
+        (["webhook", "test", "hook_" + "0" * 32, "--dry-run"], "change.webhookId"),
+    ],
+)  # fmt: skip
+def test_a_missing_webhook_or_delivery_names_its_field(
+    cli: Cli, argv: list[str], path: str
+) -> None:
+    """A whole webhook or delivery ID that names nothing: the Node's resource_not_found
+    names the change's field (`details.path` and the message), exit 1, nothing queued."""
+    done = cli(*argv, "--yes", "--json")
+    assert done.returncode == 1, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert (error["code"], error["details"]["path"]) == ("resource_not_found", path)
+    assert error["message"].startswith(f"{path}: ")
