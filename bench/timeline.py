@@ -12,8 +12,9 @@ turn's end). Two phases:
   medians: the serial path's seven segments (request -> commit 1 -> prompt -> worker ->
   its first event -> the Node's read -> last commit -> answer), the whole turn, the fsync,
   and per turn the commits, the Node's event reads and the worker's writes;
-* untraced: a plain Node, the same turns: the p50, and from /proc/PID/io the Node's read
-  syscalls and the worker's write syscalls per turn (every read: sockets, pipes, files).
+* untraced: a plain Node, the same turns: the p50, and per turn from /proc the Node's read
+  syscalls and the worker's write syscalls (every read: sockets, pipes, files) and the CPU
+  of each (user + system, all threads; the clock tick is 10 ms: run long for these).
 
 strace slows every traced syscall (the traced turn is a few times the untraced one), and
 it can split what the worker writes in one burst into more reads than untraced; read the
@@ -195,32 +196,41 @@ def _io(pid: int, key: str) -> int:
     return 0
 
 
+def _cpu_ms(pid: int) -> float:
+    """Process `pid`'s user + system CPU so far (all its threads), in ms."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _counters(node: int, worker: int) -> list[float]:
+    return [_io(node, "syscr"), _io(worker, "syscw"), _cpu_ms(node), _cpu_ms(worker)]
+
+
 def untraced(scratch: Path, turns: int, report: Report) -> None:
-    """The p50 and the syscalls per turn of a plain Node's turns (from /proc/PID/io)."""
+    """The p50, and per turn the syscalls (/proc/PID/io) and the CPU of the Node and of
+    its worker, over a plain Node's turns."""
     home = scratch / "home"
     node = start_node(home, "bench/timeline.py")
     try:
         session_id = trio.run(_maia_setup, home, 1)[0]
         trio.run(_turns, home, session_id, 0, 0.0)  # the worker is spawned, the warm-up
-        workers = [int(p) for p in subprocess.run(["pgrep", "-P", str(node.pid)],
-                   capture_output=True, text=True).stdout.split()]  # fmt: skip
-        before = [_io(node.pid, "syscr"), *(_io(w, "syscw") for w in workers)]
+        worker = int(subprocess.run(["pgrep", "-P", str(node.pid)], capture_output=True,
+                                    text=True).stdout.split()[0])  # fmt: skip
+        before = _counters(node.pid, worker)
         _, took = trio.run(_turns, home, session_id, turns, 0.0)
-        after = [_io(node.pid, "syscr"), *(_io(w, "syscw") for w in workers)]
+        after = _counters(node.pid, worker)
     finally:
         node.terminate()
         node.wait(timeout=60)
-    runs = turns + WARMUP
+    per_turn = [(a - b) / (turns + WARMUP) for a, b in zip(after, before, strict=True)]
     report.figures["untraced_p50_ms"] = round(percentile(took, 0.5) * 1000, 3)
-    report.figures["untraced_node_reads_per_turn"] = round((after[0] - before[0]) / runs, 2)
-    report.figures["untraced_worker_writes_per_turn"] = round(
-        sum(a - b for a, b in zip(after[1:], before[1:], strict=True)) / runs, 2
-    )
+    for index, name in enumerate(("node_reads", "worker_writes", "node_cpu_ms", "worker_cpu_ms")):
+        report.figures[f"untraced_{name}_per_turn"] = round(per_turn[index], 3)
 
 
 def main() -> None:
     args = parse_args(__doc__ or "timeline")
-    turns = 40 if args.quick else 200
+    turns = 40 if args.quick else int(os.environ.get("MAIA_BENCH_TURNS", "200"))
     report = Report("timeline")
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder)
