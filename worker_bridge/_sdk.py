@@ -18,8 +18,10 @@ is queued in one `os.write` as soon as it runs: the moment the handler waits on 
 Every other frame (a turn's end, a tool call, a heartbeat, the handshake) is written at
 once by its sender, after and in the same write as what is queued. So an echo's started,
 delta and completed reach the Node in one read, while a slow agent's `turn.started` still
-leaves when it starts waiting. A handler that computes without waiting lets the writer run
-after Python's switch interval (5 ms). Nothing is ever written out of sequence order.
+leaves when it starts waiting. At most `QUEUED_FRAMES` events wait: the next one is written
+by its sender with them (a handler streaming without waiting writes every 17 frames), and a
+handler that computes without waiting lets the writer run after Python's switch interval
+(5 ms). Nothing is ever written out of sequence order.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 
 
 DIAGNOSTIC_LINGER_S = 0.02
+QUEUED_FRAMES = 16  # events waiting for the writer at most; the next one writes them all
 
 
 class WorkerContext:
@@ -165,25 +168,26 @@ class WorkerContext:
         fast: tuple[str, str, str | None, str] | None,
         final: bool = False,
     ) -> None:
-        """Queue a non-final event for the writer; write a `final` one now with the queue."""
+        """Queue a non-final event for the writer; write a `final` one now with the queue
+        (and a non-final one when `QUEUED_FRAMES` wait already: a handler that streams
+        without waiting writes every so many frames itself)."""
         connection = self.connection
         while True:
             if not final:
                 with self._lock:
-                    if connection.window_open:
+                    if connection.window_open and len(self._outbox) < QUEUED_FRAMES:
                         self._outbox.append(self._encode_event(frame, fast))
                         if len(self._outbox) == 1:
                             self._queued.notify()
                         return
-            else:
-                with self._write_lock:
-                    with self._lock:
-                        line = None
-                        if connection.window_open:
-                            line = self._take() + self._encode_event(frame, fast)
-                    if line is not None:
-                        self._write(line)
-                        return
+            with self._write_lock:
+                with self._lock:
+                    line = None
+                    if connection.window_open:
+                        line = self._take() + self._encode_event(frame, fast)
+                if line is not None:
+                    self._write(line)
+                    return
             self.flush()  # the window is full: the Node acks only what it has read
             with self._lock:
                 while not self._window_open():
