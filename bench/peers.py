@@ -144,14 +144,6 @@ class Huey:
             self._consumer.wait()
 
 
-async def _turn(client: MaiaClient, session_id: str) -> float:
-    """One turn as two requests, `turn.send` then `turn.wait` (bench/timeline.py's anchors)."""
-    began = time.perf_counter()
-    sent = await client.turn.send(session_id=session_id, text="hello")
-    await client.turn.wait(turn_id=sent.turn.turn_id, states=["completed"])
-    return time.perf_counter() - began
-
-
 async def _send_and_wait(client: MaiaClient, session_id: str) -> float:
     """One turn as one request, `turn.send` waiting for its end; checked like huey's job."""
     began = time.perf_counter()
