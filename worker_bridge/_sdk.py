@@ -1,27 +1,14 @@
 """The worker-side SDK: `run_worker(handler)` turns a function into a protocol-speaking worker.
 
 Stdlib only (threads, no trio, no attrs) so a worker is ready within a few tens of
-milliseconds of its spawn. Four threads share one `WireConnection` under a lock:
+milliseconds of its spawn. Three threads share one `WireConnection` under a lock:
 - the reader reads stdin, answers `initialize`, queues prompts, applies acks, interrupts
   and shutdown; at end of stdin it exits the process (a dead Node leaves no workers);
 - the ticker sends a heartbeat every interval and flushes the diagnostic queue;
-- the main thread runs `handler(context, turn)` for one prompt at a time;
-- the writer writes the events a turn queued (below).
-Frames go to a private copy of fd 1; fd 1 itself is pointed at stderr, so a stray `print`
-cannot corrupt the protocol stream. Event frames wait for the Node's cumulative ack when 256
-are in flight.
-
-What a turn has ready together goes out in one write. A turn's non-final events (its
-`turn.started`, deltas, items) are queued and a fourth thread, the writer, writes all that
-is queued in one `os.write` as soon as it runs: the moment the handler waits on anything
-(a read, a sleep, a lock, a subprocess; Python then lets the writer run), with no timer.
-Every other frame (a turn's end, a tool call, a heartbeat, the handshake) is written at
-once by its sender, after and in the same write as what is queued. So an echo's started,
-delta and completed reach the Node in one read, while a slow agent's `turn.started` still
-leaves when it starts waiting. At most `QUEUED_FRAMES` events wait: the next one is written
-by its sender with them (a handler streaming without waiting writes every 17 frames), and a
-handler that computes without waiting lets the writer run after Python's switch interval
-(5 ms). Nothing is ever written out of sequence order.
+- the main thread runs `handler(context, turn)` for one prompt at a time.
+Frames are written with one `os.write` each (nothing waits in a userspace buffer) to a
+private copy of fd 1; fd 1 itself is pointed at stderr, so a stray `print` cannot corrupt
+the protocol stream. Event frames wait for the Node's cumulative ack when 256 are in flight.
 """
 
 from __future__ import annotations
@@ -49,7 +36,6 @@ if TYPE_CHECKING:
 
 
 DIAGNOSTIC_LINGER_S = 0.02
-QUEUED_FRAMES = 16  # events waiting for the writer at most; the next one writes them all
 
 
 class WorkerContext:
@@ -65,13 +51,9 @@ class WorkerContext:
         self.options: dict[str, str] = {}
         self.activation: dict[str, Any] = {}
         self.connection = WireConnection(WORKER, epoch=self.epoch, worker_version=version)
-        # Guards the connection and the queue; `_lock` is notified on acks, `_queued` when
-        # the queue gains a first frame. A plain Lock: cheaper than the RLock default.
-        guard = threading.Lock()
-        self._lock = threading.Condition(guard)
-        self._queued = threading.Condition(guard)
-        self._outbox: list[bytes] = []  # encoded frames not written yet, in sequence order
-        self._write_lock = threading.Lock()  # one write at a time on the pipe
+        # Guards the connection; notified on acks. A plain Lock: cheaper than the RLock default.
+        self._lock = threading.Condition(threading.Lock())
+        self._write_lock = threading.Lock()  # one frame at a time on the pipe
         self._out = os.dup(1)
         self._prompts: queue.Queue[Turn | None] = queue.Queue()
         self._tick = threading.Condition()
@@ -112,18 +94,7 @@ class WorkerContext:
     def write_raw(self, data: bytes) -> None:
         """Write bytes that are not a frame (test directives `/oversize`, `/garbage`)."""
         with self._write_lock:
-            with self._lock:
-                queued = self._take()
-            self._write(queued + data)
-
-    def flush(self) -> None:
-        """Write every frame queued so far now (before `os._exit`, say); the SDK's own
-        waits and a turn's end need no call."""
-        with self._write_lock:
-            with self._lock:
-                queued = self._take()
-            if queued:
-                self._write(queued)
+            self._write(data)
 
     def send_heartbeat(self, *, epoch: int | None = None) -> None:
         """Send a heartbeat now; `epoch` forges another epoch (test directive)."""
@@ -132,7 +103,7 @@ class WorkerContext:
                 saved = self.connection.epoch
                 self.connection.epoch = saved if epoch is None else epoch
                 try:
-                    line = self._take() + self.connection.send({"type": "heartbeat"})
+                    line = self.connection.send({"type": "heartbeat"})
                 finally:
                     self.connection.epoch = saved
             self._write(line)
@@ -147,67 +118,32 @@ class WorkerContext:
         except OSError:  # the Node closed our stdout: it is gone
             self._exit(0)
 
-    def _take(self) -> bytes:
-        """Everything queued, taken off the queue (hold `_write_lock`, then `_lock`)."""
-        if not self._outbox:
-            return b""
-        queued = b"".join(self._outbox)
-        self._outbox.clear()
-        return queued
-
     def _send(self, frame: dict[str, Any]) -> None:
-        """Write `frame` now, after (and with) what is queued."""
         with self._write_lock:
             with self._lock:
-                line = self._take() + self.connection.send(frame)
+                line = self.connection.send(frame)
             self._write(line)
 
     def _send_event(
-        self,
-        frame: dict[str, Any] | None,
-        fast: tuple[str, str, str | None, str] | None,
-        final: bool = False,
+        self, frame: dict[str, Any] | None, fast: tuple[str, str, str | None, str] | None
     ) -> None:
-        """Queue a non-final event for the writer; write a `final` one now with the queue
-        (and a non-final one when `QUEUED_FRAMES` wait already: a handler that streams
-        without waiting writes every so many frames itself)."""
         connection = self.connection
         while True:
-            if not final:
-                with self._lock:
-                    if connection.window_open and len(self._outbox) < QUEUED_FRAMES:
-                        self._outbox.append(self._encode_event(frame, fast))
-                        if len(self._outbox) == 1:
-                            self._queued.notify()
-                        return
             with self._write_lock:
                 with self._lock:
                     line = None
                     if connection.window_open:
-                        line = self._take() + self._encode_event(frame, fast)
+                        if frame is not None:
+                            line = connection.send(frame)
+                        else:
+                            assert fast is not None
+                            line = connection.send_event(*fast)
                 if line is not None:
                     self._write(line)
                     return
-            self.flush()  # the window is full: the Node acks only what it has read
-            with self._lock:
+            with self._lock:  # the window is full: wait for the Node's ack
                 while not self._window_open():
                     self._lock.wait(1.0)
-
-    def _encode_event(
-        self, frame: dict[str, Any] | None, fast: tuple[str, str, str | None, str] | None
-    ) -> bytes:
-        if frame is not None:
-            return self.connection.send(frame)
-        assert fast is not None
-        return self.connection.send_event(*fast)
-
-    def _write_loop(self) -> None:
-        """The writer thread: whatever is queued, in one write, whenever it gets to run."""
-        while True:
-            with self._lock:
-                while not self._outbox:
-                    self._queued.wait()
-            self.flush()
 
     def _window_open(self) -> bool:
         return self.connection.window_open
@@ -360,7 +296,6 @@ def run_worker(
     """
     context = WorkerContext(name, version, list(capabilities or []))
     os.dup2(2, 1)  # fd 1 now reaches stderr; frames go to the private copy
-    threading.Thread(target=context._write_loop, daemon=True).start()
     context._send({"type": "hello", "name": name, "pid": os.getpid()})
     threading.Thread(target=context._read_loop, daemon=True).start()
     context._run_turns(handler)

@@ -48,7 +48,6 @@ class TrioFrameStream:
         self._send_stream = send_stream
         self._receive_stream = receive_stream
         self._send_lock = trio.Lock()
-        self.reads = 0  # reads from the peer, the last (end of stream) among them
         # With a bound, every send to a pipe is whole: a frame takes its sequence before
         # its bytes go out, and one cut off by its caller's cancel would leave a gap or
         # half a line. So whatever has to wait (the lock, a full pipe) waits shielded from
@@ -161,7 +160,6 @@ class TrioFrameStream:
 
     async def _read(self) -> bytes | bytearray:
         stream = self._receive_stream
-        self.reads += 1
         if not isinstance(stream, trio.lowlevel.FdStream):
             return await stream.receive_some(READ_SIZE)
         fd = stream.fileno()  # ClosedResourceError once closed

@@ -18,9 +18,6 @@ if TYPE_CHECKING:
     from ._sdk import WorkerContext
 
 
-_FINAL = frozenset(("turn.completed", "turn.failed"))
-
-
 class Turn:
     """One prompt being answered. The handler streams with `delta` and ends with
     `complete` or `fail`; returning without either completes it (or reports it
@@ -38,19 +35,16 @@ class Turn:
         self._calls = 0
 
     def event(self, kind: str, text: str | None = None, data: dict[str, Any] | None = None) -> None:
-        """Send one authoritative event of this turn (waits while the ack window is full).
-        A turn's end is written at once, with what the turn queued before it; other events
-        are queued for the worker's writer, which writes them as soon as it runs."""
-        final = kind in _FINAL
+        """Send one authoritative event of this turn (waits while the ack window is full)."""
         if data is None:  # the hot path: no dict, one f-string
-            self.context._send_event(None, (self.turn_id, kind, text, self.request_id), final)
+            self.context._send_event(None, (self.turn_id, kind, text, self.request_id))
             return
         frame: dict[str, Any] = {"type": "event", "turnId": self.turn_id, "kind": kind}
         if text is not None:
             frame["text"] = text
         frame["data"] = data
         frame["requestId"] = self.request_id
-        self.context._send_event(frame, None, final)
+        self.context._send_event(frame, None)
 
     def delta(self, text: str) -> None:
         """Stream message text; long text goes out in several frames (each within 16 KiB)."""
