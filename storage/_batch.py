@@ -31,6 +31,7 @@ import trio
 from maia.core import MaiaError
 
 from ._events import EventRecord, collect_appended, still_stored
+from ._heads import JournalHeads, use_heads
 
 
 @attrs.define(eq=False)
@@ -62,11 +63,14 @@ def run_transaction(
     batch: list[Request],
     committed: list[EventRecord],
     failures: FailureCounts,
+    heads: JournalHeads | None = None,
 ) -> None:
     """Run `batch` in one transaction and set every request's answer; on commit, add the
-    batch's surviving events to `committed` in journal order. Raises nothing of SQLite's."""
+    batch's surviving events to `committed` in journal order. Raises nothing of SQLite's.
+    `heads`: the connection's journal heads, kept across transactions (`storage/_heads.py`)."""
     appended: list[EventRecord] = []
     collect_appended(appended)
+    use_heads(heads)
     # One cursor for the batch's own statements (BEGIN, the savepoints, COMMIT): cheaper than
     # `conn.execute`, which makes a cursor per call, twice per request.
     control = conn.cursor()
@@ -97,6 +101,7 @@ def run_transaction(
             request.answer = outcome.Error(failure)
     finally:
         collect_appended(None)
+        use_heads(None)
 
 
 def _first(
