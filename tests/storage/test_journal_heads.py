@@ -17,6 +17,8 @@ from maia.core import FakeClock
 from storage._heads import MAX_OWNERS, JournalHeads, use_heads
 from storage._schema import migrate
 
+from .test_replayable import _one_batch, _owned, _Runs
+
 OWNERS = ("session_a", "session_b", "session_c")
 
 
@@ -154,6 +156,61 @@ async def test_a_failed_request_then_the_next_batch(tmp_path: Path) -> None:
         journal = await store.read(_journal)
     assert (made[0].position, made[0].owner_sequence) == (3, 3)
     assert journal[-1] == (3, "3", "session_a", 3)
+
+
+async def test_a_replayed_batch_of_known_owners_stays_exact(tmp_path: Path) -> None:
+    """Replayable requests of owners the heads know, one failing after the others appended
+    (its shared savepoint rolled back, the others run again): positions run on 1..n and
+    each owner's sequences too, as the answers say."""
+    runs = _Runs()
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        await store.write(lambda conn: [_append(conn, owner) for owner in OWNERS])
+        results = await _one_batch(store, [
+            ("a", _owned("session_a", "a", runs), True),
+            ("b", _owned("session_b", "b", runs), True),
+            ("bad", _owned("session_a", "bad", runs, fail=True), True),
+            ("a2", _owned("session_a", "a2", runs), True),
+        ], in_order=True)  # fmt: skip
+        later = await store.write(lambda conn: _append(conn, "session_b"))
+        journal = await store.read(_journal)
+    assert (results["a"], results["b"], results["a2"]) == (2, 2, 3)
+    assert isinstance(results["bad"], ValueError)
+    assert (later.owner_sequence, later.position) == (3, 7)
+    assert [row[0] for row in journal] == list(range(1, 8))
+    assert all(str(position) == carried for position, carried, _, _ in journal)
+    for owner in OWNERS:
+        sequences = [row[3] for row in journal if row[2] == owner]
+        assert sequences == list(range(1, len(sequences) + 1))
+
+
+async def test_two_requests_of_one_key_in_one_batch(tmp_path: Path) -> None:
+    """Two mutations of one idempotency key in one batch (an owner the heads know): the
+    second is a duplicate, the journal holds the first's event once, the next event follows."""
+    key = storage.MutationKey("actor_a", "session.rename", "cmd-1")
+
+    def mutation(conn: sqlite3.Connection) -> storage.MutationResult:
+        def apply(c: sqlite3.Connection) -> storage.Applied:
+            event = _append(c, "session_a")
+            return storage.Applied({"seq": event.owner_sequence}, event_ids=(event.event_id,))
+
+        return storage.run_mutation(conn, key=key, input_digest="sha256:" + "0" * 64,
+                                    now_ms=5, apply=apply)  # fmt: skip
+
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        await store.write(lambda conn: _append(conn, "session_a"))
+        results = await _one_batch(store, [
+            ("first", mutation, True),
+            ("again", mutation, True),
+        ], in_order=True)  # fmt: skip
+        later = await store.write(lambda conn: _append(conn, "session_a"))
+        journal = await store.read(_journal)
+    first, again = results["first"], results["again"]
+    assert isinstance(first, storage.MutationResult)
+    assert isinstance(again, storage.MutationResult)
+    assert (first.delivery, again.delivery) == ("new", "duplicate")
+    assert first.result == again.result == {"seq": 2}
+    assert (later.owner_sequence, later.position) == (3, 3)
+    assert journal == [(n, str(n), "session_a", n) for n in (1, 2, 3)]
 
 
 # A program for the differential test: appends, the writer's savepoints and a fn's own, a
