@@ -36,6 +36,7 @@ import orjson
 
 from maia.core import MaiaError
 
+from ._heads import JournalHeads, active_heads
 from ._ids import id_position, positioned_id
 
 Classification = Literal["public", "operator", "project", "sensitive"]
@@ -64,11 +65,12 @@ _NEXT: Final = (
 )
 _envelope = threading.local()
 _NUMBER_OWNER: Final = "INSERT INTO event_owners (owner_id) VALUES (?)"
+# The four columns an append decides first (`_appended`), then what the caller gives.
 _INSERT: Final = (
-    "INSERT INTO events (position, event_id, event_type, owner_type, owner_id, owner_seq,"
-    " aggregate_revision, project_id, session_stored, actor_id, causation_stored,"
+    "INSERT INTO events (position, event_id, owner_seq, owner_no, event_type, owner_type,"
+    " owner_id, aggregate_revision, project_id, session_stored, actor_id, causation_stored,"
     " correlation_stored, classification, occurred_ms, payload, schema_stored,"
-    " attempt_id, activation_id, command_id, owner_no)"
+    " attempt_id, activation_id, command_id)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
@@ -218,28 +220,17 @@ def append_event(
         command_id = command_id or ambient.command_id
         actor_id = actor_id or ambient.actor_id
     body = orjson.dumps(payload).decode()
-    # Two plain statements beat one INSERT .. RETURNING (which SQLite materializes) by ~40%.
-    # The first reads the owner's number (`event_owners`), its next sequence, and the newest
-    # position: the next one follows it, or is the oldest retained one when the journal is
-    # empty (pruned empty, or new). The event's ID carries its position (`positioned_id`),
-    # so the journal keeps no index of event IDs.
-    owner_no, sequence, newest = conn.execute(_NEXT, (owner_id,)).fetchone()
-    if owner_no is None:  # its first event: number the owner (rolled back with the event)
-        owner_no = conn.execute(_NUMBER_OWNER, (owner_id,)).lastrowid
-    start = oldest_retained_position(conn) if newest is None else newest + 1
-    event_id = positioned_id("event", start)
     # session_id, schema_version, causation_id and correlation_id are generated columns: ''
     # stores "the owner's ID", "the current version" and "the command's ID" in no bytes
     # (migration `_PAGES_LEAN_EVENT_ROWS`). The current schema version is always stored ''.
     # A root's cause and correlation are stored NULL: they read as the event's own ID.
-    conn.execute(
-        _INSERT,
-        (start, event_id, event_type, owner_type, owner_id, sequence, aggregate_revision,
-         project_id, "" if session_id == owner_id else session_id, actor_id,
-         "" if causation_id is not None and causation_id == command_id else causation_id,
-         "" if correlation_id is not None and correlation_id == command_id else correlation_id,
-         classification, now_ms, body, "", attempt_id, activation_id, command_id, owner_no),
-    )  # fmt: skip
+    given = (event_type, owner_type, owner_id, aggregate_revision, project_id,
+             "" if session_id == owner_id else session_id, actor_id,
+             "" if causation_id is not None and causation_id == command_id else causation_id,
+             "" if correlation_id is not None and correlation_id == command_id
+             else correlation_id,
+             classification, now_ms, body, "", attempt_id, activation_id, command_id)  # fmt: skip
+    start, event_id, sequence = _appended(conn, owner_id, given)
     record = EventRecord(start, event_id, event_type, owner_type, owner_id, sequence,
                          aggregate_revision, project_id, session_id, actor_id,
                          causation_id or event_id, correlation_id or event_id, classification,
@@ -249,6 +240,48 @@ def append_event(
     if collected is not None:
         collected.append(record)
     return record
+
+
+def _appended(conn: sqlite3.Connection, owner_id: str, given: tuple[Any, ...]
+              ) -> tuple[int, str, int]:  # fmt: skip
+    """Insert the event (`given`: its columns after the first four of `_INSERT`) at the
+    journal's head; its position, ID and owner sequence. From the writer's `JournalHeads`
+    when it keeps this owner's (one statement, `storage/_heads.py`), else read first."""
+    heads = active_heads(conn)
+    if heads is not None and heads.newest is not None:
+        kept = heads.owners.get(owner_id)
+        if kept is not None:
+            number, next_seq = kept
+            at = heads.newest + 1
+            kept_id = positioned_id("event", at)
+            try:
+                # NULL: SQLite takes the rowid after the largest, the position expected
+                # when no event was removed or added behind the heads.
+                got = conn.execute(_INSERT, (None, kept_id, next_seq, number, *given))
+            except sqlite3.IntegrityError:
+                got = None  # the sequence is taken: the heads are stale
+            if got is not None and got.lastrowid == at:
+                heads.noted(owner_id, at, number, next_seq)
+                return at, kept_id, next_seq
+            if got is not None:
+                conn.execute("DELETE FROM events WHERE position = ?", (got.lastrowid,))
+            heads.forget()
+    # Two plain statements beat one INSERT .. RETURNING (which SQLite materializes) by ~40%.
+    # The first reads the owner's number (`event_owners`), its next sequence, and the newest
+    # position: the next one follows it, or is the oldest retained one when the journal is
+    # empty (pruned empty, or new). The event's ID carries its position (`positioned_id`),
+    # so the journal keeps no index of event IDs.
+    owner_no, sequence, newest = conn.execute(_NEXT, (owner_id,)).fetchone()
+    if heads is not None:
+        heads.settle(newest)  # another owner's kept head may be stale (see `settle`)
+    if owner_no is None:  # its first event: number the owner (rolled back with the event)
+        owner_no = conn.execute(_NUMBER_OWNER, (owner_id,)).lastrowid
+    start = oldest_retained_position(conn) if newest is None else newest + 1
+    event_id = positioned_id("event", start)
+    conn.execute(_INSERT, (start, event_id, sequence, owner_no, *given))
+    if heads is not None:
+        heads.noted(owner_id, start, owner_no, sequence)
+    return start, event_id, sequence
 
 
 def event_correlation(conn: sqlite3.Connection, event_id: str) -> str | None:
@@ -290,13 +323,16 @@ def collect_appended(events: list[EventRecord] | None) -> None:
     _collected.events = events
 
 
-def still_stored(conn: sqlite3.Connection, records: list[EventRecord]) -> list[EventRecord]:
+def still_stored(conn: sqlite3.Connection, records: list[EventRecord],
+                 heads: JournalHeads | None = None) -> list[EventRecord]:  # fmt: skip
     """Of the events a transaction appended (in append order), those its rows still hold.
 
     A savepoint of a write fn's own, rolled back, takes its events out of the journal
     without the writer seeing it, and the next event may get the same position. So before a
     batch commits: when the positions rise and the newest row is the last record, all are
     stored (one look-up); otherwise keep the records whose position and ID are in a row.
+    `heads`: the writer's, settled on the newest position seen (so they are right when the
+    transaction commits, whatever another writer adds later: `storage/_heads.py`).
     """
     if not records:
         return records
@@ -311,11 +347,15 @@ def still_stored(conn: sqlite3.Connection, records: list[EventRecord]) -> list[E
         ).fetchone()
         last = records[-1]
         if newest is not None and tuple(newest) == (last.position, last.event_id):
+            if heads is not None:
+                heads.settle(last.position)
             return records
     first = min(record.position for record in records)
     stored = set(
         conn.execute("SELECT position, event_id FROM events WHERE position >= ?", (first,))
     )
+    if heads is not None:  # none at or after `first`: the newest is not known here
+        heads.settle(max(position for position, _ in stored) if stored else None)
     return [record for record in records if (record.position, record.event_id) in stored]
 
 
@@ -411,6 +451,9 @@ def prune_events(conn: sqlite3.Connection, *, before_position: int) -> int:
     horizon = oldest_retained_position(conn)
     if before_position <= horizon:
         return 0
+    heads = active_heads(conn)
+    if heads is not None:
+        heads.forget()  # they stay right (positions and sequences run on), but read again
     # Owners whose newest event is being pruned keep their head in pruned_owner_heads.
     conn.execute(
         "INSERT INTO pruned_owner_heads (owner_id, last_seq)"

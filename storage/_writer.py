@@ -29,6 +29,7 @@ from maia.core import Clock
 from ._batch import FailureCounts, Request, run_transaction, unavailable
 from ._cursors import CursorSigner, load_or_create_node_key
 from ._events import EventRecord
+from ._heads import JournalHeads
 from ._node import NodeIdentity, open_node_identity
 from ._readers import ReaderPool
 from ._schema import migrate, read_schema_version, refuse_newer
@@ -171,6 +172,7 @@ class _StorageWriter:
         return conn
 
     def _serve(self, conn: sqlite3.Connection) -> None:
+        heads = JournalHeads(conn)  # what this connection's appends left (storage/_heads.py)
         while True:
             first = self._queue.get()
             if first is _STOP:
@@ -188,7 +190,7 @@ class _StorageWriter:
                     break
                 batch.append(item)
             try:
-                self._run_batch(conn, batch, committed)
+                self._run_batch(conn, batch, committed, heads)
             finally:
                 # Even if the loop itself broke, every request of the batch gets an answer.
                 for request in batch:
@@ -200,13 +202,17 @@ class _StorageWriter:
                 return
 
     def _run_batch(
-        self, conn: sqlite3.Connection, batch: list[Request], committed: list[EventRecord]
+        self,
+        conn: sqlite3.Connection,
+        batch: list[Request],
+        committed: list[EventRecord],
+        heads: JournalHeads | None = None,
     ) -> None:
         started = time.perf_counter()  # statistics only; decides nothing
         outside = [r for r in batch if isinstance(r.fn, _Outside)]
         inside = [r for r in batch if not isinstance(r.fn, _Outside)]
         if inside:
-            run_transaction(conn, inside, committed, self._failures)
+            run_transaction(conn, inside, committed, self._failures, heads)
         for request in outside:
             request.answer = outcome.capture(request.fn, conn)
         self._batches += 1
