@@ -74,6 +74,7 @@ def run_transaction(
     # One cursor for the batch's own statements (BEGIN, the savepoints, COMMIT): cheaper than
     # `conn.execute`, which makes a cursor per call, twice per request.
     control = conn.cursor()
+    failed_before = failures.requests
     try:
         control.execute("BEGIN IMMEDIATE")
         fresh = True  # nothing of the batch written yet: its first request needs no savepoint
@@ -87,11 +88,15 @@ def run_transaction(
         replayable = [request for request in batch if request.replayable]
         if replayable:
             _run_replayable(conn, replayable, appended, failures, control, fresh=fresh)
+        if heads is not None and failures.requests != failed_before:
+            heads.forget()  # a failed request's events were rolled back: read them again
         # What the commit listeners get: a savepoint of a fn's own may have taken some out.
-        surviving = still_stored(conn, appended)
+        surviving = still_stored(conn, appended, heads)
         control.execute("COMMIT")
         committed.extend(surviving)
     except sqlite3.Error as error:
+        if heads is not None:
+            heads.forget()  # rolled back: what the batch appended is gone
         failures.commits += 1
         if conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):

@@ -36,7 +36,7 @@ import orjson
 
 from maia.core import MaiaError
 
-from ._heads import active_heads
+from ._heads import JournalHeads, active_heads
 from ._ids import id_position, positioned_id
 
 Classification = Literal["public", "operator", "project", "sensitive"]
@@ -272,6 +272,8 @@ def _appended(conn: sqlite3.Connection, owner_id: str, given: tuple[Any, ...]
     # empty (pruned empty, or new). The event's ID carries its position (`positioned_id`),
     # so the journal keeps no index of event IDs.
     owner_no, sequence, newest = conn.execute(_NEXT, (owner_id,)).fetchone()
+    if heads is not None:
+        heads.settle(newest)  # another owner's kept head may be stale (see `settle`)
     if owner_no is None:  # its first event: number the owner (rolled back with the event)
         owner_no = conn.execute(_NUMBER_OWNER, (owner_id,)).lastrowid
     start = oldest_retained_position(conn) if newest is None else newest + 1
@@ -321,13 +323,16 @@ def collect_appended(events: list[EventRecord] | None) -> None:
     _collected.events = events
 
 
-def still_stored(conn: sqlite3.Connection, records: list[EventRecord]) -> list[EventRecord]:
+def still_stored(conn: sqlite3.Connection, records: list[EventRecord],
+                 heads: JournalHeads | None = None) -> list[EventRecord]:  # fmt: skip
     """Of the events a transaction appended (in append order), those its rows still hold.
 
     A savepoint of a write fn's own, rolled back, takes its events out of the journal
     without the writer seeing it, and the next event may get the same position. So before a
     batch commits: when the positions rise and the newest row is the last record, all are
     stored (one look-up); otherwise keep the records whose position and ID are in a row.
+    `heads`: the writer's, settled on the newest position seen (so they are right when the
+    transaction commits, whatever another writer adds later: `storage/_heads.py`).
     """
     if not records:
         return records
@@ -342,11 +347,15 @@ def still_stored(conn: sqlite3.Connection, records: list[EventRecord]) -> list[E
         ).fetchone()
         last = records[-1]
         if newest is not None and tuple(newest) == (last.position, last.event_id):
+            if heads is not None:
+                heads.settle(last.position)
             return records
     first = min(record.position for record in records)
     stored = set(
         conn.execute("SELECT position, event_id FROM events WHERE position >= ?", (first,))
     )
+    if heads is not None:  # none at or after `first`: the newest is not known here
+        heads.settle(max(position for position, _ in stored) if stored else None)
     return [record for record in records if (record.position, record.event_id) in stored]
 
 

@@ -14,8 +14,13 @@ batch's or a fn's own) or transaction removes a suffix of what was appended, the
 among it, so the next rowid is lower than expected; another writer's rows make it higher; a
 sequence another writer took fails the insert on `UNIQUE (owner_no, owner_seq)`. In each case
 the row (if any) is deleted again, every head is forgotten and the append reads as before.
-Pruning keeps positions and sequences running (`pruned_owner_heads`), and forgets the heads
-anyway; a journal pruned empty gives rowid 1, again not the expected position.
+An append that reads (an owner not kept) compares the newest position it read with the
+heads' before noting its own (`settle`), or a rolled-back head of another owner would hide
+behind it. Within a transaction only the writer writes; between them another writer can only
+add rows, which the next append sees, as long as the heads are right at each commit: the
+writer settles them on the newest position `still_stored` reads before COMMIT, and forgets
+them when a request or the transaction fails. Pruning keeps positions and sequences running
+(`pruned_owner_heads`), and forgets the heads anyway; a journal pruned empty gives rowid 1.
 """
 
 from __future__ import annotations
@@ -44,6 +49,13 @@ class JournalHeads:
         if len(self.owners) >= MAX_OWNERS and owner_id not in self.owners:
             self.owners.clear()  # bounded: an owner not kept reads its head again
         self.owners[owner_id] = (owner_no, sequence + 1)
+
+    def settle(self, newest: int | None) -> None:
+        """The journal's newest position is `newest` (None: none, or not known): the heads
+        are forgotten unless it is theirs. An append that reads (an owner not kept) checks
+        this way before it notes its own head over theirs, and the writer at each commit."""
+        if newest is None or newest != self.newest:
+            self.forget()
 
     def forget(self) -> None:
         self.newest = None

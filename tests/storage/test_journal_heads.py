@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import storage
 from maia.core import FakeClock
+from storage._batch import FailureCounts, Request, run_transaction
 from storage._heads import MAX_OWNERS, JournalHeads, use_heads
 from storage._schema import migrate
 
@@ -35,13 +39,25 @@ def _journal(conn: sqlite3.Connection) -> list[tuple[int, str, str, int]]:
 
 
 @contextmanager
-def _database(folder: Path, name: str) -> Iterator[sqlite3.Connection]:
+def _database(folder: Path, name: str, template: Path | None = None
+              ) -> Iterator[sqlite3.Connection]:  # fmt: skip
+    """A migrated database file (a copy of `template`'s, when given: migrating is slow)."""
+    if template is not None:
+        shutil.copyfile(template, folder / name)
     conn = sqlite3.connect(folder / name, isolation_level=None)
     try:
         migrate(conn, folder / name)
         yield conn
     finally:
         conn.close()
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("heads")
+    with _database(folder, "template.db"):
+        pass
+    return folder / "template.db"
 
 
 def _statements(conn: sqlite3.Connection, work: object) -> list[str]:
@@ -139,6 +155,83 @@ async def test_a_fns_own_savepoint_rolled_back_leaves_no_gap(tmp_path: Path) -> 
     ]
 
 
+async def test_an_owner_read_after_a_rollback_forgets_the_others(tmp_path: Path) -> None:
+    """A's event in a fn's own savepoint rolled back, then an owner the heads do not know
+    (read first), then A: the read sees the newest position moved back and forgets A's
+    head, so A's sequence has no hole."""
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        await store.write(lambda conn: _append(conn, "session_a"))
+
+        def fn(conn: sqlite3.Connection) -> list[storage.EventRecord]:
+            conn.execute("SAVEPOINT own")
+            _append(conn, "session_a")
+            conn.execute("ROLLBACK TO own")
+            conn.execute("RELEASE own")
+            return [_append(conn, "session_c"), _append(conn, "session_a")]
+
+        made = await store.write(fn)
+        journal = await store.read(_journal)
+    assert [(e.owner_id, e.owner_sequence, e.position) for e in made] == [
+        ("session_c", 1, 2),
+        ("session_a", 2, 3),
+    ]
+    assert journal == [(1, "1", "session_a", 1), (2, "2", "session_c", 1),
+                       (3, "3", "session_a", 2)]  # fmt: skip
+
+
+def _other_writer(path: Path, owner: str) -> None:
+    """One event appended by another connection to the same file (another writer)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        _append(conn, owner)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+async def test_heads_are_settled_at_each_commit(tmp_path: Path) -> None:
+    """A committed write whose last event a fn's own savepoint rolled back, then another
+    writer's event (the newest position back where the heads had it), then A: the heads
+    were settled at the commit, so A's sequence has no hole."""
+    path = tmp_path / "m.db"
+    async with storage.open_storage(path, clock=FakeClock()) as store:
+
+        def fn(conn: sqlite3.Connection) -> None:
+            _append(conn, "session_a")
+            conn.execute("SAVEPOINT own")
+            _append(conn, "session_a")
+            conn.execute("ROLLBACK TO own")
+            conn.execute("RELEASE own")
+
+        await store.write(fn)
+        await trio.to_thread.run_sync(_other_writer, path, "session_b")
+        later = await store.write(lambda conn: _append(conn, "session_a"))
+        journal = await store.read(_journal)
+    assert (later.owner_sequence, later.position) == (2, 3)
+    assert [row[3] for row in journal if row[2] == "session_a"] == [1, 2]
+
+
+async def test_heads_are_forgotten_when_a_request_fails(tmp_path: Path) -> None:
+    """A request that appends A's event and raises (nothing of the batch appended), then
+    another writer's event, then A: A's sequence has no hole."""
+    path = tmp_path / "m.db"
+    async with storage.open_storage(path, clock=FakeClock()) as store:
+        await store.write(lambda conn: _append(conn, "session_a"))
+
+        def fails(conn: sqlite3.Connection) -> None:
+            _append(conn, "session_a")
+            raise RuntimeError("rolled back")
+
+        with pytest.raises(RuntimeError):
+            await store.write(fails)
+        await trio.to_thread.run_sync(_other_writer, path, "session_b")
+        later = await store.write(lambda conn: _append(conn, "session_a"))
+        journal = await store.read(_journal)
+    assert (later.owner_sequence, later.position) == (2, 3)
+    assert [row[3] for row in journal if row[2] == "session_a"] == [1, 2]
+
+
 async def test_a_failed_request_then_the_next_batch(tmp_path: Path) -> None:
     """A request that appends and raises (its transaction rolled back) leaves the next
     batch's events at the positions and sequences after the committed ones."""
@@ -213,68 +306,113 @@ async def test_two_requests_of_one_key_in_one_batch(tmp_path: Path) -> None:
     assert journal == [(n, str(n), "session_a", n) for n in (1, 2, 3)]
 
 
-# A program for the differential test: appends, the writer's savepoints and a fn's own, a
-# transaction rolled back or committed, an append the heads do not see, a prune.
+# A program for the differential test, run through the writer's own transaction runner: in a
+# request, appends, savepoints of its own rolled back or released, a prune; a request that
+# raises (rolled back alone); requests batched into transactions; between transactions,
+# another connection appending (another writer).
+# Appends and a request's own savepoints drawn most often: they make the stale heads.
+_APPEND = st.tuples(st.just("append"), st.sampled_from(OWNERS))
+_OWN_SAVEPOINT = st.tuples(st.sampled_from(["savepoint", "rollback_to", "rollback_to"]))
 _STEPS = st.lists(
     st.one_of(
-        st.tuples(st.just("append"), st.sampled_from(OWNERS)),
-        st.tuples(st.just("unseen"), st.sampled_from(OWNERS)),
-        st.tuples(st.sampled_from(["savepoint", "rollback_to", "release", "commit", "abort"])),
+        _APPEND,
+        _APPEND,
+        _APPEND,
+        _OWN_SAVEPOINT,
+        _OWN_SAVEPOINT,
+        st.tuples(st.sampled_from(["release", "end", "raise", "end_replayable", "commit"])),
+        st.tuples(st.just("other_writer"), st.sampled_from(OWNERS)),
         st.tuples(st.just("prune"), st.integers(0, 3)),
     ),
-    max_size=40,
+    max_size=30,
 )
 
 
-def _run(conn: sqlite3.Connection, heads: JournalHeads | None, steps: list[tuple[object, ...]]
-         ) -> list[tuple[int, str, int]]:  # fmt: skip
-    """Run `steps` on `conn` (with `heads`, or reading the heads each time); every append's
-    (position, owner, sequence)."""
-    made: list[tuple[int, str, int]] = []
-    depth = 0
-    conn.execute("BEGIN IMMEDIATE")
-    for step in steps:
-        use_heads(heads)
-        kind = step[0]
-        if kind in ("append", "unseen"):
-            if kind == "unseen":
-                use_heads(None)  # another writer's row: the heads never learn of it
-            record = _append(conn, str(step[1]))
-            made.append((record.position, record.owner_id, record.owner_sequence))
-        elif kind == "savepoint":
-            conn.execute(f"SAVEPOINT s{depth}")
-            depth += 1
-        elif kind in ("rollback_to", "release") and depth:
+def _request(steps: list[tuple[object, ...]], fails: bool) -> Callable[[sqlite3.Connection], None]:
+    """A write fn running `steps` (appends, its own savepoints, prunes); raising at the end
+    when it `fails`."""
+
+    def fn(conn: sqlite3.Connection) -> None:
+        depth = 0
+        for step in steps:
+            if step[0] == "append":
+                _append(conn, str(step[1]))
+            elif step[0] == "savepoint":
+                conn.execute(f"SAVEPOINT own{depth}")
+                depth += 1
+            elif step[0] in ("rollback_to", "release") and depth:
+                depth -= 1
+                if step[0] == "rollback_to":
+                    conn.execute(f"ROLLBACK TO own{depth}")
+                conn.execute(f"RELEASE own{depth}")
+            elif step[0] == "prune":
+                newest = conn.execute("SELECT max(position) FROM events").fetchone()[0] or 0
+                assert isinstance(step[1], int)
+                storage.prune_events(conn, before_position=newest + 1 - step[1])
+        while depth:
             depth -= 1
-            if kind == "rollback_to":
-                conn.execute(f"ROLLBACK TO s{depth}")
-            conn.execute(f"RELEASE s{depth}")
-        elif kind in ("commit", "abort"):
-            conn.execute("COMMIT" if kind == "commit" else "ROLLBACK")
-            conn.execute("BEGIN IMMEDIATE")
-            depth = 0
-        elif kind == "prune":
-            newest = conn.execute("SELECT max(position) FROM events").fetchone()[0] or 0
-            assert isinstance(step[1], int)
-            storage.prune_events(conn, before_position=newest + 1 - step[1])
-    use_heads(None)
-    conn.execute("COMMIT")
-    return made
+            conn.execute(f"RELEASE own{depth}")
+        if fails:
+            raise ValueError("this request fails")
+
+    return fn
 
 
-@settings(max_examples=60, deadline=None)
+def _run(conn: sqlite3.Connection, other: sqlite3.Connection, heads: JournalHeads | None,
+         steps: list[tuple[object, ...]]) -> list[tuple[int, str, int]]:  # fmt: skip
+    """Run `steps` with `run_transaction` (with `heads`, or reading the heads each time);
+    the events each commit hands its listeners, as (position, owner, sequence)."""
+    committed: list[storage.EventRecord] = []
+    batch: list[Request] = []
+    pending: list[tuple[object, ...]] = []
+    task: Any = None  # the requests are answered in place: no trio task to wake
+
+    def commit() -> None:
+        if batch:
+            run_transaction(conn, batch, committed, FailureCounts(), heads)
+            batch.clear()
+
+    for step in [*steps, ("commit",)]:
+        kind = step[0]
+        if kind in ("end", "raise", "end_replayable"):
+            fn = _request(pending, fails=kind == "raise")
+            batch.append(Request(fn, task, replayable=kind == "end_replayable"))
+            pending = []
+        elif kind == "commit":
+            if pending:
+                batch.append(Request(_request(pending, fails=False), task))
+                pending = []
+            commit()
+        elif kind == "other_writer":
+            commit()
+            _append(other, str(step[1]))  # its own connection: no heads, its own transaction
+        else:
+            pending.append(step)
+    return [(e.position, e.owner_id, e.owner_sequence) for e in committed]
+
+
+@settings(max_examples=100, deadline=None)
 @given(steps=_STEPS)
-def test_appends_match_reading_the_heads_each_time(steps: list[tuple[object, ...]]) -> None:
-    """Any program of appends, savepoints rolled back or released, transactions rolled back
-    or committed, appends behind the heads' back and prunes gives the same journal (positions,
-    the positions IDs carry, owner sequences) with heads as reading the heads every time."""
+def test_appends_match_reading_the_heads_each_time(
+    template: Path, steps: list[tuple[object, ...]]
+) -> None:
+    """Any program of appends, a request's own savepoints rolled back or released, requests
+    that fail, replayable ones, batches, another writer's appends between transactions and
+    prunes gives the same journal (positions, the positions IDs carry, owner sequences) and
+    the same committed events with heads as reading the heads every time."""
     with (
         tempfile.TemporaryDirectory() as folder,
-        _database(Path(folder), "kept.db") as kept,
-        _database(Path(folder), "read.db") as read,
+        _database(Path(folder), "kept.db", template) as kept,
+        _database(Path(folder), "read.db", template) as read,
     ):
-        with_heads = _run(kept, JournalHeads(kept), steps)
-        without = _run(read, None, steps)
+        other_kept = sqlite3.connect(Path(folder) / "kept.db", isolation_level=None)
+        other_read = sqlite3.connect(Path(folder) / "read.db", isolation_level=None)
+        try:
+            with_heads = _run(kept, other_kept, JournalHeads(kept), steps)
+            without = _run(read, other_read, None, steps)
+        finally:
+            other_kept.close()
+            other_read.close()
         assert with_heads == without
         assert _journal(kept) == _journal(read)
         for position, carried, _, _ in _journal(kept):
