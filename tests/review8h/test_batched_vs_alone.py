@@ -10,8 +10,8 @@ may fail after writing.
 The pinned example is what Hypothesis found on s8-cpu 6c9b007: a failed request numbered
 session_a and its heads outlived the rollback; session_b, numbered next, took the same
 number, and session_a's next event was written under it (sequence 2 of session_b's number,
-session_a never numbered). s8-cpu's uncommitted fix (forget on a failed request, `settle` on
-a read) passes it.
+session_a never numbered). s8-cpu's fix 72df8ca (forget on a failed request, `settle` on a
+read) passes it.
 """
 
 from __future__ import annotations
