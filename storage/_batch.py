@@ -31,7 +31,13 @@ import trio
 from maia.core import MaiaError
 
 from ._events import EventRecord, collect_appended, still_stored
-from ._heads import JournalHeads, use_heads
+from ._heads import JournalHeads, active_heads, use_heads
+
+
+def forget_heads(conn: sqlite3.Connection) -> None:
+    heads = active_heads(conn)
+    if heads is not None:
+        heads.forget()
 
 
 @attrs.define(eq=False)
@@ -123,6 +129,7 @@ def _first(
         value = request.fn(conn)
     except BaseException as error:
         del appended[:]  # rolled back: these events never happened
+        forget_heads(conn)  # the lock is free until BEGIN: another writer may append
         control.execute("ROLLBACK")
         control.execute("BEGIN IMMEDIATE")
         failures.requests += 1
@@ -182,6 +189,7 @@ def _run_replayable(
         except BaseException as error:
             del appended[mark:]
             if fresh:
+                forget_heads(conn)  # the lock is free until BEGIN: another writer may append
                 control.execute("ROLLBACK")
                 control.execute("BEGIN IMMEDIATE")
             else:

@@ -8,7 +8,10 @@ owner, its number and next sequence) and an append from them is one INSERT whose
 left NULL: SQLite gives the row the rowid after the table's largest, which is the position
 `append_event` would compute, and says which (`lastrowid`).
 
-Exact without knowing every statement a write fn runs: when the row got the expected position,
+The rule it stands on: only `append_event` and the prune write `events` and `event_owners`
+(tests/storage/test_journal_writers.py holds the product to it): a write fn's own SQL that
+inserted a journal row after rolling back its own savepoint would cancel out in the rowid
+check below. Given that, when the row got the expected position,
 no event was taken out or added since the heads were noted. A rolled-back savepoint (the
 batch's or a fn's own) or transaction removes a suffix of what was appended, the newest row
 among it, so the next rowid is lower than expected; another writer's rows make it higher; a

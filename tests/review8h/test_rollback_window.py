@@ -144,14 +144,11 @@ async def _run(tmp_path: Path, *, first_event_of_a: bool, replayable: bool) -> P
     return path
 
 
-_WHY = (
-    "s8-cpu 931bb8e: the heads noted by a batch's failed first request survive its ROLLBACK; "
-    "BEGIN IMMEDIATE (forgotten only at the batch's end) and another process's append in "
-    "that window brings the next rowid back to the expected one"
-)
+# Found in s8-cpu 931bb8e: the heads noted by a batch's failed first request survived its
+# ROLLBACK; BEGIN IMMEDIATE, and another process's append in that window brought the next
+# rowid back to the expected one. storage/_batch.forget_heads before those ROLLBACKs.
 
 
-@pytest.mark.xfail(strict=True, reason=_WHY + ": the owner's sequence skips one")
 @pytest.mark.parametrize("replayable", [False, True], ids=["guarded", "replayable"])
 async def test_a_rolled_back_sequence_is_not_skipped(tmp_path: Path, replayable: bool) -> None:
     """After the batch's failed first request and another process's append in the window,
@@ -164,7 +161,6 @@ async def test_a_rolled_back_sequence_is_not_skipped(tmp_path: Path, replayable:
     ]  # fmt: skip
 
 
-@pytest.mark.xfail(strict=True, reason=_WHY + ": the owner's event takes another's number")
 @pytest.mark.parametrize("replayable", [False, True], ids=["guarded", "replayable"])
 async def test_a_rolled_back_owner_number_is_not_reused(tmp_path: Path, replayable: bool) -> None:
     """When the failed request numbered a new owner and another process numbered its own in
