@@ -293,7 +293,9 @@ class _Connection:
         except Exception:
             await self._send(self._internal(request))
             return False
-        if len(frame) > MAX_FRAME_BYTES:
+        # The bound is bytes of UTF-8: a str can pass it only when 4 bytes a character
+        # could, and only then is it encoded to measure.
+        if len(frame) * 4 > MAX_FRAME_BYTES and len(frame.encode()) > MAX_FRAME_BYTES:
             too_large = MaiaError(
                 "frame_too_large",
                 f"the answer to {request.method} exceeds {MAX_FRAME_BYTES} bytes",

@@ -50,6 +50,7 @@ from storage import Receipt as StoredReceipt
 
 from ._context import LOCAL_ACTOR, ServiceContext, not_found
 from ._event_types import check_filter_types
+from ._page_bytes import fitting
 from ._paging import issue, open_cursor, peek_scope
 
 JOURNAL = "journal"
@@ -223,6 +224,9 @@ async def events_read(ctx: ServiceContext, params: EventsReadInput) -> EventsRea
         if error.code != "invalid_cursor":
             raise
         return EventsReadOutput(status="invalid_cursor", reason=error.message[:256])
+    kept = fitting(events)
+    if kept < len(events):  # the rest would pass the 1 MiB frame: on the next page
+        events, last, more = events[:kept], events[kept - 1].position, True
     scope = f"owner:{owner}" if owner is not None else JOURNAL
     cursor = issue(ctx.store, last, scope, types)
     oldest = issue(ctx.store, horizon - 1, scope, types) if hole else None
