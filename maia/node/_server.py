@@ -68,6 +68,7 @@ class ApiServer:
         self._ids = itertools.count(1)
         self._server: GuardedServer | None = None
         self._accepted = 0
+        self._admitted = 0  # upgrades let past the cap, until their connection ends
         self._refused = 0
         self._requests = 0
         self.listeners: list[trio.SocketListener] = []  # while serving
@@ -104,9 +105,10 @@ class ApiServer:
         refusal = check_upgrade(
             request.path, host, request.headers, token=self._token, port=self._port
         )
-        # This connection is counted already (at accept), hence `>`.
-        open_now = self._server.open if self._server is not None else 0
-        if refusal is None and open_now > self._max_connections:
+        # Admitted ones only: `GuardedServer.open` also counts a burst's connections still in
+        # their handshake, which would refuse ones that fit. No await between the check and
+        # the count, so simultaneous upgrades cannot slip past the cap.
+        if refusal is None and self._admitted >= self._max_connections:
             refusal = Refusal(
                 503,
                 MaiaError(
@@ -123,12 +125,16 @@ class ApiServer:
                 body=refusal.body(),
             )
             return
-        if request.path.split("?", 1)[0] == OBSERVATIONS_PATH:
-            await self._observe(request)
-            return
-        socket = await request.accept()
-        self._accepted += 1
-        await _Connection(self, socket, next(self._ids)).serve()
+        self._admitted += 1
+        try:
+            if request.path.split("?", 1)[0] == OBSERVATIONS_PATH:
+                await self._observe(request)
+                return
+            socket = await request.accept()
+            self._accepted += 1
+            await _Connection(self, socket, next(self._ids)).serve()
+        finally:
+            self._admitted -= 1
 
     async def _observe(self, request: WebSocketRequest) -> None:
         """The observation socket (maia.observe), behind the same gate and connection limit."""
