@@ -116,16 +116,6 @@ def test_the_blocking_client_gives_up_on_an_unanswered_hello_typed() -> None:
     assert raised.value.code == "deadline_exceeded"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TimeoutError,
-    reason=(
-        "connect_sync to a peer that accepts TCP and never answers the upgrade raises a bare "
-        "TimeoutError (SyncClient._fill at the deadline, not caught by SyncClient.connect or "
-        "_await_accept), where open_client raises MaiaError('unavailable', 'did not answer "
-        "the upgrade')"
-    ),
-)
 def test_the_blocking_client_gives_up_on_an_unanswered_upgrade_typed() -> None:
     """connect_sync(timeout_s=0.5) with the upgrade never answered: MaiaError unavailable
     (retryable), as open_client says."""
