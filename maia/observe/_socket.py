@@ -65,8 +65,12 @@ class Greeting:
     registry_match: bool
 
 
-def _invalid(detail: str, request_id: Any = None) -> MaiaError:
-    return MaiaError("invalid_request", f"the request is malformed: {detail}", {"id": request_id})
+def _invalid(detail: str, request_id: Any = None, path: str | None = None) -> MaiaError:
+    """`path`: the envelope field at fault ("id", "method", an unknown key), when one is."""
+    details: dict[str, Any] = {"id": request_id}
+    if path is not None:
+        details["path"] = path
+    return MaiaError("invalid_request", f"the request is malformed: {detail}", details)
 
 
 _DECODER = STRICT_DECODER
@@ -96,11 +100,13 @@ def parse_subscribe(message: str | bytes) -> tuple[Any, str, Any]:
         (isinstance(request_id, str) and 0 < len(request_id) <= 128)
         or (isinstance(request_id, int) and 0 <= request_id <= 2**53 - 1)
     ):
-        raise _invalid("id must be a string of 1-128 characters or a non-negative integer")
+        raise _invalid(
+            "id must be a string of 1-128 characters or a non-negative integer", path="id"
+        )
     refuse_lone_surrogates(text, value, request_id)
     unknown = sorted(set(value) - {"id", "method", "params"})
     if unknown:
-        raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id)
+        raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id, unknown[0])
     method = value.get("method")
     if method not in (HELLO, *METHODS):
         raise MaiaError(

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
+from maia.core import MaiaError
+from maia.observe import parse_subscribe
 from tests.maia.node.conftest import NodeProcess
 
 from ._wire import RawApi
@@ -47,15 +50,6 @@ def test_envelope_refusals_are_typed_and_leave_the_connection_serving(
         _still_serves(connection)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "invalid_request for a malformed envelope (unknown envelope field, bad or missing "
-        "id, bad or missing method) answers details {} with no details.path: only the "
-        "message names the field, unlike validation_failed (details.path) and the lone "
-        "surrogate refusal of the same id (details.path 'id')"
-    ),
-)
 @pytest.mark.parametrize(("request_", "path"), ENVELOPES)
 def test_envelope_refusals_name_the_field_in_details_path(
     node_process: NodeProcess, request_: dict[str, Any], path: str
@@ -92,3 +86,18 @@ def test_params_refusals_name_the_field(
         assert answer["error"]["details"]["path"] == path
         assert answer["error"]["message"].startswith(f"{path}: ")
         _still_serves(connection)
+
+
+@pytest.mark.parametrize(
+    ("request_", "path"),
+    [param for param in ENVELOPES if param.values[1] != "method"],  # its own unknown_method
+)
+def test_the_observation_socket_names_the_envelope_field_too(
+    request_: dict[str, Any], path: str
+) -> None:
+    """The observation socket's parser refuses the same envelopes `invalid_request` with
+    the field at fault in `details.path`."""
+    with pytest.raises(MaiaError) as raised:
+        parse_subscribe(orjson.dumps(request_))
+    assert raised.value.code == "invalid_request"
+    assert raised.value.details["path"] == path
