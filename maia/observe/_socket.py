@@ -222,6 +222,7 @@ async def _greet(socket: WebSocketConnection, send: Any, hub: ObservationHub) ->
     `FIRST_FRAME_TIMEOUT_S` or `MAX_HELLO_ATTEMPTS` frames (the caller closes)."""
     descriptor = REGISTRY.get(HELLO)
     assert descriptor is not None
+    why = f"no successful {HELLO} within {FIRST_FRAME_TIMEOUT_S:g} s"
     with trio.move_on_after(FIRST_FRAME_TIMEOUT_S):
         for _ in range(MAX_HELLO_ATTEMPTS):
             message = await socket.get_message()
@@ -243,9 +244,8 @@ async def _greet(socket: WebSocketConnection, send: Any, hub: ObservationHub) ->
                 continue
             await send(result_frame(request_id, encode_output(descriptor, result)))
             return Greeting(params.protocol, params.registry_digest, result.registry_match)
-    await send(error_frame(None, MaiaError(
-        "hello_required", f"no successful {HELLO} within {FIRST_FRAME_TIMEOUT_S:g} s", {}
-    )))  # fmt: skip
+        why = f"no successful {HELLO} in {MAX_HELLO_ATTEMPTS} frames"  # before the 10 s
+    await send(error_frame(None, MaiaError("hello_required", why, {})))
     return None
 
 
