@@ -28,15 +28,19 @@ def frame(opcode: int, payload: bytes) -> bytes:
 
 
 class RawApi:
-    """One upgraded `/api/v1` connection to the Node at `port`."""
+    """One upgraded `/api/v1` connection to the Node at `port` (or another `path`, with a
+    proposed `subprotocol`)."""
 
-    def __init__(self, port: int, token: str) -> None:
+    def __init__(
+        self, port: int, token: str, path: str = "/api/v1", subprotocol: str | None = None
+    ) -> None:
         self.socket = socket.create_connection(("127.0.0.1", port), timeout=10)
         key = base64.b64encode(os.urandom(16)).decode()
+        offered = "" if subprotocol is None else f"Sec-WebSocket-Protocol: {subprotocol}\r\n"
         self.socket.sendall(
             (
-                f"GET /api/v1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n{offered}"
                 f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {token}\r\n\r\n"
             ).encode()
         )

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 
-import trio
-from trio_websocket import open_websocket_url
-
 from maia.observe import SUBPROTOCOL
 from tests.maia.node.conftest import NodeProcess
 
@@ -40,23 +37,16 @@ def test_a_connection_without_hello_is_closed_after_10_s(node_process: NodeProce
         assert greeted.ask({"id": 2, "method": "node.status", "params": {}})["ok"] is True
 
 
-async def _bad_frames_then_last_word(url: str, token: str) -> dict[str, object]:
-    headers = [(b"Authorization", f"Bearer {token}".encode())]
-    with trio.fail_after(20):
-        async with open_websocket_url(url, subprotocols=[SUBPROTOCOL], extra_headers=headers) as ws:
-            for index in range(MAX_HELLO_ATTEMPTS):
-                await ws.send_message(json.dumps({"id": index, "method": "observe.events"}))
-                answer = json.loads(await ws.get_message())
-                assert answer["error"]["code"] == "hello_required"
-            last: dict[str, object] = json.loads(await ws.get_message())
-            return last
-
-
 def test_the_observation_socket_says_why_after_8_bad_frames(node_process: NodeProcess) -> None:
-    """8 frames before a hello: the last word names the 8 frames, not a 10 s wait."""
-    url = f"ws://127.0.0.1:{node_process.port}/api/v1/observations"
-    last = trio.run(_bad_frames_then_last_word, url, node_process.token)
-    error = last["error"]
-    assert isinstance(error, dict)
+    """8 frames before a hello: each hello_required, then the last word names the 8 frames,
+    not a 10 s wait."""
+    path = "/api/v1/observations"
+    with RawApi(node_process.port, node_process.token, path, SUBPROTOCOL) as connection:
+        for index in range(MAX_HELLO_ATTEMPTS):
+            answer = connection.ask({"id": index, "method": "observe.events"})
+            assert answer["error"]["code"] == "hello_required"
+        opcode, payload = connection.read_frame()
+    assert opcode == TEXT
+    error = json.loads(payload)["error"]
     assert error["code"] == "hello_required"
     assert f"in {MAX_HELLO_ATTEMPTS} frames" in error["message"]
