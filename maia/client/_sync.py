@@ -92,8 +92,10 @@ class SyncClient:
         try:
             sock.sendall(request.encode("ascii"))
             self._await_accept(key, url, time.monotonic() + self._timeout_s)
-        except BaseException:
+        except BaseException as error:
             self._drop()
+            if isinstance(error, TimeoutError):  # typed, as open_client's
+                raise _unavailable(url, "did not answer the upgrade") from error
             raise
 
     def _await_accept(self, key: str, url: str, deadline: float) -> None:

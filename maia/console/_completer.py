@@ -133,9 +133,14 @@ class ConsoleCompleter(Completer):
     ) -> Iterator[Completion]:
         pending: click.Option | None = None
         positional = 0
+        ended = False  # after `--` every word is positional (click's rule too)
         for word in words:
-            if pending is not None:
+            if ended:
+                positional += 1
+            elif pending is not None:
                 pending = None
+            elif word == "--":
+                ended = True
             elif word.startswith("-") and word != "-":
                 option = _option(command, word.split("=", 1)[0])
                 if option is not None and "=" not in word and _takes_value(option):
@@ -145,17 +150,20 @@ class ConsoleCompleter(Completer):
         if pending is not None:
             yield from self._values(path, pending, split)
             return
-        if split.current.startswith("-"):
-            yield from _option_names(command, split)
-            return
         arguments = [p for p in command.params if isinstance(p, click.Argument)]
         argument = _nth_argument(arguments, positional)
+        sessions = argument is not None and _is_session_param(path, argument, positional)
+        if split.current.startswith("-") and not ended:
+            yield from _option_names(command, split)
+            if sessions:  # a title that begins with '-', as `-- TITLE`
+                yield from self._sessions(split, guard=True)
+            return
         if argument is not None and _is_approval_param(argument):
             yield from self._approval_ids(split)
         elif argument is not None and _is_routine_param(argument):
             yield from self._routine_ids(split)
-        elif argument is not None and _is_session_param(path, argument, positional):
-            yield from self._sessions(split)
+        elif sessions:
+            yield from self._sessions(split, guard=not ended)
         elif argument is not None and isinstance(argument.type, click.Choice):
             yield from _choices(argument.type, split)
         else:
@@ -173,10 +181,16 @@ class ConsoleCompleter(Completer):
         elif _is_session_param(path, option, None):
             yield from self._sessions(split)
 
-    def _sessions(self, split: Split) -> Iterator[Completion]:
+    def _sessions(self, split: Split, *, guard: bool = False) -> Iterator[Completion]:
+        """Session IDs and titles matching the current word. `guard`: a positional REF with
+        no `--` before it, where a title beginning with '-' would parse as an option: it is
+        completed as `-- TITLE` (an option value or the console's `attach` takes it bare)."""
         for text, entry in self._cache.matches(split.current):
             meta = entry.state if text == entry.session_id else f"{entry.session_id} {entry.state}"
-            yield Completion(quote_word(text), -split.current_raw_length, display_meta=meta)
+            word = quote_word(text)
+            if guard and text.startswith("-"):
+                word = f"-- {word}"
+            yield Completion(word, -split.current_raw_length, display_meta=meta)
 
     def _routine_ids(self, split: Split) -> Iterator[Completion]:
         for text, entry in self._routines.matches(split.current):

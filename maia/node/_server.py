@@ -1,9 +1,11 @@
 """The API server: trio-websocket on 127.0.0.1, one task per connection, requests in parallel.
 
-At most `MAX_CONNECTIONS` connections are open at once, counted from TCP accept (beyond:
-HTTP 503, `overloaded`, instead of the upgrade; see `_websocket`). Each connection must open
-with `node.hello`; until the hello succeeds, frames are handled one at a time, so a
-pipelined request after the hello sees it done. After it, a request whose handler answers
+At most `MAX_CONNECTIONS` connections are open at once, counted from the admitted upgrade
+(beyond: HTTP 503, `overloaded`, instead of the upgrade; see `_websocket` for the TCP
+limit). Each connection must open with `node.hello`; until the hello succeeds, frames are
+handled one at a time, so a pipelined request after the hello sees it done. One with no
+successful hello within `HELLO_WITHIN_S` is told `hello_required` and closed (1008), so an
+idle peer does not hold one of the slots forever. After it, a request whose handler answers
 at once (`Dispatcher.begin`) is answered before the next frame is read; one that has to
 wait runs in its own task (at most `MAX_IN_FLIGHT` per connection; beyond that
 `overloaded`), and answers go out as they finish, matched by `id`.
@@ -38,6 +40,7 @@ from ._wire import MAX_FRAME_BYTES, Request, encode_error, encode_result, parse_
 MAX_IN_FLIGHT = 32
 MAX_CONNECTIONS = 256
 HELLO = "node.hello"
+HELLO_WITHIN_S = 10.0  # as the observation socket's FIRST_FRAME_TIMEOUT_S
 log = logging.getLogger("maia.node")
 
 
@@ -68,6 +71,7 @@ class ApiServer:
         self._ids = itertools.count(1)
         self._server: GuardedServer | None = None
         self._accepted = 0
+        self._admitted = 0  # upgrades let past the cap, until their connection ends
         self._refused = 0
         self._requests = 0
         self.listeners: list[trio.SocketListener] = []  # while serving
@@ -104,9 +108,10 @@ class ApiServer:
         refusal = check_upgrade(
             request.path, host, request.headers, token=self._token, port=self._port
         )
-        # This connection is counted already (at accept), hence `>`.
-        open_now = self._server.open if self._server is not None else 0
-        if refusal is None and open_now > self._max_connections:
+        # Admitted ones only: `GuardedServer.open` also counts a burst's connections still in
+        # their handshake, which would refuse ones that fit. No await between the check and
+        # the count, so simultaneous upgrades cannot slip past the cap.
+        if refusal is None and self._admitted >= self._max_connections:
             refusal = Refusal(
                 503,
                 MaiaError(
@@ -123,12 +128,16 @@ class ApiServer:
                 body=refusal.body(),
             )
             return
-        if request.path.split("?", 1)[0] == OBSERVATIONS_PATH:
-            await self._observe(request)
-            return
-        socket = await request.accept()
-        self._accepted += 1
-        await _Connection(self, socket, next(self._ids)).serve()
+        self._admitted += 1
+        try:
+            if request.path.split("?", 1)[0] == OBSERVATIONS_PATH:
+                await self._observe(request)
+                return
+            socket = await request.accept()
+            self._accepted += 1
+            await _Connection(self, socket, next(self._ids)).serve()
+        finally:
+            self._admitted -= 1
 
     async def _observe(self, request: WebSocketRequest) -> None:
         """The observation socket (maia.observe), behind the same gate and connection limit."""
@@ -171,6 +180,7 @@ class _Connection:
             self._nursery = nursery
             if direct is not None:
                 direct.on_message = self._on_direct
+            nursery.start_soon(self._hello_deadline)
             try:
                 while True:
                     frame = await receive()
@@ -184,6 +194,15 @@ class _Connection:
                 nursery.cancel_scope.cancel()
         if self._failure is not None:
             raise self._failure  # as if this task had raised it: logged, this connection closed
+
+    async def _hello_deadline(self) -> None:
+        await trio.sleep(HELLO_WITHIN_S)
+        if self._greeted:
+            return
+        why = f"no successful {HELLO} within {HELLO_WITHIN_S:g} s"
+        await self._send(encode_error(None, MaiaError("hello_required", why, {})))
+        with trio.move_on_after(2):  # the close handshake is bounded too
+            await self._socket.aclose(code=1008, reason=why)
 
     async def _on_direct(self, frame: str) -> None:
         """A frame the reader task hands over while `serve` waits with nothing queued
@@ -293,7 +312,9 @@ class _Connection:
         except Exception:
             await self._send(self._internal(request))
             return False
-        if len(frame) > MAX_FRAME_BYTES:
+        # The bound is bytes of UTF-8: a str can pass it only when 4 bytes a character
+        # could, and only then is it encoded to measure.
+        if len(frame) * 4 > MAX_FRAME_BYTES and len(frame.encode()) > MAX_FRAME_BYTES:
             too_large = MaiaError(
                 "frame_too_large",
                 f"the answer to {request.method} exceeds {MAX_FRAME_BYTES} bytes",

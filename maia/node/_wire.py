@@ -90,8 +90,12 @@ def _as_orjson_writes_it(frame: str) -> Any:
     return _NOT_PLAIN
 
 
-def _invalid(detail: str, request_id: RequestId = None) -> MaiaError:
-    return MaiaError("invalid_request", f"the request is malformed: {detail}", {"id": request_id})
+def _invalid(detail: str, request_id: RequestId = None, path: str | None = None) -> MaiaError:
+    """`path`: the envelope field at fault ("id", "method", an unknown key), when one is."""
+    details: dict[str, Any] = {"id": request_id}
+    if path is not None:
+        details["path"] = path
+    return MaiaError("invalid_request", f"the request is malformed: {detail}", details)
 
 
 def parse_request(frame: str | bytes) -> Request:
@@ -127,15 +131,17 @@ def parse_request(frame: str | bytes) -> Request:
         (isinstance(request_id, str) and 0 < len(request_id) <= _MAX_ID_LENGTH)
         or (isinstance(request_id, int) and 0 <= request_id <= _MAX_SAFE)
     ):
-        raise _invalid("id must be a string of 1-128 characters or a non-negative integer")
+        raise _invalid(
+            "id must be a string of 1-128 characters or a non-negative integer", path="id"
+        )
     if strict:  # orjson writes no lone surrogate back: a plain text holds none
         refuse_lone_surrogates(frame, value, request_id)
     if not value.keys() <= _ENVELOPE_KEYS:
         unknown = sorted(set(value) - _ENVELOPE_KEYS)
-        raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id)
+        raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id, unknown[0])
     method = value.get("method")
     if not isinstance(method, str) or not _METHOD.match(method):
-        raise _invalid("method must be an operation ID such as node.status", request_id)
+        raise _invalid("method must be an operation ID such as node.status", request_id, "method")
     params = value.get("params", {})
     if not isinstance(params, dict):
         raise MaiaError(

@@ -65,8 +65,12 @@ class Greeting:
     registry_match: bool
 
 
-def _invalid(detail: str, request_id: Any = None) -> MaiaError:
-    return MaiaError("invalid_request", f"the request is malformed: {detail}", {"id": request_id})
+def _invalid(detail: str, request_id: Any = None, path: str | None = None) -> MaiaError:
+    """`path`: the envelope field at fault ("id", "method", an unknown key), when one is."""
+    details: dict[str, Any] = {"id": request_id}
+    if path is not None:
+        details["path"] = path
+    return MaiaError("invalid_request", f"the request is malformed: {detail}", details)
 
 
 _DECODER = STRICT_DECODER
@@ -96,11 +100,13 @@ def parse_subscribe(message: str | bytes) -> tuple[Any, str, Any]:
         (isinstance(request_id, str) and 0 < len(request_id) <= 128)
         or (isinstance(request_id, int) and 0 <= request_id <= 2**53 - 1)
     ):
-        raise _invalid("id must be a string of 1-128 characters or a non-negative integer")
+        raise _invalid(
+            "id must be a string of 1-128 characters or a non-negative integer", path="id"
+        )
     refuse_lone_surrogates(text, value, request_id)
     unknown = sorted(set(value) - {"id", "method", "params"})
     if unknown:
-        raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id)
+        raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id, unknown[0])
     method = value.get("method")
     if method not in (HELLO, *METHODS):
         raise MaiaError(
@@ -216,6 +222,7 @@ async def _greet(socket: WebSocketConnection, send: Any, hub: ObservationHub) ->
     `FIRST_FRAME_TIMEOUT_S` or `MAX_HELLO_ATTEMPTS` frames (the caller closes)."""
     descriptor = REGISTRY.get(HELLO)
     assert descriptor is not None
+    why = f"no successful {HELLO} within {FIRST_FRAME_TIMEOUT_S:g} s"
     with trio.move_on_after(FIRST_FRAME_TIMEOUT_S):
         for _ in range(MAX_HELLO_ATTEMPTS):
             message = await socket.get_message()
@@ -237,9 +244,8 @@ async def _greet(socket: WebSocketConnection, send: Any, hub: ObservationHub) ->
                 continue
             await send(result_frame(request_id, encode_output(descriptor, result)))
             return Greeting(params.protocol, params.registry_digest, result.registry_match)
-    await send(error_frame(None, MaiaError(
-        "hello_required", f"no successful {HELLO} within {FIRST_FRAME_TIMEOUT_S:g} s", {}
-    )))  # fmt: skip
+        why = f"no successful {HELLO} in {MAX_HELLO_ATTEMPTS} frames"  # before the 10 s
+    await send(error_frame(None, MaiaError("hello_required", why, {})))
     return None
 
 

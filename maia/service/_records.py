@@ -50,6 +50,7 @@ from storage import Receipt as StoredReceipt
 
 from ._context import LOCAL_ACTOR, ServiceContext, not_found
 from ._event_types import check_filter_types
+from ._page_bytes import event_bytes, fitting, receipt_bytes
 from ._paging import issue, open_cursor, peek_scope
 
 JOURNAL = "journal"
@@ -104,10 +105,13 @@ async def receipt_list(ctx: ServiceContext, params: ReceiptListInput) -> Receipt
         )
     )  # fmt: skip
     page = rows[: params.limit]
+    receipts = tuple(_receipt(r) for r in page)
+    kept = fitting(receipts, receipt_bytes)  # the rest would pass the 1 MiB frame
     cursor = None
-    if len(rows) > params.limit:
+    if len(rows) > params.limit or kept < len(page):
+        receipts, page = receipts[:kept], page[:kept]
         cursor = issue(ctx.store, page[-1].sequence, "receipt.list", filters)
-    return ReceiptListOutput(receipts=tuple(_receipt(r) for r in page), next_cursor=cursor)
+    return ReceiptListOutput(receipts=receipts, next_cursor=cursor)
 
 
 def _event(record: EventRecord) -> Event:
@@ -223,6 +227,9 @@ async def events_read(ctx: ServiceContext, params: EventsReadInput) -> EventsRea
         if error.code != "invalid_cursor":
             raise
         return EventsReadOutput(status="invalid_cursor", reason=error.message[:256])
+    kept = fitting(events, event_bytes)
+    if kept < len(events):  # the rest would pass the 1 MiB frame: on the next page
+        events, last, more = events[:kept], events[kept - 1].position, True
     scope = f"owner:{owner}" if owner is not None else JOURNAL
     cursor = issue(ctx.store, last, scope, types)
     oldest = issue(ctx.store, horizon - 1, scope, types) if hole else None

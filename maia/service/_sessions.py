@@ -43,6 +43,7 @@ from maia.protocol import (
 
 from ._context import ServiceContext, command_of, mutation_output, not_found
 from ._machines_placement import create_placed
+from ._page_bytes import fitting, session_bytes
 from ._paging import issue, open_cursor
 
 REREAD_S = 0.2
@@ -149,10 +150,12 @@ async def session_list(ctx: ServiceContext, params: SessionListInput) -> Session
     sql, args = _list_sql(params, now, after)
     rows = await ctx.read(lambda c: c.execute(sql, args).fetchall())
     page = rows[: params.limit]
-    cursor = None
-    if len(rows) > params.limit:
-        cursor = issue(ctx.store, page[-1][0], "session.list", filters)
     sessions = tuple(list_session(session_from_row(r[1:], now)) for r in page)
+    kept = fitting(sessions, session_bytes)  # the rest would pass the 1 MiB frame
+    cursor = None
+    if len(rows) > params.limit or kept < len(page):
+        sessions, page = sessions[:kept], page[:kept]
+        cursor = issue(ctx.store, page[-1][0], "session.list", filters)
     return SessionListOutput(sessions=sessions, next_cursor=cursor)
 
 

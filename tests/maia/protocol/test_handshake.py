@@ -166,7 +166,7 @@ async def test_a_renamed_op_answers_through_its_alias_with_a_diagnostic(
 async def test_a_refused_frame_answers_its_id_in_the_envelope_only(node: LiveNode) -> None:
     """A frame the parser refuses (params not an object, an unknown envelope field, a bad
     subscribe param) answers its id in the envelope, and its error's details carry only
-    the code's own fields (`path` for validation_failed): no `id`, on either socket."""
+    the code's own fields (`path`: the field at fault): no `id`, on either socket."""
     async with open_websocket_url(node.url, extra_headers=node.auth) as ws:
         assert (await _ask(ws, _hello()))["ok"]
         params = await _ask(ws, {"id": 5, "method": "node.status", "params": []})
@@ -181,7 +181,7 @@ async def test_a_refused_frame_answers_its_id_in_the_envelope_only(node: LiveNod
     assert (params["id"], params["error"]["code"]) == (5, "validation_failed")
     assert params["error"]["details"] == {"path": "params"}
     assert (envelope["id"], envelope["error"]["code"]) == (6, "invalid_request")
-    assert envelope["error"]["details"] == {}
+    assert envelope["error"]["details"] == {"path": "extra"}
     assert (early["id"], early["error"]["code"]) == (8, "hello_required")
     assert (bad["id"], bad["error"]["code"]) == (8, "validation_failed")
     for answer in (early, bad):
