@@ -54,17 +54,6 @@ def _state(control: NodeProc, turn_id: str) -> str:
     return state
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a turn sent to a Session placed on a machine revoked since (its link already "
-        "closed) is accepted and stays `dispatching` with no bound; `maia turn interrupt` "
-        "refuses it ('is dispatching: turn.interrupt does not apply', invalid_state) against "
-        "docs/sessions.md's 'waits up to 3 s for it to start, then interrupts it', and "
-        "`session stop` leaves the Session `stopping`; docs/machines.md's fault table names "
-        "only a turn running at the revoke"
-    ),
-)
 def test_a_turn_sent_after_the_revoke_ends(placed: tuple[NodeProc, str]) -> None:
     """After `machine revoke` (the link seen closed), a sent turn ends within 20 s of an
     interrupt: refused, failed or interrupted, never dispatching for good."""
