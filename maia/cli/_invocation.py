@@ -92,7 +92,8 @@ GROUP_HELP: Final[dict[str, str]] = {
 # What the CLI adds to an op's summary (the op answers within 4 s; the CLI repeats it).
 _CLI_NOTES: Final[dict[str, str]] = {
     "session.wait": "The CLI repeats the call until a match or --timeout (default 60s); "
-    "--wait-milliseconds bounds each call.",
+    "--wait-milliseconds bounds each call. A stopped or failed Session never changes: "
+    "a wait for another state ends at once, exit 5.",
     "turn.wait": "The CLI repeats the call until the turn ends (or reaches --state) or "
     "--timeout (default 60s).",
 }
@@ -432,6 +433,9 @@ def command_tree(prefix: tuple[str, ...] = (), shallow: bool = False) -> click.G
                 add_help_option=False,
             )
         )
+    from ._examples import attach_examples
+
+    attach_examples(root)
     return root
 
 

@@ -34,6 +34,7 @@ DEFAULT_TURN_WAIT_S: Final = 600.0
 DEFAULT_SESSION_WAIT_S: Final = 60.0
 DEFAULT_TURN_WAIT_S_ALONE: Final = 60.0  # `turn wait TURN` without --timeout
 TURN_ENDED: Final = ("completed", "failed", "interrupted")
+SESSION_ENDED: Final = ("stopped", "failed")  # terminal: a Session in one never leaves it
 FOLLOW_PAUSE_S: Final = (0.1, 0.25, 0.5, 1.0)
 PROJECT_PAGES_MAX: Final = 50
 
@@ -133,32 +134,48 @@ async def send_and_wait(
 async def session_wait(
     client: Any, params: dict[str, Any], invocation: Invocation, out: Any
 ) -> int:
-    """Repeat `session.wait` until satisfied (exit 0), the Session fails (5) or the deadline
-    (`--timeout`, default 60 s) passes (3)."""
+    """Repeat `session.wait` until satisfied (exit 0), the Session is in a terminal state it
+    was not asked for (5: `stopped` or `failed` never change, so the wait cannot be met), or
+    the deadline (`--timeout`, default 60 s) passes (3). The first call does not wait (the
+    Node would hold an unmet wait its whole 4 s even on a terminal Session): a stopped
+    Session answers at once, as `turn wait` does on an ended turn."""
     from ._execute import progress
 
     limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_SESSION_WAIT_S
-    wanted = set(params.get("states") or ())
     answer: dict[str, Any] | None = None
     deadline = anyio.current_time() + limit
+    first = True
     async with progress(out, f"session {params['sessionId']}"):
         while True:
             left_ms = int((deadline - anyio.current_time()) * 1000)
             call_ms = max(0, min(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX), left_ms))
-            answer = await client.request("session.wait", {**params, "waitMilliseconds": call_ms})
-            state = answer["session"]["state"]
-            if answer["satisfied"] or (state == "failed" and "failed" not in wanted):
+            answer = await client.request(
+                "session.wait", {**params, "waitMilliseconds": 0 if first else call_ms}
+            )
+            first = False
+            if answer["satisfied"] or answer["session"]["state"] in SESSION_ENDED:
                 break
             if left_ms <= 0:
                 break
     out.result("session.wait", answer)
     if answer["satisfied"]:
         return _exit.OK
-    if answer["session"]["state"] == "failed":
-        out.message(f"session {params['sessionId']} failed")
+    session = answer["session"]
+    if session["state"] in SESSION_ENDED:
+        out.message(
+            f"session {params['sessionId']} is {session['state']}: it cannot reach the "
+            f"{_wanted(params)} waited for ({session['state']} is final; create another Session)"
+        )
         return _exit.WAITED_FAILED
     out.message(f"session {params['sessionId']} did not get there within {limit:g} s")
     return _exit.TIMEOUT
+
+
+def _wanted(params: dict[str, Any]) -> str:
+    """The states and activities a `session wait` asked for, as a person reads them."""
+    wanted = [f"state {s}" for s in params.get("states") or ()]
+    wanted += [f"activity {a}" for a in params.get("activities") or ()]
+    return " or ".join(wanted) or "state"
 
 
 async def turn_wait(client: Any, params: dict[str, Any], invocation: Invocation, out: Any) -> int:
