@@ -38,15 +38,6 @@ def test_turn_send_wait_prints_the_reply(cli: Cli) -> None:
     assert (done.returncode, done.stdout) == (0, "Hi!\n"), done.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "docs/cli.md 'Waiting and following' says `maia turn wait TURN` exits 0 when the turn "
-        "completed (or reached a --state asked for) and 5 when it failed or was interrupted; "
-        "maia/cli/_waits.turn_wait exits 5 (WAITED_FAILED) for a completed turn when "
-        "--state names another state, printing 'turn … completed (completed)'"
-    ),
-)
 def test_turn_wait_on_a_completed_turn_exits_0(cli: Cli) -> None:
     """`turn wait TURN --state running` on a turn that completed: exit 0, as the page says."""
     turn_id = _completed_turn(cli)
@@ -93,15 +84,6 @@ def test_a_bad_limit_names_the_flag(cli: Cli) -> None:
     assert json.loads(done.stdout)["error"]["details"] == {"path": "--limit"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "human output cuts every value past 60 characters (maia/cli/_render.CELL_MAX; only "
-        "outputText and token are in _WHOLE): `maia node status` / `node hello` print "
-        "registryDigest as 'sha256:' and 53 hex digits and '…', so it cannot be compared with "
-        "`maia version` or passed to `maia node hello --registry-digest D` (docs/cli.md)"
-    ),
-)
 def test_node_status_prints_the_registry_digest_whole(cli: Cli) -> None:
     """The digest `maia version` prints appears whole in `maia node status`'s human output."""
     version = cli("version")
@@ -112,15 +94,6 @@ def test_node_status_prints_the_registry_digest_whole(cli: Cli) -> None:
     assert digest.group(0) in status.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "docs/routines.md and docs/cli.md tell a script to pass the preview's digest "
-        "(`routine create confirm NAME INPUT_DIGEST PROOF`, `--input-digest D`); the human "
-        "preview prints inputDigest cut to 60 characters with '…' (maia/cli/_render.CELL_MAX), "
-        "so the value shown cannot be used"
-    ),
-)
 def test_a_human_preview_prints_its_input_digest_whole(cli: Cli, tmp_path: Path) -> None:
     """`routine create --dry-run`'s human preview shows the same whole inputDigest as --json."""
     args = [
