@@ -58,15 +58,9 @@ def test_turn_wait_on_a_completed_turn_without_state_exits_0(cli: Cli) -> None:
     [
         (["turn", "send", "docs", "x", "--wait", "--timeout", "xyz"], "--timeout"),
         (["turn", "send", "docs"], "TEXT"),
+        (["session", "list", "--bogus"], "--bogus"),
+        (["session", "attach", "docs"], "--json"),
     ],
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "docs/cli.md 'Output' says a usage error's --json document names the flag or argument "
-        "in details.path when known; a bad --timeout duration and a missing TEXT of "
-        "`turn send` answer details {} (maia/cli raises its own usage errors without a path)"
-    ),
 )
 def test_a_usage_error_names_the_flag(cli: Cli, argv: list[str], path: str) -> None:
     """The usage error's envelope: invalid_request, exit 2, details.path the flag/argument."""
