@@ -58,16 +58,6 @@ def test_a_wrong_type_names_the_field(cli: Cli) -> None:
     ("fields", "path"),
     [({"title": "x"}, "projectId"), ({"title": "x", "project_idd": "p"}, "project_idd")],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "maia/client/_projection.encode_params turns the input class's TypeError into "
-        "validation_failed with details.path 'params' and Python's text ('SessionCreateInput."
-        "__init__() missing 1 required positional argument: project_id', 'unexpected keyword "
-        "argument'), not the field: a missing or unknown keyword is not named as the API "
-        "names it (details.path 'projectId', or the unknown name)"
-    ),
-)
 def test_a_missing_or_unknown_keyword_names_the_field(
     cli: Cli, fields: dict[str, Any], path: str
 ) -> None:
