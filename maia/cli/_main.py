@@ -244,7 +244,6 @@ def _main(argv: Sequence[str] | None) -> int:
             return exit_.code if isinstance(exit_.code, int) else 0
     from maia.protocol import REGISTRY
 
-    from ._approval_cmd import approval_alias
     from ._config_cmd import config_alias
     from ._deprecated import report, rewrite_deprecated
     from ._invocation import parse_invocation
@@ -252,7 +251,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args, deprecated = rewrite_deprecated(args, REGISTRY.deprecations)
     report(deprecated, sys.stderr)
     try:
-        invocation = parse_invocation(approval_alias(config_alias(args)))
+        invocation = parse_invocation(config_alias(args))
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:

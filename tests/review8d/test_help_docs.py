@@ -21,16 +21,6 @@ def test_approval_help_lists_respond(capsys: pytest.CaptureFixture[str]) -> None
         assert f"\n  {verb} " in listed, listed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "docs/agents.md ('Answering approvals') and docs/sessions.md teach `maia approval "
-        "allow|deny ID`, but `maia approval --help` lists only list, respond and show "
-        "(maia/cli/_approval_cmd.approval_alias rewrites the words before click sees them), "
-        "and `maia approval allow --help` prints `maia approval respond`'s help with "
-        "`--decision [allow|deny] [required]`, a flag allow/deny fill themselves"
-    ),
-)
 @pytest.mark.parametrize("verb", ["allow", "deny"])
 def test_approval_help_lists_allow_and_deny(capsys: pytest.CaptureFixture[str], verb: str) -> None:
     """`maia approval --help` lists allow and deny; their own help asks no --decision."""
