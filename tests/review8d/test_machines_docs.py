@@ -1,8 +1,9 @@
 """docs/machines.md's walkthrough on loopback, two real Nodes: enroll, place a Session, a
 turn answered at Control; then step 5 (revoke) and a turn sent to that Session afterwards.
 The page covers a turn that was running at the revoke (it stays running, outcome unknown);
-a turn sent after it was never delivered, and docs/sessions.md promises that interrupting a
-dispatching turn waits at most 3 s for its start, then interrupts it."""
+a turn sent after it never reaches box, so it ends `failed`, `runtime_lost`, never started
+(its fault table), and the Session then stops (both failed before: `dispatching` and
+`stopping` for good)."""
 
 from __future__ import annotations
 
@@ -69,4 +70,26 @@ def test_a_turn_sent_after_the_revoke_ends(placed: tuple[NodeProc, str]) -> None
     deadline = time.monotonic() + SETTLE_S
     while time.monotonic() < deadline and _state(control, turn_id) not in ENDED:
         time.sleep(0.5)
-    assert _state(control, turn_id) in ENDED
+    turn = control.call("turn", "show", turn_id)["turn"]
+    assert (turn["state"], turn.get("failureReason")) == ("failed", "runtime_lost"), turn
+    assert turn.get("startedAt") is None, turn  # nothing ran: it never started
+
+
+def test_a_session_on_a_revoked_machine_stops(placed: tuple[NodeProc, str]) -> None:
+    """After the revoke and a turn that could not reach box, `session stop` ends `stopped`
+    (the Session's worker is counted gone), not `stopping` for good."""
+    control, session_id = placed
+    control.maia("machine", "revoke", "--name", "box", "--yes")
+    wait_for(lambda: not link_of(control, "box").get("connected", False),
+             "the revoked link stayed connected", control)  # fmt: skip
+    control.maia("turn", "send", session_id, "after revoke", "--wait", "--timeout", "30s",
+                 check=False)  # fmt: skip
+    control.maia("session", "stop", session_id, check=False)
+    deadline = time.monotonic() + SETTLE_S
+    state = ""
+    while time.monotonic() < deadline:
+        state = control.call("session", "show", session_id)["session"]["state"]
+        if state == "stopped":
+            break
+        time.sleep(0.5)
+    assert state == "stopped"
