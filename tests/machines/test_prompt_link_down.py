@@ -42,7 +42,8 @@ async def test_a_prompt_the_link_cannot_carry_ends_lost_at_once(
     assert [(e.kind, e.text) for e in events] == [("lost", "runtime_lost")]
     assert trio.current_time() == started
     assert len(sent) == 1
-    assert handle.exit_info is None and handle.state is WorkerState.READY
+    assert handle.exit_info is None
+    assert handle.state is WorkerState.READY
 
 
 async def test_a_prompt_sent_waits_for_the_worker(autojump_clock: trio.testing.MockClock) -> None:
