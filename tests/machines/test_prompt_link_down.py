@@ -1,6 +1,6 @@
 """A prompt the machine link cannot carry (link down, machine revoked): the turn ends `lost`
 (`runtime_lost`) at once, nothing ran, and the handle stays live; the relay then holds any
-replacement under that assignment while the earlier attempt is not seen gone (MN0 item 10).
+replacement for that Session while the earlier attempt is not seen gone (MN0 item 10).
 The same path end to end, on two real Nodes: tests/review8d/test_machines_docs.py."""
 
 from __future__ import annotations
@@ -54,12 +54,14 @@ async def test_a_prompt_sent_waits_for_the_worker(autojump_clock: trio.testing.M
             raise AssertionError("an event no worker sent")
 
 
-def test_an_attempt_not_seen_gone_holds_its_assignment() -> None:
-    """The relay names `attempt_live` for an assignment whose earlier attempt it still
-    holds, and not once that attempt is gone."""
+def test_an_attempt_not_seen_gone_holds_its_session() -> None:
+    """The relay names `attempt_live` for a Session whose earlier attempt it still holds,
+    not for another Session of the same assignment, and not once that attempt is gone."""
     relay = MachineRelay(None, None, LinkBoard())
     relay.attach_handle("machine_a", "assignment_a", "attempt_a", 1)
-    assert "attempt_live" in relay.blockers("assignment_a")
-    assert "attempt_live" not in relay.blockers("assignment_b")
+    relay.session_of["attempt_a"] = "session_a"
+    assert "attempt_live" in relay.blockers("assignment_a", "session_a")
+    assert "attempt_live" not in relay.blockers("assignment_a", "session_b")
     relay.handles.pop("attempt_a")
-    assert "attempt_live" not in relay.blockers("assignment_a")
+    assert "attempt_live" not in relay.blockers("assignment_a", "session_a")
+    assert relay.session_of == {}
