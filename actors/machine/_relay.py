@@ -61,26 +61,37 @@ class MachineRelay:
         self.leases = AssignmentBoard(clock, links)
         self.assignments: Any = None  # the assignment registry, set by the kind at open
         self.handles: dict[str, tuple[str, str, RemoteWorkerHandle]] = {}  # attempt -> ...
+        self.session_of: dict[str, str] = {}  # attempt -> its Session (only those in handles)
         self.ledger = EvidenceLedger()  # what each shared spool's acknowledgement may cover
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
 
     # -- placement ---------------------------------------------------------------------
 
-    def blockers(self, assignment_id: str) -> tuple[str, ...]:
+    def blockers(self, assignment_id: str, session_id: str | None = None) -> tuple[str, ...]:
         lease = self.leases.leases.get(assignment_id)
         found = list(self.leases.blockers(assignment_id))
         if lease is None or self.links.get(lease.row.machine_id) is None:
             found.insert(0, "not_connected")
+        if session_id is not None and session_id in self._live_sessions():
+            found.append("attempt_live")  # its earlier attempt not yet seen gone (MN0 item 10)
         return tuple(found)
+
+    def _live_sessions(self) -> set[str]:
+        """The Sessions with an attempt this relay still holds (forgetting the others)."""
+        for attempt_id in [a for a in self.session_of if a not in self.handles]:
+            del self.session_of[attempt_id]
+        return set(self.session_of.values())
 
     async def start_remote(self, assignment_id: str, spec: WorkerSpec) -> RemoteWorkerHandle:
         """Launch a worker attempt under the assignment. Raises `held` naming every item-9
         condition that blocks placement, `unavailable` when the Node does not start it."""
-        blockers = self.blockers(assignment_id)
+        session = spec.activation.get("sessionId")
+        session_id = session if isinstance(session, str) else None
+        blockers = self.blockers(assignment_id, session_id)
         with trio.move_on_after(PLACEMENT_WAIT_S):  # a fresh lease is a round trip away
             while blockers:
                 await trio.sleep(0.2)
-                blockers = self.blockers(assignment_id)
+                blockers = self.blockers(assignment_id, session_id)
         if blockers:
             raise MaiaError("held", f"admission is held: the machine assignment is blocked "
                             f"({', '.join(blockers)})", {"detail": ",".join(blockers)})  # fmt: skip
@@ -94,6 +105,8 @@ class MachineRelay:
         attempt_id = new_id("attempt")
 
         handle = self.attach_handle(machine_id, assignment_id, attempt_id, epoch)
+        if session_id is not None:
+            self.session_of[attempt_id] = session_id
         remote = wire_spec(spec)
         frame = LaunchWorkerFrame("launch_worker", assignment_id, link_epoch, attempt_id, epoch,
                                   remote, spec_digest(remote))  # fmt: skip

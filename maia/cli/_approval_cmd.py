@@ -1,19 +1,53 @@
-"""`maia approval allow ID [--remember]` and `maia approval deny ID [--message TEXT]`: aliases
-on the command line of `maia approval respond ID --decision allow|deny`, so the registry's
+"""`maia approval allow APPROVAL [--remember]` and `maia approval deny APPROVAL [--message
+TEXT]`: shortcuts (`_shortcuts`) onto `approval.respond` with its `decision` filled in, so
+each has its own `--help` and is listed by `maia approval --help`, and the registry's
 generic mutation (commandId, receipt, output) does the work."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Any, Final
 
-_DECISIONS = {"allow": "allow", "deny": "deny"}
+import click
+
+from ._shortcuts import Shortcut
 
 
-def approval_alias(args: Sequence[str]) -> list[str]:
-    """`approval allow|deny ...` → `approval respond ... --decision allow|deny`."""
-    if len(args) < 2 or args[0] != "approval" or args[1] not in _DECISIONS:
-        return list(args)
-    rest = list(args[2:])
-    if "--help" in rest or "-h" in rest:
-        return ["approval", "respond", *rest]
-    return ["approval", "respond", *rest, "--decision", _DECISIONS[args[1]]]
+def _approval() -> click.Argument:
+    return click.Argument(["approval"], metavar="APPROVAL")
+
+
+def _allow_params() -> list[click.Parameter]:
+    return [
+        _approval(),
+        click.Option(["--remember/--no-remember"], default=False,
+                     help="Allow for the rest of the conversation (the harness's own "
+                     "always-allow)."),
+    ]  # fmt: skip
+
+
+def _deny_params() -> list[click.Parameter]:
+    return [_approval(), click.Option(["--message"], help="Told to the agent with the denial.")]
+
+
+def _allow(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {"approvalId": values["approval"], "decision": "allow",
+            "remember": bool(values.get("remember"))}  # fmt: skip
+
+
+def _deny(values: Mapping[str, Any]) -> dict[str, Any]:
+    wire: dict[str, Any] = {"approvalId": values["approval"], "decision": "deny"}
+    if values.get("message") is not None:
+        wire["message"] = values["message"]
+    return wire
+
+
+_REFERENCES: Final = {"approvalId": "approval"}
+APPROVAL_SHORTCUTS: Final = (
+    Shortcut(("approval", "allow"), "approval.respond",
+             "Allow a pending approval (APPROVAL: its ID or an ID prefix).",
+             _allow_params, _allow, _REFERENCES),
+    Shortcut(("approval", "deny"), "approval.respond",
+             "Deny a pending approval (APPROVAL: its ID or an ID prefix).",
+             _deny_params, _deny, _REFERENCES),
+)  # fmt: skip

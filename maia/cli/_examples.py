@@ -56,6 +56,8 @@ EXAMPLES: Final[dict[tuple[str, ...], tuple[str, ...]]] = {
         "maia approval list --session-id review --json",
     ),
     ("approval", "show"): ("maia approval show 3fa2",),
+    ("approval", "allow"): ("maia approval allow 3fa2", "maia approval allow 3fa2 --remember"),
+    ("approval", "deny"): ("maia approval deny 3fa2 --message 'not on main'",),
     ("approval", "respond"): (
         "maia approval respond 3fa2 --decision allow",
         "maia approval respond 3fa2 --decision deny --message 'not on main'",

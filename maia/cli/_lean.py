@@ -138,7 +138,6 @@ def render_lean_table() -> str:
     from maia.core import check
     from maia.protocol import REGISTRY
 
-    from ._approval_cmd import approval_alias
     from ._config_cmd import config_alias
     from ._deprecated import rewrite_deprecated
     from ._invocation import parse_invocation
@@ -152,7 +151,7 @@ def render_lean_table() -> str:
         path = op_id.split(".")
         if rewrite_deprecated(path, REGISTRY.deprecations)[0] != path:
             continue
-        if approval_alias(config_alias(path)) != path:
+        if config_alias(path) != path:
             continue
         try:
             invocation = parse_invocation(path)

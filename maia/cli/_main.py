@@ -94,7 +94,10 @@ def _usage_json(args: Sequence[str], error: Any) -> None:
     param = getattr(error, "param", None)
     opts = getattr(param, "opts", None) or []
     flag = opts[0] if opts and opts[0].startswith("-") else None
-    name = flag or getattr(param, "human_readable_name", "")
+    hint = getattr(error, "param_hint", None)  # a BadParameter raised by our own parsers
+    named = getattr(error, "path", None) or getattr(error, "option_name", None)  # NoSuchOption
+    name = flag or named or (hint if isinstance(hint, str) else None)
+    name = name or getattr(param, "human_readable_name", "")
     details = {"path": name} if name else {}
     message = error.format_message().split("\n")[0][:MESSAGE_MAX]
     envelope = {"ok": False, "error": {"code": "invalid_request", "message": message,
@@ -241,7 +244,6 @@ def _main(argv: Sequence[str] | None) -> int:
             return exit_.code if isinstance(exit_.code, int) else 0
     from maia.protocol import REGISTRY
 
-    from ._approval_cmd import approval_alias
     from ._config_cmd import config_alias
     from ._deprecated import report, rewrite_deprecated
     from ._invocation import parse_invocation
@@ -249,7 +251,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args, deprecated = rewrite_deprecated(args, REGISTRY.deprecations)
     report(deprecated, sys.stderr)
     try:
-        invocation = parse_invocation(approval_alias(config_alias(args)))
+        invocation = parse_invocation(config_alias(args))
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:

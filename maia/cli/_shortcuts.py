@@ -39,10 +39,11 @@ def preview_id_of(operation_id: str) -> str | None:
 
 
 def _all() -> tuple[Shortcut, ...]:
+    from ._approval_cmd import APPROVAL_SHORTCUTS
     from ._hello_cmd import NODE_SHORTCUTS
     from ._webhook_cmd import WEBHOOK_SHORTCUTS
 
-    return (*NODE_SHORTCUTS, *WEBHOOK_SHORTCUTS)
+    return (*NODE_SHORTCUTS, *WEBHOOK_SHORTCUTS, *APPROVAL_SHORTCUTS)
 
 
 SHORTCUTS: Final[Callable[[], tuple[Shortcut, ...]]] = _all

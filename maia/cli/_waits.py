@@ -179,9 +179,9 @@ def _wanted(params: dict[str, Any]) -> str:
 
 
 async def turn_wait(client: Any, params: dict[str, Any], invocation: Invocation, out: Any) -> int:
-    """Repeat `turn.wait` until satisfied (exit 0), the turn ends otherwise (5: failed or
-    interrupted when that was not asked for, or ended outside the asked states) or the
-    deadline (`--timeout`, default 60 s) passes (3)."""
+    """Repeat `turn.wait` until satisfied or the turn completed (exit 0, even when --state
+    named another state: completing is no failure), the turn failed or was interrupted
+    when that was not asked for (5) or the deadline (`--timeout`, default 60 s) passes (3)."""
     from ._execute import progress
 
     limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_TURN_WAIT_S_ALONE
@@ -198,7 +198,11 @@ async def turn_wait(client: Any, params: dict[str, Any], invocation: Invocation,
     out.result("turn.wait", answer)
     turn = answer["turn"]
     state = turn["state"]
-    if answer["satisfied"] and (state == "completed" or state in wanted or state not in TURN_ENDED):
+    if answer["satisfied"] and (state in wanted or state not in TURN_ENDED):
+        return _exit.OK
+    if state == "completed":  # a success, whatever --state asked (docs/cli.md's exit codes)
+        if wanted and state not in wanted:
+            out.message(f"turn {turn['turnId']} completed (before any state waited for)")
         return _exit.OK
     if state in TURN_ENDED:
         reason = turn.get("failureReason") or state
