@@ -84,7 +84,7 @@ def test_stop_with_a_stubborn_worker_and_a_grandchild_leaves_nothing(tmp_path: P
         record = read_discovery(home / "node.json")
         assert record is not None
         node_pid = record.pid
-        (state, _reason), = wait_rows(home, TURN, (cut,), lambda r: r and r[0][0] in ENDED)
+        ((state, _reason),) = wait_rows(home, TURN, (cut,), lambda r: r and r[0][0] in ENDED)
         after = _send(home, "stubborn", "after", "a")
         done = _json(_maia(home, "turn", "wait", after, "--json"))["turn"]
         assert done["state"] == "completed", done
