@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from .._node_process import NodeProcess, running_node
+from .._node_process import NodeProcess, running_node, stop_node
 from ..actors.webhook._receiver import Receiver
 from ..actors.webhook.test_node_e2e import CONFIG, SECRET, _add, _maia, _show, _wait_delivery
 
@@ -46,3 +46,22 @@ async def test_a_node_killed_mid_attempt_resends_once_with_the_same_id(
     again = (await _show(node, hook))["deliveries"]
     assert len(receiver.received) == 2
     assert [d["state"] for d in again] == ["succeeded"]
+
+
+async def test_a_clean_stop_mid_attempt_is_bounded_and_the_delivery_resumes(
+    node: NodeProcess, nursery: trio.Nursery
+) -> None:
+    """SIGTERM while an attempt hangs: exit 0 (within the 45 s stop bound, else 70), and
+    after the restart the same webhook-id is delivered once more and succeeds."""
+    receiver = Receiver(script=[None, 204], secret=SECRET)
+    await nursery.start(receiver.serve)
+    hook = await _add(node, receiver, "turn.completed")
+    assert (await _maia(node, "webhook", "test", hook, "--yes")).returncode == 0
+    await receiver.wait_for(1, 60)
+    assert node.process is not None
+    assert await trio.to_thread.run_sync(stop_node, node.process) == 0
+    node.start()
+    done = await _wait_delivery(node, hook, lambda d: d["state"] == "succeeded")
+    assert len(receiver.received) == 2
+    assert {r.headers["webhook-id"] for r in receiver.received} == {done["messageId"]}
+    assert done["attemptLog"][-1]["outcome"] == "succeeded"
