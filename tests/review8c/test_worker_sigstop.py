@@ -63,3 +63,38 @@ async def test_a_frozen_worker_is_fenced_killed_and_replaced(
     finally:
         if pid and alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_killed_worker_and_a_stale_epoch_each_fail_only_their_turn(
+    node: NodeProcess, tmp_path: Path
+) -> None:
+    """SIGKILL of the worker mid-turn: failed worker_failed naming signal 9; a worker that
+    sends a frame of the previous epoch (`/stale-epoch`) is fenced: its turn fails naming the
+    fence; after each, the Session's next turn completes on a new attempt."""
+    async with open_client(home=node.home) as client:
+        session_id = await new_session(client, tmp_path / "proj", "s1")
+        sent = await client.call("turn.send", command_id="k", session_id=session_id,
+                                 text="/sleep 120000 never")  # fmt: skip
+        await wait_turn(client, sent.turn.turn_id, "running")
+        ((pid, _, _),) = await trio.to_thread.run_sync(
+            lambda: wait_rows(node.home, ATTEMPTS, (session_id,), lambda r: r and r[0][0])
+        )
+        os.kill(pid, signal.SIGKILL)
+        killed = await wait_turn(client, sent.turn.turn_id, "completed", "failed")
+        assert (killed.state, killed.failure_reason) == ("failed", "worker_failed")
+        shown = await client.call("turn.show", turn_id=sent.turn.turn_id)
+        assert "signal 9" in (shown.turn.failure_message or ""), shown.turn
+        stale = await client.call("turn.send", command_id="s", session_id=session_id,
+                                  text="/stale-epoch")  # fmt: skip
+        fenced = await wait_turn(client, stale.turn.turn_id, "completed", "failed")
+        assert (fenced.state, fenced.failure_reason) == ("failed", "worker_failed")
+        shown = await client.call("turn.show", turn_id=stale.turn.turn_id)
+        assert "fenced" in (shown.turn.failure_message or ""), shown.turn
+        after = await client.call("turn.send", command_id="a", session_id=session_id,
+                                  text="after")  # fmt: skip
+        assert (await wait_turn(client, after.turn.turn_id, "completed", "failed")).state == (
+            "completed"
+        )
+        epochs = [row[1] for row in query(node.home, ATTEMPTS, (session_id,))]
+        assert len(epochs) == 3
+        assert epochs == sorted(set(epochs))
