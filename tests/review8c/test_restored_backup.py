@@ -32,13 +32,6 @@ def node(tmp_path: Path) -> Iterator[NodeProcess]:
         yield process
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="actors/session/_launch.py kill_leftovers/_is_ours judge a recorded attempt 'ours'"
-    " by its pid and MAIA_WORKER_ATTEMPT alone, never by MAIA_WORKER_SCOPE (the home): a Node"
-    " started on a restored backup SIGKILLs the original Node's live worker (its turn fails"
-    " 'killed by signal 9')",
-)
 async def test_a_node_on_a_restored_backup_spares_the_original(
     node: NodeProcess, tmp_path: Path
 ) -> None:
