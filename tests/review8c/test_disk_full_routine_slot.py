@@ -10,8 +10,6 @@ import resource
 import time
 from pathlib import Path
 
-import pytest
-
 from ..maia.service._shifted import QUARTER_MS, offset_to_slot
 from ..maia.service.test_routine_restart import FIRES, create_routine, node
 from ._db import query, wait_rows
@@ -20,14 +18,6 @@ UNLIMITED = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
 LEAD_S = 12.0  # the slot is this far ahead of the Node's (shifted) wall clock at its start
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="actors/_runtime.py routes durable timers with registry.tell (fire and forget):"
-    " TimerService._fire counts the slot timer delivered, RoutineActor.handle's Fired(SLOT)"
-    " claim then fails its write (unavailable: disk full) and nothing retries it; the"
-    " actor_timers row stays but no timer is armed in memory, so the slot (and every later"
-    " one) never fires until the Node restarts",
-)
 def test_a_slot_due_while_the_disk_is_full_fires_once_space_is_back(tmp_path: Path) -> None:
     """Disk full from 3 s before the slot to 6 s after: then one fire for the slot, started."""
     home, root = tmp_path / "home", tmp_path / "app"
