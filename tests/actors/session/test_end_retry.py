@@ -93,6 +93,6 @@ async def test_an_end_refused_past_the_bound_fails_the_worker_once_storage_is_ba
         disk.full = False
         done = await h.wait_turn(turn, "completed", "failed")
         after = await h.wait_turn(await h.send(session_id, "after"), "completed", "failed")
-    assert done.state == "failed"
+    assert (done.state, done.failure_reason) == ("failed", "worker_failed")
     assert "end could not be written" in (done.failure_message or "")
     assert (after.state, after.output_text) == ("completed", "after")
