@@ -71,6 +71,8 @@ class MachineRelay:
         found = list(self.leases.blockers(assignment_id))
         if lease is None or self.links.get(lease.row.machine_id) is None:
             found.insert(0, "not_connected")
+        if any(owner[1] == assignment_id for owner in self.handles.values()):
+            found.append("attempt_live")  # an earlier attempt not yet seen gone (MN0 item 10)
         return tuple(found)
 
     async def start_remote(self, assignment_id: str, spec: WorkerSpec) -> RemoteWorkerHandle:

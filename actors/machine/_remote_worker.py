@@ -33,6 +33,7 @@ from ._relay_frames import InterruptFrame, PromptFrame, StopWorkerFrame, TurnEve
 INIT_BOUND_S: Final = 60.0
 STOP_BOUND_S: Final = 25.0  # below the Session runtime's 30 s orphan stop
 TURN_CHANNEL: Final = 512
+RUNTIME_LOST: Final = "runtime_lost"  # the turn's failure reason when its prompt never left
 Send = Callable[[object], Awaitable[bool]]  # False: the link is down now
 
 
@@ -150,7 +151,14 @@ class RemoteWorkerHandle:
     async def _events_of(self, turn_id: str, text: str,
                          receive: trio.MemoryReceiveChannel[TurnEvent],
                          ) -> AsyncGenerator[TurnEvent, None]:  # fmt: skip
-        await self._send(PromptFrame("prompt", self.attempt_id, turn_id, text))
+        if not await self._send(PromptFrame("prompt", self.attempt_id, turn_id, text)):
+            # The link is down (or the machine revoked): the prompt never left this Node,
+            # so nothing ran. The turn ends lost (`runtime_lost`); the attempt stays in the
+            # relay until reconciled, which holds any replacement (spec MN0 item 10).
+            self._turn_id, self._turn = None, None
+            self.state = WorkerState.READY
+            yield TurnEvent(turn_id, "lost", RUNTIME_LOST)
+            return
         try:
             async for event in receive:
                 yield event  # resumed: the actor took it; the relay acknowledges what it may

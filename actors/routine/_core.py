@@ -81,7 +81,12 @@ def _routine_step(core: Core, event: RoutineEvent, expected: int | None, caller:
         raise MaiaError(
             "storage_conflict",
             f"routine {core.routine_id} is at revision {core.revision}, not {expected}",
-            {"routineId": core.routine_id, "actual": core.revision, "expected": expected},
+            {
+                "routineId": core.routine_id,
+                "actual": core.revision,
+                "expected": expected,
+                "path": "expectedRevision",
+            },
         )
     found = ROUTINE_TABLE.step(
         core.state, event, caller=caller, aggregate_id=core.routine_id,

@@ -30,7 +30,7 @@ from ._output import Out as Out
 from ._output import now_ms as now_ms
 from ._output import run_local
 from ._refs import Ambiguous as Ambiguous
-from ._refs import ambiguous_exit, reference_slots, with_ids
+from ._refs import ambiguous_exit, naming_field, reference_slots, with_ids
 
 
 class Requester(Protocol):
@@ -43,9 +43,13 @@ class Refused(Exception):
     """The person (or the lack of a terminal) declined a confirmation (exit 1)."""
 
 
-async def resolve(client: Requester, reference: str, kind: str) -> str:
-    """The exact ID a human reference names. Raises Ambiguous or MaiaError."""
-    answer = await client.request("reference.resolve", {"reference": reference, "kind": kind})
+async def resolve(client: Requester, reference: str, kind: str, path: str) -> str:
+    """The exact ID a human reference (typed for the field `path`) names. Raises Ambiguous
+    or MaiaError (`resource_not_found` naming `path`)."""
+    try:
+        answer = await client.request("reference.resolve", {"reference": reference, "kind": kind})
+    except MaiaError as error:
+        raise naming_field(error, path) from None
     if answer.get("status") == "resolved" and answer.get("id"):
         return str(answer["id"])
     raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
@@ -56,7 +60,7 @@ async def resolve_references(client: Requester, invocation: Invocation) -> dict[
     nested objects: `template.projectId`) replaced by its exact ID; a whole ID asks nothing
     of the Node (`is_exact_id`)."""
     slots = reference_slots(dict(invocation.params), invocation.references)
-    ids = {path: await resolve(client, text, kind) for path, kind, text in slots}
+    ids = {path: await resolve(client, text, kind, path) for path, kind, text in slots}
     return with_ids(dict(invocation.params), ids)
 
 

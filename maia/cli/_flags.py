@@ -34,17 +34,23 @@ from maia.protocol.shapes import (
     class_plan,
 )
 
-ReferenceKind = Literal["session", "project", "turn"]
+ReferenceKind = Literal["session", "project", "turn", "routine", "webhook", "approval"]
 # Input fields that hold an exact ID the CLI lets a person name by reference.
 REFERENCE_FIELDS: Final[dict[str, ReferenceKind]] = {
     "session_id": "session",
     "turn_id": "turn",
     "project_id": "project",
+    "routine_id": "routine",
+    "webhook_id": "webhook",
+    "approval_id": "approval",
 }
 REFERENCE_FORMS: Final[dict[str, str]] = {
     "session": "Session ID, ID prefix or title",
     "project": "Project ID, ID prefix or key",
     "turn": "turn ID or ID prefix",
+    "routine": "routine ID, ID prefix or name",
+    "webhook": "webhook ID or ID prefix",
+    "approval": "approval ID or ID prefix",
 }
 # Ops whose reference field is not what the command is about, so it stays an option:
 # `session create` takes `--project` (default: the current directory's Project).

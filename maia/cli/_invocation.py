@@ -92,7 +92,8 @@ GROUP_HELP: Final[dict[str, str]] = {
 # What the CLI adds to an op's summary (the op answers within 4 s; the CLI repeats it).
 _CLI_NOTES: Final[dict[str, str]] = {
     "session.wait": "The CLI repeats the call until a match or --timeout (default 60s); "
-    "--wait-milliseconds bounds each call.",
+    "--wait-milliseconds bounds each call. A stopped or failed Session never changes: "
+    "a wait for another state ends at once, exit 5.",
     "turn.wait": "The CLI repeats the call until the turn ends (or reaches --state) or "
     "--timeout (default 60s).",
 }
@@ -129,6 +130,14 @@ class _Done(Exception):
     def __init__(self, invocation: Invocation) -> None:
         super().__init__()
         self.invocation = invocation
+
+
+class NamedUsageError(click.UsageError):
+    """A usage error of the CLI's own that names the flag or argument (`details.path`)."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 def parse_duration(text: str) -> float:
@@ -208,11 +217,13 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
         dry_run = bool(values.pop("dry_run", False))
         as_json, as_jsonl = values.pop("as_json", False), values.pop("as_jsonl", False)
         if as_json and as_jsonl:
-            raise click.UsageError("--json and --jsonl exclude each other")
+            raise NamedUsageError("--json and --jsonl exclude each other", "--jsonl")
         output: Output = "json" if as_json else "jsonl" if as_jsonl else "human"
         if as_json and (values.get("follow") or operation_id in STREAMS):
             # a stream has no one document to print: it used to print JSON lines anyway
-            raise click.UsageError("--json prints one document and this streams: use --jsonl")
+            raise NamedUsageError(
+                "--json prints one document and this streams: use --jsonl", "--json"
+            )
         timeout = values.get("timeout")
         after = values.get("after")
         params = pair_wire(op, values) if pair else wire_params(op, values)
@@ -281,9 +292,9 @@ def _text_file(operation_id: str, path: str | None, params: dict[str, Any]) -> s
         return None
     wire = field.upper()
     if path is not None and field in params:
-        raise click.UsageError(f"give {wire} or --file PATH, not both")
+        raise NamedUsageError(f"give {wire} or --file PATH, not both", wire)
     if path is None and field not in params:
-        raise click.UsageError(f"missing argument {wire} (or --file PATH, - for stdin)")
+        raise NamedUsageError(f"missing argument {wire} (or --file PATH, - for stdin)", wire)
     return path
 
 
@@ -301,7 +312,7 @@ def _shortcut_command(shortcut: Any) -> click.Command:
     def run(**values: Any) -> None:
         as_json, as_jsonl = values.pop("as_json", False), values.pop("as_jsonl", False)
         if as_json and as_jsonl:
-            raise click.UsageError("--json and --jsonl exclude each other")
+            raise NamedUsageError("--json and --jsonl exclude each other", "--jsonl")
         output: Output = "json" if as_json else "jsonl" if as_jsonl else "human"
         dry_run = bool(values.pop("dry_run", False))
         params = shortcut.build(values)
@@ -432,6 +443,9 @@ def command_tree(prefix: tuple[str, ...] = (), shallow: bool = False) -> click.G
                 add_help_option=False,
             )
         )
+    from ._examples import attach_examples
+
+    attach_examples(root)
     return root
 
 

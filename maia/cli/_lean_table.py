@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:91c0166dc33da14af5e38236f80eed9f837f58fee77ed949371b8551f00879b2",
+    "registryDigest": "sha256:d7021e1fef1c03ee481546f986e17f44aca84a13abcdf712868aa7b9c9df6f43",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

@@ -94,7 +94,10 @@ def _usage_json(args: Sequence[str], error: Any) -> None:
     param = getattr(error, "param", None)
     opts = getattr(param, "opts", None) or []
     flag = opts[0] if opts and opts[0].startswith("-") else None
-    name = flag or getattr(param, "human_readable_name", "")
+    hint = getattr(error, "param_hint", None)  # a BadParameter raised by our own parsers
+    named = getattr(error, "path", None) or getattr(error, "option_name", None)  # NoSuchOption
+    name = flag or named or (hint if isinstance(hint, str) else None)
+    name = name or getattr(param, "human_readable_name", "")
     details = {"path": name} if name else {}
     message = error.format_message().split("\n")[0][:MESSAGE_MAX]
     envelope = {"ok": False, "error": {"code": "invalid_request", "message": message,

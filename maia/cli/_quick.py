@@ -65,7 +65,7 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
     try:
         with connect_sync(invocation.node, home=invocation.home) as client:
             slots = reference_slots(dict(invocation.params), invocation.references)
-            ids = {path: _resolve(client, text, kind) for path, kind, text in slots}
+            ids = {path: _resolve(client, text, kind, path) for path, kind, text in slots}
             params: dict[str, Any] = with_ids(dict(invocation.params), ids)
             if op.input_type is not None:
                 check(op.input_type, params)  # refuse locally what the Node would refuse
@@ -79,10 +79,13 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
     return _exit.OK
 
 
-def _resolve(client: Any, reference: str, kind: str) -> str:
-    from ._refs import Ambiguous
+def _resolve(client: Any, reference: str, kind: str, path: str) -> str:
+    from ._refs import Ambiguous, naming_field
 
-    answer = client.request("reference.resolve", {"reference": reference, "kind": kind})
+    try:
+        answer = client.request("reference.resolve", {"reference": reference, "kind": kind})
+    except MaiaError as error:
+        raise naming_field(error, path) from None
     if answer.get("status") == "resolved" and answer.get("id"):
         return str(answer["id"])
     raise Ambiguous(reference, kind, list(answer.get("candidates") or []))

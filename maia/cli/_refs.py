@@ -14,6 +14,7 @@ from ._render import COLUMNS, table
 
 ID_HEX_DIGITS: Final = 32  # `maia.core.new_id`: <prefix>_<32 lowercase hex>
 _HEX: Final = frozenset("0123456789abcdef")
+ID_PREFIXES: Final = {"webhook": "hook_"}  # kinds whose IDs do not start with `<kind>_`
 
 
 class Ambiguous(Exception):
@@ -28,9 +29,18 @@ def is_exact_id(reference: str, kind: str) -> bool:
     """Whether `reference` has the form of a whole ID of `kind` (`session_` and 32 hex
     digits): `reference.resolve` would answer it with itself, as it tries the exact ID
     first, so it is used as given (a missing one fails with the op's resource_not_found)."""
-    prefix = kind + "_"
+    prefix = ID_PREFIXES.get(kind, kind + "_")
     digits = reference[len(prefix) :]
     return reference.startswith(prefix) and len(digits) == ID_HEX_DIGITS and set(digits) <= _HEX
+
+
+def naming_field(error: MaiaError, path: str) -> MaiaError:
+    """A reference's `resource_not_found` naming the field it was typed for (`path`, in the
+    message and `details.path`), as a schema refusal names its field; other errors as
+    they are."""
+    if error.code != "resource_not_found" or "path" in error.details:
+        return error
+    return MaiaError(error.code, f"{path}: {error.message}", {**error.details, "path": path})
 
 
 def ambiguous_exit(ambiguous: Ambiguous, out: Any) -> int:

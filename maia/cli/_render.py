@@ -16,8 +16,12 @@ from typing import Any, Final
 from maia.core import parse_timestamp
 
 CELL_MAX: Final = 60
-# Values printed whole: a turn's reply, and a secret to hand over (a cut token is useless).
-_WHOLE: Final = frozenset({"outputText", "token"})
+# Values printed whole: a turn's reply, a secret to hand over (a cut token is useless) and
+# the digests a user is told to compare or pass back (`--input-digest D`).
+_WHOLE: Final = frozenset({
+    "outputText", "token", "registryDigest", "inputDigest", "manifestDigest",
+    "normalizedInputDigest", "resolvedFilterDigest", "evidenceDigest",
+})  # fmt: skip
 # List key of a result → (column title, field) of its table.
 COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "sessions": (

@@ -34,6 +34,7 @@ DEFAULT_TURN_WAIT_S: Final = 600.0
 DEFAULT_SESSION_WAIT_S: Final = 60.0
 DEFAULT_TURN_WAIT_S_ALONE: Final = 60.0  # `turn wait TURN` without --timeout
 TURN_ENDED: Final = ("completed", "failed", "interrupted")
+SESSION_ENDED: Final = ("stopped", "failed")  # terminal: a Session in one never leaves it
 FOLLOW_PAUSE_S: Final = (0.1, 0.25, 0.5, 1.0)
 PROJECT_PAGES_MAX: Final = 50
 
@@ -133,38 +134,54 @@ async def send_and_wait(
 async def session_wait(
     client: Any, params: dict[str, Any], invocation: Invocation, out: Any
 ) -> int:
-    """Repeat `session.wait` until satisfied (exit 0), the Session fails (5) or the deadline
-    (`--timeout`, default 60 s) passes (3)."""
+    """Repeat `session.wait` until satisfied (exit 0), the Session is in a terminal state it
+    was not asked for (5: `stopped` or `failed` never change, so the wait cannot be met), or
+    the deadline (`--timeout`, default 60 s) passes (3). The first call does not wait (the
+    Node would hold an unmet wait its whole 4 s even on a terminal Session): a stopped
+    Session answers at once, as `turn wait` does on an ended turn."""
     from ._execute import progress
 
     limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_SESSION_WAIT_S
-    wanted = set(params.get("states") or ())
     answer: dict[str, Any] | None = None
     deadline = anyio.current_time() + limit
+    first = True
     async with progress(out, f"session {params['sessionId']}"):
         while True:
             left_ms = int((deadline - anyio.current_time()) * 1000)
             call_ms = max(0, min(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX), left_ms))
-            answer = await client.request("session.wait", {**params, "waitMilliseconds": call_ms})
-            state = answer["session"]["state"]
-            if answer["satisfied"] or (state == "failed" and "failed" not in wanted):
+            answer = await client.request(
+                "session.wait", {**params, "waitMilliseconds": 0 if first else call_ms}
+            )
+            first = False
+            if answer["satisfied"] or answer["session"]["state"] in SESSION_ENDED:
                 break
             if left_ms <= 0:
                 break
     out.result("session.wait", answer)
     if answer["satisfied"]:
         return _exit.OK
-    if answer["session"]["state"] == "failed":
-        out.message(f"session {params['sessionId']} failed")
+    session = answer["session"]
+    if session["state"] in SESSION_ENDED:
+        out.message(
+            f"session {params['sessionId']} is {session['state']}: it cannot reach the "
+            f"{_wanted(params)} waited for ({session['state']} is final; create another Session)"
+        )
         return _exit.WAITED_FAILED
     out.message(f"session {params['sessionId']} did not get there within {limit:g} s")
     return _exit.TIMEOUT
 
 
+def _wanted(params: dict[str, Any]) -> str:
+    """The states and activities a `session wait` asked for, as a person reads them."""
+    wanted = [f"state {s}" for s in params.get("states") or ()]
+    wanted += [f"activity {a}" for a in params.get("activities") or ()]
+    return " or ".join(wanted) or "state"
+
+
 async def turn_wait(client: Any, params: dict[str, Any], invocation: Invocation, out: Any) -> int:
-    """Repeat `turn.wait` until satisfied (exit 0), the turn ends otherwise (5: failed or
-    interrupted when that was not asked for, or ended outside the asked states) or the
-    deadline (`--timeout`, default 60 s) passes (3)."""
+    """Repeat `turn.wait` until satisfied or the turn completed (exit 0, even when --state
+    named another state: completing is no failure), the turn failed or was interrupted
+    when that was not asked for (5) or the deadline (`--timeout`, default 60 s) passes (3)."""
     from ._execute import progress
 
     limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_TURN_WAIT_S_ALONE
@@ -181,7 +198,11 @@ async def turn_wait(client: Any, params: dict[str, Any], invocation: Invocation,
     out.result("turn.wait", answer)
     turn = answer["turn"]
     state = turn["state"]
-    if answer["satisfied"] and (state == "completed" or state in wanted or state not in TURN_ENDED):
+    if answer["satisfied"] and (state in wanted or state not in TURN_ENDED):
+        return _exit.OK
+    if state == "completed":  # a success, whatever --state asked (docs/cli.md's exit codes)
+        if wanted and state not in wanted:
+            out.message(f"turn {turn['turnId']} completed (before any state waited for)")
         return _exit.OK
     if state in TURN_ENDED:
         reason = turn.get("failureReason") or state

@@ -21,6 +21,7 @@ import click
 from ._shortcuts import Shortcut
 
 CONFIRM: Final = "webhooks.change.confirm"
+_HOOK: Final = {"change.webhookId": "webhook"}  # HOOK_ID: an ID, or a prefix of 4+ hex digits
 
 
 def _add_params() -> list[click.Parameter]:
@@ -79,11 +80,13 @@ WEBHOOK_SHORTCUTS: Final = (
              lambda v: {"includeRemoved": True} if v.get("include_removed") else {}),
     Shortcut(("webhook", "show"), "webhooks.show", "Show a webhook and its deliveries.",
              lambda: [click.Argument(["hook_id"], metavar="HOOK_ID")],
-             lambda v: {"webhookId": v["hook_id"]}),
+             lambda v: {"webhookId": v["hook_id"]}, references={"webhookId": "webhook"}),
     Shortcut(("webhook", "remove"), CONFIRM, "Remove a webhook (its pending deliveries stop).",
-             _target_params("HOOK_ID", "The webhook."), _target("remove", "hook_id", "webhookId")),
+             _target_params("HOOK_ID", "The webhook."), _target("remove", "hook_id", "webhookId"),
+             references=_HOOK),
     Shortcut(("webhook", "test"), CONFIRM, "Send the webhook a maia.ping delivery.",
-             _target_params("HOOK_ID", "The webhook."), _target("test", "hook_id", "webhookId")),
+             _target_params("HOOK_ID", "The webhook."), _target("test", "hook_id", "webhookId"),
+             references=_HOOK),
     Shortcut(("webhook", "redeliver"), CONFIRM, "Queue one delivery again (same webhook-id).",
              _target_params("DELIVERY_ID", "The delivery."),
              _target("redeliver", "delivery_id", "deliveryId")),

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from maia import __version__
-from maia.core import new_id
+from maia.core import FieldSpec, new_id
 from maia.protocol import PROTOCOL_VERSION, REGISTRY, MaiaError, OperationDescriptor, check, to_json
 
 
@@ -41,6 +41,33 @@ def descriptor_of(op_id: str) -> OperationDescriptor:
     if descriptor is None:
         raise MaiaError("unknown_method", f"no operation named {op_id}", {"method": op_id})
     return descriptor
+
+
+def _wire_of(attribute: Any) -> str:
+    """The field's wire name: its spec's own, else the camelCase of the Python name."""
+    specs = [v for v in attribute.metadata.values() if isinstance(v, FieldSpec)]
+    if specs and specs[0].wire:
+        return str(specs[0].wire)
+    name: str = attribute.name
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _check_keywords(input_type: type, fields: Mapping[str, Any]) -> None:
+    """Refuse an unknown keyword, then a missing required one, naming it as the API does.
+
+    Raises `MaiaError(validation_failed)` with `details.path` the unknown keyword as given,
+    or the missing field's wire name (`projectId`)."""
+    known = [a for a in attrs.fields(input_type) if a.init]
+    names = {a.name for a in known}
+    for name in fields:
+        if name not in names:
+            raise MaiaError("validation_failed", f"{name}: is not a field of this operation",
+                            {"path": name})  # fmt: skip
+    for attribute in known:
+        if attribute.default is attrs.NOTHING and attribute.name not in fields:
+            wire = _wire_of(attribute)
+            raise MaiaError("validation_failed", f"{wire}: is required", {"path": wire})
 
 
 def encode_params(
@@ -63,6 +90,7 @@ def encode_params(
             fields = {**fields, "command_id": new_id("command")}
         if input_type is None or not attrs.has(input_type):
             return dict(fields)
+        _check_keywords(input_type, fields)
         try:
             params = input_type(**fields)
         except TypeError as error:

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:91c0166dc33da14af5e38236f80eed9f837f58fee77ed949371b8551f00879b2"
+REGISTRY_DIGEST: Final = "sha256:d7021e1fef1c03ee481546f986e17f44aca84a13abcdf712868aa7b9c9df6f43"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

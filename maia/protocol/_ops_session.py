@@ -219,6 +219,10 @@ class SessionRenameInput:
     expected_revision: int | None = _expected_revision()
 
 
+# What reference.resolve looks up (routine, webhook and approval since registry 0.13.0).
+ReferenceKind = Literal["session", "project", "turn", "routine", "webhook", "approval"]
+
+
 @attrs.frozen
 class ReferenceResolveInput:
     """Turn what a person typed (an ID, a prefix of 4+ hex digits, a title or name) into an ID."""
@@ -226,7 +230,7 @@ class ReferenceResolveInput:
     reference: str = field(
         doc="What was typed.", min_length=1, max_length=MAX_REFERENCE_LENGTH, trim=True
     )
-    kind: Literal["session", "project", "turn"] = field(doc="What it names.", default="session")
+    kind: ReferenceKind = field(doc="What it names.", default="session")
     project_id: str | None = id_field("Look only in this Project.", default=None)
 
 
@@ -243,7 +247,7 @@ class ReferenceResolveOutput:
     """resolved: `id` is the one match; ambiguous: the candidates (at most 10), `id` null."""
 
     status: Literal["resolved", "ambiguous"] = field(doc="resolved or ambiguous.")
-    kind: Literal["session", "project", "turn"] = field(doc="What was looked up.")
+    kind: ReferenceKind = field(doc="What was looked up.")
     id: str | None = id_field("The exact ID when resolved.", nullable=True)
     candidates: tuple[ReferenceCandidate, ...] = field(
         doc="Matches when ambiguous.", max_items=MAX_REFERENCE_CANDIDATES

@@ -48,6 +48,7 @@ from storage import (
     ExpectedTarget,
     MutationKey,
     ReceiptTarget,
+    find_receipt,
     issue_preview,
     run_mutation,
 )
@@ -75,7 +76,12 @@ async def _preview(ctx: ServiceContext, action: str, params: MachineChangeInput,
     digest = _digest(action, params.name)
 
     def preview(conn: sqlite3.Connection) -> dict[str, Any]:
-        record = judge(conn)
+        # A retry of a command that already confirmed this change is not judged again (the
+        # machine moved since: revoked): its confirm answers the stored result, `duplicate`.
+        stored = find_receipt(conn, actor_id=ctx.actor_id, operation_id=f"machine.{action}"
+                              ".confirm", command_id=params.command_id)  # fmt: skip
+        replay = stored is not None and stored.normalized_input_digest == digest
+        record = get_machine(conn, name=params.name) if replay else judge(conn)
         target = ExpectedTarget(OWNER_TYPE, params.name, None if record is None else
                                 record.revision)  # fmt: skip
         issued = issue_preview(conn, actor_id=ctx.actor_id,

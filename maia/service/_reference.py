@@ -1,8 +1,9 @@
 """reference.resolve: what a person typed → one exact ID, or the candidates.
 
 An exact ID wins outright. Otherwise the matches of an ID prefix of at least four
-hexadecimal digits (with or without the type prefix: `3fa2`, `session_3fa2`) and of an
-exact title (Sessions) or project key (Projects), case-insensitively, are gathered
+hexadecimal digits (with or without the type prefix: `3fa2`, `session_3fa2`, `hook_3fa2`)
+and of an exact title (Sessions), project key (Projects) or name (routines),
+case-insensitively, are gathered
 together: more than one distinct ID is `ambiguous` with at most ten candidates; none is
 `resource_not_found`.
 """
@@ -30,13 +31,17 @@ _KINDS: Final = {
     "session": ("sessions", "session_id", "session_", "title"),
     "project": ("projects", "project_id", "project_", "project_key"),
     "turn": ("turns", "turn_id", "turn_", "NULL"),
+    "routine": ("routines", "routine_id", "routine_", "name"),
+    "webhook": ("webhooks", "webhook_id", "hook_", "NULL"),
+    "approval": ("approvals", "approval_id", "approval_", "NULL"),
 }
+_UNSCOPED: Final = frozenset({"turn", "approval"})  # no project_id column: projectId is ignored
 
 
 def _resolve(conn: sqlite3.Connection, params: ReferenceResolveInput) -> list[tuple[str, str]]:
     table, column, prefix, label = _KINDS[params.kind]
     scope, scope_args = "", []
-    if params.project_id is not None and params.kind != "turn":
+    if params.project_id is not None and params.kind not in _UNSCOPED:
         scope, scope_args = " AND project_id = ?", [params.project_id]
     select = f"SELECT {column}, {label} FROM {table} WHERE "
     text = params.reference

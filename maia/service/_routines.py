@@ -66,6 +66,7 @@ from maia.protocol import (
 from storage import (
     ExpectedTarget,
     MutationResult,
+    find_receipt,
     issue_preview,
 )
 
@@ -146,11 +147,21 @@ async def _ask(ctx: ServiceContext, routine_id: str, message: Any, *,
 
 
 def _command(ctx: ServiceContext, operation_id: str, params: Any, digest: str) -> Command:
-    """The idempotency key; a confirm's input is its digest and proof (another proof under
-    the same commandId is another command: storage_conflict)."""
-    proof = getattr(params, "proof", None)
-    replay = digest_json({"inputDigest": digest, "proof": proof})
-    return Command(params.command_id, ctx.actor_id, replay, operation_id)
+    """The idempotency key; a confirm's input is its preview's digest (which binds the actor,
+    the commandId, the routine and every value), so a retried command replays its stored
+    result whatever proof it carries, and other values under the commandId are
+    storage_conflict (`_ask`)."""
+    return Command(params.command_id, ctx.actor_id, digest, operation_id)
+
+
+def _confirmed_before(ctx: ServiceContext, conn: sqlite3.Connection, operation_id: str,
+                      command_id: str, digest: str) -> bool:  # fmt: skip
+    """Whether this commandId already confirmed these very values: its preview then issues a
+    proof without judging the routine again (it moved since: created, fired, disabled), so
+    the retried confirm answers the stored result (`duplicate`) and acts once."""
+    stored = find_receipt(conn, actor_id=ctx.actor_id, operation_id=operation_id,
+                          command_id=command_id)  # fmt: skip
+    return stored is not None and stored.normalized_input_digest == digest
 
 
 def _same_digest(operation_id: str, params: Any, digest: str) -> Spend:
@@ -173,15 +184,17 @@ async def routine_create_preview(
     schedule = await _checked_schedule(params, now)
     await _checked_executor(ctx, params.template)
     routine_id = routine_id_for(ctx.actor_id, params.command_id)
+    digest = _digest(ctx, params, routineId=routine_id)
 
     def judge(conn: sqlite3.Connection) -> None:
+        if _confirmed_before(ctx, conn, "routine.create.confirm", params.command_id, digest):
+            return
         if get_routine(conn, routine_id) is not None:
             raise MaiaError("storage_conflict", f"routine {routine_id} already exists",
                             {"routineId": routine_id})  # fmt: skip
         _project_room(conn, params.template.project_id)
 
     await ctx.read(judge)
-    digest = _digest(ctx, params, routineId=routine_id)
     preview = await ctx.store.write(_issue(ctx, "routine.create.confirm", digest, routine_id, None))
     fires = tuple(NextFire(at=format_timestamp_ms(s.at_ms), local=s.local)
                   for s in schedule.next_fires(now, 3))  # fmt: skip
@@ -237,8 +250,12 @@ async def routine_resume(ctx: ServiceContext, params: RoutineChangeInput) -> Rou
 
 async def _preview_change(ctx: ServiceContext, operation_id: str, params: RoutineChangeInput,
                           run: bool) -> RoutinePreviewOutput:  # fmt: skip
+    digest = _digest(ctx, params)
+
     def judge(conn: sqlite3.Connection) -> RoutineRow:
         row, core = load_core(conn, params.routine_id)
+        if _confirmed_before(ctx, conn, operation_id, params.command_id, digest):
+            return row
         if run:  # a run judges the routine first: not active is routine_not_active
             judge_run(core, HELD)
         if row.state is RoutineState.DISABLED or row.revision != params.expected_revision:
@@ -246,12 +263,11 @@ async def _preview_change(ctx: ServiceContext, operation_id: str, params: Routin
                 "storage_conflict",
                 f"routine {row.routine_id} is {row.state.value} at revision {row.revision}",
                 {"routineId": row.routine_id, "actual": row.revision,
-                 "expected": params.expected_revision},
+                 "expected": params.expected_revision, "path": "expectedRevision"},
             )  # fmt: skip
         return row
 
     row = await ctx.read(judge)
-    digest = _digest(ctx, params)
     preview = await ctx.store.write(_issue(ctx, operation_id, digest, row.routine_id, row.revision))
     return RoutinePreviewOutput(
         routine_id=row.routine_id, name=row.name, input_digest=digest, proof=preview.proof,

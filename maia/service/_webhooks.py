@@ -125,11 +125,11 @@ def _missing(resource: str, row_id: str, path: str, where: str = "") -> MaiaErro
                      {"resource": resource, "id": row_id, "path": path})  # fmt: skip
 
 
-def _unused_command(conn: sqlite3.Connection, command_id: str, digest: str) -> None:
+def _unused_command(conn: sqlite3.Connection, command_id: str, digest: str) -> bool:
     """Raises `idempotency_conflict` when `command_id` already confirmed another change: its
     confirm would refuse it, so the preview issues no proof for it (spec: a different
     normalized input under the same commandId). The same change previews again (its
-    confirm answers the stored result)."""
+    confirm answers the stored result): True then."""
     stored = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=CONFIRM_OP,
                           command_id=command_id)  # fmt: skip
     if stored is not None and stored.normalized_input_digest != digest:
@@ -138,22 +138,29 @@ def _unused_command(conn: sqlite3.Connection, command_id: str, digest: str) -> N
             f"command {command_id} was used for {CONFIRM_OP} with another change",
             {"commandId": command_id, "operationId": CONFIRM_OP},
         )
+    return stored is not None
 
 
-def _judge(conn: sqlite3.Connection, change: Any) -> tuple[WebhookRecord, DeliveryRecord | None]:
+def _judge(conn: sqlite3.Connection, change: Any,
+           replay: bool = False) -> tuple[WebhookRecord, DeliveryRecord | None]:  # fmt: skip
     """The webhook (and delivery) a remove, test or redeliver names, after the same checks its
-    confirm makes. Raises `resource_not_found`, `revision_conflict`, `invalid_state`."""
+    confirm makes (none for a `replay`: the change is done, its confirm answers the stored
+    result). Raises `resource_not_found`, `revision_conflict`, `invalid_state`."""
     delivery = None
     if isinstance(change, WebhookRedeliverChange):
         delivery = get_delivery(conn, change.delivery_id)
         if delivery is None:
-            raise not_found("delivery", change.delivery_id)
+            raise _missing("delivery", change.delivery_id, "change.deliveryId")
         found = get_webhook(conn, delivery.webhook_id)
     else:
         found = get_webhook(conn, change.webhook_id)
     if found is None:
-        raise not_found("webhook", delivery.webhook_id if delivery else change.webhook_id)
+        if delivery is not None:
+            raise _missing("webhook", delivery.webhook_id, "change.deliveryId")
+        raise _missing("webhook", change.webhook_id, "change.webhookId")
     record = found
+    if replay:
+        return record, delivery
     expected = record.revision if change.expected_revision is None else change.expected_revision
     WEBHOOK_TABLE.step(record.state, _EVENTS[change.kind], caller="client",
                        aggregate_id=record.webhook_id, expected_revision=expected,
@@ -177,7 +184,7 @@ async def webhooks_change_preview(
         url = _checked_url(await _allow(ctx), change.spec.url)
 
     def preview(conn: sqlite3.Connection) -> dict[str, Any]:
-        _unused_command(conn, params.command_id, digest)
+        replay = _unused_command(conn, params.command_id, digest)
         wire: dict[str, Any] = {"action": change.kind}
         if isinstance(change, WebhookAddChange):
             _checked_spec(conn, change)
@@ -188,7 +195,7 @@ async def webhooks_change_preview(
             wire |= {"webhookId": webhook_id, "url": url}
             target = ExpectedTarget("webhook", webhook_id, None)
         else:
-            record, delivery = _judge(conn, change)
+            record, delivery = _judge(conn, change, replay)
             wire |= {"webhookId": record.webhook_id, "url": record.url,
                      "revision": record.revision}  # fmt: skip
             if delivery is not None:
@@ -245,7 +252,7 @@ async def webhooks_change_confirm(
         delivery_id = change.delivery_id
         delivery = await ctx.read(lambda c: get_delivery(c, delivery_id))
         if delivery is None:
-            raise not_found("delivery", delivery_id)
+            raise _missing("delivery", delivery_id, "change.deliveryId")
         webhook_id = delivery.webhook_id
         message = ConfirmChange("redeliver", command, proof, expected_revision=expected,
                                 delivery_id=delivery_id)  # fmt: skip

@@ -190,6 +190,7 @@ def test_pause_resume_disable_compare_and_set_the_revision() -> None:
     with pytest.raises(MaiaError) as caught:
         step(state, Pause(2), 0)
     assert caught.value.code == "storage_conflict"
+    assert caught.value.details["path"] == "expectedRevision"  # the field to correct
     state, _ = step(state, Pause(1), ms("2026-01-01T00:20"))
     assert (state.state, state.revision, state.next_fire_ms) == (RoutineState.PAUSED, 2, None)
     state, _ = step(state, Resume(2), ms("2026-01-01T05:30"))

@@ -104,6 +104,27 @@ def test_session_wait_times_out_with_3(cli: Cli) -> None:
     assert satisfied.returncode == 0, satisfied.stderr
 
 
+def test_session_wait_on_a_stopped_session_ends_at_once(cli: Cli) -> None:
+    """`session wait --state running` on a stopped Session (terminal: it can never run
+    again) exits 5 on the first answer, naming the state, however long `--timeout` is;
+    a state or activity it is in still satisfies it (0)."""
+    assert cli("session", "create", "--title", "stopped-one").returncode == 0
+    assert cli("session", "stop", "stopped-one").returncode == 0
+    # A 10-minute timeout: waiting it out would hit the 90 s process bound and fail here.
+    waited = cli.process(
+        "session", "wait", "stopped-one", "--state", "running", "--timeout", "10m", "--json"
+    )
+    assert waited.returncode == 5, waited.stderr
+    answer = json.loads(waited.stdout)["result"]
+    assert (answer["satisfied"], answer["session"]["state"]) == (False, "stopped")
+    assert "is stopped: it cannot reach the state running" in waited.stderr
+    by_activity = cli.process("session", "wait", "stopped-one", "--activity", "idle",
+                              "--timeout", "10m")  # fmt: skip
+    assert by_activity.returncode == 5, by_activity.stderr
+    reached = cli("session", "wait", "stopped-one", "--state", "stopped", "--timeout", "10m")
+    assert reached.returncode == 0, reached.stderr
+
+
 def test_events_follow_prints_then_stops_at_timeout(cli: Cli) -> None:
     """`events read --follow --after CURSOR --jsonl` prints, one a line, the events that
     happen while it follows (woken by the observation stream), and --timeout ends it, exit 0."""

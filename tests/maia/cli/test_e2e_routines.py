@@ -98,3 +98,53 @@ def test_disable_projects_to_one_command(cli: Cli) -> None:
     assert json.loads(done.stdout)["result"]["routine"]["state"] == "disabled"
     again = cli(*args, "--command-id", "dis-again", "--yes", "--json")
     assert json.loads(again.stdout)["error"]["code"] == "storage_conflict"
+
+
+def _ok(done: object) -> dict[str, object]:
+    assert done.returncode == 0, done.stderr  # type: ignore[attr-defined]
+    return dict(json.loads(done.stdout)["result"])  # type: ignore[attr-defined]
+
+
+def test_a_retried_confirm_with_yes_replays(cli: Cli) -> None:
+    """`routine create|run|disable --command-id C --yes` run twice with the same values: the
+    second answers `duplicate` with the first's receipt and result (it acted once); the same
+    commandId with other values is still refused storage_conflict."""
+    first = _ok(cli(*create_args(cli, "retry-create"), "--yes", "--json"))
+    again = _ok(cli(*create_args(cli, "retry-create"), "--yes", "--json"))
+    assert (first["delivery"], again["delivery"]) == ("new", "duplicate")
+    assert again["receiptId"] == first["receiptId"]
+    assert again["routine"] == first["routine"]
+    routine_id = str(first["routine"]["routineId"])  # type: ignore[index]
+    other = cli(*create_args(cli, "retry-create"), "--paused", "--yes", "--json")
+    assert json.loads(other.stdout)["error"]["code"] == "storage_conflict"
+
+    run = ["routine", "run", "--routine-id", routine_id, "--expected-revision", "1",
+           "--command-id", "retry-run", "--yes", "--json"]  # fmt: skip
+    ran, reran = _ok(cli(*run)), _ok(cli(*run))
+    assert (ran["delivery"], reran["delivery"]) == ("new", "duplicate")
+    assert (reran["receiptId"], reran["fire"]) == (ran["receiptId"], ran["fire"])
+    shown = _ok(cli("routine", "show", routine_id, "--json"))
+    assert len(shown["fires"]) == 1  # type: ignore[arg-type]
+
+    disable = ["routine", "disable", "--routine-id", routine_id, "--expected-revision", "1",
+               "--command-id", "retry-disable", "--yes", "--json"]  # fmt: skip
+    done, redone = _ok(cli(*disable)), _ok(cli(*disable))
+    assert (done["delivery"], redone["delivery"]) == ("new", "duplicate")
+    assert redone["receiptId"] == done["receiptId"]
+    assert redone["routine"]["state"] == "disabled"  # type: ignore[index]
+
+
+def test_a_stale_revision_names_the_field(cli: Cli) -> None:
+    """`routine pause` and `routine disable` at a revision the routine is not at fail
+    storage_conflict with `details.path: expectedRevision` and both revisions."""
+    routine_id = str(_ok(cli(*create_args(cli, "stale-rev"), "--yes", "--json"))["routine"]
+                     ["routineId"])  # type: ignore[index]  # fmt: skip
+    for args in (["routine", "pause", routine_id, "--expected-revision", "7"],
+                 ["routine", "disable", "--routine-id", routine_id, "--expected-revision", "7",
+                  "--yes"]):  # fmt: skip
+        done = cli(*args, "--json")
+        assert done.returncode == 1, done.stderr
+        error = json.loads(done.stdout)["error"]
+        assert error["code"] == "storage_conflict"
+        assert error["details"] == {"routineId": routine_id, "actual": 1, "expected": 7,
+                                    "path": "expectedRevision"}  # fmt: skip
