@@ -210,6 +210,7 @@ class DurableTimers:
                 await self._changed.wait()
 
     async def _fire(self, timer: TimerRow) -> None:
+        self.fired += 1  # each firing, a retried one again (its actor has it in hand)
         try:
             await self._routes[timer.kind](timer.actor_id, timer.fired())
         except MaiaError as error:
@@ -228,8 +229,6 @@ class DurableTimers:
         except Exception:
             self._retry(timer)
             return
-        else:
-            self.fired += 1
         try:
             await self._store.write(lambda conn: _delete_fired(conn, timer))
         except MaiaError:  # storage stopping: the row stays, and fires again after a restart
