@@ -70,7 +70,10 @@ def _starts(log: Path) -> list[tuple[str, int]]:
     " (close_open_attempts: node_restarted) and resumes the Session's queued turns, also for"
     " a placed Session whose remote worker still runs on the Execution Node: after a Control"
     " kill -9 the queued turn's worker starts beside the old one, whose program runs to its"
-    " end though its turn was declared runtime_lost",
+    " end though its turn was declared runtime_lost. Still so after s8-fix-docs 7d55cf0:"
+    " MachineRelay.blockers' attempt_live comes from the in-memory handles, empty after"
+    " Control restarts, and on_hello only ends attempts it has handles for; nothing asks the"
+    " Execution Node to stop an attempt recorded by an earlier Control run",
 )
 def test_control_killed_mid_placed_turn_never_runs_two_workers(
     pair: tuple[NodeProc, NodeProc, str, Path],
