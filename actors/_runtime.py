@@ -36,7 +36,7 @@ from ._aggregate import AggregateActor, Core
 from ._errors import ActorError
 from ._registry import ActorRegistry, Spawn
 from ._table import TransitionTable
-from ._timers import DurableTimers
+from ._timers import DurableTimers, Fired
 from ._write import Rows, Write, WritePath, recovery_changes
 
 T = TypeVar("T")
@@ -45,6 +45,7 @@ A = TypeVar("A")
 M = TypeVar("M")
 log = logging.getLogger("maia.actors")
 ASK_TIMEOUT_S = 4.5  # inside the API's 5 s request deadline
+TIMER_ASK_S = 30.0  # a fired timer's handling; past it, it counts delivered (the actor has it)
 # The Session kind's passivation bound (its `passivate_after_s` option) unless a caller
 # gives one: an idle Session actor with no live effect (a warm worker is one, and vetoes)
 # is dropped from memory this long after its last message and rehydrated from storage by
@@ -119,13 +120,19 @@ class ActorRuntime:
     ) -> ActorRegistry[M, Any]:
         """A registry served in the kind's `nursery` (the kind's lifetime: its actors and
         their effects stop when the kind closes, before the kinds opened earlier close);
-        `name`'s timers are told to its actors."""
+        `name`'s timers are asked of its actors (bounded by `TIMER_ASK_S`): a handler that
+        refuses one (its write failed: `unavailable` on a full disk) has it fired again
+        (`DurableTimers._fire`)."""
         registry: ActorRegistry[M, Any] = ActorRegistry(
             name, spawn, policy=self.policy, restart_message=restart_message,
             monotonic_ms=self.clock.monotonic_ms, **options,
         )  # fmt: skip
         await nursery.start(registry.serve)
-        self.timers.route(name, registry.tell)  # type: ignore[arg-type]
+
+        async def deliver(actor_id: str, fired: Fired) -> None:
+            await registry.ask(actor_id, fired, within=TIMER_ASK_S)  # type: ignore[arg-type]
+
+        self.timers.route(name, deliver)
         self._registries.append(registry)
         return registry
 

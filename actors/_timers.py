@@ -7,13 +7,16 @@ it was armed at), and an actor's "wake me at T" (`Wake`) arms a named one (cron,
 lease deadline). Arming a key again replaces it; a transition of the aggregate removes its
 state timer.
 
-`DurableTimers.serve` keeps the armed timers in a heap and, when one falls due, tells its
+`DurableTimers.serve` keeps the armed timers in a heap and, when one falls due, asks its
 actor `Fired` through the kind's registry (which spawns the actor from storage if it is
 passivated), then deletes the row (guarded by its deadline, so a timer re-armed meanwhile
-stays). A Node that starts loads every row: a timer armed in this Node run keeps its
+stays). A timer its actor could not take, or whose handling was refused with a retryable
+error (its write failed: `unavailable` while the disk is full), fires again `RETRY_MS`
+later, unless the actor armed it anew meanwhile; any other refusal is the actor's decision.
+A Node that starts loads every row: a timer armed in this Node run keeps its
 monotonic deadline; one armed by an earlier run (another node epoch, whose monotonic clock
 means nothing now) falls due at its wall-clock deadline, or at once if that has passed.
-Delivery is at least once: a Node that dies between the tell and the delete fires it
+Delivery is at least once: a Node that dies between the ask and the delete fires it
 again, so the receiving actor ignores a state timer whose revision is not its aggregate's.
 
 Time comes from the injected `Clock` (both readings); the waiting is trio's, so under
@@ -34,8 +37,10 @@ import trio
 
 from maia.core import Clock, MaiaError
 
+from ._errors import AskTimedOut
+
 log = logging.getLogger("maia.actors")
-RETRY_MS = 1_000  # a timer whose actor could not take it (overloaded) is retried this late
+RETRY_MS = 1_000  # a timer its actor could not take, or refused (unavailable), fires again then
 
 
 def state_timer_name(aggregate_id: str) -> str:
@@ -205,19 +210,25 @@ class DurableTimers:
                 await self._changed.wait()
 
     async def _fire(self, timer: TimerRow) -> None:
+        self.fired += 1  # each firing, a retried one again (its actor has it in hand)
         try:
             await self._routes[timer.kind](timer.actor_id, timer.fired())
         except MaiaError as error:
-            if error.code != "resource_not_found":
-                self._retry(timer)
+            if error.retryable or error.code == "storage_conflict":
+                self._retry(timer)  # its handler's write failed (a full disk): fire it again
                 return
-            log.warning("timer %s of %s/%s dropped: its actor's aggregate is gone", timer.name,
-                        timer.kind, timer.actor_id)  # fmt: skip
+            if error.code == "resource_not_found":
+                log.warning("timer %s of %s/%s dropped: its actor's aggregate is gone",
+                            timer.name, timer.kind, timer.actor_id)  # fmt: skip
+            else:  # the actor decided: firing it again would be refused the same way
+                log.warning("timer %s of %s/%s refused: %s", timer.name, timer.kind,
+                            timer.actor_id, error)  # fmt: skip
+        except AskTimedOut:  # in its actor's hands, handled late: delivered
+            log.warning("timer %s of %s/%s still being handled", timer.name, timer.kind,
+                        timer.actor_id)  # fmt: skip
         except Exception:
             self._retry(timer)
             return
-        else:
-            self.fired += 1
         try:
             await self._store.write(lambda conn: _delete_fired(conn, timer))
         except MaiaError:  # storage stopping: the row stays, and fires again after a restart

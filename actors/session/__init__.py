@@ -156,3 +156,7 @@ from ._views import session_view as session_view
 from ._views import turn_from_row as turn_from_row
 from ._views import turn_view as turn_view
 from ._views import usage_from_json as usage_from_json
+from ._write_retry import END_RETRIES as END_RETRIES
+from ._write_retry import RETRY_FIRST_S as RETRY_FIRST_S
+from ._write_retry import RETRY_MAX_S as RETRY_MAX_S
+from ._write_retry import WriteRetry as WriteRetry

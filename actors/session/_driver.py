@@ -11,6 +11,8 @@ import functools
 import logging
 import sqlite3
 
+from maia.core import MaiaError
+
 from . import _lazy_wakes as lazy_wakes
 from . import _queue as q
 from ._actor import SessionCore
@@ -29,6 +31,7 @@ from ._messages import (
     WorkerSpawned,
 )
 from ._store import Draft, session_step, wake_now
+from ._write_retry import WriteRetry
 
 log = logging.getLogger("maia.session")
 _FINAL = {"completed": "completed", "failed": "failed", "interrupted": "interrupted"}
@@ -44,6 +47,10 @@ class WorkerDriver:
         self.attempt = core.attempt
         self.buffer = buffer
         self.launcher = WorkerLauncher(core, capacity)
+        # the rows of a worker that went, refused by storage: (attempt, reason, stderr,
+        # launch failed), written again on the next Flush (`_write_retry`)
+        self.pending_gone: tuple[str | None, str, str, bool] | None = None
+        self.gone_retry = WriteRetry(core, "a gone worker's rows")
 
     # -- side effects ---------------------------------------------------------------------
 
@@ -140,7 +147,8 @@ class WorkerDriver:
         expected = self.core.queue.worker is q.Worker.STOPPING
         gone = q.WorkerGone(expected=expected, launch_failed=launch_failed)
         after, actions = q.step(self.core.queue, gone, self.core.now())
-        actions = gone_reasons(actions, timed_out=self.attempt.timed_out, exit_reason=reason)
+        timed_out = self.attempt.timed_out
+        actions = gone_reasons(actions, timed_out=timed_out, exit_reason=reason)
         self.attempt.timed_out = None
         self.capacity.need_slot(actions)  # the slot of the worker that went is still held
 
@@ -161,7 +169,15 @@ class WorkerDriver:
             for cancel in lazy_wakes.worker_gone(draft):  # the rows left to fire as no-ops
                 wake_now(draft, cancel)
 
-        await self.core.commit(body)
+        try:
+            await self.core.commit(body)
+        except MaiaError as refused:  # a full disk, say: the worker is gone all the same
+            self.attempt.timed_out = timed_out
+            self.pending_gone = (attempt_id, reason, stderr, launch_failed)
+            self.gone_retry.failed(refused)
+            return
+        self.pending_gone = None
+        self.gone_retry.succeeded()
         self.core.approvals.clear()
         self.attempt.handle = None
         self.buffer.item, self.buffer.started = None, None
@@ -169,6 +185,15 @@ class WorkerDriver:
         self.after_commit(actions)
         self.capacity.settle_slot()
         self.core.notify(*(a.turn_id for a in actions if isinstance(a, q.FailTurn)))
+
+    async def retry_gone(self) -> bool:
+        """Write a gone worker's refused rows again (its `Flush`); whether one was pending."""
+        pending, self.pending_gone = self.pending_gone, None
+        if pending is None:
+            return False
+        attempt_id, reason, stderr, launch_failed = pending
+        await self.worker_gone(attempt_id, reason, stderr, launch_failed=launch_failed)
+        return True
 
     async def tick(self, *, now: int | None = None) -> None:
         after, actions = q.step(self.core.queue, q.Tick(), self.core.now() if now is None else now)

@@ -4,9 +4,10 @@ and the sweep of workers a dead Node left behind.
 Epochs come from the storage counter (`next_worker_epoch`), so an epoch is never reused
 across Node restarts. Each attempt is recorded with its pid as soon as it is spawned; the
 worker's environment carries `MAIA_WORKER_ATTEMPT=<attempt id>`, which is how a later Node
-recognizes a leftover process as its own (a pid alone may have been reused by then), with
-the process start time against the attempt's start as the fallback when the environment
-cannot be read.
+recognizes a leftover process as its own (a pid alone may have been reused by then), together
+with `MAIA_WORKER_SCOPE=<realpath of the database>` (a Node on a restored backup knows the
+original's attempt ids, but its workers are not its own). A process whose environment cannot
+be read is left alone.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from worker_bridge.workers.agents import MODULES, worker_launch
 
 ECHO_MODULE = "worker_bridge.workers.echo"
 EXEC_MODULE = "worker_bridge.workers.exec"
-START_TIME_SLACK_MS = 10_000
+ATTEMPT_MARKER = "MAIA_WORKER_ATTEMPT"
+SCOPE_MARKER = "MAIA_WORKER_SCOPE"  # the realpath of the home's database (actors/_workers.py)
 AGENT_KINDS = frozenset(MODULES)  # prompted with tools=True: they ask maia.approval
 
 
@@ -107,16 +109,21 @@ def open_attempts(conn: sqlite3.Connection, node_epoch: int) -> list[Leftover]:
     return [Leftover(r[0], r[1], r[2]) for r in rows]
 
 
-def _is_ours(process: psutil.Process, leftover: Leftover) -> bool:
+def _is_ours(process: psutil.Process, leftover: Leftover, scope: str) -> bool:
+    """Whether `process` is the leftover's worker of this home: it carries the attempt's
+    marker and this store's scope (a Node on a restored backup shares the attempt ids of
+    the original's live workers, never their scope). An environment we cannot read is
+    not ours."""
     try:
-        return bool(process.environ().get("MAIA_WORKER_ATTEMPT") == leftover.attempt_id)
-    except psutil.AccessDenied:
-        started = int(process.create_time() * 1000)
-        return abs(started - leftover.started_ms) <= START_TIME_SLACK_MS
+        env = process.environ()
+    except psutil.Error:
+        return False
+    return env.get(ATTEMPT_MARKER) == leftover.attempt_id and env.get(SCOPE_MARKER) == scope
 
 
-def kill_leftovers(leftovers: list[Leftover]) -> list[int]:
-    """SIGKILL the process group of each leftover that is still our worker; returns the pids.
+def kill_leftovers(leftovers: list[Leftover], scope: str) -> list[int]:
+    """SIGKILL the process group of each leftover that is still our worker (its attempt's
+    marker and `scope`, the realpath of this home's database); returns the pids.
 
     Blocking (reads /proc): run it in a thread.
     """
@@ -124,7 +131,7 @@ def kill_leftovers(leftovers: list[Leftover]) -> list[int]:
     for leftover in leftovers:
         try:
             process = psutil.Process(leftover.pid)
-            if process.status() == psutil.STATUS_ZOMBIE or not _is_ours(process, leftover):
+            if process.status() == psutil.STATUS_ZOMBIE or not _is_ours(process, leftover, scope):
                 continue
             tree = process.children(recursive=True)
             try:
@@ -133,7 +140,7 @@ def kill_leftovers(leftovers: list[Leftover]) -> list[int]:
                 process.kill()
             for child in tree:
                 try:
-                    if child.environ().get("MAIA_WORKER_ATTEMPT") == leftover.attempt_id:
+                    if _is_ours(child, leftover, scope):
                         child.kill()
                 except psutil.Error:
                     continue

@@ -9,7 +9,10 @@ sink as they arrive (never stored per delta).
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+
+import attrs
 
 from maia.core import MaiaError, new_id
 from supervision.workers import TurnEvent as WorkerEvent
@@ -28,8 +31,21 @@ from ._lifecycles import SessionEvent
 from ._messages import Flush, Progress, WallTime
 from ._spill import bound_text
 from ._store import Draft, end_turn, session_step
+from ._write_retry import END_RETRIES, WriteRetry
+
+log = logging.getLogger("maia.session")
 
 _AGENT_KINDS = ("conversation", "item.started", "item.delta", "item.completed", "tool-call")
+
+
+@attrs.frozen
+class _Ending:
+    """A turn's end as decided from its worker's event: written, or kept until it is."""
+
+    turn_id: str
+    outcome: str
+    reason: str
+    error: OpenItem | None
 
 
 class TurnProgress:
@@ -42,6 +58,8 @@ class TurnProgress:
         self.driver = driver
         self.agent = agent
         self.buffer = buffer
+        self.pending_end: _Ending | None = None  # its commit was refused: retried on Flush
+        self.end_retry = WriteRetry(core, "a turn's end")
 
     async def wall_time(self, message: WallTime) -> None:
         """Interrupt a turn past its wall time (bounded: the handle escalates to a stop)."""
@@ -119,6 +137,14 @@ class TurnProgress:
 
     async def flush(self) -> None:
         self.buffer.flush_at = None
+        if await self.driver.retry_gone():
+            return
+        pending = self.pending_end
+        if pending is not None:
+            self.pending_end = None
+            if pending.turn_id == self.core.queue.active:  # else its worker went meanwhile
+                await self._write_end(pending)
+            return
         if not self.buffer.pending():
             return
         await self.core.commit(self.buffer.flush_rows, replayable=True)
@@ -148,6 +174,13 @@ class TurnProgress:
             error = OpenItem(new_id("item"), turn_id, seq, "error", event.text, True)
         else:
             error = None
+        await self._write_end(_Ending(turn_id, outcome, reason, error))
+
+    async def _write_end(self, ending: _Ending) -> None:
+        """Commit the turn's end with the next turn's dispatch; a refused commit keeps it
+        pending (`_write_retry`), and past `END_RETRIES` fails the worker."""
+        turn_id, outcome, error = ending.turn_id, ending.outcome, ending.error
+        reason = ending.reason
         after, actions = self.capacity.step(q.TurnEnded(turn_id), self.core.now())
         # Only this incarnation's worker asked for the turn's approvals (an earlier one's
         # were withdrawn when it resumed): none pending in memory, no query.
@@ -170,11 +203,28 @@ class TurnProgress:
 
         try:
             await self.core.commit(body, replayable=True)
-        except MaiaError:
-            self._arm()  # not written: the buffer's rows keep their bound (see `progress`)
-            raise
+        except MaiaError as refused:  # a full disk, say: the end must not be dropped
+            await self._end_refused(ending, refused)
+            return
+        self.end_retry.succeeded()
         self.core.approvals.clear()
         self.buffer.item = None
         self.core.queue = after
         self.driver.after_commit(actions)
         self.core.notify(turn_id)
+
+    async def _end_refused(self, ending: _Ending, refused: MaiaError) -> None:
+        if self.end_retry.failures + 1 < END_RETRIES:
+            self.pending_end = ending
+            self.end_retry.failed(refused)
+            return
+        # Past the bound: fail the worker the existing way (as a lost one), so the Session
+        # does not wait on this turn for good; that write is retried in its turn.
+        log.error("session %s: the end of turn %s could not be written %d times: failing its"
+                  " worker", self.core.session_id, ending.turn_id, END_RETRIES)  # fmt: skip
+        self.end_retry.failures = 0
+        handle = self.core.attempt.handle
+        self.core.attempt.handle = None
+        if handle is not None:
+            self.core.effect("stop", worker_call("stop", lambda: handle.stop("end_unwritten")))
+        await self.driver.worker_gone(None, f"the turn's end could not be written: {refused}")

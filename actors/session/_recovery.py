@@ -18,6 +18,7 @@ next message.
 from __future__ import annotations
 
 import enum
+import os
 import sqlite3
 from typing import Any, TypeVar
 
@@ -101,7 +102,8 @@ def _recover_rows(conn: sqlite3.Connection, now: int, epoch: int, kind: str) -> 
 async def recover_sessions(store: Storage, now: int, kind: str = "session") -> RecoveryReport:
     """Kill the old Node's leftover workers and recover the Sessions' rows (see above)."""
     leftovers = await store.read(lambda conn: open_attempts(conn, store.node_epoch))
-    killed = await trio.to_thread.run_sync(kill_leftovers, leftovers) if leftovers else []
+    scope = os.path.realpath(str(store.path))  # noqa: ASYNC240 - once, as actors/_workers.py
+    killed = await trio.to_thread.run_sync(kill_leftovers, leftovers, scope) if leftovers else []
     recovered, lost, resumable, dropped = await store.write(
         lambda conn: _recover_rows(conn, now, store.node_epoch, kind)
     )

@@ -123,11 +123,16 @@ class WebhookActor:
 
     async def handle_batch(self, envelopes: list[Envelope[WebhookMessage]]) -> None:
         for envelope in envelopes:
+            if isinstance(envelope.message, Fired):
+                continue  # answered by the pump: a failed claim is refused, and fires again
             try:
                 envelope.resolve(await self.handle(envelope.message))
             except MaiaError as refusal:
                 envelope.refuse(refusal)
-        await self._pump()
+        await self._pump()  # a refusal here answers the Fired left unanswered
+        for envelope in envelopes:
+            if not envelope.answered:
+                envelope.resolve(None)
 
     async def handle(self, message: WebhookMessage) -> Any:
         match message:

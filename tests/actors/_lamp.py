@@ -198,6 +198,7 @@ class LampCore:
 
     def __init__(self) -> None:
         self.restarts = 0
+        self.refusals: list[MaiaError] = []  # one refuses each reminder fired, in turn
 
     def decide(self, record: Lamp | None, message: LampMessage, now_ms: int) -> Decision[Lamp]:
         def result(lamp: Lamp) -> Any:
@@ -218,6 +219,8 @@ class LampCore:
             case Remind(at):
                 return Decision(wakes=(Wake("remind", at_wall_ms=at),), reply="armed")
             case Fired(name="remind"):
+                if self.refusals:
+                    raise self.refusals.pop(0)  # its write failed (a full disk), say
                 entry = Entry(LAMP_ROWS.owner(record), "lamp.reminded", {"at": now_ms})
                 return Decision(journal=(entry,))
             case Fired(event=event) if event is not None:

@@ -23,10 +23,13 @@ from tests.actors.session._open import open_session_runtime
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 
 
-def _spawn(marker: str) -> subprocess.Popen[bytes]:
-    """A sleeper carrying `marker`, returned once it has exec'd (before that, /proc shows the
-    parent's environment, and the sweep rightly leaves it alone)."""
-    env = {**os.environ, "MAIA_WORKER_ATTEMPT": marker}
+SCOPE = "/home/a/maia.db"
+
+
+def _spawn(marker: str, scope: str = SCOPE) -> subprocess.Popen[bytes]:
+    """A sleeper carrying `marker` and `scope`, returned once it has exec'd (before that,
+    /proc shows the parent's environment, and the sweep rightly leaves it alone)."""
+    env = {**os.environ, "MAIA_WORKER_ATTEMPT": marker, "MAIA_WORKER_SCOPE": scope}
     process = subprocess.Popen(SLEEPER, env=env, start_new_session=True)
     for _ in range(1000):  # at most ~10 s
         try:
@@ -40,22 +43,27 @@ def _spawn(marker: str) -> subprocess.Popen[bytes]:
 
 
 def test_leftovers_are_killed_only_when_the_marker_matches() -> None:
-    """A process carrying the attempt's marker is killed with its group; a process at a
-    recorded pid with another marker (a reused pid) is left alone."""
+    """A process carrying the attempt's marker and this home's scope is killed with its
+    group; a process at a recorded pid with another marker (a reused pid), or with the
+    attempt's marker under another home's scope (the original of a restored backup), is
+    left alone."""
     ours = _spawn("attempt_ours")
     stranger = _spawn("attempt_other")
+    original = _spawn("attempt_copied", scope="/home/b/maia.db")
     try:
         leftovers = [
             Leftover("attempt_ours", ours.pid, 0),
             Leftover("attempt_ours_too", stranger.pid, 0),
+            Leftover("attempt_copied", original.pid, 0),
         ]
-        killed = kill_leftovers(leftovers)
+        killed = kill_leftovers(leftovers, SCOPE)
         assert killed == [ours.pid]
         assert ours.wait(timeout=10) == -9
-        assert psutil.pid_exists(stranger.pid)
-        assert stranger.poll() is None
+        for alive in (stranger, original):
+            assert psutil.pid_exists(alive.pid)
+            assert alive.poll() is None
     finally:
-        for process in (ours, stranger):
+        for process in (ours, stranger, original):
             process.kill()
             process.wait()
 
