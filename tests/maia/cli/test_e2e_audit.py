@@ -147,8 +147,8 @@ def test_send_wait_past_its_timeout_still_prints_the_turn_with_json(cli: Cli) ->
     [
         (["session", "list", "--limit", "abc"], "--limit"),
         (["session", "show"], "SESSION"),
-        (["session", "list", "--bogus"], None),
-        (["turn", "send", "some-session"], None),
+        (["session", "list", "--bogus"], "--bogus"),
+        (["turn", "send", "some-session"], "TEXT"),
     ],
 )
 def test_a_usage_error_with_json_is_one_error_document(
