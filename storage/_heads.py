@@ -32,7 +32,7 @@ import sqlite3
 import threading
 from typing import Final
 
-MAX_OWNERS: Final = 4096  # owners whose heads are kept; past it, the map starts again
+MAX_OWNERS: Final = 1024  # owners whose heads are kept; past it, the map starts again (~250 B each)
 _active = threading.local()
 
 
