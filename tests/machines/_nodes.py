@@ -10,7 +10,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,36 @@ def enroll(control: NodeProc, name: str) -> str:
 def link_of(control: NodeProc, name: str) -> dict[str, Any]:
     link: dict[str, Any] = control.call("machine", "show", name)["machine"]["link"]
     return link
+
+
+@contextmanager
+def enrolled_pair(
+    base: Path, config: str | None = None, execution_dir: str = "execution"
+) -> Iterator[tuple[NodeProc, NodeProc, str]]:
+    """A Control Node (its home `base/control`, with `config` as its config.jsonc) and an
+    Execution Node enrolled and connected as `box`, and a Project at `base/project`: yields
+    (control, execution, project ID); both stopped at the end (`stop_pair`)."""
+    home = base / "control"
+    home.mkdir(mode=0o700)
+    if config is not None:
+        (home / "config.jsonc").write_text(config)
+    control = NodeProc(home, "--machines-listen", "127.0.0.1:0").start()
+    execution: NodeProc | None = None
+    try:
+        port = control.machines_port()
+        token = base / "token.txt"
+        token.write_text(enroll(control, "box"))
+        execution = NodeProc(base / execution_dir, "--execution", "--control",
+                             f"ws://127.0.0.1:{port}", "--enrollment-file", str(token))  # fmt: skip
+        execution.start()
+        wait_for(lambda: link_of(control, "box").get("heartbeats", 0) >= 1,
+                 "the Execution Node did not connect", control)  # fmt: skip
+        project = base / "project"
+        project.mkdir()
+        project_id = control.call("project", "add", str(project))["project"]["projectId"]
+        yield control, execution, project_id
+    finally:
+        stop_pair(control, execution)
 
 
 def checked_traces(*nodes: NodeProc, extra: Path | None = None) -> TraceVerdict:

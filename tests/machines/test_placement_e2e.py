@@ -21,7 +21,7 @@ import pytest
 from simulations import check_trace, merge_traces, read_trace
 from supervision.leases import CLOCK_ERROR_BUDGET_MS, STOP_BOUND_MS
 
-from ._nodes import NodeProc, checked_traces, enroll, link_of, stop_pair, trace_events, wait_for
+from ._nodes import NodeProc, checked_traces, enrolled_pair, link_of, trace_events, wait_for
 
 CONFIG = json.dumps({"executors": {"slow": {"kind": "exec", "argv": [
     "/bin/sh", "-c", "echo started; sleep 600; echo late"]}}})  # fmt: skip
@@ -38,26 +38,8 @@ class Pair:
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[Pair]:
     """A Control Node (with a slow exec executor) and an Execution Node enrolled as `box`."""
-    home = tmp_path / "control"
-    home.mkdir(mode=0o700)
-    (home / "config.jsonc").write_text(CONFIG)
-    control = NodeProc(home, "--machines-listen", "127.0.0.1:0").start()
-    execution: NodeProc | None = None
-    try:
-        port = control.machines_port()
-        token = tmp_path / "token.txt"
-        token.write_text(enroll(control, "box"))
-        execution = NodeProc(tmp_path / "execution", "--execution", "--control",
-                             f"ws://127.0.0.1:{port}", "--enrollment-file", str(token))  # fmt: skip
-        execution.start()
-        wait_for(lambda: link_of(control, "box").get("heartbeats", 0) >= 1,
-                 "the Execution Node did not connect", control)  # fmt: skip
-        project = tmp_path / "project"
-        project.mkdir()
-        project_id = control.call("project", "add", str(project))["project"]["projectId"]
+    with enrolled_pair(tmp_path, CONFIG) as (control, execution, project_id):
         yield Pair(control, execution, project_id, tmp_path)
-    finally:
-        stop_pair(control, execution)
 
 
 def _session(pair: Pair, *extra: str) -> str:

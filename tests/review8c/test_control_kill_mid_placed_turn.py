@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ..machines._nodes import NodeProc, enroll, link_of, stop_pair, wait_for
+from ..machines._nodes import NodeProc, enrolled_pair, wait_for
 from ..machines.test_placement_e2e import _attempts, _ppid
 from ._db import alive
 
@@ -31,27 +31,10 @@ def _script(log: Path) -> str:
 def pair(tmp_path: Path) -> Iterator[tuple[NodeProc, NodeProc, str, Path]]:
     """A Control Node with a logging slow exec executor, an Execution Node enrolled as box."""
     log = tmp_path / "runs.log"
-    home = tmp_path / "control"
-    home.mkdir(mode=0o700)
-    (home / "config.jsonc").write_text(json.dumps({"executors": {"slow": {
-        "kind": "exec", "argv": ["/bin/sh", "-c", _script(log)]}}}))  # fmt: skip
-    control = NodeProc(home, "--machines-listen", "127.0.0.1:0").start()
-    execution: NodeProc | None = None
-    try:
-        port = control.machines_port()
-        token = tmp_path / "token.txt"
-        token.write_text(enroll(control, "box"))
-        execution = NodeProc(tmp_path / "execution", "--execution", "--control",
-                             f"ws://127.0.0.1:{port}", "--enrollment-file", str(token))  # fmt: skip
-        execution.start()
-        wait_for(lambda: link_of(control, "box").get("heartbeats", 0) >= 1,
-                 "the Execution Node did not connect", control)  # fmt: skip
-        project = tmp_path / "project"
-        project.mkdir()
-        project_id = control.call("project", "add", str(project))["project"]["projectId"]
+    config = json.dumps({"executors": {"slow": {
+        "kind": "exec", "argv": ["/bin/sh", "-c", _script(log)]}}})  # fmt: skip
+    with enrolled_pair(tmp_path, config) as (control, execution, project_id):
         yield control, execution, project_id, log
-    finally:
-        stop_pair(control, execution)
 
 
 def _turns(control: NodeProc, session_id: str) -> dict[str, dict[str, Any]]:

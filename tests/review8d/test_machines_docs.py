@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.machines._nodes import NodeProc, enroll, link_of, stop_pair, wait_for
+from tests.machines._nodes import NodeProc, enrolled_pair, link_of, wait_for
 
 ENDED = {"completed", "failed", "interrupted"}
 SETTLE_S = 20.0
@@ -24,30 +24,13 @@ SETTLE_S = 20.0
 def placed(tmp_path: Path) -> Iterator[tuple[NodeProc, str]]:
     """Control with a machine listener, `box` enrolled and connected, a Session placed on
     it that answered one turn (its worker warm on box)."""
-    home = tmp_path / "control"
-    home.mkdir(mode=0o700)
-    control = NodeProc(home, "--machines-listen", "127.0.0.1:0").start()
-    execution: NodeProc | None = None
-    try:
-        token = tmp_path / "token.txt"
-        token.write_text(enroll(control, "box"))
-        port = control.machines_port()
-        execution = NodeProc(tmp_path / "box", "--execution", "--control",
-                             f"ws://127.0.0.1:{port}", "--enrollment-file", str(token))  # fmt: skip
-        execution.start()
-        wait_for(lambda: link_of(control, "box").get("heartbeats", 0) >= 1,
-                 "the Execution Node did not connect", control)  # fmt: skip
-        project = tmp_path / "project"
-        project.mkdir()
-        project_id = control.call("project", "add", str(project))["project"]["projectId"]
+    with enrolled_pair(tmp_path, execution_dir="box") as (control, _, project_id):
         created = control.call("session", "create", "--project-id", project_id,
                                "--machine", "box", "--title", "remote")  # fmt: skip
         session_id = created["session"]["sessionId"]
         sent = control.maia("turn", "send", session_id, "hello", "--wait", "--timeout", "60s")
         assert sent.stdout == "hello\n"
         yield control, session_id
-    finally:
-        stop_pair(control, execution)
 
 
 def _state(control: NodeProc, turn_id: str) -> str:
