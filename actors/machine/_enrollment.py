@@ -148,8 +148,8 @@ def revoke_write(conn: sqlite3.Connection, name: str, now_ms: int,
 def judge_revoke(conn: sqlite3.Connection, name: str) -> MachineRecord:
     record = get_machine(conn, name=name)
     if record is None:
-        raise MaiaError("resource_not_found", f"machine {name} does not exist",
-                        {"resource": "machine", "id": name})  # fmt: skip
+        raise MaiaError("resource_not_found", f"name: machine {name} does not exist",
+                        {"resource": "machine", "id": name, "path": "name"})  # fmt: skip
     if record.state is MachineState.REVOKED:
         raise MaiaError("invalid_state", f"machine {name} is revoked",
                         {"resource": "machine", "id": name, "state": "revoked"})  # fmt: skip

@@ -81,11 +81,16 @@ def mutation_output(cls: type[T], result: MutationResult) -> T:
     return check(cls, wire, root="result")
 
 
-def not_found(resource: str, row_id: str) -> MaiaError:
+def not_found(resource: str, row_id: str, path: str | None = None) -> MaiaError:
+    """`resource_not_found`; with `path`, naming the input field that held the ID (in the
+    message and `details.path`, as a schema refusal names its field)."""
+    message = f"{resource} {row_id} does not exist"
+    if path is None:
+        return MaiaError("resource_not_found", message, {"resource": resource, "id": row_id})
     return MaiaError(
         "resource_not_found",
-        f"{resource} {row_id} does not exist",
-        {"resource": resource, "id": row_id},
+        f"{path}: {message}",
+        {"resource": resource, "id": row_id, "path": path},
     )
 
 

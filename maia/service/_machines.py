@@ -226,7 +226,7 @@ async def machine_show(ctx: ServiceContext, params: MachineRef) -> MachineShowOu
     """Raises `resource_not_found`."""
     record = await ctx.read(lambda c: get_machine(c, name=params.name))
     if record is None:
-        raise not_found("machine", params.name)
+        raise not_found("machine", params.name, path="name")
     service = await _service(ctx)
     link = service.links.get(record.machine_id)
     wire = machine_wire(record, link=link, now_mono_ms=ctx.clock.monotonic_ms())

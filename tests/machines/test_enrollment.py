@@ -162,3 +162,18 @@ def test_bad_name_is_refused_naming_the_field() -> None:
         check(MachineChangeInput, {"commandId": "c1", "name": "Big Box"}, root="params")
     assert error.value.code == "validation_failed"
     assert "name" in error.value.message
+
+
+async def test_a_machine_that_does_not_exist_is_named_by_its_field(ctx: ServiceContext) -> None:
+    """`machine.show` and `machine.revoke` of a name no machine has: resource_not_found
+    naming the field (`details.path: name`, the message beginning `name: `), as other
+    references do; nothing is written."""
+    show = machine_show(ctx, MachineRef("nobox"))
+    revoke = machine_revoke_preview(ctx, MachineChangeInput("r9", "nobox"))
+    for call in (show, revoke):
+        with pytest.raises(MaiaError) as refused:
+            await call
+        assert refused.value.code == "resource_not_found"
+        assert refused.value.details["path"] == "name"
+        assert refused.value.message.startswith("name: machine nobox")
+    assert (await machine_list(ctx, check_list())).machines == ()
