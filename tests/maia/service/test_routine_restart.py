@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +23,8 @@ from actors.routine import scheduler_actor, send_command_id
 from maia.client import open_client
 from maia.core import read_discovery
 from maia.node import NodeHome
+from tests._db_reads import query
+from tests._db_reads import wait_rows as _wait_rows
 
 from ._shifted import QUARTER_MS, offset_to_slot
 
@@ -63,22 +64,8 @@ def kill(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=BOUND_S)
 
 
-def query(home: Path, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(f"file:{home / 'maia.db'}?mode=ro", uri=True, timeout=10)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
-
-
 def wait_rows(home: Path, sql: str, args: tuple[Any, ...], done: Any) -> list[tuple[Any, ...]]:
-    deadline = time.monotonic() + BOUND_S
-    while True:
-        rows = query(home, sql, args)
-        if done(rows):
-            return rows
-        assert time.monotonic() < deadline, rows
-        time.sleep(0.02)
+    return _wait_rows(home, sql, args, done, BOUND_S, poll_s=0.02)
 
 
 def create_routine(home: Path, root: Path) -> str:
