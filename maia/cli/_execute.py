@@ -30,7 +30,7 @@ from ._output import Out as Out
 from ._output import now_ms as now_ms
 from ._output import run_local
 from ._refs import Ambiguous as Ambiguous
-from ._refs import ambiguous_exit, naming_field, reference_slots, with_ids
+from ._refs import ambiguous_exit, naming_field, reference_slots, resolved_id, with_ids
 
 
 class Requester(Protocol):
@@ -50,9 +50,7 @@ async def resolve(client: Requester, reference: str, kind: str, path: str) -> st
         answer = await client.request("reference.resolve", {"reference": reference, "kind": kind})
     except MaiaError as error:
         raise naming_field(error, path) from None
-    if answer.get("status") == "resolved" and answer.get("id"):
-        return str(answer["id"])
-    raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
+    return resolved_id(answer, reference, kind)
 
 
 async def resolve_references(client: Requester, invocation: Invocation) -> dict[str, Any]:

@@ -80,12 +80,10 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
 
 
 def _resolve(client: Any, reference: str, kind: str, path: str) -> str:
-    from ._refs import Ambiguous, naming_field
+    from ._refs import naming_field, resolved_id
 
     try:
         answer = client.request("reference.resolve", {"reference": reference, "kind": kind})
     except MaiaError as error:
         raise naming_field(error, path) from None
-    if answer.get("status") == "resolved" and answer.get("id"):
-        return str(answer["id"])
-    raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
+    return resolved_id(answer, reference, kind)

@@ -43,6 +43,14 @@ def naming_field(error: MaiaError, path: str) -> MaiaError:
     return MaiaError(error.code, f"{path}: {error.message}", {**error.details, "path": path})
 
 
+def resolved_id(answer: dict[str, Any], reference: str, kind: str) -> str:
+    """The exact ID in `reference.resolve`'s answer. Raises Ambiguous (with its candidates)
+    when it resolved to none or several."""
+    if answer.get("status") == "resolved" and answer.get("id"):
+        return str(answer["id"])
+    raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
+
+
 def ambiguous_exit(ambiguous: Ambiguous, out: Any) -> int:
     """Say which things the reference names (stderr; --json/--jsonl: also the error on
     stdout) and return the usage exit code."""
