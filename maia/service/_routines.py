@@ -20,7 +20,6 @@ import trio
 from actors import Command
 from actors.routine import (
     HELD,
-    MAX_LIVE_ROUTINES_PER_PROJECT,
     ROUTINES,
     ChangeRoutine,
     CreateRoutine,
@@ -37,9 +36,9 @@ from actors.routine import (
     get_routine,
     judge_run,
     list_routines,
-    live_routines_in_project,
     load_core,
     manual_fire_id,
+    require_room,
     require_routine,
     routine_id_for,
     routine_show,
@@ -100,19 +99,14 @@ async def _checked_executor(ctx: ServiceContext, template: Any) -> None:
 
 
 def _project_room(conn: sqlite3.Connection, project_id: str) -> None:
-    """Raises `resource_not_found` (Project) and `routine_limit_reached` (20 live)."""
+    """Raises `resource_not_found` (Project) and `routine_limit_reached` (20 live; judged
+    again in the routine's insert, `RoutineActor`)."""
     if (
         conn.execute("SELECT 1 FROM projects WHERE project_id = ?", (project_id,)).fetchone()
         is None
     ):
         raise not_found("project", project_id)
-    if live_routines_in_project(conn, project_id) >= MAX_LIVE_ROUTINES_PER_PROJECT:
-        raise MaiaError(
-            "routine_limit_reached",
-            f"Project {project_id} has {MAX_LIVE_ROUTINES_PER_PROJECT} active or paused "
-            "routines; disable one first",
-            {"projectId": project_id, "limit": MAX_LIVE_ROUTINES_PER_PROJECT},
-        )
+    require_room(conn, project_id)
 
 
 def _issue(ctx: ServiceContext, operation_id: str, digest: str, routine_id: str,
