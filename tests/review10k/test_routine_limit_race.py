@@ -13,15 +13,7 @@ import trio
 from maia.core import MaiaError
 from maia.service import ServiceContext
 
-from ..maia.service.test_routines import (  # noqa: F401  (rctx, clock: fixtures)
-    call,
-    clock,
-    create,
-    create_body,
-    project,
-    proof_of,
-    rctx,
-)
+from ..maia.service.test_routines import call, create, create_body, project, proof_of
 
 BOUND_S = 60
 
@@ -60,7 +52,7 @@ async def test_racing_confirms_never_exceed_twenty_live_routines(
             for body in confirms:
                 nursery.start_soon(confirm, body)
             # both confirms have read the count (19) and wait for the writer
-            while rctx.store.statistics().mailbox_depth < 3:
+            while rctx.store.statistics().mailbox_depth < 3:  # noqa: ASYNC110 (a snapshot)
                 await trio.sleep(0.01)
             release.set()
     errors = [o for o in outcomes if isinstance(o, MaiaError)]
