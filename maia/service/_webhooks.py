@@ -65,6 +65,7 @@ from storage import ExpectedTarget, find_receipt, issue_preview
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
 from ._event_types import check_webhook_types
 from ._kinds import running_kind
+from ._replay import stored_replay
 
 CONFIRM_OP: Final = "webhooks.change.confirm"
 PREVIEW_TTL_MS: Final = 120_000
@@ -222,7 +223,8 @@ async def webhooks_change_confirm(
 ) -> WebhookChangeConfirmOutput:
     """Raises `validation_failed`, `confirmation_required`, `preview_mismatch`,
     `preview_expired`, `proof_spent`, `idempotency_conflict`, `webhook_destination_refused`,
-    `webhook_limit_reached`, `resource_not_found`, `revision_conflict`, `invalid_state`."""
+    `webhook_limit_reached`, `resource_not_found`, `revision_conflict`, `invalid_state`.
+    A retried command answers its stored result before any check but the digest's."""
     change = params.change
     digest = _digest(change)
     preview_id = params.preview_id
@@ -232,6 +234,12 @@ async def webhooks_change_confirm(
     if params.input_digest != digest:
         raise MaiaError("preview_mismatch", f"inputDigest does not match preview "
                         f"{params.preview_id}", {"previewId": params.preview_id})  # fmt: skip
+    replayed = await ctx.read(lambda c: stored_replay(
+        c, actor_id=LOCAL_ACTOR, operation_id=CONFIRM_OP, command_id=params.command_id,
+        digests=(digest,),
+    ))  # fmt: skip
+    if replayed is not None:  # a retry: answered before the change is judged again
+        return mutation_output(WebhookChangeConfirmOutput, replayed)
     command = Command(params.command_id, LOCAL_ACTOR, digest, CONFIRM_OP)
     proof = Proof(preview_id, params.proof, ctx.clock, ctx.store.node_epoch)
     expected: int | None = None
