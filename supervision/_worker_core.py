@@ -66,6 +66,7 @@ class _HandleCore:
         self._stopped = trio.Event()
         self._stopping = False
         self._turn_id: str | None = None
+        self._turn_taken = False  # an event of the running turn was read: the worker took it
         self._turn_send: TurnEventQueue[TurnEvent] | None = None  # the running turn's events
         self._turn_done = trio.Event()
         self._turn_done.set()  # no turn yet

@@ -70,6 +70,7 @@ class _HandleFrames(_HandleLifetime):
         if turn_id != self._turn_id:
             self.fence(f"event for turn {turn_id!r}, not the running turn")
             return
+        self._turn_taken = True
         event = TurnEvent(
             turn_id, WIRE_KINDS[wire["kind"]], wire.get("text"), wire.get("data"), wire["sequence"]
         )

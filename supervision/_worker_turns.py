@@ -70,6 +70,7 @@ class _HandleTurns(_HandleFrames):
         # Not subscripted: calling a generic alias costs ~2 µs (a whole turn's queue ~0.4).
         events: TurnEventQueue[TurnEvent] = TurnEventQueue(MAX_UNACKED_EVENTS + 8)
         self._turn_id, self._turn_send = turn_id, events
+        self._turn_taken = False
         self._turn_tools = tools
         self._turn_done = trio.Event()
         self.state = WorkerState.BUSY
@@ -119,7 +120,9 @@ class _HandleTurns(_HandleFrames):
     ) -> AsyncGenerator[tuple[TurnEvent, ...], None]:
         # prompt None: it could not be prepared, the turn is lost already; the previous
         # turn's rest is acknowledged in the prompt's write
-        if prompt is not None:
+        if prompt is not None and self._stopping:  # fenced or stopped before it went out
+            self._end_turn(TurnEvent(turn_id, "lost", self._why("before the prompt was sent")))
+        elif prompt is not None:
             refusals: list[str] = []
             if not await self._send_whole(lambda: self._send_prompt(prompt, refusals)):
                 self._end_turn(TurnEvent(turn_id, "lost", self._why("when prompted")))
@@ -179,6 +182,16 @@ class _HandleTurns(_HandleFrames):
             return True
         self._begin_stop(graceful=False, reason=None)
         return False
+
+    def abandon(self, turn_id: str, reason: str) -> bool:
+        """Give up turn `turn_id` before the worker takes it: if no event of it has been
+        read yet, fence the worker (no frame of it is read any more, and its stop begins at
+        once), so it can never start the turn. False, and nothing done, when the turn is
+        not the running one or the worker has begun it (its events are on their way)."""
+        if self._turn_id != turn_id or self._turn_taken:
+            return False
+        self.fence(reason)
+        return True
 
     async def tool_result(self, turn_id: str, call_id: str, ok: bool, content: str) -> None:
         """Answer a `tool-call` event of the running turn. Raises
