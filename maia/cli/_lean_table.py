@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:d7021e1fef1c03ee481546f986e17f44aca84a13abcdf712868aa7b9c9df6f43",
+    "registryDigest": "sha256:cb60d5c45e2f84e9a5e98fe9a6ee7aed19603d88e4dc2e5112089e0de1a44b21",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:d7021e1fef1c03ee481546f986e17f44aca84a13abcdf712868aa7b9c9df6f43"
+REGISTRY_DIGEST: Final = "sha256:cb60d5c45e2f84e9a5e98fe9a6ee7aed19603d88e4dc2e5112089e0de1a44b21"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

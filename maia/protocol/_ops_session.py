@@ -328,7 +328,7 @@ SESSION_OPERATIONS = (
         summary="List Sessions with filters and paging.",
         input_type=SessionListInput,
         output_type=SessionListOutput,
-        errors=("invalid_cursor",),
+        errors=("invalid_cursor", "cursor_reset_required"),
         callers=frozenset({"local-user", "session"}),
     ),
     operation(
@@ -405,7 +405,7 @@ SESSION_OPERATIONS = (
         summary="List Projects.",
         input_type=ProjectListInput,
         output_type=ProjectListOutput,
-        errors=("invalid_cursor",),
+        errors=("invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="project.show",

@@ -304,7 +304,7 @@ TURN_OPERATIONS = (
         summary="Show a turn, its failure reason and its items (paged: nextItemCursor).",
         input_type=TurnShowInput,
         output_type=TurnShowOutput,
-        errors=("resource_not_found", "invalid_cursor"),
+        errors=("resource_not_found", "invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="turn.list",
@@ -312,7 +312,7 @@ TURN_OPERATIONS = (
         summary="List a Session's turns, newest first, paged.",
         input_type=TurnListInput,
         output_type=TurnListOutput,
-        errors=("resource_not_found", "invalid_cursor"),
+        errors=("resource_not_found", "invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="turn.queue.list",
