@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:cb60d5c45e2f84e9a5e98fe9a6ee7aed19603d88e4dc2e5112089e0de1a44b21",
+    "registryDigest": "sha256:e15cd1a07ef33705fdef541acf293f40b4cbca03b38deb25d2c3084bef633383",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:cb60d5c45e2f84e9a5e98fe9a6ee7aed19603d88e4dc2e5112089e0de1a44b21"
+REGISTRY_DIGEST: Final = "sha256:e15cd1a07ef33705fdef541acf293f40b4cbca03b38deb25d2c3084bef633383"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

@@ -355,7 +355,7 @@ SESSION_OPERATIONS = (
         output_type=SessionResult,
         errors=_CHANGE,
         revision_fields=("expectedRevision",),
-        event_types=("session.stopping", "session.stopped"),
+        event_types=("session.stopping", "session.stopped", "turn.failed"),
     ),
     mutation(
         operation_id="session.archive",

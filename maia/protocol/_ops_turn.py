@@ -340,7 +340,7 @@ TURN_OPERATIONS = (
         output_type=TurnResult,
         errors=("resource_not_found", "revision_conflict", "invalid_state"),
         revision_fields=("expectedRevision",),
-        event_types=("turn.interrupted",),
+        event_types=("turn.interrupt_requested", "turn.failed"),
         effect_class="native-reconcilable",
     ),
 )
