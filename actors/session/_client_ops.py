@@ -253,8 +253,9 @@ class ClientOps:
         return result
 
 
-def _ended_turn_targets(conn: sqlite3.Connection, draft: Draft,
-                        actions: tuple[q.QueueAction, ...], active: str | None) -> None:  # fmt: skip
+def _ended_turn_targets(
+    conn: sqlite3.Connection, draft: Draft, actions: tuple[q.QueueAction, ...], active: str | None
+) -> None:
     """A stop's receipt names the turns it ends: each queued turn it rejected (the revisions
     it moved) and the turn its worker's stop ends (`stopping`: its end is written later)."""
     for action in actions:
