@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:e15cd1a07ef33705fdef541acf293f40b4cbca03b38deb25d2c3084bef633383",
+    "registryDigest": "sha256:96d5cce9e3fd20c568d73d22c85ea7c5afdce5d6143db4416348ac51892327a9",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {
