@@ -78,7 +78,7 @@ class _HandleFrames(_HandleLifetime):
             self._end_turn(event)
         elif self._turn_send is not None:
             try:
-                self._turn_send.send_nowait(event)  # the window bounds the buffer
+                self._turn_send.put_nowait(event)  # the window bounds the buffer
             except trio.WouldBlock:
                 self.fence("more unacknowledged events than the window allows")
             except trio.BrokenResourceError:  # abandoned: the worker still finishes it
@@ -116,7 +116,7 @@ class _HandleFrames(_HandleLifetime):
                     return
                 data = {"callId": call_id, "name": name, "arguments": arguments}
                 try:  # a worker waits for each result, so calls never pile up
-                    self._turn_send.send_nowait(TurnEvent(turn_id, "tool-call", None, data))
+                    self._turn_send.put_nowait(TurnEvent(turn_id, "tool-call", None, data))
                 except trio.WouldBlock:
                     self.fence("tool calls beyond the turn's buffer")
                 except trio.BrokenResourceError:

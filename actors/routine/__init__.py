@@ -73,6 +73,7 @@ from ._sql import list_routines as list_routines
 from ._sql import live_routines_in_project as live_routines_in_project
 from ._sql import load_core as load_core
 from ._sql import newest_fires as newest_fires
+from ._sql import require_room as require_room
 from ._sql import require_routine as require_routine
 from ._sql import routine_not_found as routine_not_found
 from ._sql import routines_with_claims as routines_with_claims

@@ -126,6 +126,18 @@ def live_routines_in_project(conn: sqlite3.Connection, project_id: str) -> int:
     return int(row[0])
 
 
+def require_room(conn: sqlite3.Connection, project_id: str) -> None:
+    """Raises `routine_limit_reached` when the Project has its 20 live routines. Run in the
+    write that inserts a routine too, so racing creates never pass the limit together."""
+    if live_routines_in_project(conn, project_id) >= MAX_LIVE_ROUTINES_PER_PROJECT:
+        raise MaiaError(
+            "routine_limit_reached",
+            f"Project {project_id} has {MAX_LIVE_ROUTINES_PER_PROJECT} active or paused "
+            "routines; disable one first",
+            {"projectId": project_id, "limit": MAX_LIVE_ROUTINES_PER_PROJECT},
+        )
+
+
 def set_routine(
     conn: sqlite3.Connection,
     routine_id: str,

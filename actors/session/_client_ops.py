@@ -215,6 +215,7 @@ class ClientOps:
             if draft.state is SessionState.STOPPING and after.worker is q.Worker.NONE:
                 session_step(conn, draft, SessionEvent.STOPPED)
             self.core.session_target(draft, prior)
+            _ended_turn_targets(conn, draft, actions, self.core.queue.active)
             return {"session": self.core.session_json(conn, draft)}
 
         result = await self.core.mutate("session.stop", message.command, apply)
@@ -267,3 +268,24 @@ class ClientOps:
             self.core.queue = attrs.evolve(self.core.queue, closed=True)
         self.core.notify()
         return result
+
+
+def _ended_turn_targets(
+    conn: sqlite3.Connection, draft: Draft, actions: tuple[q.QueueAction, ...], active: str | None
+) -> None:
+    """A stop's receipt names the turns it ends: each queued turn it rejected (the revisions
+    it moved) and the turn its worker's stop ends (`stopping`: its end is written later)."""
+    for action in actions:
+        if isinstance(action, q.FailTurn):
+            revision = _turn_revision(conn, action.turn_id)
+            draft.targets.append(ReceiptTarget("turn", action.turn_id, "rejected",
+                                               revision - 1, revision))  # fmt: skip
+    if active is not None:
+        draft.targets.append(
+            ReceiptTarget("turn", active, "stopping", _turn_revision(conn, active))
+        )
+
+
+def _turn_revision(conn: sqlite3.Connection, turn_id: str) -> int:
+    return int(conn.execute("SELECT revision FROM turns WHERE turn_id = ?",
+                            (turn_id,)).fetchone()[0])  # fmt: skip

@@ -20,7 +20,6 @@ import trio
 from actors import Command
 from actors.routine import (
     HELD,
-    MAX_LIVE_ROUTINES_PER_PROJECT,
     ROUTINES,
     ChangeRoutine,
     CreateRoutine,
@@ -37,9 +36,9 @@ from actors.routine import (
     get_routine,
     judge_run,
     list_routines,
-    live_routines_in_project,
     load_core,
     manual_fire_id,
+    require_room,
     require_routine,
     routine_id_for,
     routine_show,
@@ -73,6 +72,7 @@ from storage import (
 from ._context import ServiceContext, mutation_output, not_found
 from ._kinds import running_kind
 from ._paging import issue, open_cursor
+from ._replay import legacy_confirm_digest, stored_replay
 from ._routine_gate import SchedulerGate
 from ._sessions import session_executor
 
@@ -100,19 +100,14 @@ async def _checked_executor(ctx: ServiceContext, template: Any) -> None:
 
 
 def _project_room(conn: sqlite3.Connection, project_id: str) -> None:
-    """Raises `resource_not_found` (Project) and `routine_limit_reached` (20 live)."""
+    """Raises `resource_not_found` (Project) and `routine_limit_reached` (20 live; judged
+    again in the routine's insert, `RoutineActor`)."""
     if (
         conn.execute("SELECT 1 FROM projects WHERE project_id = ?", (project_id,)).fetchone()
         is None
     ):
         raise not_found("project", project_id)
-    if live_routines_in_project(conn, project_id) >= MAX_LIVE_ROUTINES_PER_PROJECT:
-        raise MaiaError(
-            "routine_limit_reached",
-            f"Project {project_id} has {MAX_LIVE_ROUTINES_PER_PROJECT} active or paused "
-            "routines; disable one first",
-            {"projectId": project_id, "limit": MAX_LIVE_ROUTINES_PER_PROJECT},
-        )
+    require_room(conn, project_id)
 
 
 def _issue(ctx: ServiceContext, operation_id: str, digest: str, routine_id: str,
@@ -164,6 +159,20 @@ def _confirmed_before(ctx: ServiceContext, conn: sqlite3.Connection, operation_i
     return stored is not None and stored.normalized_input_digest == digest
 
 
+async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
+                    digest: str) -> MutationResult | None:  # fmt: skip
+    """The stored result of a retried confirm (this key form or the pre-0.13.0 one), read
+    before the confirm judges anything (`_replay`). None for other values than previewed:
+    the confirm refuses them after its checks, as a first confirm."""
+    if params.input_digest != digest:
+        return None
+    digests = (digest, legacy_confirm_digest(digest, params.proof))
+    return await ctx.read(lambda conn: stored_replay(
+        conn, actor_id=ctx.actor_id, operation_id=operation_id,
+        command_id=params.command_id, digests=digests,
+    ))  # fmt: skip
+
+
 def _same_digest(operation_id: str, params: Any, digest: str) -> Spend:
     if params.input_digest != digest:
         raise MaiaError(
@@ -208,12 +217,14 @@ async def routine_create_confirm(
     ctx: ServiceContext, params: RoutineCreateConfirmInput
 ) -> RoutineResult:
     """Raises what the preview raises, and `storage_conflict` for a missing, spent, expired
-    or other-value preview."""
-    schedule = await _checked_schedule(params, ctx.now())
-    await _checked_executor(ctx, params.template)
+    or other-value preview. A retry answers its stored result before any check."""
     routine_id = routine_id_for(ctx.actor_id, params.command_id)
     digest = _digest(ctx, params, routineId=routine_id)
-
+    replayed = await _replayed(ctx, "routine.create.confirm", params, digest)
+    if replayed is not None:
+        return mutation_output(RoutineResult, replayed)
+    schedule = await _checked_schedule(params, ctx.now())
+    await _checked_executor(ctx, params.template)
     spend = _same_digest("routine.create.confirm", params, digest)
     await ctx.read(lambda conn: _project_room(conn, params.template.project_id))
     now = ctx.now()
@@ -287,6 +298,9 @@ async def routine_disable_confirm(
 ) -> RoutineResult:
     """Raises `resource_not_found`, `storage_conflict` (proof, revision, other values)."""
     digest = _digest(ctx, params)
+    replayed = await _replayed(ctx, "routine.disable.confirm", params, digest)
+    if replayed is not None:
+        return mutation_output(RoutineResult, replayed)
     spend = _same_digest("routine.disable.confirm", params, digest)
     await ctx.read(lambda conn: require_routine(conn, params.routine_id))
     command = _command(ctx, "routine.disable.confirm", params, digest)
@@ -306,6 +320,9 @@ async def routine_run_preview(
 async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) -> RoutineRunResult:
     """Raises what the preview raises, and `storage_conflict` for the proof or revision."""
     digest = _digest(ctx, params)
+    replayed = await _replayed(ctx, "routine.run.confirm", params, digest)
+    if replayed is not None:
+        return mutation_output(RoutineRunResult, replayed)
     spend = _same_digest("routine.run.confirm", params, digest)
     await ctx.read(lambda conn: require_routine(conn, params.routine_id))
     command = _command(ctx, "routine.run.confirm", params, digest)
