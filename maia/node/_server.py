@@ -243,16 +243,16 @@ class _Connection:
                 return
             self._greeted = await self._run(request)
             return
-        if request.method == HELLO:  # as on the observation socket: one hello a connection
-            await self._send(encode_error(request.id, _second_hello()))
-            return
-        if self._in_flight >= MAX_IN_FLIGHT:
+        if self._in_flight >= MAX_IN_FLIGHT:  # any request, before what it asks is judged
             overloaded = MaiaError(
                 "overloaded",
                 f"connection is overloaded: {MAX_IN_FLIGHT} requests in flight",
                 {"target": "connection", "limit": MAX_IN_FLIGHT},
             )
             await self._send(encode_error(request.id, overloaded))
+            return
+        if request.method == HELLO:  # as on the observation socket: one hello a connection
+            await self._send(encode_error(request.id, _second_hello()))
             return
         call = self._call(request)
         try:
