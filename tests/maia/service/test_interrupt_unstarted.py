@@ -2,7 +2,7 @@
 while warm, so the prompt sits in the pipe): after the bounded wait the turn ends `failed`
 `turn_rejected` with the interrupt's receipt, the worker is fenced and dies (it never starts
 the turn, not even once it is continued), and the Session's next turn runs once on a new
-worker attempt."""
+worker attempt. A reused commandId's conflict fences nothing."""
 
 from __future__ import annotations
 
@@ -16,11 +16,16 @@ import pytest
 import trio
 
 from maia.client import open_client
+from maia.protocol import MaiaError, TurnResult
+from maia.service import ServiceContext, _turns
+from maia.service._projects import project_add
+from maia.service._sessions import session_create
 
 from ..._db_reads import query, wait_rows
 from ..._node_process import NodeProcess, running_node
 from ..._sessions import new_session, wait_turn
 from ...review8c._db import alive, wait_gone
+from ._helpers import params
 
 CONFIG = '{"executors": {"echo": {"kind": "echo", "env": ["MAIA_ECHO_LOG"]}}}\n'
 ATTEMPTS = "SELECT pid, epoch FROM worker_attempts WHERE session_id = ? ORDER BY epoch"
@@ -95,3 +100,51 @@ async def test_an_interrupt_ends_a_turn_the_frozen_worker_never_took(
     finally:
         if pid and alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_reused_command_id_fences_nothing(
+    ctx: ServiceContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupt whose commandId a receipt already holds (for another turn) answers
+    idempotency_conflict at once (the key is checked before any wait) and leaves the frozen
+    worker alone: continued, it runs the turn. (In-process services, real echo workers; the
+    dispatch wait shortened to 0.2 s, so a wait would give the turn up.)"""
+    monkeypatch.setattr(_turns, "DISPATCH_WAIT_S", 0.2)
+    (tmp_path / "app").mkdir()
+    project = await project_add(
+        ctx, params("project.add", {"commandId": "p", "rootPath": str(tmp_path / "app")})
+    )
+    created = await session_create(ctx, params("session.create", {
+        "commandId": "s", "projectId": project.project.project_id}))  # fmt: skip
+    session_id = created.session.session_id
+
+    async def send(command_id: str, text: str) -> str:
+        sent = await _turns.turn_send(ctx, params("turn.send", {
+            "commandId": command_id, "sessionId": session_id, "text": text}))  # fmt: skip
+        return sent.turn.turn_id
+
+    async def interrupt(command_id: str, turn_id: str) -> TurnResult:
+        return await _turns.turn_interrupt(
+            ctx, params("turn.interrupt", {"commandId": command_id, "turnId": turn_id})
+        )
+
+    async def state(turn_id: str) -> str:
+        waited = await _turns.turn_wait(ctx, params("turn.wait", {"turnId": turn_id}))
+        return waited.turn.state
+
+    assert await state(await send("w", "warm")) == "completed"
+    attempt = "SELECT pid FROM worker_attempts WHERE session_id = ?"
+    pid = await ctx.read(lambda c: c.execute(attempt, (session_id,)).fetchone()[0])
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        stuck, behind = await send("x", "stuck"), await send("y", "behind")
+        assert (await interrupt("i0", behind)).turn.failure_reason == "turn_rejected"
+        with pytest.raises(MaiaError) as conflict:
+            await interrupt("i0", stuck)
+        assert conflict.value.code == "idempotency_conflict"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    with trio.fail_after(60):
+        while (ended := await state(stuck)) == "dispatching":
+            pass
+    assert ended == "completed"
