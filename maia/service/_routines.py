@@ -24,6 +24,8 @@ from actors.routine import (
     ChangeRoutine,
     CreateRoutine,
     Disable,
+    FailureOf,
+    FireRow,
     LauncherSlot,
     Pause,
     Resume,
@@ -44,8 +46,10 @@ from actors.routine import (
     routine_show,
     routine_view,
 )
+from actors.session import session_view, turn_view
 from maia.core import MaiaError, digest_json, format_timestamp_ms
 from maia.protocol import (
+    FireFailure,
     NextFire,
     RoutineChangeInput,
     RoutineConfirmInput,
@@ -332,9 +336,28 @@ async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) 
     return mutation_output(RoutineRunResult, result)
 
 
+def _runtime_failure(now_ms: int) -> FailureOf:
+    """A fire's failure as turn.show carries it (its first turn failed: the worker's own
+    message), or as session.show does (its Session failed before any turn)."""
+
+    def failure_of(conn: sqlite3.Connection, fire: FireRow, turn_state: str | None,
+                   reason: str | None) -> FireFailure | None:  # fmt: skip
+        if turn_state == "failed" and fire.turn_id is not None and reason is not None:
+            message = turn_view(conn, fire.turn_id).failure_message
+            return None if message is None else FireFailure(code=reason, message=message)
+        if fire.turn_id is None and fire.session_id is not None:
+            session = session_view(conn, fire.session_id, now_ms)
+            if session.state == "failed" and session.failure_message is not None:
+                return FireFailure(code="session_failed", message=session.failure_message)
+        return None
+
+    return failure_of
+
+
 async def routine_show_handler(ctx: ServiceContext, params: RoutineRef) -> RoutineShowOutput:
     """Raises `resource_not_found`."""
-    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id))
+    failure_of = _runtime_failure(ctx.now())
+    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id, failure_of))
     return check(RoutineShowOutput, shown, root="result")
 
 
