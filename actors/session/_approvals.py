@@ -151,23 +151,36 @@ def read_approval(conn: sqlite3.Connection, approval_id: str) -> dict[str, Any]:
     return approval_json(row)
 
 
-def list_approvals(conn: sqlite3.Connection, session_id: str | None, state: str | None,
-                   limit: int) -> list[dict[str, Any]]:  # fmt: skip
-    """Pending first, then newest first; filtered by Session and state when given."""
-    where, args = [], []
+def list_approvals(
+    conn: sqlite3.Connection, session_id: str | None, state: str | None, limit: int,
+    after: int | None = None,
+) -> list[tuple[int, dict[str, Any]]]:  # fmt: skip
+    """Pending first, then newest first (by insertion); filtered by Session and state when
+    given; each with its page position (`approval_position`), continuing after `after`."""
+    where: list[str] = []
+    args: list[str | int] = []
     if session_id is not None:
         where.append("session_id = ?")
         args.append(session_id)
     if state is not None:
         where.append("state = ?")
         args.append(state)
+    if after is not None:
+        rowid, pending = divmod(after, 2)
+        where.append("((state = 'pending') < ? OR ((state = 'pending') = ? AND rowid < ?))")
+        args += [pending, pending, rowid]
     clause = f" WHERE {' AND '.join(where)}" if where else ""
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM approvals{clause}"
-        " ORDER BY state = 'pending' DESC, created_ms DESC, approval_id LIMIT ?",
+        f"SELECT rowid, state = 'pending', {_COLUMNS} FROM approvals{clause}"
+        " ORDER BY state = 'pending' DESC, rowid DESC LIMIT ?",
         (*args, limit),
     ).fetchall()
-    return [approval_json(r) for r in rows]
+    return [(approval_position(r[0], bool(r[1])), approval_json(r[2:])) for r in rows]
+
+
+def approval_position(rowid: int, pending: bool) -> int:
+    """Where an approval stands in approval.list's order, as one integer a cursor carries."""
+    return rowid * 2 + int(pending)
 
 
 def session_of_approval(conn: sqlite3.Connection, approval_id: str) -> tuple[str, str]:

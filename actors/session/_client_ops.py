@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from actors._timers import Wake
 from maia.core import MaiaError, to_json
 from storage import MutationResult, ReceiptTarget
 
@@ -20,8 +21,9 @@ from ._actor import SessionCore, new_turn_id, saturated
 from ._attempt import TurnBuffer
 from ._capacity import Capacity
 from ._driver import WorkerDriver
-from ._lifecycles import CLIENT, WORKER, SessionEvent, SessionState, TurnEvent
+from ._lifecycles import CLIENT, WORKER, SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import (
+    WALL_TIME,
     ArchiveSession,
     CancelTurn,
     InterruptTurn,
@@ -39,6 +41,7 @@ from ._store import (
     set_activity,
     touch_session,
     turn_step,
+    wake,
 )
 from ._views import turn_view
 
@@ -158,13 +161,27 @@ class ClientOps:
         except MaiaError as error:
             refusal = error
         started = self.buffer.started_unflushed(turn_id)
+        abandoned = False
+        if (refusal is None and message.abandon and not started and memo is not None
+                and memo.state is TurnState.DISPATCHING):  # fmt: skip
+            abandoning = q.step(self.core.queue, q.Abandon(turn_id), self.core.now())
+            # Fenced before the write: a start read after this is dropped, so the turn the
+            # write ends never runs (a write that fails leaves the fenced worker's exit to
+            # end it, `worker_failed`).
+            abandoned = self.driver.abandon(turn_id)
+            if abandoned:
+                after, actions = abandoning
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             if refusal is not None:
                 if memo is None and (ended := turn_state(conn, turn_id)) is not None:
                     refusal.details["state"] = ended  # the state it ended in, read here
                 raise refusal
-            if any(isinstance(a, q.FailTurn) for a in actions):  # it was still queued
+            if abandoned:
+                wake(draft, Wake(WALL_TIME, cancel=True))  # it never ran: no wall time
+                turn_step(conn, draft, turn_id, TurnEvent.ABANDON, caller=CLIENT,
+                          reason="turn_rejected")  # fmt: skip
+            elif any(isinstance(a, q.FailTurn) for a in actions):  # it was still queued
                 moved = turn_step(conn, draft, turn_id, TurnEvent.REJECT, reason="turn_rejected")
                 # The Node's row names no target of its own: this one carries the revisions
                 # it moved, as turn.cancel's does.
@@ -198,6 +215,7 @@ class ClientOps:
             if draft.state is SessionState.STOPPING and after.worker is q.Worker.NONE:
                 session_step(conn, draft, SessionEvent.STOPPED)
             self.core.session_target(draft, prior)
+            _ended_turn_targets(conn, draft, actions, self.core.queue.active)
             return {"session": self.core.session_json(conn, draft)}
 
         result = await self.core.mutate("session.stop", message.command, apply)
@@ -250,3 +268,24 @@ class ClientOps:
             self.core.queue = attrs.evolve(self.core.queue, closed=True)
         self.core.notify()
         return result
+
+
+def _ended_turn_targets(
+    conn: sqlite3.Connection, draft: Draft, actions: tuple[q.QueueAction, ...], active: str | None
+) -> None:
+    """A stop's receipt names the turns it ends: each queued turn it rejected (the revisions
+    it moved) and the turn its worker's stop ends (`stopping`: its end is written later)."""
+    for action in actions:
+        if isinstance(action, q.FailTurn):
+            revision = _turn_revision(conn, action.turn_id)
+            draft.targets.append(ReceiptTarget("turn", action.turn_id, "rejected",
+                                               revision - 1, revision))  # fmt: skip
+    if active is not None:
+        draft.targets.append(
+            ReceiptTarget("turn", active, "stopping", _turn_revision(conn, active))
+        )
+
+
+def _turn_revision(conn: sqlite3.Connection, turn_id: str) -> int:
+    return int(conn.execute("SELECT revision FROM turns WHERE turn_id = ?",
+                            (turn_id,)).fetchone()[0])  # fmt: skip

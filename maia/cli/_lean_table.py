@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:d7021e1fef1c03ee481546f986e17f44aca84a13abcdf712868aa7b9c9df6f43",
+    "registryDigest": "sha256:96d5cce9e3fd20c568d73d22c85ea7c5afdce5d6143db4416348ac51892327a9",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

@@ -85,6 +85,11 @@ class Connection:
     async def request(self, method: str, params: Any) -> dict[str, Any]:
         return await self.send_raw({"method": method, "params": params})
 
+    async def send_only(self, method: str, params: Any) -> None:
+        """Send one request and leave its answer unread (`send_raw` skips it later)."""
+        frame = {"id": next(self._ids), "method": method, "params": params}
+        await self._socket.send_message(orjson.dumps(frame).decode())
+
 
 async def _serve_receiver(listener: trio.SocketListener, transcript: Transcript) -> None:
     """A loopback webhook receiver: 204 to every request; what it received is kept."""

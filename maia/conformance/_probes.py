@@ -18,7 +18,7 @@ import attrs
 import orjson
 import trio
 
-from maia.node import HANDLERS, LOCAL_USER_ROLE
+from maia.node import HANDLERS, LOCAL_USER_ROLE, MAX_IN_FLIGHT
 from maia.protocol import COMMON_ERRORS, OperationDescriptor
 
 from ._format import FixtureFormatError
@@ -117,7 +117,26 @@ async def _served(node: LiveNode, conn: Connection, op: OperationDescriptor) -> 
     return _check(op, await conn.request(op.operation_id, {}), "command_not_implemented")
 
 
+async def _in_flight(node: LiveNode, conn: Connection, op: OperationDescriptor) -> Probed:
+    """MAX_IN_FLIGHT session.waits that cannot be satisfied for 4 s hold a connection of its
+    own at its cap; the op's request on it is then refused before it is read."""
+    root = node.work / "in-flight-probe"
+    root.mkdir(exist_ok=True)
+    added = await conn.request("project.add", {"commandId": f"probe-{op.operation_id}",
+                                               "rootPath": str(root)})  # fmt: skip
+    project_id = added["result"]["project"]["projectId"]
+    created = await conn.request("session.create", {"commandId": f"probe-{op.operation_id}",
+                                                    "projectId": project_id})  # fmt: skip
+    wait = {"sessionId": created["result"]["session"]["sessionId"], "states": ["failed"],
+            "waitMilliseconds": 4000}  # fmt: skip
+    async with node.connect() as held:
+        for _ in range(MAX_IN_FLIGHT):
+            await held.send_only("session.wait", wait)
+        return _check(op, await held.request(op.operation_id, {}), "overloaded")
+
+
 PROBES: dict[str, Probe] = {
+    "in-flight": _in_flight,
     "envelope": _envelope,
     "unknown-field": _unknown_field,
     "bad-token": _bad_token,

@@ -117,14 +117,20 @@ async def _seed_routines(client: Any, routines: RoutineCache) -> None:
 
 
 async def _seed_approvals(client: Any, approvals: ApprovalCache) -> None:
-    """Pending approval IDs for completion; a Node without approvals is left out."""
-    try:
-        page = await client.request("approval.list", {"state": "pending", "limit": 100})
-    except MaiaError as error:
-        if error.code in ("unknown_method", "command_not_implemented"):
+    """Pending approval IDs for completion, page after page (at most SEED_PAGES: the cache
+    keeps 500); a Node without approvals is left out."""
+    params: dict[str, Any] = {"state": "pending", "limit": 100}
+    for _ in range(SEED_PAGES):
+        try:
+            page = await client.request("approval.list", params)
+        except MaiaError as error:
+            if error.code in ("unknown_method", "command_not_implemented"):
+                return
+            raise
+        approvals.seed(page.get("approvals") or ())
+        if not page.get("nextCursor"):
             return
-        raise
-    approvals.seed(page.get("approvals") or ())
+        params = {**params, "cursor": page["nextCursor"]}
 
 
 async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:

@@ -28,10 +28,14 @@ class NodeState:
     live_workers: int = 0
     problem: str = ""
     pending_approvals: int = 0
+    more_approvals: bool = False  # more pending than one page counted
 
     @classmethod
-    def from_status(cls, status: Mapping[str, Any], pending: int = 0) -> NodeState:
-        """From `node.status` in wire form (and the count of pending approvals)."""
+    def from_status(
+        cls, status: Mapping[str, Any], pending: int = 0, more: bool = False
+    ) -> NodeState:
+        """From `node.status` in wire form (and the count of pending approvals, `more`
+        when a page did not hold them all)."""
         by_state: Mapping[str, int] = status.get("sessionsByState") or {}
         live = sum(n for state, n in by_state.items() if state not in _ENDED_STATES)
         return cls(
@@ -41,12 +45,16 @@ class NodeState:
             queued_turns=int(status.get("queuedTurns", 0)),
             live_workers=int(status.get("liveWorkers", 0)),
             pending_approvals=pending,
+            more_approvals=more,
         )
 
     def toolbar(self) -> str:
         if not self.reachable:
             return f" node unreachable ({self.problem}) · start it with: maia node start --detach"
-        waiting = f"approvals {self.pending_approvals} pending · " if self.pending_approvals else ""
+        more = "+" if self.more_approvals else ""
+        waiting = (
+            f"approvals {self.pending_approvals}{more} pending · " if self.pending_approvals else ""
+        )
         return (
             f" {waiting}sessions {self.live_sessions} live · turns {self.queued_turns} queued ·"
             f" workers {self.live_workers} live │ {self.node_id[:14]}… │ Tab · Ctrl-R history"
@@ -78,7 +86,7 @@ class StatusTracker:
     async def refresh(self) -> NodeState:
         try:
             status = await self._ask()
-            state = NodeState.from_status(status, await self._pending())
+            state = NodeState.from_status(status, *await self._pending())
         except MaiaError as error:
             state = NodeState(reachable=False, problem=error.code)
         if state != self.state:
@@ -97,15 +105,16 @@ class StatusTracker:
         await self._client.reconnect()
         return await self._client.request("node.status")
 
-    async def _pending(self) -> int:
-        """Pending approvals (at most 100 counted); 0 from a Node without approvals."""
+    async def _pending(self) -> tuple[int, bool]:
+        """Pending approvals on one page (at most 100 counted) and whether more follow; 0
+        from a Node without approvals."""
         try:
             found = await self._client.request("approval.list", {"state": "pending", "limit": 100})
         except MaiaError as error:
             if error.code == "unavailable":
                 raise
-            return 0
-        return len(found.get("approvals") or ())
+            return 0, False
+        return len(found.get("approvals") or ()), bool(found.get("nextCursor"))
 
     async def serve(self) -> None:
         """Refresh until cancelled."""

@@ -24,7 +24,7 @@ from ._versioning import Deprecation
 # observation stream's summary frame, machine.* and session.create's machine (issue 16);
 # 0.12.0: declared errors no input reached dropped (session.create, session.rename,
 # project.add, project.relocate.confirm, config.admit.preview)
-REGISTRY_VERSION: Final = "0.13.0"
+REGISTRY_VERSION: Final = "0.14.0"
 
 # Renamed or removed operations, CLI commands, flags and config keys, each kept as an alias
 # until its removeAfter date (at least 90 days and one minor release; docs/versioning.md).

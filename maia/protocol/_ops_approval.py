@@ -18,6 +18,7 @@ from ._agent_shapes import MAX_PROMPT_OPTIONS, MAX_PROMPT_SUMMARY_BYTES
 from ._common import (
     Delivery,
     command_id_field,
+    cursor_field,
     id_field,
     mutation,
     operation,
@@ -62,13 +63,15 @@ class ApprovalListInput:
     state: ApprovalState | None = field(doc="Only approvals in this state.", default=None)
     limit: int = field(doc="At most this many.", default=50, minimum=1,
                        maximum=MAX_APPROVALS_LISTED)  # fmt: skip
+    cursor: str | None = cursor_field()
 
 
 @attrs.frozen
 class ApprovalListOutput:
-    """Approvals, pending first."""
+    """Approvals, pending first; a page is cut under the 1 MiB frame (`nextCursor`)."""
 
     approvals: tuple[Approval, ...] = field(doc="The approvals.", max_items=MAX_APPROVALS_LISTED)
+    next_cursor: str | None = field(doc="Next page; null on the last.")
 
 
 @attrs.frozen
@@ -111,9 +114,10 @@ APPROVAL_OPERATIONS = (
     operation(
         operation_id="approval.list",
         agent_exposure="eligible",
-        summary="List approvals, pending first (filter by Session or state).",
+        summary="List approvals, pending first (filter by Session or state), paged by cursor.",
         input_type=ApprovalListInput,
         output_type=ApprovalListOutput,
+        errors=("invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="approval.show",

@@ -409,7 +409,7 @@ RECORD_OPERATIONS = (
         summary="Receipts filtered by operation, target and time.",
         input_type=ReceiptListInput,
         output_type=ReceiptListOutput,
-        errors=("invalid_cursor",),
+        errors=("invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="events.read",

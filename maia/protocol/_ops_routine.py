@@ -364,6 +364,6 @@ ROUTINE_OPERATIONS: Final = (
         summary="List routines.",
         input_type=RoutineListInput,
         output_type=RoutineListOutput,
-        errors=("invalid_cursor",),
+        errors=("invalid_cursor", "cursor_reset_required"),
     ),
 )

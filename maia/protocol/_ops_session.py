@@ -328,7 +328,7 @@ SESSION_OPERATIONS = (
         summary="List Sessions with filters and paging.",
         input_type=SessionListInput,
         output_type=SessionListOutput,
-        errors=("invalid_cursor",),
+        errors=("invalid_cursor", "cursor_reset_required"),
         callers=frozenset({"local-user", "session"}),
     ),
     operation(
@@ -355,7 +355,7 @@ SESSION_OPERATIONS = (
         output_type=SessionResult,
         errors=_CHANGE,
         revision_fields=("expectedRevision",),
-        event_types=("session.stopping", "session.stopped"),
+        event_types=("session.stopping", "session.stopped", "turn.failed"),
     ),
     mutation(
         operation_id="session.archive",
@@ -405,7 +405,7 @@ SESSION_OPERATIONS = (
         summary="List Projects.",
         input_type=ProjectListInput,
         output_type=ProjectListOutput,
-        errors=("invalid_cursor",),
+        errors=("invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="project.show",

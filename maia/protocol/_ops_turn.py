@@ -304,7 +304,7 @@ TURN_OPERATIONS = (
         summary="Show a turn, its failure reason and its items (paged: nextItemCursor).",
         input_type=TurnShowInput,
         output_type=TurnShowOutput,
-        errors=("resource_not_found", "invalid_cursor"),
+        errors=("resource_not_found", "invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="turn.list",
@@ -312,7 +312,7 @@ TURN_OPERATIONS = (
         summary="List a Session's turns, newest first, paged.",
         input_type=TurnListInput,
         output_type=TurnListOutput,
-        errors=("resource_not_found", "invalid_cursor"),
+        errors=("resource_not_found", "invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="turn.queue.list",
@@ -340,7 +340,7 @@ TURN_OPERATIONS = (
         output_type=TurnResult,
         errors=("resource_not_found", "revision_conflict", "invalid_state"),
         revision_fields=("expectedRevision",),
-        event_types=("turn.interrupted",),
+        event_types=("turn.interrupt_requested", "turn.failed"),
         effect_class="native-reconcilable",
     ),
 )

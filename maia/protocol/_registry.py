@@ -28,7 +28,8 @@ PROTOCOL_VERSION: Final = "maia.protocol/v1alpha1"
 SCHEMA_BASE: Final = "urn:maia:schema:maia.protocol:v1alpha1"
 ERROR_SCHEMA_REF: Final = f"{SCHEMA_BASE}:error"
 CALLER_ROLES: Final = frozenset({"local-user", "session", "machine"})
-# Errors any op may answer (entry check, authority, the request deadline, the Node's health).
+# Errors any op may answer (entry check, authority, the request deadline, the Node's health,
+# a connection or mailbox past its bound).
 COMMON_ERRORS: Final = (
     "invalid_request",
     "validation_failed",
@@ -38,6 +39,7 @@ COMMON_ERRORS: Final = (
     "unavailable",
     "internal_error",
     "command_not_implemented",
+    "overloaded",
 )
 
 Stability = Literal["alpha", "beta", "stable", "deprecated"]

@@ -18,13 +18,26 @@ from maia.protocol import (
 )
 
 from ._context import ServiceContext, command_of, mutation_output
+from ._page_bytes import approval_bytes, fitting
+from ._paging import issue, open_cursor
 
 
 async def approval_list(ctx: ServiceContext, params: ApprovalListInput) -> ApprovalListOutput:
-    found = await ctx.read(
-        lambda c: list_approvals(c, params.session_id, params.state, params.limit)
-    )
-    return check(ApprovalListOutput, {"approvals": found}, root="result")
+    """Pending first, then newest first. Raises `invalid_cursor`, `cursor_reset_required`."""
+    filters = {"sessionId": params.session_id, "state": params.state}
+    after = None
+    if params.cursor is not None:
+        after = open_cursor(ctx.store, params.cursor, "approval.list", filters)
+    rows = await ctx.read(lambda c: list_approvals(c, params.session_id, params.state,
+                                                   params.limit + 1, after))  # fmt: skip
+    page = rows[: params.limit]
+    kept = fitting([approval for _, approval in page], approval_bytes)  # under the 1 MiB frame
+    cursor = None
+    if len(rows) > params.limit or kept < len(page):
+        page = page[:kept]
+        cursor = issue(ctx.store, page[-1][0], "approval.list", filters)
+    approvals = [approval for _, approval in page]
+    return check(ApprovalListOutput, {"approvals": approvals, "nextCursor": cursor}, root="result")
 
 
 async def approval_show(ctx: ServiceContext, params: ApprovalRef) -> ApprovalShowOutput:

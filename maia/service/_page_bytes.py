@@ -1,7 +1,8 @@
-"""Pages under the 1 MiB frame. events.read, session.list and receipt.list size a page by
-`limit` (up to 500 events, 100 Sessions or receipts), and such a page can pass 1 MiB of
-UTF-8: events whose payloads carry item texts, Sessions with 16 KiB archive summaries,
-receipts naming 256 events each. The page is cut after the last entry that fits
+"""Pages under the 1 MiB frame. events.read, session.list, receipt.list and approval.list
+size a page by `limit` (up to 500 events, 100 Sessions, receipts or approvals), and such a
+page can pass 1 MiB of UTF-8: events whose payloads carry item texts, Sessions with 16 KiB
+archive summaries, receipts naming 256 events each, approvals with 8 KiB summaries (6 bytes
+a control character as JSON). The page is cut after the last entry that fits
 `PAGE_BUDGET_BYTES` (events.read: `hasMore`; the lists: `nextCursor`), the cursor after that
 entry; the first entry always travels, so following the cursor ends (one too large for a
 frame alone is refused `frame_too_large` by the Node, typed). An entry's size is counted
@@ -11,7 +12,7 @@ fits and a page of small entries is never cut."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
@@ -25,6 +26,7 @@ EVENT_FIELDS_BYTES = 512
 SESSION_FIELDS_BYTES = 2048
 RECEIPT_FIELDS_BYTES = 1024
 RECEIPT_ENTRY_BYTES = 192  # a target (type, ID, disposition, revisions) or a listed ID
+APPROVAL_FIELDS_BYTES = 1024
 
 T = TypeVar("T")
 
@@ -62,6 +64,12 @@ def receipt_bytes(receipt: Receipt) -> int:
     """At least the bytes `receipt` takes in a receipt.list page."""
     entries = len(receipt.targets) + len(receipt.event_ids) + len(receipt.effect_ids)
     return RECEIPT_FIELDS_BYTES + RECEIPT_ENTRY_BYTES * entries
+
+
+def approval_bytes(approval: dict[str, Any]) -> int:
+    """At least the bytes `approval` (approval.list's wire form) takes in a page."""
+    texts = (approval["summary"], approval.get("message"), *approval["options"])
+    return APPROVAL_FIELDS_BYTES + sum(_json_bytes(text) + 1 for text in texts)
 
 
 def fitting(entries: Sequence[T], size: Callable[[T], int], budget: int = PAGE_BUDGET_BYTES) -> int:
