@@ -17,7 +17,14 @@ from typing import Any, Final
 
 import trio
 
-from actors.routine import FireRow, RoutineRow, create_command_id, scheduler_actor, send_command_id
+from actors.routine import (
+    FailReason,
+    FireRow,
+    RoutineRow,
+    create_command_id,
+    scheduler_actor,
+    send_command_id,
+)
 from maia.core import MaiaError
 from maia.protocol import REGISTRY, decode_input
 
@@ -39,9 +46,6 @@ SERVED: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {
 # session.create fields beyond these are refused: "only a Workspace, executor or
 # connectionId, and model" (this Node's Sessions name a Project and an executor).
 CREATE_FIELDS: Final = frozenset({"commandId", "projectId", "executor"})
-
-
-WORKSPACE_UNAVAILABLE: Final = "workspace_unavailable"
 
 
 def _usable_directory(path: str) -> bool:
@@ -112,7 +116,7 @@ class SchedulerGate:
             raise MaiaError(
                 "configuration_invalid",
                 f"the folder of Project {project_id} is missing or not usable: {root}",
-                {"path": "template.projectId", "reason": WORKSPACE_UNAVAILABLE},
+                {"path": "template.projectId", "reason": FailReason.WORKSPACE_UNAVAILABLE.value},
             )
 
     async def create_session(self, routine: RoutineRow, fire: FireRow) -> str:
