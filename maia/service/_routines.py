@@ -69,7 +69,7 @@ from maia.protocol import (
 from storage import (
     ExpectedTarget,
     MutationResult,
-    find_receipt,
+    Receipt,
     issue_preview,
 )
 
@@ -154,13 +154,29 @@ def _command(ctx: ServiceContext, operation_id: str, params: Any, digest: str) -
 
 
 def _confirmed_before(ctx: ServiceContext, conn: sqlite3.Connection, operation_id: str,
-                      command_id: str, digest: str) -> bool:  # fmt: skip
+                      params: Any, digest: str) -> bool:  # fmt: skip
     """Whether this commandId already confirmed these very values: its preview then issues a
     proof without judging the routine again (it moved since: created, fired, disabled), so
     the retried confirm answers the stored result (`duplicate`) and acts once."""
-    stored = find_receipt(conn, actor_id=ctx.actor_id, operation_id=operation_id,
-                          command_id=command_id)  # fmt: skip
-    return stored is not None and stored.normalized_input_digest == digest
+    return stored_replay(conn, actor_id=ctx.actor_id, operation_id=operation_id,
+                         command_id=params.command_id, digests=(digest,),
+                         same=_same_values(operation_id, params)) is not None  # fmt: skip
+
+
+def _same_values(operation_id: str, params: Any) -> Callable[[Receipt], bool] | None:
+    """For a disable: whether a receipt (under any key form) disabled this routine from
+    this revision, which is all its digest binds besides the actor and the commandId (the
+    key). Other confirms' receipts do not show all their values: None."""
+    if operation_id != "routine.disable.confirm":
+        return None
+
+    def same(stored: Receipt) -> bool:
+        first = stored.targets[0] if stored.targets else None
+        return first is not None and (first.target_type, first.target_id,
+                                      first.prior_revision) == (
+            "routine", params.routine_id, params.expected_revision)  # fmt: skip
+
+    return same
 
 
 async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
@@ -173,7 +189,7 @@ async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
     digests = (digest, legacy_confirm_digest(digest, params.proof))
     return await ctx.read(lambda conn: stored_replay(
         conn, actor_id=ctx.actor_id, operation_id=operation_id,
-        command_id=params.command_id, digests=digests,
+        command_id=params.command_id, digests=digests, same=_same_values(operation_id, params),
     ))  # fmt: skip
 
 
@@ -200,7 +216,7 @@ async def routine_create_preview(
     digest = _digest(ctx, params, routineId=routine_id)
 
     def judge(conn: sqlite3.Connection) -> None:
-        if _confirmed_before(ctx, conn, "routine.create.confirm", params.command_id, digest):
+        if _confirmed_before(ctx, conn, "routine.create.confirm", params, digest):
             return
         if get_routine(conn, routine_id) is not None:
             raise MaiaError("storage_conflict", f"routine {routine_id} already exists",
@@ -269,7 +285,7 @@ async def _preview_change(ctx: ServiceContext, operation_id: str, params: Routin
 
     def judge(conn: sqlite3.Connection) -> RoutineRow:
         row, core = load_core(conn, params.routine_id)
-        if _confirmed_before(ctx, conn, operation_id, params.command_id, digest):
+        if _confirmed_before(ctx, conn, operation_id, params, digest):
             return row
         if run:  # a run judges the routine first: not active is routine_not_active
             judge_run(core, HELD)
