@@ -157,12 +157,14 @@ def remove_write(record: WebhookRecord, expected_revision: int, command: Command
 
 def ping_write(record: WebhookRecord, expected_revision: int, command: Command, proof: Proof,
                now_ms: int) -> Write:  # fmt: skip
-    """Queue a `maia.ping` delivery, keyed by the `webhook.tested` event the change emits."""
+    """Queue a `maia.ping` delivery, keyed by the `webhook.tested` event the change emits,
+    unless the webhook's backlog is full (`require_backlog_room`)."""
     change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, record, record, (WebhookEvent.TEST,), CLIENT,
                     expected_revision)  # fmt: skip
     hook = record.webhook_id
 
     def queue(conn: sqlite3.Connection, records: tuple[Any, ...]) -> None:
+        require_backlog_room(conn, hook)
         event_id, position = latest_event(conn, hook)
         data = {"webhookId": hook, "eventId": event_id, "revision": records[0].revision}
         body = delivery_body(PING_EVENT_TYPE, now_ms, data)

@@ -24,6 +24,8 @@ from actors.routine import (
     ChangeRoutine,
     CreateRoutine,
     Disable,
+    FailureOf,
+    FireRow,
     LauncherSlot,
     Pause,
     Resume,
@@ -44,8 +46,10 @@ from actors.routine import (
     routine_show,
     routine_view,
 )
+from actors.session import session_view, turn_view
 from maia.core import MaiaError, digest_json, format_timestamp_ms
 from maia.protocol import (
+    FireFailure,
     NextFire,
     RoutineChangeInput,
     RoutineConfirmInput,
@@ -65,7 +69,7 @@ from maia.protocol import (
 from storage import (
     ExpectedTarget,
     MutationResult,
-    find_receipt,
+    Receipt,
     issue_preview,
 )
 
@@ -150,13 +154,29 @@ def _command(ctx: ServiceContext, operation_id: str, params: Any, digest: str) -
 
 
 def _confirmed_before(ctx: ServiceContext, conn: sqlite3.Connection, operation_id: str,
-                      command_id: str, digest: str) -> bool:  # fmt: skip
+                      params: Any, digest: str) -> bool:  # fmt: skip
     """Whether this commandId already confirmed these very values: its preview then issues a
     proof without judging the routine again (it moved since: created, fired, disabled), so
     the retried confirm answers the stored result (`duplicate`) and acts once."""
-    stored = find_receipt(conn, actor_id=ctx.actor_id, operation_id=operation_id,
-                          command_id=command_id)  # fmt: skip
-    return stored is not None and stored.normalized_input_digest == digest
+    return stored_replay(conn, actor_id=ctx.actor_id, operation_id=operation_id,
+                         command_id=params.command_id, digests=(digest,),
+                         same=_same_values(operation_id, params)) is not None  # fmt: skip
+
+
+def _same_values(operation_id: str, params: Any) -> Callable[[Receipt], bool] | None:
+    """For a disable: whether a receipt (under any key form) disabled this routine from
+    this revision, which is all its digest binds besides the actor and the commandId (the
+    key). Other confirms' receipts do not show all their values: None."""
+    if operation_id != "routine.disable.confirm":
+        return None
+
+    def same(stored: Receipt) -> bool:
+        first = stored.targets[0] if stored.targets else None
+        return first is not None and (first.target_type, first.target_id,
+                                      first.prior_revision) == (
+            "routine", params.routine_id, params.expected_revision)  # fmt: skip
+
+    return same
 
 
 async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
@@ -169,7 +189,7 @@ async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
     digests = (digest, legacy_confirm_digest(digest, params.proof))
     return await ctx.read(lambda conn: stored_replay(
         conn, actor_id=ctx.actor_id, operation_id=operation_id,
-        command_id=params.command_id, digests=digests,
+        command_id=params.command_id, digests=digests, same=_same_values(operation_id, params),
     ))  # fmt: skip
 
 
@@ -196,7 +216,7 @@ async def routine_create_preview(
     digest = _digest(ctx, params, routineId=routine_id)
 
     def judge(conn: sqlite3.Connection) -> None:
-        if _confirmed_before(ctx, conn, "routine.create.confirm", params.command_id, digest):
+        if _confirmed_before(ctx, conn, "routine.create.confirm", params, digest):
             return
         if get_routine(conn, routine_id) is not None:
             raise MaiaError("storage_conflict", f"routine {routine_id} already exists",
@@ -265,7 +285,7 @@ async def _preview_change(ctx: ServiceContext, operation_id: str, params: Routin
 
     def judge(conn: sqlite3.Connection) -> RoutineRow:
         row, core = load_core(conn, params.routine_id)
-        if _confirmed_before(ctx, conn, operation_id, params.command_id, digest):
+        if _confirmed_before(ctx, conn, operation_id, params, digest):
             return row
         if run:  # a run judges the routine first: not active is routine_not_active
             judge_run(core, HELD)
@@ -332,9 +352,28 @@ async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) 
     return mutation_output(RoutineRunResult, result)
 
 
+def _runtime_failure(now_ms: int) -> FailureOf:
+    """A fire's failure as turn.show carries it (its first turn failed: the worker's own
+    message), or as session.show does (its Session failed before any turn)."""
+
+    def failure_of(conn: sqlite3.Connection, fire: FireRow, turn_state: str | None,
+                   reason: str | None) -> FireFailure | None:  # fmt: skip
+        if turn_state == "failed" and fire.turn_id is not None and reason is not None:
+            message = turn_view(conn, fire.turn_id).failure_message
+            return None if message is None else FireFailure(code=reason, message=message)
+        if fire.turn_id is None and fire.session_id is not None:
+            session = session_view(conn, fire.session_id, now_ms)
+            if session.state == "failed" and session.failure_message is not None:
+                return FireFailure(code="session_failed", message=session.failure_message)
+        return None
+
+    return failure_of
+
+
 async def routine_show_handler(ctx: ServiceContext, params: RoutineRef) -> RoutineShowOutput:
     """Raises `resource_not_found`."""
-    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id))
+    failure_of = _runtime_failure(ctx.now())
+    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id, failure_of))
     return check(RoutineShowOutput, shown, root="result")
 
 

@@ -147,8 +147,9 @@ def _judge(conn: sqlite3.Connection, change: Any,
            replay: bool = False) -> tuple[WebhookRecord, DeliveryRecord | None]:  # fmt: skip
     """The webhook (and delivery) a remove, test or redeliver names, after the same checks its
     confirm makes (none for a `replay`: the change is done, its confirm answers the stored
-    result). Raises `resource_not_found`, `revision_conflict`, `invalid_state` (also a
-    redeliver past the webhook's backlog of pending deliveries: details.state backlog_full)."""
+    result). Raises `resource_not_found`, `revision_conflict`, `invalid_state` (also a test
+    or redeliver past the webhook's backlog of pending deliveries: details.state
+    backlog_full)."""
     delivery = None
     if isinstance(change, WebhookRedeliverChange):
         delivery = get_delivery(conn, change.delivery_id)
@@ -171,6 +172,7 @@ def _judge(conn: sqlite3.Connection, change: Any,
     if delivery is not None:
         DELIVERY_TABLE.step(delivery.status.state, DeliveryEvent.REDELIVER, caller="client",
                             aggregate_id=delivery.delivery_id)  # fmt: skip
+    if change.kind in ("test", "redeliver"):  # each queues one more delivery
         require_backlog_room(conn, record.webhook_id)
     return record, delivery
 

@@ -11,7 +11,7 @@ from typing import Any
 from maia.core import digest_json
 from maia.service import ServiceContext
 
-from ..maia.service.test_routines import call, create, create_body, project, proof_of
+from ..maia.service.test_routines import call, create, create_body, project, proof_of, refused
 
 
 async def test_a_retried_create_at_the_limit_replays(rctx: ServiceContext, tmp_path: Path) -> None:
@@ -60,3 +60,25 @@ async def test_confirms_stored_under_the_old_key_replay(
     for first, op, confirm in done:
         again = await call(rctx, op, confirm)
         assert (again.delivery, again.receipt_id) == ("duplicate", first.receipt_id), op
+
+
+async def test_a_disable_stored_under_the_old_key_replays_after_a_new_preview(
+    rctx: ServiceContext, tmp_path: Path
+) -> None:
+    """`routine disable --command-id C --yes` run again after an upgrade: the preview of a
+    disable whose receipt holds the old key issues a proof (the receipt names the routine
+    and the revision, all the digest binds), and the confirm with that new proof answers
+    duplicate with the stored receipt (both were storage_conflict)."""
+    project_id = await project(rctx, tmp_path)
+    rid = (await create(rctx, project_id)).routine.routine_id
+    change = {"commandId": "old-disable", "routineId": rid, "expectedRevision": 1}
+    confirm = {**change, **proof_of(await call(rctx, "routine.disable.preview", change))}
+    first = await call(rctx, "routine.disable.confirm", confirm)
+    await rctx.store.write(_to_the_old_key(first.receipt_id, confirm))
+    retried = {**change, **proof_of(await call(rctx, "routine.disable.preview", change))}
+    assert retried["proof"] != confirm["proof"]
+    again = await call(rctx, "routine.disable.confirm", retried)
+    assert (again.delivery, again.receipt_id) == ("duplicate", first.receipt_id)
+    other = {**change, "expectedRevision": 2}  # other values under C: still refused
+    error = await refused(rctx, "routine.disable.preview", other)
+    assert error.code == "storage_conflict"

@@ -1,6 +1,6 @@
-"""A webhook redeliver respects the 1,000-pending-deliveries backlog the outbox keeps: past
-it the preview and the confirm refuse (invalid_state, details.state backlog_full) and
-nothing is queued (a redeliver queued a 1,001st pending delivery before)."""
+"""A webhook redeliver or test respects the 1,000-pending-deliveries backlog the outbox
+keeps: past it the preview and the confirm refuse (invalid_state, details.state
+backlog_full) and nothing is queued (each queued a 1,001st pending delivery before)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,33 @@ async def test_redeliver_past_the_backlog_is_refused(ctx: ServiceContext) -> Non
     record = await ctx.read(lambda c: get_delivery(c, failed))
     assert record is not None
     assert (record.status.state.value, record.status.redeliveries) == ("failed", 0)
+
+
+async def test_a_test_ping_past_the_backlog_is_refused(ctx: ServiceContext) -> None:
+    """1,000 pending: `webhook test` is refused at preview, and at a confirm previewed at
+    999; no ping is queued and the webhook stays at revision 1."""
+    added = await _change(ctx, "add", {"kind": "add", "spec": SPEC})
+    hook = added.webhook.webhook_id
+    await ctx.store.write(_queue(hook, 1, MAX_PENDING_PER_WEBHOOK - 1))
+    body: dict[str, Any] = {
+        "commandId": "ping",
+        "change": {"kind": "test", "webhookId": hook, "expectedRevision": 1},
+    }
+    preview = await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
+    await ctx.store.write(_queue(hook, MAX_PENDING_PER_WEBHOOK, 1))
+    proof = {"inputDigest": preview.input_digest, "previewId": preview.preview_id,
+             "proof": preview.proof}  # fmt: skip
+    with pytest.raises(MaiaError) as confirm:
+        await webhooks_change_confirm(ctx, params("webhooks.change.confirm", body | proof))
+    with pytest.raises(MaiaError) as again:
+        await webhooks_change_preview(ctx, params("webhooks.change.preview",
+                                                  {**body, "commandId": "ping2"}))  # fmt: skip
+    for refused in (confirm.value, again.value):
+        assert (refused.code, refused.details["state"]) == ("invalid_state", "backlog_full")
+    assert await ctx.read(lambda c: count_pending(c, hook)) == MAX_PENDING_PER_WEBHOOK
+    pings = await ctx.read(
+        lambda c: c.execute(
+            "SELECT count(*) FROM webhook_deliveries WHERE event_type = 'maia.ping'"
+        ).fetchone()[0]
+    )
+    assert pings == 0
