@@ -37,10 +37,12 @@ def is_exact_id(reference: str, kind: str) -> bool:
 def naming_field(error: MaiaError, path: str) -> MaiaError:
     """A reference's `resource_not_found` naming the field it was typed for (`path`, in the
     message and `details.path`), as a schema refusal names its field; other errors as
-    they are."""
-    if error.code != "resource_not_found" or "path" in error.details:
+    they are. reference.resolve's own answer names its `reference` field: the CLI's field
+    replaces it."""
+    if error.code != "resource_not_found" or error.details.get("path", "reference") != "reference":
         return error
-    return MaiaError(error.code, f"{path}: {error.message}", {**error.details, "path": path})
+    message = error.message.removeprefix("reference: ")
+    return MaiaError(error.code, f"{path}: {message}", {**error.details, "path": path})
 
 
 def resolved_id(answer: dict[str, Any], reference: str, kind: str) -> str:
