@@ -26,22 +26,22 @@ def _fields(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
             yield from _fields(item, f"{path}.")
 
 
-def field_holding(params: Any, value: object) -> str | None:
+def _field_holding(params: Any, value: object) -> str | None:
     """The wire path of the input field whose value is `value` (the first one), or None."""
-    if not isinstance(value, str) or not attrs_like(params):
+    if not isinstance(value, str) or not _attrs_like(params):
         return None
     return next((path for path, item in _fields(to_json(params)) if item == value), None)
 
 
-def attrs_like(params: Any) -> bool:
+def _attrs_like(params: Any) -> bool:
     return hasattr(type(params), "__attrs_attrs__")
 
 
-def completed(error: MaiaError, method: str, params: Any) -> MaiaError:
+def completed_refusal(error: MaiaError, method: str, params: Any) -> MaiaError:
     """`error` with the details its code promises, where the input can supply them."""
     details = error.details
     if error.code == "resource_not_found" and "path" not in details:
-        path = field_holding(params, details.get("id"))
+        path = _field_holding(params, details.get("id"))
         if path is not None:
             message = error.message if error.message.startswith(f"{path}: ") else (
                 f"{path}: {error.message}")  # fmt: skip
@@ -49,7 +49,7 @@ def completed(error: MaiaError, method: str, params: Any) -> MaiaError:
     if error.code == "invalid_state" and "event" not in details:
         more: dict[str, Any] = {"event": method}
         resource = details.get("resource")
-        if "id" not in details and isinstance(resource, str) and attrs_like(params):
+        if "id" not in details and isinstance(resource, str) and _attrs_like(params):
             found = to_json(params).get(f"{resource}Id")
             if isinstance(found, str):
                 more["id"] = found

@@ -30,7 +30,7 @@ from ._kinds import KINDS, ON_DEMAND, after_open, running_kind
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
 from ._reference import reference_resolve
-from ._refusal_details import completed
+from ._refusal_details import completed_refusal
 from ._sessions import (
     session_archive,
     session_create,
@@ -115,9 +115,9 @@ def register(table: _Table, context_of: Callable[[Any], ServiceContext]) -> None
                 try:
                     return await fn(context_of(call), params)
                 except ActorError as error:  # the runtime's typed errors meet the wire here
-                    raise completed(error.to_wire(), op_id, params) from None
+                    raise completed_refusal(error.to_wire(), op_id, params) from None
                 except MaiaError as error:
-                    raise completed(error, op_id, params) from None
+                    raise completed_refusal(error, op_id, params) from None
 
             serve.__name__ = fn.__name__
             return serve
