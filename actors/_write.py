@@ -321,8 +321,8 @@ class Tx:
             body = rows.payload(row, after)
             if payload:
                 body = {**body, **payload}
-            self.event(owner or rows.owner(after), row.emits, body,
-                       revision if owner_revision is None else owner_revision, event_actor)
+            at = revision if owner_revision is None else owner_revision
+            self.event(owner or rows.owner(after), row.emits, body, at, event_actor)
         if row.receipt if receipt is None else receipt:
             self.targets.append(ReceiptTarget(rows.resource, after.id, "updated",
                                               before.revision, revision))  # fmt: skip
@@ -341,8 +341,8 @@ class Tx:
         (`owner_revision` as for `move`)."""
         rows.insert(self.conn, record, self.now)
         if row.emits is not None:
-            self.event(owner or rows.owner(record), row.emits, rows.payload(row, record),
-                       1 if owner_revision is None else owner_revision)
+            at = 1 if owner_revision is None else owner_revision
+            self.event(owner or rows.owner(record), row.emits, rows.payload(row, record), at)
         if row.receipt:
             self.targets.append(ReceiptTarget(rows.resource, record.id, "created", None, 1))
 

@@ -52,8 +52,7 @@ def _end(conn: sqlite3.Connection, turn_id: str, *, defer: bool, outcome: str) -
         (kind, revision, _without_ids(orjson.loads(payload), turn_id))
         for kind, revision, payload in conn.execute(
             # a turn event is the Session's (its aggregateRevision): the turn's rides along
-            "SELECT event_type, payload ->> '$.turnRevision', payload FROM events"
-            " ORDER BY position"
+            "SELECT event_type, payload ->> '$.turnRevision', payload FROM events ORDER BY position"
         )
         if turn_id in payload
     ]
