@@ -19,6 +19,7 @@ from typing import Any
 
 from maia.core._limits import EVENTS_LIMIT_MAX
 from maia.protocol import (
+    REGISTRY,
     Event,
     EventsReadInput,
     EventsReadOutput,
@@ -85,8 +86,24 @@ async def receipt_get(ctx: ServiceContext, params: ReceiptGetInput) -> ReceiptGe
     return ReceiptGetOutput(receipt=_receipt(stored), correlation_id=stored.correlation)
 
 
+def _check_receipt_operation(operation_id: str) -> None:
+    """Raises `validation_failed` unless `operation_id` (or its deprecated alias) names an
+    op that records receipts: another would only ever list nothing."""
+    op, _ = REGISTRY.resolve(operation_id)
+    if op is None or not op.receipt:
+        why = "no such operation" if op is None else "the operation records no receipts"
+        raise MaiaError(
+            "validation_failed",
+            f"operationId: {why} ({operation_id})",
+            {"path": "operationId", "detail": why},
+        )
+
+
 async def receipt_list(ctx: ServiceContext, params: ReceiptListInput) -> ReceiptListOutput:
-    """Raises `invalid_cursor`, `cursor_reset_required`, `validation_failed` (times)."""
+    """Raises `invalid_cursor`, `cursor_reset_required`, `validation_failed` (times, an
+    operationId that records no receipts)."""
+    if params.operation_id is not None:
+        _check_receipt_operation(params.operation_id)
     filters = {
         "operationId": params.operation_id,
         "targetId": params.target_id,
