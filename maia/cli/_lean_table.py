@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:96d5cce9e3fd20c568d73d22c85ea7c5afdce5d6143db4416348ac51892327a9",
+    "registryDigest": "sha256:0cb3dd0b17966307861c081c2bfbe6733c05ac4b113efb2959981664ddfa7550",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

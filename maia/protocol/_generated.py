@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:96d5cce9e3fd20c568d73d22c85ea7c5afdce5d6143db4416348ac51892327a9"
+REGISTRY_DIGEST: Final = "sha256:0cb3dd0b17966307861c081c2bfbe6733c05ac4b113efb2959981664ddfa7550"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
