@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:0cb3dd0b17966307861c081c2bfbe6733c05ac4b113efb2959981664ddfa7550",
+    "registryDigest": "sha256:746ad751fa1a8c5a8cd99fd23c3edb50ed760a5fe25b45d24ff3030e3446e499",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:0cb3dd0b17966307861c081c2bfbe6733c05ac4b113efb2959981664ddfa7550"
+REGISTRY_DIGEST: Final = "sha256:746ad751fa1a8c5a8cd99fd23c3edb50ed760a5fe25b45d24ff3030e3446e499"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
