@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:746ad751fa1a8c5a8cd99fd23c3edb50ed760a5fe25b45d24ff3030e3446e499",
+    "registryDigest": "sha256:d9fcb2785ca232b4278f3637bdf59183df9da2134e3a34f02b9f286bab2dc846",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {
