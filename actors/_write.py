@@ -147,6 +147,9 @@ class Change(Generic[A]):
     # False: the kind bounds this aggregate's states another way, so the rows' timeouts arm
     # no state timer (the Session: its worker supervisor bounds a start, its handle a stop).
     timer: bool = True
+    # The events' aggregateRevision when they go to another aggregate's journal (a turn's
+    # to its Session's: the Session's revision); None: the row's own revision.
+    owner_revision: int | None = None
 
 
 @attrs.frozen
@@ -297,7 +300,8 @@ class Tx:
     def move(self, rows: Rows[R], row: Transition[Any, Any], before: R, after: R,
              payload: Mapping[str, Any] | None = None, *, owner: EventOwner | None = None,
              receipt: bool | None = None, event_actor: str | None = None,
-             write: bool = True, stored: R | None = None) -> None:  # fmt: skip
+             write: bool = True, stored: R | None = None,
+             owner_revision: int | None = None) -> None:  # fmt: skip
         """Write `after`, the row `row` moves `before` to (at `row.target`, one revision
         on): compare-and-set on `before`'s revision, `row`'s event (`rows.payload`, then
         `payload`), its receipt target (`receipt`: None = as the row says). Raises
@@ -306,7 +310,10 @@ class Tx:
         `write=False` appends the event and target only: the caller writes the row with its
         next move in the same transaction, passing the row as stored (`stored`, the first
         unwritten move's `before`), whose revision that UPDATE compares and sets from (two
-        steps of one turn in one transaction, one UPDATE: `_store.turn_step`)."""
+        steps of one turn in one transaction, one UPDATE: `_store.turn_step`).
+        `owner_revision`: the event's aggregateRevision when `owner` is another aggregate
+        than the row's (a Session's journal holds its turns' events: its revision, so an
+        owner's revisions never go back)."""
         if write:
             self.write_row(rows, before if stored is None else stored, after)
         revision = after.revision
@@ -314,7 +321,8 @@ class Tx:
             body = rows.payload(row, after)
             if payload:
                 body = {**body, **payload}
-            self.event(owner or rows.owner(after), row.emits, body, revision, event_actor)
+            at = revision if owner_revision is None else owner_revision
+            self.event(owner or rows.owner(after), row.emits, body, at, event_actor)
         if row.receipt if receipt is None else receipt:
             self.targets.append(ReceiptTarget(rows.resource, after.id, "updated",
                                               before.revision, revision))  # fmt: skip
@@ -326,12 +334,15 @@ class Tx:
             raise _conflict(rows, after.id)
 
     def create(self, rows: Rows[R], row: Transition[Any, Any], record: R, *,
-               owner: EventOwner | None = None) -> None:  # fmt: skip
+               owner: EventOwner | None = None,
+               owner_revision: int | None = None) -> None:  # fmt: skip
         """Insert `record`, made by the table's creation row `row` (its caller checked;
-        `record` at `row.target`, revision 1): the row, its event, its receipt target."""
+        `record` at `row.target`, revision 1): the row, its event, its receipt target
+        (`owner_revision` as for `move`)."""
         rows.insert(self.conn, record, self.now)
         if row.emits is not None:
-            self.event(owner or rows.owner(record), row.emits, rows.payload(row, record), 1)
+            at = 1 if owner_revision is None else owner_revision
+            self.event(owner or rows.owner(record), row.emits, rows.payload(row, record), at)
         if row.receipt:
             self.targets.append(ReceiptTarget(rows.resource, record.id, "created", None, 1))
 
@@ -502,7 +513,8 @@ def _execute(conn: sqlite3.Connection, step: _Step, now: int, event_ids: list[st
         receipt = receipt or row.receipt
         if row.emits is not None:
             body = {**rows.payload(row, after), **change.payload}
-            event_ids.append(_append(conn, owner, row.emits, body, now, revision,
+            at = revision if change.owner_revision is None else change.owner_revision
+            event_ids.append(_append(conn, owner, row.emits, body, now, at,
                                      change.event_actor))  # fmt: skip
     if change.receipt if change.receipt is not None else receipt:
         prior = None if change.before is None else change.before.revision

@@ -156,7 +156,7 @@ def list_approvals(
     after: int | None = None,
 ) -> list[tuple[int, dict[str, Any]]]:  # fmt: skip
     """Pending first, then newest first (by insertion); filtered by Session and state when
-    given; each with its page position (`approval_position`), continuing after `after`."""
+    given; each with its page position (`_approval_position`), continuing after `after`."""
     where: list[str] = []
     args: list[str | int] = []
     if session_id is not None:
@@ -175,10 +175,10 @@ def list_approvals(
         " ORDER BY state = 'pending' DESC, rowid DESC LIMIT ?",
         (*args, limit),
     ).fetchall()
-    return [(approval_position(r[0], bool(r[1])), approval_json(r[2:])) for r in rows]
+    return [(_approval_position(r[0], bool(r[1])), approval_json(r[2:])) for r in rows]
 
 
-def approval_position(rowid: int, pending: bool) -> int:
+def _approval_position(rowid: int, pending: bool) -> int:
     """Where an approval stands in approval.list's order, as one integer a cursor carries."""
     return rowid * 2 + int(pending)
 

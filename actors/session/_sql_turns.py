@@ -72,9 +72,10 @@ class TurnRows:
         return EventOwner(record.session_id, "session", record.project_id, record.session_id)
 
     def payload(self, row: Transition[Any, Any], after: TurnRecord) -> dict[str, Any]:
+        # The event is the Session's (its revision): the turn's own revision rides here.
         if row.event is TurnEvent.SEND:
-            return {"turnId": after.id, "seq": after.seq}
-        return {"turnId": after.id, "state": row.target.value}
+            return {"turnId": after.id, "seq": after.seq, "turnRevision": after.revision}
+        return {"turnId": after.id, "state": row.target.value, "turnRevision": after.revision}
 
 
 TURN_ROWS = TurnRows()

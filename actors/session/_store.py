@@ -267,7 +267,8 @@ def insert_turn(conn: sqlite3.Connection, draft: Draft, turn_id: str, text: str)
     TURN_TABLE.check_caller(made, CLIENT, turn_id)
     record = turns_sql.TurnRecord(turn_id, draft.session_id, draft.project_id, made.target, 1,
                                   text, seq)  # fmt: skip
-    draft._tx.create(turns_sql.TURN_ROWS, made, record, owner=draft.owner())
+    draft._tx.create(turns_sql.TURN_ROWS, made, record, owner=draft.owner(),
+                     owner_revision=draft.revision)  # fmt: skip
     correlation = current_envelope().correlation_id  # the send's (`run_mutation`)
     draft.turns[turn_id] = TurnMemo(turn_id, TurnState.QUEUED, 1, text, correlation=correlation,
                                     items=[])  # fmt: skip
@@ -359,7 +360,7 @@ def turn_step(
     write = not defer or row.target in TURN_TABLE.terminal
     # No state timer: the handle bounds a dispatch and an interrupt (docs/actors.md).
     draft._tx.move(turns_sql.TURN_ROWS, row, before, after, body, owner=draft.owner(),
-                   write=write, stored=stored)  # fmt: skip
+                   write=write, stored=stored, owner_revision=draft.revision)  # fmt: skip
     if not write:
         draft.unwritten[turn_id] = (before if stored is None else stored, started)
     memo.state, memo.revision = after.state, after.revision

@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:96d5cce9e3fd20c568d73d22c85ea7c5afdce5d6143db4416348ac51892327a9",
+    "registryDigest": "sha256:d9fcb2785ca232b4278f3637bdf59183df9da2134e3a34f02b9f286bab2dc846",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

@@ -142,7 +142,8 @@ def _interrupted(invocation: Any) -> int:
     if invocation.operation_id == "turn.send" and invocation.wait and command_id:
         note = (
             "; the turn, if sent, goes on: `maia receipt get --command-id "
-            f"{command_id}` names it, `maia turn interrupt TURN` stops it"
+            f"{command_id} --operation-id turn.send` names it, `maia turn interrupt TURN` "
+            "stops it"
         )
     sys.stderr.write(f"maia: interrupted{note}\n")
     return _exit.INTERRUPTED

@@ -20,9 +20,11 @@ ID_PREFIXES: Final = {"webhook": "hook_"}  # kinds whose IDs do not start with `
 class Ambiguous(Exception):
     """A reference named more than one thing (exit 2, the candidates listed)."""
 
-    def __init__(self, reference: str, kind: str, candidates: list[dict[str, Any]]) -> None:
+    def __init__(self, reference: str, kind: str, candidates: list[dict[str, Any]],
+                 more: bool = False) -> None:  # fmt: skip
         super().__init__(reference)
         self.reference, self.kind, self.candidates = reference, kind, candidates
+        self.more = more  # more matched than the candidates listed
 
 
 def is_exact_id(reference: str, kind: str) -> bool:
@@ -37,10 +39,12 @@ def is_exact_id(reference: str, kind: str) -> bool:
 def naming_field(error: MaiaError, path: str) -> MaiaError:
     """A reference's `resource_not_found` naming the field it was typed for (`path`, in the
     message and `details.path`), as a schema refusal names its field; other errors as
-    they are."""
-    if error.code != "resource_not_found" or "path" in error.details:
+    they are. reference.resolve's own answer names its `reference` field: the CLI's field
+    replaces it."""
+    if error.code != "resource_not_found" or error.details.get("path", "reference") != "reference":
         return error
-    return MaiaError(error.code, f"{path}: {error.message}", {**error.details, "path": path})
+    message = error.message.removeprefix("reference: ")
+    return MaiaError(error.code, f"{path}: {message}", {**error.details, "path": path})
 
 
 def resolved_id(answer: dict[str, Any], reference: str, kind: str) -> str:
@@ -48,20 +52,22 @@ def resolved_id(answer: dict[str, Any], reference: str, kind: str) -> str:
     when it resolved to none or several."""
     if answer.get("status") == "resolved" and answer.get("id"):
         return str(answer["id"])
-    raise Ambiguous(reference, kind, list(answer.get("candidates") or []))
+    raise Ambiguous(reference, kind, list(answer.get("candidates") or []),
+                    bool(answer.get("moreCandidates")))  # fmt: skip
 
 
 def ambiguous_exit(ambiguous: Ambiguous, out: Any) -> int:
     """Say which things the reference names (stderr; --json/--jsonl: also the error on
     stdout) and return the usage exit code."""
     count = len(ambiguous.candidates)
-    out.message(f"{ambiguous.reference!r} names {count} {ambiguous.kind}s; give more of the ID:")
+    names = f"more than {count}" if ambiguous.more else str(count)
+    out.message(f"{ambiguous.reference!r} names {names} {ambiguous.kind}s; give more of the ID:")
     out.stderr.write(table(ambiguous.candidates, COLUMNS["candidates"], out.now_ms))
     if out.fmt != "human":
         error = MaiaError(
             "validation_failed",
-            f"the reference names {count} {ambiguous.kind}s",
-            {"candidates": ambiguous.candidates},
+            f"the reference names {names} {ambiguous.kind}s",
+            {"candidates": ambiguous.candidates, "count": count, "more": ambiguous.more},
         )
         out.json({"ok": False, "error": error.to_wire()})
     return _exit.USAGE

@@ -21,7 +21,7 @@ import attrs
 import orjson
 
 from maia.core import MaiaError
-from maia.observe import refuse_lone_surrogates
+from maia.observe import refuse_lone_surrogates, repeated_key
 from worker_bridge import STRICT_DECODER
 
 MAX_FRAME_BYTES = 1024 * 1024
@@ -98,6 +98,16 @@ def _invalid(detail: str, request_id: RequestId = None, path: str | None = None)
     return MaiaError("invalid_request", f"the request is malformed: {detail}", details)
 
 
+def _duplicate(frame: str) -> MaiaError | None:
+    """The refusal of a frame whose only fault is a repeated key, naming where (`path`) and
+    the request's id when the envelope's own keys are whole; else None."""
+    found = repeated_key(frame)
+    if found is None:
+        return None
+    path, request_id = found
+    return _invalid(f"duplicate key {path}", request_id, path)
+
+
 def parse_request(frame: str | bytes) -> Request:
     """Parse one request frame.
 
@@ -123,7 +133,7 @@ def parse_request(frame: str | bytes) -> Request:
         try:
             value = _DECODER.decode(frame)
         except (ValueError, RecursionError) as error:
-            raise _invalid(f"invalid JSON: {error}") from None
+            raise _duplicate(frame) or _invalid(f"invalid JSON: {error}") from None
     if not isinstance(value, dict):
         raise _invalid("the frame must be a JSON object {id, method, params}")
     request_id = value.get("id")

@@ -38,3 +38,4 @@ from ._socket import parse_subscribe as parse_subscribe
 from ._socket import serve_observation_connection as serve_observation_connection
 from ._untrusted import lone_surrogate_path as lone_surrogate_path
 from ._untrusted import refuse_lone_surrogates as refuse_lone_surrogates
+from ._untrusted import repeated_key as repeated_key

@@ -88,19 +88,22 @@ def replay_page(
 class Snapshot:
     events: tuple[EventRecord, ...]  # the newest matching events, oldest first
     head: int  # the journal position it stands at
-    truncated: bool  # the scan stopped before finding `limit` matches or the start
+    truncated: bool  # older matches exist, or the scan stopped before the start
 
 
 def tail_snapshot(conn: sqlite3.Connection, query: ObservationQuery) -> Snapshot:
-    """The newest `query.limit` matching events and the journal head, in one read."""
+    """The newest `query.limit` matching events and the journal head, in one read;
+    `truncated` when older matching events exist (one more match is looked for) or the scan
+    stopped at its bound before the journal's start."""
     head = int(conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0])
     if query.limit == 0 or (query.importance and "authoritative" not in query.importance):
         return Snapshot((), head, False)
     where, args = _where(query)
     matcher = Matcher(query)
     found: list[EventRecord] = []
+    wanted = query.limit + 1  # one past the limit: whether the limit cut an older match off
     before, scanned = head + 1, 0
-    while len(found) < query.limit and scanned < SNAPSHOT_SCAN_MAX:
+    while len(found) < wanted and scanned < SNAPSHOT_SCAN_MAX:
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM events WHERE position < ?{where}"
             " ORDER BY position DESC LIMIT ?",
@@ -113,7 +116,9 @@ def tail_snapshot(conn: sqlite3.Connection, query: ObservationQuery) -> Snapshot
             event = EventRecord.from_row(row)
             if _matches(matcher, event):
                 found.append(event)
-                if len(found) == query.limit:
+                if len(found) == wanted:
                     break
+        if len(found) < wanted and len(rows) < REPLAY_PAGE:  # it read the journal's start
+            return Snapshot(tuple(reversed(found)), head, False)
         before = rows[-1][0]
-    return Snapshot(tuple(reversed(found)), head, len(found) < query.limit)
+    return Snapshot(tuple(reversed(found[: query.limit])), head, True)

@@ -43,7 +43,7 @@ from ._attach import AttachStream
 from ._frames import error_frame, result_frame
 from ._hub import ObservationHub
 from ._observe import ObservationStream
-from ._untrusted import refuse_lone_surrogates
+from ._untrusted import refuse_lone_surrogates, repeated_key
 
 OBSERVATIONS_PATH: Final = "/api/v1/observations"
 SUBPROTOCOL: Final = "maia.node.observations.v1"
@@ -92,6 +92,9 @@ def parse_subscribe(message: str | bytes) -> tuple[Any, str, Any]:
         text = message.decode("utf-8") if isinstance(message, bytes) else message
         value = _DECODER.decode(text)
     except (ValueError, RecursionError, UnicodeDecodeError) as error:
+        found = None if isinstance(error, UnicodeDecodeError) else repeated_key(text)
+        if found is not None:
+            raise _invalid(f"duplicate key {found[0]}", found[1], found[0]) from None
         raise _invalid(f"invalid JSON: {error}") from None
     if not isinstance(value, dict):
         raise _invalid("the frame must be a JSON object {id, method, params}")

@@ -7,12 +7,18 @@ holding a title would each fail *after* the request was accepted. Both sockets t
 refuse such text while decoding, as `validation_failed` naming where it sits, before
 anything is done with it. A valid surrogate *pair* decodes to one ordinary character and
 passes.
+
+A repeated key is refused by the strict decoder without saying where; `repeated_key` decodes
+the text once more, marking each object that repeats a key, to name its path.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
+
+import attrs
 
 from maia.core import MaiaError
 
@@ -56,3 +62,56 @@ def refuse_lone_surrogates(text: str, value: Any, request_id: Any = None) -> Non
         f"{path}: must be valid Unicode text (a lone UTF-16 surrogate escape is not)",
         {"path": path, "id": request_id},
     )
+
+
+@attrs.frozen
+class _Repeated:
+    """Where an object repeated `key`: the marking decoder's value for that object."""
+
+    key: str
+
+
+def _marking(pairs: list[tuple[str, Any]]) -> Any:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return _Repeated(key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_MARKING = json.JSONDecoder(object_pairs_hook=_marking, parse_constant=_no_constant)
+
+
+def _repeated_path(value: Any, path: str = "") -> str | None:
+    """The path (`params.position.kind`, `params.x[0].k`) of the first repeated key."""
+    if isinstance(value, _Repeated):
+        return f"{path}.{value.key}" if path else value.key
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(
+        value, list) else ()  # fmt: skip
+    for key, item in items:
+        inner = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key
+        found = _repeated_path(item, inner)
+        if found is not None:
+            return found
+    return None
+
+
+def repeated_key(text: str) -> tuple[str, Any] | None:
+    """(path of the first repeated key, the envelope's `id` or None) when a repeated key
+    is what the strict decoder refused `text` for; None when the text has another fault."""
+    try:
+        value = _MARKING.decode(text)
+    except (ValueError, RecursionError):
+        return None
+    path = _repeated_path(value)
+    if path is None:
+        return None
+    request_id = value.get("id") if isinstance(value, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        request_id = None
+    return path, request_id

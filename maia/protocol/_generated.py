@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:96d5cce9e3fd20c568d73d22c85ea7c5afdce5d6143db4416348ac51892327a9"
+REGISTRY_DIGEST: Final = "sha256:d9fcb2785ca232b4278f3637bdf59183df9da2134e3a34f02b9f286bab2dc846"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

@@ -71,12 +71,15 @@ class Receipt:
 def _one_key(value: ReceiptGetInput) -> tuple[str, str] | None:
     if (value.receipt_id is None) == (value.command_id is None):
         return ("receiptId", "give exactly one of receiptId and commandId")
+    if value.operation_id is not None and value.command_id is None:
+        return ("operationId", "only with commandId")
     return None
 
 
 @attrs.frozen
 class ReceiptGetInput:
-    """A receipt by its ID, or by the commandId of the command that made it."""
+    """A receipt by its ID, or by the commandId of the command that made it (and its
+    operationId when several operations used that commandId)."""
 
     __maia_refine__: ClassVar[Any] = staticmethod(_one_key)
     __maia_schema__: ClassVar[dict[str, Any]] = {
@@ -85,6 +88,13 @@ class ReceiptGetInput:
 
     receipt_id: str | None = id_field("The receipt.", default=None)
     command_id: str | None = id_field("The command's idempotency key.", default=None)
+    operation_id: str | None = field(
+        doc="With commandId: the operation that used it (needed when several did: the "
+        "idempotency key is actor, operation and commandId).",
+        default=None,
+        pattern=OPERATION_ID_PATTERN,
+        max_length=128,
+    )
 
 
 @attrs.frozen

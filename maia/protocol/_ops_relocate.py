@@ -21,7 +21,6 @@ from ._common import (
     Delivery,
     Project,
     command_id_field,
-    count_field,
     digest_field,
     id_field,
     mutation,
@@ -79,7 +78,7 @@ class ProjectRelocateConfirmInput:
     proof: str | None = field(doc="The preview's proof.", default=None, min_length=16,
                               max_length=128)  # fmt: skip
     input_digest: str | None = digest_field("The preview's input digest.", default=None)
-    expected_revision: int | None = count_field("The previewed revision.", default=None)
+    expected_revision: int | None = revision_field("The previewed revision.", default=None)
 
 
 @attrs.frozen

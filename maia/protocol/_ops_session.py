@@ -252,6 +252,9 @@ class ReferenceResolveOutput:
     candidates: tuple[ReferenceCandidate, ...] = field(
         doc="Matches when ambiguous.", max_items=MAX_REFERENCE_CANDIDATES
     )
+    more_candidates: bool = field(
+        doc="More matched than the candidates listed (ambiguous only).", default=False
+    )
 
 
 @attrs.frozen

@@ -30,10 +30,12 @@ from ._kinds import after_open as after_open
 from ._kinds import is_open as is_open
 from ._kinds import kind_event_types as kind_event_types
 from ._kinds import running_kind as running_kind
+from ._page_bytes import approval_bytes as approval_bytes
 from ._page_bytes import event_bytes as event_bytes
 from ._page_bytes import fitting as fitting
 from ._page_bytes import receipt_bytes as receipt_bytes
 from ._page_bytes import session_bytes as session_bytes
+from ._refusal_details import completed_refusal as completed_refusal
 from ._register import HANDLERS as HANDLERS
 from ._register import open_services as open_services
 from ._register import register as register

@@ -19,6 +19,7 @@ from typing import Any
 
 from maia.core._limits import EVENTS_LIMIT_MAX
 from maia.protocol import (
+    REGISTRY,
     Event,
     EventsReadInput,
     EventsReadOutput,
@@ -60,33 +61,61 @@ def _receipt(stored: StoredReceipt) -> Receipt:
     return check(Receipt, stored.to_wire(), root="receipt")
 
 
-def _by_command(conn: sqlite3.Connection, command_id: str) -> StoredReceipt:
-    row = conn.execute(
-        "SELECT operation_id FROM receipts WHERE command_id = ? AND actor_id = ?"
-        " ORDER BY rowid DESC LIMIT 1",
-        (command_id, LOCAL_ACTOR),
-    ).fetchone()
+def _by_command(conn: sqlite3.Connection, command_id: str,
+                operation_id: str | None) -> StoredReceipt:  # fmt: skip
+    """The receipt of `command_id` (of `operation_id` when given). Raises
+    `resource_not_found`; `validation_failed` (path operationId) when several operations
+    used the commandId and none is named: the idempotency key includes the operation."""
+    if operation_id is None:
+        operations = [row[0] for row in conn.execute(
+            "SELECT DISTINCT operation_id FROM receipts WHERE command_id = ? AND actor_id = ?"
+            " ORDER BY operation_id", (command_id, LOCAL_ACTOR))]  # fmt: skip
+        if len(operations) > 1:
+            raise MaiaError(
+                "validation_failed",
+                f"operationId: commandId {command_id} names receipts of {len(operations)} "
+                f"operations ({', '.join(operations)}): name one",
+                {"path": "operationId", "detail": "required", "operations": operations},
+            )
+        operation_id = operations[0] if operations else None
     found = None
-    if row is not None:
-        found = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=row[0], command_id=command_id)
+    if operation_id is not None:
+        found = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=operation_id,
+                             command_id=command_id)  # fmt: skip
     if found is None:
         raise not_found("receipt", command_id)
     return found
 
 
 async def receipt_get(ctx: ServiceContext, params: ReceiptGetInput) -> ReceiptGetOutput:
-    """Raises `resource_not_found`."""
+    """Raises `resource_not_found`, `validation_failed` (a commandId of several ops)."""
     if params.receipt_id is not None:
         receipt_id = params.receipt_id
         stored = await ctx.read(lambda c: get_receipt(c, receipt_id))
     else:
         command_id = params.command_id or ""
-        stored = await ctx.read(lambda c: _by_command(c, command_id))
+        stored = await ctx.read(lambda c: _by_command(c, command_id, params.operation_id))
     return ReceiptGetOutput(receipt=_receipt(stored), correlation_id=stored.correlation)
 
 
+def _check_receipt_operation(operation_id: str) -> None:
+    """Raises `validation_failed` unless `operation_id` (or its deprecated alias) names an
+    op that records receipts: another would only ever list nothing."""
+    op, _ = REGISTRY.resolve(operation_id)
+    if op is None or not op.receipt:
+        why = "no such operation" if op is None else "the operation records no receipts"
+        raise MaiaError(
+            "validation_failed",
+            f"operationId: {why} ({operation_id})",
+            {"path": "operationId", "detail": why},
+        )
+
+
 async def receipt_list(ctx: ServiceContext, params: ReceiptListInput) -> ReceiptListOutput:
-    """Raises `invalid_cursor`, `cursor_reset_required`, `validation_failed` (times)."""
+    """Raises `invalid_cursor`, `cursor_reset_required`, `validation_failed` (times, an
+    operationId that records no receipts)."""
+    if params.operation_id is not None:
+        _check_receipt_operation(params.operation_id)
     filters = {
         "operationId": params.operation_id,
         "targetId": params.target_id,

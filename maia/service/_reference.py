@@ -4,7 +4,8 @@ An exact ID wins outright. Otherwise the matches of an ID prefix of at least fou
 hexadecimal digits (with or without the type prefix: `3fa2`, `session_3fa2`, `hook_3fa2`)
 and of an exact title (Sessions), project key (Projects) or name (routines),
 case-insensitively, are gathered
-together: more than one distinct ID is `ambiguous` with at most ten candidates; none is
+together: more than one distinct ID is `ambiguous` with at most ten candidates
+(`moreCandidates` when an eleventh matched); none is
 `resource_not_found`.
 """
 
@@ -81,6 +82,6 @@ async def reference_resolve(
     candidates = tuple(
         ReferenceCandidate(id=row[0], label=row[1]) for row in found[:MAX_CANDIDATES]
     )
-    return ReferenceResolveOutput(
-        status="ambiguous", kind=params.kind, id=None, candidates=candidates
-    )
+    return ReferenceResolveOutput(status="ambiguous", kind=params.kind, id=None,
+                                  candidates=candidates,
+                                  more_candidates=len(found) > MAX_CANDIDATES)  # fmt: skip

@@ -17,7 +17,7 @@ from typing import Any, Final, Protocol
 
 from actors import ActorError, open_actor_runtime
 from maia.config import UserConfig, load_user_config
-from maia.protocol import REGISTRY, Clock
+from maia.protocol import REGISTRY, Clock, MaiaError
 from storage import Storage
 from supervision.workers import DiagnosticsSink, WorkerTimings
 
@@ -30,6 +30,7 @@ from ._kinds import KINDS, ON_DEMAND, after_open, running_kind
 from ._projects import project_add, project_list, project_show
 from ._records import events_read, receipt_get, receipt_list
 from ._reference import reference_resolve
+from ._refusal_details import completed_refusal
 from ._sessions import (
     session_archive,
     session_create,
@@ -109,17 +110,19 @@ def register(table: _Table, context_of: Callable[[Any], ServiceContext]) -> None
         if table.get(op_id) is not None:
             continue
 
-        def bind(fn: Handler) -> Callable[[Any, Any], Awaitable[Any]]:
+        def bind(fn: Handler, op_id: str) -> Callable[[Any, Any], Awaitable[Any]]:
             async def serve(call: Any, params: Any) -> Any:
                 try:
                     return await fn(context_of(call), params)
                 except ActorError as error:  # the runtime's typed errors meet the wire here
-                    raise error.to_wire() from None
+                    raise completed_refusal(error.to_wire(), op_id, params) from None
+                except MaiaError as error:
+                    raise completed_refusal(error, op_id, params) from None
 
             serve.__name__ = fn.__name__
             return serve
 
-        table.handler(op_id)(bind(function))
+        table.handler(op_id)(bind(function, op_id))
 
 
 @asynccontextmanager

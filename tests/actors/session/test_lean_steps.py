@@ -76,10 +76,10 @@ def _planned(conn: sqlite3.Connection) -> tuple[Draft, list[Any]]:
     tx = draft._tx
     queued = TurnRecord("turn_b", "session_b", "project_t", TurnState.QUEUED, 0, "hi", 1)
     turn = tx.apply(Change(TURN_ROWS, TURN_TABLE, None, queued, (TurnEvent.SEND,), CLIENT,
-                           timer=False))  # fmt: skip
+                           timer=False, owner_revision=draft.revision))  # fmt: skip
     life = draft.life()
-    tx.apply(Change(SESSION_LIFE_ROWS, SESSION_TABLE, life, life, (SessionEvent.ACTIVATE,),
-                    NODE, receipt=False, timer=False))  # fmt: skip
+    life = tx.apply(Change(SESSION_LIFE_ROWS, SESSION_TABLE, life, life,
+                           (SessionEvent.ACTIVATE,), NODE, receipt=False, timer=False))  # fmt: skip
     moves: list[tuple[TurnEvent, str, dict[str, Any], str | None]] = [
         (TurnEvent.DISPATCH, NODE, {"userSnapshotId": "s1"}, None),
         (TurnEvent.STARTED, WORKER, {}, None),
@@ -89,7 +89,8 @@ def _planned(conn: sqlite3.Connection) -> tuple[Draft, list[Any]]:
         new = TurnRecord("turn_b", "session_b", "project_t", turn.state, turn.revision,
                          reason=reason)  # fmt: skip
         turn = tx.apply(Change(TURN_ROWS, TURN_TABLE, new, new, (event,), caller,
-                               payload=payload, timer=False))  # fmt: skip
+                               payload=payload, timer=False,
+                               owner_revision=life.revision))  # fmt: skip
     return draft, list(tx.targets)
 
 

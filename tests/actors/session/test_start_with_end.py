@@ -51,7 +51,8 @@ def _end(conn: sqlite3.Connection, turn_id: str, *, defer: bool, outcome: str) -
     events = [
         (kind, revision, _without_ids(orjson.loads(payload), turn_id))
         for kind, revision, payload in conn.execute(
-            "SELECT event_type, aggregate_revision, payload FROM events ORDER BY position"
+            # a turn event is the Session's (its aggregateRevision): the turn's rides along
+            "SELECT event_type, payload ->> '$.turnRevision', payload FROM events ORDER BY position"
         )
         if turn_id in payload
     ]
@@ -163,8 +164,8 @@ async def test_a_session_turn_moves_its_row_twice_with_its_four_events(
         done = await h.wait_turn(turn_id, "completed", "failed")
         await h.store.write(lambda conn: conn.set_trace_callback(None))
         events, row = await h.store.read(lambda c: (
-            c.execute("SELECT event_type, aggregate_revision FROM events WHERE payload LIKE ?"
-                      " ORDER BY position", (f"%{turn_id}%",)).fetchall(),
+            c.execute("SELECT event_type, payload ->> '$.turnRevision' FROM events"
+                      " WHERE payload LIKE ? ORDER BY position", (f"%{turn_id}%",)).fetchall(),
             c.execute("SELECT revision, started_ms IS NOT NULL, finished_ms IS NOT NULL"
                       " FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()))  # fmt: skip
     assert done.state == "completed"

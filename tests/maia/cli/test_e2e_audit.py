@@ -199,7 +199,8 @@ def test_ctrl_c_during_send_wait_says_the_turn_goes_on_and_how_to_find_it(cli: C
             process.kill()
             process.wait()
     assert process.returncode == 130, err
-    assert "the turn, if sent, goes on: `maia receipt get --command-id cmd-ctrl-c`" in err
+    note = "`maia receipt get --command-id cmd-ctrl-c --operation-id turn.send`"
+    assert f"the turn, if sent, goes on: {note}" in err
     receipt = cli("receipt", "get", "--command-id", "cmd-ctrl-c", "--json")
     assert receipt.returncode == 0, receipt.stderr
     turn_id = json.loads(receipt.stdout)["result"]["receipt"]["targets"][0]["targetId"]
