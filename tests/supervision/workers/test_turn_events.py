@@ -57,9 +57,10 @@ def test_a_consumer_that_left_drops_the_queue_and_refuses_later_puts() -> None:
         queue.put_nowait("after the end")
 
 
-def test_a_negative_capacity_is_refused() -> None:
-    with pytest.raises(ValueError, match="capacity"):
-        TurnEventQueue(-1)
+@pytest.mark.parametrize("capacity", [0, -1])
+def test_a_capacity_under_one_is_refused(capacity: int) -> None:
+    with pytest.raises(ValueError, match="capacity: must be 1 or more"):
+        TurnEventQueue(capacity)
 
 
 async def test_a_parked_get_wakes_for_a_put_and_for_the_end(
@@ -166,7 +167,7 @@ def _outcome(call: Any, *args: object) -> object:
         return type(error)
 
 
-@given(capacity=st.integers(0, 4), calls=_CALLS)
+@given(capacity=st.integers(1, 4), calls=_CALLS)
 def test_each_call_answers_as_a_memory_channel_of_the_same_capacity(
     capacity: int, calls: list[tuple[str, int]]
 ) -> None:
