@@ -147,7 +147,11 @@ class MachineRelay:
             for sequence in sequences:
                 self.ledger.of(source).taken(sequence)
 
-        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release)
+        def connected() -> bool:
+            link = self.links.get(machine_id)
+            return link is not None and link.send is not None
+
+        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release, connected)
         self.handles[attempt_id] = (machine_id, assignment_id, handle)
         return handle
 
@@ -170,6 +174,8 @@ class MachineRelay:
             if owner == machine_id and attempt_id not in live:
                 await handle.ended(ExitInfo(None, None, "runtime_lost", "exited", (), ""))
                 self.handles.pop(attempt_id, None)
+            elif owner == machine_id:
+                await handle.send_abandon()  # a fence the link may have lost: once more
         await self.recovered.on_hello(machine_id, live, self.send)
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
