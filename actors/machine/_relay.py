@@ -39,8 +39,10 @@ from ._trace_hook import MachineTrace
 
 log = logging.getLogger("maia.machines")
 PLACEMENT_WAIT_S: Final = 20.0  # a launch waits this long for item 9 to hold, then is held
-# A Session whose attempt an earlier Control run left live waits up to the reconcile bound:
-# the longest lease the Execution Node may hold plus its bounded stop (MN0 items 8, 10).
+# A Session with an attempt not yet seen gone (held in memory, or left live by an earlier
+# Control run) waits up to the reconcile bound: that worker may run until the Execution
+# Node's lease deadline, at most the longest lease away, plus its bounded stop (MN0 items 8,
+# 10); only the Node's report then frees the Session, whichever way Control knows the attempt.
 RECONCILE_WAIT_S: Final = (MAX_TTL_MS + STOP_BOUND_MS) / 1000
 ASK_S: Final = 4.5
 
@@ -94,8 +96,8 @@ class MachineRelay:
         session = spec.activation.get("sessionId")
         session_id = session if isinstance(session, str) else None
         blockers = self.blockers(assignment_id, session_id)
-        recovered = session_id is not None and session_id in self.recovered.sessions()
-        with trio.move_on_after(RECONCILE_WAIT_S if recovered else PLACEMENT_WAIT_S):
+        live = "attempt_live" in blockers
+        with trio.move_on_after(RECONCILE_WAIT_S if live else PLACEMENT_WAIT_S):
             while blockers:  # a fresh lease is a round trip away; a stop, a bounded stop
                 await trio.sleep(0.2)
                 blockers = self.blockers(assignment_id, session_id)
