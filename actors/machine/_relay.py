@@ -25,7 +25,7 @@ from ._assignment_board import AssignmentBoard
 from ._assignment_messages import LeaseRequest, Status
 from ._evidence_ledger import EvidenceLedger
 from ._links import LinkBoard, LinkState
-from ._recovered import STOPPED, RecoveredAttempts
+from ._recovered import REASK_S, STOPPED, RecoveredAttempts
 from ._relay_frames import (
     AckFrame,
     LaunchWorkerFrame,
@@ -179,6 +179,19 @@ class MachineRelay:
             elif owner == machine_id:
                 await handle.send_abandon()  # a fence the link may have lost: once more
         await self.recovered.on_hello(machine_id, live, self.send)
+
+    async def keep_asking(self, machine_id: str) -> None:
+        """While the machine's link is up (the listener runs this beside the link's frames
+        and cancels it with the link): every `REASK_S`, ask again for what the Execution
+        Node has not confirmed yet, each recovered attempt's stop and each given-up turn's
+        fence (`abandon`). A frame lost on a link that stays up is asked again here, not
+        only at the next hello."""
+        while True:
+            await trio.sleep(REASK_S)
+            await self.recovered.ask(machine_id, self.send)
+            for owner, _, handle in list(self.handles.values()):
+                if owner == machine_id:
+                    await handle.send_abandon()
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
         if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):

@@ -17,6 +17,7 @@ import trio.testing
 
 from actors.machine import MachineRelay, RecoveredAttempt, StopWorkerFrame, WorkerFrame
 from actors.machine._links import LinkBoard
+from actors.machine._recovered import REASK_S
 from actors.machine._relay import PLACEMENT_WAIT_S, RECONCILE_WAIT_S
 from actors.session import recover_sessions
 from maia.core import MaiaError
@@ -178,3 +179,33 @@ async def test_session_recovery_keeps_a_placed_attempt_open_and_closes_a_local_o
             " ORDER BY epoch").fetchall())  # fmt: skip
     assert rows == [(ATTEMPT, 1, None), ("attempt_l", 0, "node_restarted")]
     assert report.workers_killed == 0
+
+
+async def test_a_stop_lost_on_a_link_that_stays_up_is_asked_again(
+    store: Storage, mock_clock: trio.testing.MockClock
+) -> None:
+    """The hello's stop is lost but the link stays up (no new hello comes): while the link
+    is up the relay asks again every REASK_S, and stops asking once the exit is heard.
+    (The clock is moved by hand: storage's thread is real.)"""
+    relay = MachineRelay(store, SystemClock(), LinkBoard())
+    await relay.recovered.load()
+    link = Link(relay.links)
+    await relay.on_hello(MACHINE, [ATTEMPT])
+    link.sent.clear()  # the hello's stop_worker: lost on its way
+
+    async def after(seconds: float) -> list[str]:
+        mock_clock.jump(seconds)
+        await trio.testing.wait_all_tasks_blocked()
+        return link.stops()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(relay.keep_asking, MACHINE)
+        await trio.testing.wait_all_tasks_blocked()
+        assert await after(REASK_S - 1) == []  # not before the bound
+        assert await after(1.5) == ["control_restarted"]
+        assert await after(REASK_S) == ["control_restarted"] * 2
+        await relay.on_frame(MACHINE, WorkerFrame("worker", ATTEMPT, "exited", returncode=-15))
+        for _ in range(3):
+            assert await after(REASK_S) == ["control_restarted"] * 2  # gone: nothing to ask
+        nursery.cancel_scope.cancel()
+    assert (await _end(store))[1] == "control_restarted: stopped by the Execution Node"
