@@ -71,6 +71,7 @@ class MachineRelay:
         self.recovered = RecoveredAttempts(store, clock)  # live when Control last stopped
         self.ledger = EvidenceLedger()  # what each shared spool's acknowledgement may cover
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
+        self._asked_ms: dict[str, int] = {}  # machine -> when its stops were last asked
 
     # -- placement ---------------------------------------------------------------------
 
@@ -179,19 +180,22 @@ class MachineRelay:
             elif owner == machine_id:
                 await handle.send_abandon()  # a fence the link may have lost: once more
         await self.recovered.on_hello(machine_id, live, self.send)
+        self._asked_ms[machine_id] = self.clock.monotonic_ms()  # asked now: `ask_again`
 
-    async def keep_asking(self, machine_id: str) -> None:
-        """While the machine's link is up (the listener runs this beside the link's frames
-        and cancels it with the link): every `REASK_S`, ask again for what the Execution
-        Node has not confirmed yet, each recovered attempt's stop and each given-up turn's
-        fence (`abandon`). A frame lost on a link that stays up is asked again here, not
-        only at the next hello."""
-        while True:
-            await trio.sleep(REASK_S)
-            await self.recovered.ask(machine_id, self.send)
-            for owner, _, handle in list(self.handles.values()):
-                if owner == machine_id:
-                    await handle.send_abandon()
+    async def ask_again(self, machine_id: str) -> None:
+        """On each status of the machine (a heartbeat, every 5 s while its link is up):
+        once `REASK_S` passed since the hello or the last ask, ask again for what the
+        Execution Node has not confirmed yet, each recovered attempt's stop and each
+        given-up turn's fence (`abandon`). A frame lost on a link that stays up is asked
+        again here, not only at the next hello (which may never come)."""
+        now = self.clock.monotonic_ms()
+        if now - self._asked_ms.get(machine_id, now) < REASK_S * 1000:
+            return
+        self._asked_ms[machine_id] = now
+        await self.recovered.ask(machine_id, self.send)
+        for owner, _, handle in list(self.handles.values()):
+            if owner == machine_id:
+                await handle.send_abandon()
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
         if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):
@@ -263,6 +267,7 @@ class MachineRelay:
             except (MaiaError, ActorError):  # its next status or timer tries again
                 log.warning("assignment %s did not take a status", lease.row.assignment_id,
                             exc_info=True)  # fmt: skip
+        await self.ask_again(status.node_id)
 
     def link_opened(self, link: LinkState) -> None:
         link.barrier = self.leases.barrier(link.machine_id)

@@ -175,10 +175,7 @@ class MachineListener:
                     HEARTBEAT_INTERVAL_MS)))  # fmt: skip
                 log.info("machine %s connected", record.name)
                 await self.relay.on_hello(record.machine_id, hello.attempts)
-                async with trio.open_nursery() as nursery:  # the re-asks end with the link
-                    nursery.start_soon(self.relay.keep_asking, record.machine_id)
-                    await self._receive(socket, record, link, send)
-                    nursery.cancel_scope.cancel()
+                await self._receive(socket, record, link, send)
             finally:
                 self._machines.links.drop(link)
         await socket.aclose()
