@@ -9,8 +9,9 @@ worker starts beside the old one. At every hello of the machine each one is sett
 the Node no longer lists is closed; one it still runs is asked to stop (`stop_worker`,
 reason `control_restarted`), again at the first status `REASK_S` after the last ask while
 that link stays up (the relay's `ask_again`: a frame lost on a link that did not drop would
-otherwise wait for the next hello) and at each later hello, until its `exited` (or `refused`) frame comes, and then closed. A machine that never
-reconnects keeps them, and its Sessions held, for good.
+otherwise wait for the next hello) and at each later hello, until its `exited` (or
+`refused`) frame comes, and then closed. A machine that never reconnects keeps them, and
+its Sessions held, for good.
 """
 
 from __future__ import annotations
