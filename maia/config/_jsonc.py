@@ -9,11 +9,15 @@ and NaN, Infinity and deep nesting never get through.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Final
 
 MAX_DEPTH: Final = 64
 MAX_BYTES: Final = 1 << 20
+# Far above any limit a document holds, far below Python's 4300-digit conversion guard (which
+# raises a bare ValueError, not a JsoncError naming line and column).
+MAX_INTEGER_DIGITS: Final = 100
 
 _NUMBER: Final = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
 _LITERALS: Final = (("true", True), ("false", False), ("null", None))
@@ -131,9 +135,14 @@ class _Parser:
         if match is None:
             self.fail(f"unexpected character {char!r}")
             raise AssertionError  # unreachable: fail raises
-        self.pos = match.end()
+        start, self.pos = self.pos, match.end()
         if match.group(1) or match.group(2):
-            return float(match.group(0))
+            number = float(match.group(0))
+            if not math.isfinite(number):  # 1e400 would be Infinity
+                self.fail("number out of range", start)
+            return number
+        if len(match.group(0).lstrip("-")) > MAX_INTEGER_DIGITS:
+            self.fail(f"integer longer than {MAX_INTEGER_DIGITS} digits", start)
         return int(match.group(0))
 
     def string(self) -> str:
