@@ -119,7 +119,7 @@ class Checker:
         if not isinstance(value, str) or not value or len(value) > MAX_STRING:
             self.report(path, "must be a non-empty string")
             return None
-        if pattern is not None and pattern.match(value) is None:
+        if pattern is not None and pattern.fullmatch(value) is None:  # `$` passes a final \n
             self.report(path, f"must match {pattern.pattern}")
             return None
         return value

@@ -132,7 +132,7 @@ def read_executor(
 ) -> ExecutorConfig | None:
     """One entry of an `executors` block (the user's, or a Project's)."""
     at = (*path, name)
-    if _EXECUTOR_RE.match(name) is None:
+    if _EXECUTOR_RE.fullmatch(name) is None:  # not match: its `$` passes a final newline
         checker.report(at, f"an executor name must match {EXECUTOR_NAME_PATTERN}")
         return None
     body = checker.obj(
