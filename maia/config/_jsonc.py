@@ -24,10 +24,16 @@ _LITERALS: Final = (("true", True), ("false", False), ("null", None))
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
-class JsoncError(ValueError):
-    """Malformed JSONC, with the 1-based line and column where reading stopped."""
+Path = tuple[str | int, ...]
 
-    def __init__(self, message: str, text: str, offset: int, source: str = "<jsonc>"):
+
+class JsoncError(ValueError):
+    """Malformed JSONC, with the 1-based line and column where reading stopped, and `path`:
+    the key being read there (a repeated key's own path; `()` for the document itself)."""
+
+    def __init__(
+        self, message: str, text: str, offset: int, source: str = "<jsonc>", path: Path = ()
+    ) -> None:
         line = text.count("\n", 0, offset) + 1
         column = offset - (text.rfind("\n", 0, offset) + 1) + 1
         super().__init__(f"{source}:{line}:{column}: {message}")
@@ -35,9 +41,7 @@ class JsoncError(ValueError):
         self.line = line
         self.column = column
         self.source = source
-
-
-Path = tuple[str | int, ...]
+        self.path = path
 
 
 def loads_jsonc(text: str, source: str = "<jsonc>") -> Any:
@@ -94,8 +98,9 @@ class _Parser:
         if self.where is not None:
             self.where[path] = self.pos if offset is None else offset
 
-    def fail(self, message: str, offset: int | None = None) -> None:
-        raise JsoncError(message, self.text, self.pos if offset is None else offset, self.source)
+    def fail(self, message: str, offset: int | None = None, path: Path = ()) -> None:
+        at = self.pos if offset is None else offset
+        raise JsoncError(message, self.text, at, self.source, path)
 
     def skip_blank(self) -> None:
         text, n = self.text, len(self.text)
@@ -116,51 +121,51 @@ class _Parser:
 
     def value(self, depth: int, path: Path) -> Any:
         if depth > MAX_DEPTH:
-            self.fail(f"nested deeper than {MAX_DEPTH}")
+            self.fail(f"nested deeper than {MAX_DEPTH}", path=path)
         self.skip_blank()
         if self.pos >= len(self.text):
-            self.fail("unexpected end of input")
+            self.fail("unexpected end of input", path=path)
         char = self.text[self.pos]
         if char == "{":
             return self.obj(depth, path)
         if char == "[":
             return self.array(depth, path)
         if char == '"':
-            return self.string()
+            return self.string(path)
         for word, literal in _LITERALS:
             if self.text.startswith(word, self.pos):
                 self.pos += len(word)
                 return literal
         match = _NUMBER.match(self.text, self.pos)
         if match is None:
-            self.fail(f"unexpected character {char!r}")
+            self.fail(f"unexpected character {char!r}", path=path)
             raise AssertionError  # unreachable: fail raises
         start, self.pos = self.pos, match.end()
         if match.group(1) or match.group(2):
             number = float(match.group(0))
             if not math.isfinite(number):  # 1e400 would be Infinity
-                self.fail("number out of range", start)
+                self.fail("number out of range", start, path)
             return number
         if len(match.group(0).lstrip("-")) > MAX_INTEGER_DIGITS:
-            self.fail(f"integer longer than {MAX_INTEGER_DIGITS} digits", start)
+            self.fail(f"integer longer than {MAX_INTEGER_DIGITS} digits", start, path)
         return int(match.group(0))
 
-    def string(self) -> str:
+    def string(self, path: Path) -> str:
         start = self.pos
         try:  # strict: raw control characters (a newline too) are refused inside strings
             value, self.pos = _scanstring(self.text, self.pos + 1, True)
         except json.JSONDecodeError as error:
-            self.fail(error.msg, error.pos)
+            self.fail(error.msg, error.pos, path)
         try:  # a lone surrogate escape ("\ud800") is not text: nothing could encode it
             value.encode("utf-8")
         except UnicodeEncodeError:
-            self.fail("a lone surrogate escape is not valid Unicode", start)
+            self.fail("a lone surrogate escape is not valid Unicode", start, path)
         return str(value)
 
-    def expect(self, char: str) -> None:
+    def expect(self, char: str, path: Path) -> None:
         self.skip_blank()
         if not self.text.startswith(char, self.pos):
-            self.fail(f"expected {char!r}")
+            self.fail(f"expected {char!r}", path=path)
         self.pos += 1
 
     def obj(self, depth: int, path: Path) -> dict[str, Any]:
@@ -172,19 +177,19 @@ class _Parser:
                 self.pos += 1
                 return result
             if not self.text.startswith('"', self.pos):
-                self.fail("expected a quoted key or '}'")
+                self.fail("expected a quoted key or '}'", path=path)
             key_at = self.pos
-            key = self.string()
+            key = self.string(path)
             if key in result:
-                self.fail(f"duplicate key {key!r}", key_at)
+                self.fail(f"duplicate key {key!r}", key_at, (*path, key))
             self.mark((*path, key), key_at)
-            self.expect(":")
+            self.expect(":", (*path, key))
             result[key] = self.value(depth + 1, (*path, key))
             self.skip_blank()
             if self.text.startswith(",", self.pos):
                 self.pos += 1
             elif not self.text.startswith("}", self.pos):
-                self.fail("expected ',' or '}'")
+                self.fail("expected ',' or '}'", path=path)
 
     def array(self, depth: int, path: Path) -> list[Any]:
         self.pos += 1
@@ -200,4 +205,4 @@ class _Parser:
             if self.text.startswith(",", self.pos):
                 self.pos += 1
             elif not self.text.startswith("]", self.pos):
-                self.fail("expected ',' or ']'")
+                self.fail("expected ',' or ']'", path=path)

@@ -55,7 +55,8 @@ class Problem:
 
 
 def syntax_problem(error: JsoncError) -> Problem:
-    return Problem(error.source, "$", error.reason, error.line, error.column)
+    """The problem of a syntax error, named by the key being read (`$`: the document)."""
+    return Problem(error.source, dotted(error.path), error.reason, error.line, error.column)
 
 
 def raise_if_any(problems: Sequence[Problem]) -> None:
