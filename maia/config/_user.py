@@ -60,6 +60,9 @@ class ExecutorConfig:
 
 
 BUILTIN_EXECUTORS: Final = {"echo": ExecutorConfig("echo", "echo")}
+WRITTEN_KEYS: Final = (
+    ("swarm", "defaultTimezone"), ("sessions", "workerIdleMs"), ("webhooks", "allowAddresses"),
+)  # fmt: skip
 
 
 @attrs.frozen
@@ -93,6 +96,9 @@ class UserConfig:
     observability: ObservabilityPolicy | None = None
     capacity_set: Mapping[str, Any] = attrs.field(factory=dict)  # the limits the file sets
     webhooks: WebhookSettings = WebhookSettings()
+    # the keys of WRITTEN_KEYS the file sets: config.show says `user` for them even when the
+    # value is the default one
+    written: frozenset[str] = frozenset()
 
     def executor(self, ref: str) -> ExecutorConfig:
         """The executor a reference names: `builtin:echo`, or `user:<name>` from `executors`.
@@ -245,12 +251,20 @@ def check_user_config(
         ("executors",),
     )  # fmt: skip
     webhooks = _webhooks(checker, body.get("webhooks", {}))
+    blocks = {"swarm": swarm, "sessions": sessions_body, "webhooks": webhooks_body(body)}
+    written = frozenset(f"{b}.{k}" for b, k in WRITTEN_KEYS if k in blocks[b])
     config = UserConfig(
         capacity, executors, SessionSettings(idle, approval_timeout), timezone, admin,
         connection, model,
-        observability, capacity_set, webhooks,
+        observability, capacity_set, webhooks, written,
     )  # fmt: skip
     return config, checker.problems
+
+
+def webhooks_body(body: dict[str, Any]) -> dict[str, Any]:
+    """The `webhooks` block as written ({} when absent or not an object)."""
+    value = body.get("webhooks", {})
+    return value if isinstance(value, dict) else {}
 
 
 def _webhooks(checker: Checker, value: Any) -> WebhookSettings:
