@@ -8,6 +8,8 @@ and NaN, Infinity and deep nesting never get through.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import math
 import re
@@ -59,19 +61,27 @@ def loads_jsonc_located(text: str, source: str = "<jsonc>") -> tuple[Any, Locati
 
 
 class Locations:
-    """Where each value of a parsed document starts: its key for a member, else its value."""
+    """Where each value of a parsed document starts: its key for a member, else its value.
+
+    The line starts are found once, on the first question, and each answer is a bisection:
+    a file with a problem on every line costs linear time, not a scan per problem.
+    """
 
     def __init__(self, text: str, offsets: dict[Path, int]) -> None:
         self._text = text
         self._offsets = offsets
+        self._line_starts: list[int] | None = None
 
     def line_column(self, path: Path) -> tuple[int, int]:
         """1-based line and column of `path`, or of its nearest located ancestor."""
         while path not in self._offsets and path:
             path = path[:-1]
         offset = self._offsets.get(path, 0)
-        line = self._text.count("\n", 0, offset) + 1
-        return line, offset - (self._text.rfind("\n", 0, offset) + 1) + 1
+        if self._line_starts is None:
+            lengths = (len(line) + 1 for line in self._text.split("\n"))
+            self._line_starts = [0, *itertools.accumulate(lengths)]
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
 
 
 def _parse(text: str, source: str, where: dict[Path, int] | None) -> Any:
