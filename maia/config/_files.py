@@ -129,7 +129,13 @@ def read_beneath(base: str, steps: Sequence[str], name: str) -> ConfigFile:
 def _read_bounded(fd: int, shown: str) -> bytes:
     chunks: list[bytes] = []
     size = 0
-    while chunk := os.read(fd, 65_536):
+    while True:
+        try:
+            chunk = os.read(fd, 65_536)
+        except OSError as error:  # a failing disk: a problem with the file, not a crash
+            raise FileRefused(Problem(shown, "$", f"cannot be read ({error.strerror})")) from error
+        if not chunk:
+            break
         size += len(chunk)
         if size > MAX_BYTES:
             raise FileRefused(Problem(shown, "$", f"is larger than {MAX_BYTES} bytes"))
