@@ -66,9 +66,11 @@ def trust_problem(info: os.stat_result, what: str) -> str | None:
     if info.st_mode & 0o022:
         sticky = " (a shared sticky folder such as /tmp is not private either)" if (
             info.st_mode & stat.S_ISVTX) else ""  # fmt: skip
+        remedy = ("use a folder only you can write" if stat.S_ISDIR(info.st_mode)
+                  else "make it writable only by you (chmod go-w)")  # fmt: skip
         return (
             f"{what} is writable by group or others (mode {stat.S_IMODE(info.st_mode):04o})"
-            f"{sticky}; use a folder only you can write"
+            f"{sticky}; {remedy}"
         )
     return None
 
