@@ -37,6 +37,8 @@ MODEL_REF_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,255}$"
 MAX_ARGV: Final = 256
 MAX_ENV_NAMES: Final = 128
 MAX_EXECUTORS: Final = 256
+_EXEC_KEYS: Final = frozenset({"kind", "argv", "env", "wallTimeMs", "promptNewline",
+                               "maxOutputBytes"})  # fmt: skip
 _EXECUTOR_RE: Final = re.compile(EXECUTOR_NAME_PATTERN)
 _ENV_RE: Final = re.compile(ENV_NAME_PATTERN)
 MODEL_RE: Final = re.compile(MODEL_REF_PATTERN)
@@ -141,23 +143,22 @@ def read_executor(
     if _EXECUTOR_RE.fullmatch(name) is None:  # not match: its `$` passes a final newline
         checker.report(at, f"an executor name must match {EXECUTOR_NAME_PATTERN}")
         return None
-    body = checker.obj(
-        value, at,
-        {"kind", "argv", "env", "wallTimeMs", "promptNewline", "maxOutputBytes", *ALL_AGENT_KEYS},
-    )  # fmt: skip
+    body = checker.obj(value, at)  # its keys are checked below, once, by what its kind takes
     kind = body.get("kind")
+    if isinstance(kind, str) and kind in AGENT_KINDS:
+        return _agent_executor(checker, name, kind, body, wall_default, at)
+    checker.obj(
+        body, at, set(_EXEC_KEYS if kind in ("echo", "exec") else _EXEC_KEYS | ALL_AGENT_KEYS)
+    )
     env = checker.strings(body.get("env", []), (*at, "env"), MAX_ENV_NAMES, _ENV_RE)
     if kind == "echo":  # the reference worker; `env` passes variables through (MAIA_ECHO_LOG)
         for key in ("argv", "wallTimeMs", "promptNewline", "maxOutputBytes"):
             if key in body:
                 checker.report((*at, key), "is not an option of an echo executor")
         return ExecutorConfig(name, "echo", env=env)
-    if isinstance(kind, str) and kind in AGENT_KINDS:
-        return _agent_executor(checker, name, kind, body, wall_default, at)
     if kind != "exec":
         checker.report((*at, "kind"), 'must be "echo", "exec", "claude-code", "codex" or "acp"')
         return None
-    checker.obj(body, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline", "maxOutputBytes"})
     if "argv" not in body:
         checker.report((*at, "argv"), "is required for an exec executor")
     argv = checker.strings(body.get("argv", ["-"]), (*at, "argv"), MAX_ARGV, non_empty=True)
