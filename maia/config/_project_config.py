@@ -143,10 +143,14 @@ def check_project_config(
     checker = Checker(source, locations)
     refs = _Refs(checker, project_id)
     body = checker.obj(document, (), _TOP)
-    if checker.required(body, "schemaVersion", ()) not in (None, PROJECT_SCHEMA_VERSION):
+    # `null` is a value, not an absent key: it is reported like any other wrong value
+    version = checker.required(body, "schemaVersion", ())
+    if "schemaVersion" in body and version != PROJECT_SCHEMA_VERSION:
         checker.report(("schemaVersion",), f'must be "{PROJECT_SCHEMA_VERSION}"')
-    raw_key = checker.required(body, "projectKey", ())
-    key = None if raw_key is None else checker.string(raw_key, ("projectKey",), PROJECT_KEY_RE)
+    checker.required(body, "projectKey", ())
+    key = None
+    if "projectKey" in body:
+        key = checker.string(body["projectKey"], ("projectKey",), PROJECT_KEY_RE)
     if key is not None and expected_key is not None and key != expected_key:
         checker.report(("projectKey",), f"is {key!r} but the inventory says {expected_key!r}")
     defaults = checker.obj(body.get("defaults", {}), ("defaults",),
