@@ -87,6 +87,9 @@ class Locations:
 def _parse(text: str, source: str, where: dict[Path, int] | None) -> Any:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise JsoncError(f"larger than {MAX_BYTES} bytes", text, 0, source)
+    if text.startswith("\ufeff"):  # some editors write one; say so rather than "unexpected"
+        raise JsoncError("starts with a byte order mark (U+FEFF): save it as UTF-8 without "
+                         "one", text, 0, source)  # fmt: skip
     parser = _Parser(text, source, where)
     parser.skip_blank()
     parser.mark(())

@@ -1,6 +1,7 @@
 """A number the reader cannot hold is a syntax problem with its line and column: `1e400`
 (Infinity as a float) and an integer of thousands of digits (Python's conversion guard
-raised a bare ValueError, and `maia config check` died with a traceback)."""
+raised a bare ValueError, and `maia config check` died with a traceback). And a leading
+byte order mark is named as one."""
 
 from __future__ import annotations
 
@@ -49,3 +50,11 @@ def test_config_check_reports_it(tmp_path: Path, number: str) -> None:
     assert "Traceback" not in result.stderr
     (problem,) = json.loads(result.stdout)["problems"]
     assert (problem["source"], problem["line"], problem["column"]) == (str(path), 2, 22)
+
+
+def test_a_byte_order_mark_is_named() -> None:
+    """A file an editor saved with a BOM: refused at 1:1 saying so, not "unexpected '\\ufeff'"."""
+    with pytest.raises(JsoncError) as caught:
+        loads_jsonc('\ufeff{"swarm": {}}')
+    assert (caught.value.line, caught.value.column) == (1, 1)
+    assert "byte order mark" in caught.value.reason
