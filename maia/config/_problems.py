@@ -118,7 +118,7 @@ class Checker:
 
     def string(self, value: Any, path: Path, pattern: re.Pattern[str] | None = None) -> str | None:
         if not isinstance(value, str) or not value or len(value) > MAX_STRING:
-            self.report(path, "must be a non-empty string")
+            self.report(path, f"must be a non-empty string of at most {MAX_STRING} characters")
             return None
         if pattern is not None and pattern.fullmatch(value) is None:  # `$` passes a final \n
             self.report(path, f"must match {pattern.pattern}")
