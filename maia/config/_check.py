@@ -50,6 +50,7 @@ def check_configuration(home: str, roots: Sequence[str] = ()) -> CheckReport:
     cost limit against the user file's currency, as admission does with the admitted one."""
     user = user_candidate(home)
     currency = user.user.capacity.currency if user.user is not None else None
+    executors = user.user.executor_refs() if user.user is not None else None
     checked = [user.source]
     problems = list(user.problems)
     entries, inventory_problems = _inventory(home)
@@ -59,7 +60,7 @@ def check_configuration(home: str, roots: Sequence[str] = ()) -> CheckReport:
         known.setdefault(os.path.normpath(os.path.abspath(root)), {})
     for root, entry in known.items():
         key = entry.get("projectKey") if isinstance(entry.get("projectKey"), str) else None
-        candidate = project_candidate(root, None, key, currency)
+        candidate = project_candidate(root, None, key, currency, executors)
         checked.append(candidate.source)
         problems += candidate.problems
     return CheckReport(tuple(checked), tuple(problems))

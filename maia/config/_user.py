@@ -102,6 +102,11 @@ class UserConfig:
     # value is the default one
     written: frozenset[str] = frozenset()
 
+    def executor_refs(self) -> tuple[str, ...]:
+        """The references of every executor this configuration knows: builtin:, then user:."""
+        return (*(f"builtin:{n}" for n in BUILTIN_EXECUTORS),
+                *(f"user:{n}" for n in sorted(self.executors)))  # fmt: skip
+
     def executor(self, ref: str) -> ExecutorConfig:
         """The executor a reference names: `builtin:echo`, or `user:<name>` from `executors`.
 
@@ -114,9 +119,7 @@ class UserConfig:
         elif parsed.scope == "user":
             found = self.executors.get(parsed.id)
         if found is None:
-            known = [f"builtin:{n}" for n in BUILTIN_EXECUTORS] + [
-                f"user:{n}" for n in sorted(self.executors)
-            ]
+            known = list(self.executor_refs())
             raise MaiaError(
                 "configuration_invalid",
                 f"configuration is invalid: no executor {ref} (known: {', '.join(known)})",
