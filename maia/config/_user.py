@@ -255,7 +255,7 @@ def check_user_config(
         ("executors",),
     )  # fmt: skip
     webhooks = _webhooks(checker, body.get("webhooks", {}))
-    blocks = {"swarm": swarm, "sessions": sessions_body, "webhooks": webhooks_body(body)}
+    blocks = {"swarm": swarm, "sessions": sessions_body, "webhooks": _webhooks_body(body)}
     written = frozenset(f"{b}.{k}" for b, k in WRITTEN_KEYS if k in blocks[b])
     config = UserConfig(
         capacity, executors, SessionSettings(idle, approval_timeout), timezone, admin,
@@ -265,7 +265,7 @@ def check_user_config(
     return config, checker.problems
 
 
-def webhooks_body(body: dict[str, Any]) -> dict[str, Any]:
+def _webhooks_body(body: dict[str, Any]) -> dict[str, Any]:
     """The `webhooks` block as written ({} when absent or not an object)."""
     value = body.get("webhooks", {})
     return value if isinstance(value, dict) else {}
