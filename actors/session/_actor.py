@@ -71,14 +71,16 @@ class SessionCore:
 
     async def refresh_config(self) -> None:
         """Take the admitted configuration of now (new work runs under it): the queue's
-        limit follows maxQueuedMessages; the slots read the rest as they are asked."""
+        limit follows maxQueuedMessages, its idle time sessions.workerIdleMs; the slots read
+        the rest as they are asked."""
         try:
             self.config = await self.ctx.config_of(self.memory.project_id)
         except MaiaError as error:  # an unreadable snapshot: keep the last good one
             log.error("session %s: configuration not read: %r", self.session_id, error)
         limit = self.config.limits.max_queued_messages
-        if limit != self.queue.limit:
-            self.queue = attrs.evolve(self.queue, limit=limit)
+        idle_ms = self.config.user.sessions.worker_idle_ms
+        if (limit, idle_ms) != (self.queue.limit, self.queue.idle_ms):
+            self.queue = attrs.evolve(self.queue, limit=limit, idle_ms=idle_ms)
 
     @property
     def session_id(self) -> str:

@@ -29,8 +29,8 @@ class CheckReport:
 
 
 def _inventory(home: str) -> tuple[list[dict[str, Any]], list[Problem]]:
-    try:
-        file = read_beneath(home, (), "projects.jsonc")
+    try:  # the home's own symlinks resolved first, as for the user file (`read_user_file`)
+        file = read_beneath(os.path.realpath(home), (), "projects.jsonc")
         text = file.text()
     except FileRefused as refused:
         return [], [refused.problem]
@@ -46,8 +46,11 @@ def _inventory(home: str) -> tuple[list[dict[str, Any]], list[Problem]]:
 
 
 def check_configuration(home: str, roots: Sequence[str] = ()) -> CheckReport:
-    """Check the user file and the Project files (the inventory's and `roots`)."""
+    """Check the user file and the Project files (the inventory's and `roots`); a Project's
+    cost limit against the user file's currency, as admission does with the admitted one."""
     user = user_candidate(home)
+    currency = user.user.capacity.currency if user.user is not None else None
+    executors = user.user.executor_refs() if user.user is not None else None
     checked = [user.source]
     problems = list(user.problems)
     entries, inventory_problems = _inventory(home)
@@ -57,7 +60,7 @@ def check_configuration(home: str, roots: Sequence[str] = ()) -> CheckReport:
         known.setdefault(os.path.normpath(os.path.abspath(root)), {})
     for root, entry in known.items():
         key = entry.get("projectKey") if isinstance(entry.get("projectKey"), str) else None
-        candidate = project_candidate(root, None, key)
+        candidate = project_candidate(root, None, key, currency, executors)
         checked.append(candidate.source)
         problems += candidate.problems
     return CheckReport(tuple(checked), tuple(problems))

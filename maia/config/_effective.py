@@ -92,11 +92,17 @@ class EffectiveConfig:
         sourced = {k: {"value": v, "source": sources.get(k, "default")} for k, v in limits.items()}
         out: dict[str, Any] = {
             "swarm.capacity": sourced,
-            "swarm.defaultTimezone": _sourced(self.user.default_timezone, "UTC"),
-            "sessions.workerIdleMs": _sourced(self.user.sessions.worker_idle_ms, 60_000),
-            "webhooks.allowAddresses": _sourced(list(self.user.webhooks.allow_addresses), []),
+            "swarm.defaultTimezone": self._sourced("swarm.defaultTimezone",
+                                                   self.user.default_timezone),
+            "sessions.workerIdleMs": self._sourced("sessions.workerIdleMs",
+                                                   self.user.sessions.worker_idle_ms),
+            "webhooks.allowAddresses": self._sourced("webhooks.allowAddresses",
+                                                     list(self.user.webhooks.allow_addresses)),
             "executors": self._executors(),
-        }
+        }  # fmt: skip
+        if self.user.sessions.approval_timeout_ms is not None:
+            out["sessions.approvalTimeoutMs"] = {"value": self.user.sessions.approval_timeout_ms,
+                                                 "source": "user"}  # fmt: skip
         if self.user.administrator_agent_ref is not None:
             out["swarm.administratorAgentRef"] = {"value": self.user.administrator_agent_ref,
                                                   "source": "user"}  # fmt: skip
@@ -141,6 +147,5 @@ class EffectiveConfig:
             out["executorRef"] = {"value": DEFAULT_EXECUTOR_REF, "source": "default"}
         return out
 
-
-def _sourced(value: Any, default: Any) -> dict[str, Any]:
-    return {"value": value, "source": "default" if value == default else "user"}
+    def _sourced(self, key: str, value: Any) -> dict[str, Any]:
+        return {"value": value, "source": "user" if key in self.user.written else "default"}

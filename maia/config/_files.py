@@ -66,9 +66,11 @@ def trust_problem(info: os.stat_result, what: str) -> str | None:
     if info.st_mode & 0o022:
         sticky = " (a shared sticky folder such as /tmp is not private either)" if (
             info.st_mode & stat.S_ISVTX) else ""  # fmt: skip
+        remedy = ("use a folder only you can write" if stat.S_ISDIR(info.st_mode)
+                  else "make it writable only by you (chmod go-w)")  # fmt: skip
         return (
             f"{what} is writable by group or others (mode {stat.S_IMODE(info.st_mode):04o})"
-            f"{sticky}; use a folder only you can write"
+            f"{sticky}; {remedy}"
         )
     return None
 
@@ -129,7 +131,13 @@ def read_beneath(base: str, steps: Sequence[str], name: str) -> ConfigFile:
 def _read_bounded(fd: int, shown: str) -> bytes:
     chunks: list[bytes] = []
     size = 0
-    while chunk := os.read(fd, 65_536):
+    while True:
+        try:
+            chunk = os.read(fd, 65_536)
+        except OSError as error:  # a failing disk: a problem with the file, not a crash
+            raise FileRefused(Problem(shown, "$", f"cannot be read ({error.strerror})")) from error
+        if not chunk:
+            break
         size += len(chunk)
         if size > MAX_BYTES:
             raise FileRefused(Problem(shown, "$", f"is larger than {MAX_BYTES} bytes"))

@@ -8,22 +8,34 @@ and NaN, Infinity and deep nesting never get through.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
+import math
 import re
 from typing import Any, Final
 
 MAX_DEPTH: Final = 64
 MAX_BYTES: Final = 1 << 20
+# Far above any limit a document holds, far below Python's 4300-digit conversion guard (which
+# raises a bare ValueError, not a JsoncError naming line and column).
+MAX_INTEGER_DIGITS: Final = 100
 
 _NUMBER: Final = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
 _LITERALS: Final = (("true", True), ("false", False), ("null", None))
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
-class JsoncError(ValueError):
-    """Malformed JSONC, with the 1-based line and column where reading stopped."""
+Path = tuple[str | int, ...]
 
-    def __init__(self, message: str, text: str, offset: int, source: str = "<jsonc>"):
+
+class JsoncError(ValueError):
+    """Malformed JSONC, with the 1-based line and column where reading stopped, and `path`:
+    the key being read there (a repeated key's own path; `()` for the document itself)."""
+
+    def __init__(
+        self, message: str, text: str, offset: int, source: str = "<jsonc>", path: Path = ()
+    ) -> None:
         line = text.count("\n", 0, offset) + 1
         column = offset - (text.rfind("\n", 0, offset) + 1) + 1
         super().__init__(f"{source}:{line}:{column}: {message}")
@@ -31,9 +43,7 @@ class JsoncError(ValueError):
         self.line = line
         self.column = column
         self.source = source
-
-
-Path = tuple[str | int, ...]
+        self.path = path
 
 
 def loads_jsonc(text: str, source: str = "<jsonc>") -> Any:
@@ -51,24 +61,35 @@ def loads_jsonc_located(text: str, source: str = "<jsonc>") -> tuple[Any, Locati
 
 
 class Locations:
-    """Where each value of a parsed document starts: its key for a member, else its value."""
+    """Where each value of a parsed document starts: its key for a member, else its value.
+
+    The line starts are found once, on the first question, and each answer is a bisection:
+    a file with a problem on every line costs linear time, not a scan per problem.
+    """
 
     def __init__(self, text: str, offsets: dict[Path, int]) -> None:
         self._text = text
         self._offsets = offsets
+        self._line_starts: list[int] | None = None
 
     def line_column(self, path: Path) -> tuple[int, int]:
         """1-based line and column of `path`, or of its nearest located ancestor."""
         while path not in self._offsets and path:
             path = path[:-1]
         offset = self._offsets.get(path, 0)
-        line = self._text.count("\n", 0, offset) + 1
-        return line, offset - (self._text.rfind("\n", 0, offset) + 1) + 1
+        if self._line_starts is None:
+            lengths = (len(line) + 1 for line in self._text.split("\n"))
+            self._line_starts = [0, *itertools.accumulate(lengths)]
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
 
 
 def _parse(text: str, source: str, where: dict[Path, int] | None) -> Any:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise JsoncError(f"larger than {MAX_BYTES} bytes", text, 0, source)
+    if text.startswith("\ufeff"):  # some editors write one; say so rather than "unexpected"
+        raise JsoncError("starts with a byte order mark (U+FEFF): save it as UTF-8 without "
+                         "one", text, 0, source)  # fmt: skip
     parser = _Parser(text, source, where)
     parser.skip_blank()
     parser.mark(())
@@ -90,8 +111,9 @@ class _Parser:
         if self.where is not None:
             self.where[path] = self.pos if offset is None else offset
 
-    def fail(self, message: str, offset: int | None = None) -> None:
-        raise JsoncError(message, self.text, self.pos if offset is None else offset, self.source)
+    def fail(self, message: str, offset: int | None = None, path: Path = ()) -> None:
+        at = self.pos if offset is None else offset
+        raise JsoncError(message, self.text, at, self.source, path)
 
     def skip_blank(self) -> None:
         text, n = self.text, len(self.text)
@@ -112,46 +134,51 @@ class _Parser:
 
     def value(self, depth: int, path: Path) -> Any:
         if depth > MAX_DEPTH:
-            self.fail(f"nested deeper than {MAX_DEPTH}")
+            self.fail(f"nested deeper than {MAX_DEPTH}", path=path)
         self.skip_blank()
         if self.pos >= len(self.text):
-            self.fail("unexpected end of input")
+            self.fail("unexpected end of input", path=path)
         char = self.text[self.pos]
         if char == "{":
             return self.obj(depth, path)
         if char == "[":
             return self.array(depth, path)
         if char == '"':
-            return self.string()
+            return self.string(path)
         for word, literal in _LITERALS:
             if self.text.startswith(word, self.pos):
                 self.pos += len(word)
                 return literal
         match = _NUMBER.match(self.text, self.pos)
         if match is None:
-            self.fail(f"unexpected character {char!r}")
+            self.fail(f"unexpected character {char!r}", path=path)
             raise AssertionError  # unreachable: fail raises
-        self.pos = match.end()
+        start, self.pos = self.pos, match.end()
         if match.group(1) or match.group(2):
-            return float(match.group(0))
+            number = float(match.group(0))
+            if not math.isfinite(number):  # 1e400 would be Infinity
+                self.fail("number out of range", start, path)
+            return number
+        if len(match.group(0).lstrip("-")) > MAX_INTEGER_DIGITS:
+            self.fail(f"integer longer than {MAX_INTEGER_DIGITS} digits", start, path)
         return int(match.group(0))
 
-    def string(self) -> str:
+    def string(self, path: Path) -> str:
         start = self.pos
         try:  # strict: raw control characters (a newline too) are refused inside strings
             value, self.pos = _scanstring(self.text, self.pos + 1, True)
         except json.JSONDecodeError as error:
-            self.fail(error.msg, error.pos)
+            self.fail(error.msg, error.pos, path)
         try:  # a lone surrogate escape ("\ud800") is not text: nothing could encode it
             value.encode("utf-8")
         except UnicodeEncodeError:
-            self.fail("a lone surrogate escape is not valid Unicode", start)
+            self.fail("a lone surrogate escape is not valid Unicode", start, path)
         return str(value)
 
-    def expect(self, char: str) -> None:
+    def expect(self, char: str, path: Path) -> None:
         self.skip_blank()
         if not self.text.startswith(char, self.pos):
-            self.fail(f"expected {char!r}")
+            self.fail(f"expected {char!r}", path=path)
         self.pos += 1
 
     def obj(self, depth: int, path: Path) -> dict[str, Any]:
@@ -163,19 +190,19 @@ class _Parser:
                 self.pos += 1
                 return result
             if not self.text.startswith('"', self.pos):
-                self.fail("expected a quoted key or '}'")
+                self.fail("expected a quoted key or '}'", path=path)
             key_at = self.pos
-            key = self.string()
+            key = self.string(path)
             if key in result:
-                self.fail(f"duplicate key {key!r}", key_at)
+                self.fail(f"duplicate key {key!r}", key_at, (*path, key))
             self.mark((*path, key), key_at)
-            self.expect(":")
+            self.expect(":", (*path, key))
             result[key] = self.value(depth + 1, (*path, key))
             self.skip_blank()
             if self.text.startswith(",", self.pos):
                 self.pos += 1
             elif not self.text.startswith("}", self.pos):
-                self.fail("expected ',' or '}'")
+                self.fail("expected ',' or '}'", path=path)
 
     def array(self, depth: int, path: Path) -> list[Any]:
         self.pos += 1
@@ -191,4 +218,4 @@ class _Parser:
             if self.text.startswith(",", self.pos):
                 self.pos += 1
             elif not self.text.startswith("]", self.pos):
-                self.fail("expected ',' or ']'")
+                self.fail("expected ',' or ']'", path=path)

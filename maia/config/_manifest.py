@@ -20,6 +20,7 @@ candidate and refuses when the digest moved. `diff` compares two documents key b
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from typing import Any, Final, Literal
 
 import attrs
@@ -134,11 +135,16 @@ def user_candidate(home: str) -> Candidate:
 
 
 def project_candidate(
-    root: str, project_id: str | None, project_key: str | None, user_currency: str | None = None
+    root: str,
+    project_id: str | None,
+    project_key: str | None,
+    user_currency: str | None = None,
+    user_executors: Collection[str] | None = None,
 ) -> Candidate:
     """The candidate of `<root>/.maia/config.jsonc` for the Project `project_id` (None: check
     only, `project:self/` kept). An absent file is an empty candidate: no Project settings.
-    `user_currency`: the currency of the user's limits, which a cost limit must use."""
+    `user_currency`: the currency of the user's limits, which a cost limit must use;
+    `user_executors`: the builtin: and user: executors a reference may name."""
     try:
         file = read_project_file(root)
     except FileRefused as refused:
@@ -151,7 +157,7 @@ def project_candidate(
         return Candidate("project", project_id, file.path, tuple(problems))
     config, problems = check_project_config(
         document, file.path, locations, project_id=project_id, expected_key=project_key,
-        user_currency=user_currency,
+        user_currency=user_currency, user_executors=user_executors,
     )  # fmt: skip
     if problems or config is None:
         return Candidate("project", project_id, file.path, tuple(problems))

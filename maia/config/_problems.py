@@ -55,7 +55,8 @@ class Problem:
 
 
 def syntax_problem(error: JsoncError) -> Problem:
-    return Problem(error.source, "$", error.reason, error.line, error.column)
+    """The problem of a syntax error, named by the key being read (`$`: the document)."""
+    return Problem(error.source, dotted(error.path), error.reason, error.line, error.column)
 
 
 def raise_if_any(problems: Sequence[Problem]) -> None:
@@ -117,9 +118,9 @@ class Checker:
 
     def string(self, value: Any, path: Path, pattern: re.Pattern[str] | None = None) -> str | None:
         if not isinstance(value, str) or not value or len(value) > MAX_STRING:
-            self.report(path, "must be a non-empty string")
+            self.report(path, f"must be a non-empty string of at most {MAX_STRING} characters")
             return None
-        if pattern is not None and pattern.match(value) is None:
+        if pattern is not None and pattern.fullmatch(value) is None:  # `$` passes a final \n
             self.report(path, f"must match {pattern.pattern}")
             return None
         return value

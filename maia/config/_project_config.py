@@ -11,7 +11,7 @@ Project's. Limits only narrow (see `_limits`), so each limit key is optional her
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final, Literal
 
 import attrs
@@ -132,21 +132,28 @@ def check_project_config(
     project_id: str | None = None,
     expected_key: str | None = None,
     user_currency: str | None = None,
+    user_executors: Collection[str] | None = None,
 ) -> tuple[ProjectConfig | None, list[Problem]]:
     """The ProjectConfig of a parsed document and every problem found (empty: valid).
 
     With `project_id`, `project:self/` references are resolved; with `expected_key`,
     `projectKey` must equal the Project's key in the inventory; with `user_currency`, a
-    daily cost limit must be in the user's currency (a narrowing must be comparable).
+    daily cost limit must be in the user's currency (a narrowing must be comparable); with
+    `user_executors` (the builtin: and user: executor references the user configuration
+    knows), an executor reference to one of those scopes must name one of them.
     """
     document = without_deprecated_keys(document, source)
     checker = Checker(source, locations)
     refs = _Refs(checker, project_id)
     body = checker.obj(document, (), _TOP)
-    if checker.required(body, "schemaVersion", ()) not in (None, PROJECT_SCHEMA_VERSION):
+    # `null` is a value, not an absent key: it is reported like any other wrong value
+    version = checker.required(body, "schemaVersion", ())
+    if "schemaVersion" in body and version != PROJECT_SCHEMA_VERSION:
         checker.report(("schemaVersion",), f'must be "{PROJECT_SCHEMA_VERSION}"')
-    raw_key = checker.required(body, "projectKey", ())
-    key = None if raw_key is None else checker.string(raw_key, ("projectKey",), PROJECT_KEY_RE)
+    checker.required(body, "projectKey", ())
+    key = None
+    if "projectKey" in body:
+        key = checker.string(body["projectKey"], ("projectKey",), PROJECT_KEY_RE)
     if key is not None and expected_key is not None and key != expected_key:
         checker.report(("projectKey",), f"is {key!r} but the inventory says {expected_key!r}")
     defaults = checker.obj(body.get("defaults", {}), ("defaults",),
@@ -179,6 +186,8 @@ def check_project_config(
     wall = limits.get("max_wall_time_ms_per_activation") or DEFAULT_WALL_TIME_MS
     executors = read_executors(checker, body.get("executors", {}), wall, ("executors",))
     _check_own_executors(checker, project_id, executors, executor, allowed_executors)
+    if user_executors is not None:
+        _check_user_executors(checker, user_executors, executor, allowed_executors)
     if checker.problems or key is None:
         return None, checker.problems
     config = ProjectConfig(
@@ -207,6 +216,20 @@ def _check_own_executors(
                            f"{', '.join(sorted(executors)) or 'none'})")  # fmt: skip
     if default is not None and allowed is not None and default not in allowed:
         checker.report(("defaults", "executorRef"), "is not in allowedExecutors")
+
+
+def _check_user_executors(
+    checker: Checker, known: Collection[str], default: str | None, allowed: tuple[str, ...] | None
+) -> None:
+    """A builtin: or user: executor the file names must be one the user configuration knows
+    (a typo such as builtin:ehco would otherwise be admitted, and every session.create of
+    the Project refused)."""
+    named: list[tuple[Path, str]] = [(("defaults", "executorRef"), default)] if default else []
+    named += [(("allowedExecutors", i), ref) for i, ref in enumerate(allowed or ())]
+    for path, ref in named:
+        if ref.startswith(("builtin:", "user:")) and ref not in known:
+            checker.report(path, f"names no executor the user configuration defines "
+                           f"(known: {', '.join(known)})")  # fmt: skip
 
 
 def parse_project_config(

@@ -37,6 +37,8 @@ MODEL_REF_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,255}$"
 MAX_ARGV: Final = 256
 MAX_ENV_NAMES: Final = 128
 MAX_EXECUTORS: Final = 256
+_EXEC_KEYS: Final = frozenset({"kind", "argv", "env", "wallTimeMs", "promptNewline",
+                               "maxOutputBytes"})  # fmt: skip
 _EXECUTOR_RE: Final = re.compile(EXECUTOR_NAME_PATTERN)
 _ENV_RE: Final = re.compile(ENV_NAME_PATTERN)
 MODEL_RE: Final = re.compile(MODEL_REF_PATTERN)
@@ -60,6 +62,9 @@ class ExecutorConfig:
 
 
 BUILTIN_EXECUTORS: Final = {"echo": ExecutorConfig("echo", "echo")}
+WRITTEN_KEYS: Final = (
+    ("swarm", "defaultTimezone"), ("sessions", "workerIdleMs"), ("webhooks", "allowAddresses"),
+)  # fmt: skip
 
 
 @attrs.frozen
@@ -93,6 +98,14 @@ class UserConfig:
     observability: ObservabilityPolicy | None = None
     capacity_set: Mapping[str, Any] = attrs.field(factory=dict)  # the limits the file sets
     webhooks: WebhookSettings = WebhookSettings()
+    # the keys of WRITTEN_KEYS the file sets: config.show says `user` for them even when the
+    # value is the default one
+    written: frozenset[str] = frozenset()
+
+    def executor_refs(self) -> tuple[str, ...]:
+        """The references of every executor this configuration knows: builtin:, then user:."""
+        return (*(f"builtin:{n}" for n in BUILTIN_EXECUTORS),
+                *(f"user:{n}" for n in sorted(self.executors)))  # fmt: skip
 
     def executor(self, ref: str) -> ExecutorConfig:
         """The executor a reference names: `builtin:echo`, or `user:<name>` from `executors`.
@@ -106,9 +119,7 @@ class UserConfig:
         elif parsed.scope == "user":
             found = self.executors.get(parsed.id)
         if found is None:
-            known = [f"builtin:{n}" for n in BUILTIN_EXECUTORS] + [
-                f"user:{n}" for n in sorted(self.executors)
-            ]
+            known = list(self.executor_refs())
             raise MaiaError(
                 "configuration_invalid",
                 f"configuration is invalid: no executor {ref} (known: {', '.join(known)})",
@@ -132,26 +143,25 @@ def read_executor(
 ) -> ExecutorConfig | None:
     """One entry of an `executors` block (the user's, or a Project's)."""
     at = (*path, name)
-    if _EXECUTOR_RE.match(name) is None:
+    if _EXECUTOR_RE.fullmatch(name) is None:  # not match: its `$` passes a final newline
         checker.report(at, f"an executor name must match {EXECUTOR_NAME_PATTERN}")
         return None
-    body = checker.obj(
-        value, at,
-        {"kind", "argv", "env", "wallTimeMs", "promptNewline", "maxOutputBytes", *ALL_AGENT_KEYS},
-    )  # fmt: skip
+    body = checker.obj(value, at)  # its keys are checked below, once, by what its kind takes
     kind = body.get("kind")
+    if isinstance(kind, str) and kind in AGENT_KINDS:
+        return _agent_executor(checker, name, kind, body, wall_default, at)
+    checker.obj(
+        body, at, set(_EXEC_KEYS if kind in ("echo", "exec") else _EXEC_KEYS | ALL_AGENT_KEYS)
+    )
     env = checker.strings(body.get("env", []), (*at, "env"), MAX_ENV_NAMES, _ENV_RE)
     if kind == "echo":  # the reference worker; `env` passes variables through (MAIA_ECHO_LOG)
         for key in ("argv", "wallTimeMs", "promptNewline", "maxOutputBytes"):
             if key in body:
                 checker.report((*at, key), "is not an option of an echo executor")
         return ExecutorConfig(name, "echo", env=env)
-    if isinstance(kind, str) and kind in AGENT_KINDS:
-        return _agent_executor(checker, name, kind, body, wall_default, at)
     if kind != "exec":
         checker.report((*at, "kind"), 'must be "echo", "exec", "claude-code", "codex" or "acp"')
         return None
-    checker.obj(body, at, {"kind", "argv", "env", "wallTimeMs", "promptNewline", "maxOutputBytes"})
     if "argv" not in body:
         checker.report((*at, "argv"), "is required for an exec executor")
     argv = checker.strings(body.get("argv", ["-"]), (*at, "argv"), MAX_ARGV, non_empty=True)
@@ -245,12 +255,20 @@ def check_user_config(
         ("executors",),
     )  # fmt: skip
     webhooks = _webhooks(checker, body.get("webhooks", {}))
+    blocks = {"swarm": swarm, "sessions": sessions_body, "webhooks": _webhooks_body(body)}
+    written = frozenset(f"{b}.{k}" for b, k in WRITTEN_KEYS if k in blocks[b])
     config = UserConfig(
         capacity, executors, SessionSettings(idle, approval_timeout), timezone, admin,
         connection, model,
-        observability, capacity_set, webhooks,
+        observability, capacity_set, webhooks, written,
     )  # fmt: skip
     return config, checker.problems
+
+
+def _webhooks_body(body: dict[str, Any]) -> dict[str, Any]:
+    """The `webhooks` block as written ({} when absent or not an object)."""
+    value = body.get("webhooks", {})
+    return value if isinstance(value, dict) else {}
 
 
 def _webhooks(checker: Checker, value: Any) -> WebhookSettings:

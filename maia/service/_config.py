@@ -38,9 +38,11 @@ from storage import (
     USER_SCOPE,
     Applied,
     ExpectedTarget,
+    MutationResult,
     ReceiptTarget,
     admit_snapshot,
     admitted_snapshot,
+    find_receipt,
     issue_preview,
     scope_revision,
 )
@@ -133,6 +135,10 @@ async def _config_admit_confirm(
             f"{_CONFIRM} needs a preview and its proof (maia config admit previews first)",
             {"method": _CONFIRM},
         )
+    digest = _input_digest(params.project_id, params.manifest_digest, params.expected_revision)
+    replayed = await ctx.read(lambda conn: _replayed(conn, params.command_id, digest))
+    if replayed is not None:  # a retry answers what it did, whatever the file holds now
+        return mutation_output(ConfigAdmitConfirmOutput, replayed)
     candidate = await _candidate(ctx, params.project_id)
     raise_if_any(candidate.problems)
     assert candidate.manifest is not None
@@ -142,7 +148,6 @@ async def _config_admit_confirm(
             f"{candidate.source} changed since the preview; preview again to see the new diff",
             {"reason": "file_changed", "source": candidate.source},
         )
-    digest = _input_digest(params.project_id, params.manifest_digest, params.expected_revision)
     if digest != params.input_digest:
         raise MaiaError(
             "preview_mismatch",
@@ -197,6 +202,18 @@ async def _config_admit_confirm(
     result = await _confirmed_mutation(ctx, _CONFIRM, params, digest, now, apply)
     ctx.admitted.admitted()  # new work runs under it from now on, without a restart
     return mutation_output(ConfigAdmitConfirmOutput, result)
+
+
+def _replayed(conn: sqlite3.Connection, command_id: str, digest: str) -> MutationResult | None:
+    """The stored result of this commandId when it admitted these same preview values, found
+    before the file is read again: the file may have been edited (or broken) since, and the
+    retry must still answer what it did. Anything else goes on as a first confirm (and a
+    commandId stored with other values is `idempotency_conflict` there)."""
+    stored = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=_CONFIRM,
+                          command_id=command_id)  # fmt: skip
+    if stored is None or stored.normalized_input_digest != digest:
+        return None
+    return MutationResult("duplicate", stored.result, stored)
 
 
 CONFIG_HANDLERS: Final[Mapping[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {

@@ -50,8 +50,10 @@ async def _candidate(ctx: ServiceContext, project_id: str | None) -> Candidate:
     if project_id is None:
         return await trio.to_thread.run_sync(user_candidate, str(ctx.home))
     root, key = await _project_row(ctx, project_id)
-    currency = (await effective_config(ctx, None)).user.capacity.currency
-    return await trio.to_thread.run_sync(project_candidate, root, project_id, key, currency)
+    user = (await effective_config(ctx, None)).user  # the admitted one, that work runs on
+    return await trio.to_thread.run_sync(
+        project_candidate, root, project_id, key, user.capacity.currency, user.executor_refs()
+    )
 
 
 def _scope(project_id: str | None) -> str:

@@ -353,11 +353,13 @@ async def test_a_large_diff_is_bounded(ctx: ServiceContext, home: Path) -> None:
     assert done["changes"] == 502
 
 
-async def test_snapshot_records_its_resources(ctx: ServiceContext, work: Path) -> None:
+async def test_snapshot_records_its_resources(ctx: ServiceContext, home: Path, work: Path) -> None:
     """The admitted manifest lists each executor the file defines (reference, scope, locator,
     content digest, schema version) and the builtin:/user: definitions it names."""
     from storage import admitted_snapshot
 
+    write_user(home, {"executors": {"cat": {"kind": "exec", "argv": ["cat"]}}})
+    await admit(ctx, {}, "u")  # the user:cat the Project names is admitted first
     project_id = await add_project(ctx, work / "app")
     write_project(
         work / "app",
