@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:d9fcb2785ca232b4278f3637bdf59183df9da2134e3a34f02b9f286bab2dc846",
+    "registryDigest": "sha256:dfc76550299a9eee1c3ce847930f8144c2dc4fb7ae58e047a2b4b62ee8ae091b",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

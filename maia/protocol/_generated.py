@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:d9fcb2785ca232b4278f3637bdf59183df9da2134e3a34f02b9f286bab2dc846"
+REGISTRY_DIGEST: Final = "sha256:dfc76550299a9eee1c3ce847930f8144c2dc4fb7ae58e047a2b4b62ee8ae091b"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
