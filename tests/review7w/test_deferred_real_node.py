@@ -74,7 +74,7 @@ def _journal(path: Path, turn_id: str) -> tuple[Any, list[tuple[str, int]]]:
         events = [
             (kind, revision)
             for kind, revision, payload in conn.execute(
-                "SELECT event_type, aggregate_revision, payload FROM events"
+                "SELECT event_type, payload ->> '$.turnRevision', payload FROM events"
                 " WHERE event_type LIKE 'turn.%' ORDER BY position"
             )
             if orjson.loads(payload).get("turnId") == turn_id

@@ -34,7 +34,7 @@ async def test_a_replayed_end_writes_its_deferred_start(
         events = [
             (orjson.loads(payload)["turnId"], kind, revision)
             for kind, revision, payload in conn.execute(
-                "SELECT event_type, aggregate_revision, payload FROM events"
+                "SELECT event_type, payload ->> '$.turnRevision', payload FROM events"
                 " WHERE event_type LIKE 'turn.%' ORDER BY position"
             )
         ]
