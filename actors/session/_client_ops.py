@@ -231,9 +231,10 @@ class ClientOps:
             archived, _ = sql.archive_and_failure(conn, draft.session_id)
             if archived or draft.state not in _RESTING or self.core.queue.pending:
                 state = "archived" if archived else draft.state.value
+                why = "already archived" if archived else f"{state}: stop it before archiving"
                 raise MaiaError(
                     "invalid_state",
-                    f"session {draft.session_id} is {state}: stop it before archiving",
+                    f"session {draft.session_id} is {why}",
                     {"resource": "session", "id": draft.session_id, "state": state},
                 )
             prior = draft.revision

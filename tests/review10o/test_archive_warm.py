@@ -30,3 +30,6 @@ def test_an_idle_session_with_a_warm_worker_archives(tmp_path: Path) -> None:
         error = api.error("turn.send", {"commandId": command(), "sessionId": session_id,
                                         "text": "more"})  # fmt: skip
         assert (error["code"], error["details"]["state"]) == ("invalid_state", "archived")
+        again = api.error("session.archive", {"commandId": command(), "sessionId": session_id})
+        assert again["details"]["state"] == "archived"
+        assert again["message"].endswith("is already archived"), again
