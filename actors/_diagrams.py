@@ -111,6 +111,9 @@ everything as it was.
   Node still up) is `failed` with reason `worker_failed`.
 - Interrupting a running turn asks the worker first; if it has not confirmed within the
   bound (10 s, then the process group is terminated), the turn reads `interrupted` anyway.
+  Interrupting a dispatched turn its worker has not taken within 3 s is `turn.abandon`:
+  the worker is fenced and stopped, so it never starts the turn, which is `failed` with
+  reason `turn_rejected`, as a queued one would be.
 
 ## What runs the tables
 

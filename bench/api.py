@@ -16,9 +16,10 @@ the echo's over the Node's) says what the Node itself costs, with less of the lo
 `node.status` answers from a shared storage read and a shared check of the configuration
 files, each at most 250 ms old (one in flight, shared by the callers that arrive meanwhile),
 so most calls do no I/O; its ratio is the API's with a large answer. The same rounds also
-send `node.hello` on a greeted connection (no I/O in its handler): the `hello_*` figures
-and `vs_echo_*_hello` ratios are the frame path alone (decode, dispatch, schema check,
-encode, the WebSocket layer). `p99_vs_echo_c1` is the echo's p99 over the Node's (goal 6:
+send `node.hello` on a greeted connection, which the Node refuses `invalid_request` at once
+(no I/O; a second hello was answered ok before registry 0.14.0): the `hello_*` figures and
+`vs_echo_*_hello` ratios are the frame path alone (decode, dispatch, an error's encoding,
+the WebSocket layer). `p99_vs_echo_c1` is the echo's p99 over the Node's (goal 6:
 at least 0.5, a Node p99 within twice the echo's).
 """
 
@@ -216,9 +217,10 @@ def main() -> None:
             node.wait(timeout=30)
     report.notes = (
         "node.status over the API (shared storage read and files check, <=250 ms old) vs a raw "
-        "trio-websocket echo of the same frame; hello_*: node.hello on a greeted connection "
-        "(the frame path alone); server processes separate from the clients; p50/p99 of every "
-        f"c1 sample; load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+        "trio-websocket echo of the same frame; hello_*: node.hello on a greeted connection, "
+        "refused at once (the frame path alone); server processes separate from the clients; "
+        f"p50/p99 of every c1 sample; load average at the end {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} CPUs"
     )
     report.emit(args.json)
 

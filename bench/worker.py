@@ -1,5 +1,8 @@
 """Worker benchmark: spawn → initialized, turn round trips, streamed event frames with acks.
 
+`node_cpu_us_per_turn` and `node_cpu_us_per_flood_event` are this process's CPU (the Node's
+side of a turn: handle, frame reader, consumer taking batches; the worker excluded).
+
 Each Maia figure sits beside its raw primitive measured in the same run: a bare
 `python -c pass` spawn of the same interpreter, and a raw NDJSON pipe echo (one line out,
 one line back, no protocol).
@@ -79,30 +82,43 @@ async def raw_pipe(rounds: int) -> list[float]:
     return samples
 
 
-async def turns_and_flood(
-    supervisor: WorkerSupervisor, rounds: int, flood: int
-) -> tuple[list[float], float]:
+class Round:
+    """One round of turns then a flood: the round trips, the event rate, and this
+    process's CPU (the Node's side: handle, frame reader, consumer; not the worker's)."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self.rate = 0.0
+        self.cpu_us_per_turn = 0.0
+        self.cpu_us_per_event = 0.0
+
+
+async def turns_and_flood(supervisor: WorkerSupervisor, rounds: int, flood: int) -> Round:
     spec = WorkerSpec.python_module("worker_bridge.workers.echo", cwd=os.getcwd())
     handle = await supervisor.start_worker(spec)
     await handle.wait_initialized()
-    samples = []
-    for index in range(rounds):
+    result = Round()
+    cpu = time.process_time()
+    for index in range(rounds):  # a batch at a time, as the Session's pump takes them
         start = time.perf_counter()
-        async for event in handle.prompt(f"t{index}", "hello"):
-            if event.final:
-                assert event.kind == "completed", event
-        samples.append((time.perf_counter() - start) * 1000)
-    start = time.perf_counter()
+        async for batch in handle.prompt(f"t{index}", "hello").batches():
+            if batch[-1].final:
+                assert batch[-1].kind == "completed", batch
+        result.samples.append((time.perf_counter() - start) * 1000)
+    result.cpu_us_per_turn = (time.process_time() - cpu) / rounds * 1e6
+    start, cpu = time.perf_counter(), time.process_time()
     count = 0
     last = None
     async for event in handle.prompt("flood", f"/flood {flood}"):
         count += 1
         last = event
     elapsed = time.perf_counter() - start
+    result.cpu_us_per_event = (time.process_time() - cpu) / count * 1e6
     assert last is not None
     assert last.kind == "completed", last
     await handle.stop("bench")
-    return samples, count / elapsed
+    result.rate = count / elapsed
+    return result
 
 
 async def main() -> None:
@@ -121,17 +137,21 @@ async def main() -> None:
             init.append(median(await spawn_to_initialized(supervisor, spawns // repeats)))
         log("round trips")
         raw = await raw_pipe(turns)
-        turn_samples, rates = [], []
+        turn_samples, rates, turn_cpu, event_cpu = [], [], [], []
         for _ in range(repeats):
-            samples, rate = await turns_and_flood(supervisor, turns // repeats, flood // repeats)
-            turn_samples.extend(samples)
-            rates.append(rate)
+            one = await turns_and_flood(supervisor, turns // repeats, flood // repeats)
+            turn_samples.extend(one.samples)
+            rates.append(one.rate)
+            turn_cpu.append(one.cpu_us_per_turn)
+            event_cpu.append(one.cpu_us_per_event)
     report.figures["spawn_to_initialized_p50_ms"] = median(init)
     report.figures["bare_spawn_p50_ms"] = median(bare)
     report.figures["turn_rt_p50_ms"] = median(turn_samples)
     report.figures["turn_rt_p99_ms"] = percentile(turn_samples, 0.99)
     report.figures["raw_pipe_rt_p50_ms"] = median(raw)
     report.figures["event_frames_per_s"] = median(rates)
+    report.figures["node_cpu_us_per_turn"] = median(turn_cpu)
+    report.figures["node_cpu_us_per_flood_event"] = median(event_cpu)
     report.figures["spawn_overhead_p50_ms"] = median(init) - median(bare)
     report.ratios["turn_rt_vs_raw_pipe"] = median(raw) / median(turn_samples)
     report.ratios["bare_spawn_vs_spawn_to_initialized"] = median(bare) / median(init)

@@ -17,6 +17,7 @@ import trio
 from worker_bridge import Hello, TrioFrameStream
 
 from ._process_group import StderrRing
+from ._turn_events import TurnEventQueue
 from ._worker_config import WorkerSpec, WorkerTimings
 from ._worker_types import DiagnosticsSink, ExitInfo, TurnEvent, WorkerState
 
@@ -65,7 +66,8 @@ class _HandleCore:
         self._stopped = trio.Event()
         self._stopping = False
         self._turn_id: str | None = None
-        self._turn_send: trio.MemorySendChannel[TurnEvent] | None = None
+        self._turn_taken = False  # an event of the running turn was read: the worker took it
+        self._turn_send: TurnEventQueue[TurnEvent] | None = None  # the running turn's events
         self._turn_done = trio.Event()
         self._turn_done.set()  # no turn yet
         self._turn_tools = False  # whether the running turn's consumer answers tool calls
@@ -100,8 +102,8 @@ class _HandleCore:
         if self._turn_send is not None and event.turn_id == self._turn_id:
             # The consumer may have abandoned the turn (closed its end): nobody to tell.
             with contextlib.suppress(trio.BrokenResourceError, trio.WouldBlock):
-                self._turn_send.send_nowait(event)
-            self._turn_send.close()
+                self._turn_send.put_nowait(event)
+            self._turn_send.end()
             self._turn_send = None
             self._turn_done.set()
             self._turn_id = None

@@ -70,6 +70,7 @@ class _HandleFrames(_HandleLifetime):
         if turn_id != self._turn_id:
             self.fence(f"event for turn {turn_id!r}, not the running turn")
             return
+        self._turn_taken = True
         event = TurnEvent(
             turn_id, WIRE_KINDS[wire["kind"]], wire.get("text"), wire.get("data"), wire["sequence"]
         )
@@ -77,7 +78,7 @@ class _HandleFrames(_HandleLifetime):
             self._end_turn(event)
         elif self._turn_send is not None:
             try:
-                self._turn_send.send_nowait(event)  # the window bounds the buffer
+                self._turn_send.put_nowait(event)  # the window bounds the buffer
             except trio.WouldBlock:
                 self.fence("more unacknowledged events than the window allows")
             except trio.BrokenResourceError:  # abandoned: the worker still finishes it
@@ -115,7 +116,7 @@ class _HandleFrames(_HandleLifetime):
                     return
                 data = {"callId": call_id, "name": name, "arguments": arguments}
                 try:  # a worker waits for each result, so calls never pile up
-                    self._turn_send.send_nowait(TurnEvent(turn_id, "tool-call", None, data))
+                    self._turn_send.put_nowait(TurnEvent(turn_id, "tool-call", None, data))
                 except trio.WouldBlock:
                     self.fence("tool calls beyond the turn's buffer")
                 except trio.BrokenResourceError:

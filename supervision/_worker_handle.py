@@ -57,8 +57,8 @@ class WorkerHandle(_HandleTurns):
             raise WorkerFailed(self._why("before it was initialized"), self.exit_info)
 
     async def stop(self, reason: str = "stop") -> ExitInfo:
-        """Stop boundedly: interrupt and shutdown (interrupt bound), SIGTERM and SIGCONT to
-        the group (terminate bound), SIGKILL to the group; then sweep descendants.
+        """Stop boundedly: interrupt and shutdown (interrupt bound), SIGTERM then SIGCONT
+        to the group (terminate bound), SIGKILL to the group; then sweep descendants.
 
         Runs to the end even when the caller is being cancelled (the cancel lands at the
         caller's next checkpoint): a Node shutting down must still stop its workers, and

@@ -1,7 +1,7 @@
 """The bounded stop of one worker attempt, phase by phase.
 
-interrupt and shutdown (if asked to be graceful) for the interrupt bound → SIGCONT and
-SIGTERM to the process group for the terminate bound → SIGKILL to the group. Then, however
+interrupt and shutdown (if asked to be graceful) for the interrupt bound → SIGTERM then
+SIGCONT to the process group for the terminate bound → SIGKILL to the group. Then, however
 it ended, SIGKILL the group's leftovers and sweep the descendants that left the group
 (`setsid`), found in the tree seen during the stop or by the attempt's marker variable.
 """
@@ -61,8 +61,10 @@ async def _phases(
             await exited.wait()
     if not exited.is_set():
         phase = "terminate"
-        signal_group(pid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+        # TERM before CONT: a stopped process keeps the TERM pending and dies of it as it
+        # is continued, before it runs again (CONT first would let it read and start work).
         signal_group(pid, signal.SIGTERM)
+        signal_group(pid, signal.SIGCONT)
         with trio.move_on_after(timings.terminate_ms / 1000):
             await exited.wait()
     if not exited.is_set():

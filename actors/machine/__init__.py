@@ -65,6 +65,10 @@ from ._links import AckLedger as AckLedger
 from ._links import LinkBoard as LinkBoard
 from ._links import LinkState as LinkState
 from ._placing import PlacingSupervisor as PlacingSupervisor
+from ._recovered import RecoveredAttempt as RecoveredAttempt
+from ._recovered import RecoveredAttempts as RecoveredAttempts
+from ._recovered import close_attempt as close_attempt
+from ._recovered import recovered_attempts as recovered_attempts
 from ._relay import MachineRelay as MachineRelay
 from ._relay import spec_digest as spec_digest
 from ._relay import wire_spec as wire_spec

@@ -95,6 +95,7 @@ class MachineKind:
         store = runtime.store
         links = LinkBoard()
         relay = MachineRelay(store, runtime.clock, links)
+        await relay.recovered.load()  # attempts an earlier run left live on machines
         await recover(runtime, ASSIGNMENTS, ASSIGNMENT_TABLE, ASSIGNMENT_ROWS, _behind_barrier)
         rows = await store.read(all_assignments)
         if rows:  # a Control start with assignments: the barrier's discontinuity

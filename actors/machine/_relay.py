@@ -18,13 +18,14 @@ import trio
 from actors import ActorError
 from maia.core import MaiaError, digest_json, new_id, to_json
 from storage import next_worker_epoch
-from supervision.leases import MachineLeaseRequest, NodeStatus, to_wire
+from supervision.leases import MAX_TTL_MS, STOP_BOUND_MS, MachineLeaseRequest, NodeStatus, to_wire
 from supervision.workers import ExitInfo, WorkerSpec
 
 from ._assignment_board import AssignmentBoard
 from ._assignment_messages import LeaseRequest, Status
 from ._evidence_ledger import EvidenceLedger
 from ._links import LinkBoard, LinkState
+from ._recovered import STOPPED, RecoveredAttempts
 from ._relay_frames import (
     AckFrame,
     LaunchWorkerFrame,
@@ -38,6 +39,9 @@ from ._trace_hook import MachineTrace
 
 log = logging.getLogger("maia.machines")
 PLACEMENT_WAIT_S: Final = 20.0  # a launch waits this long for item 9 to hold, then is held
+# A Session whose attempt an earlier Control run left live waits up to the reconcile bound:
+# the longest lease the Execution Node may hold plus its bounded stop (MN0 items 8, 10).
+RECONCILE_WAIT_S: Final = (MAX_TTL_MS + STOP_BOUND_MS) / 1000
 ASK_S: Final = 4.5
 
 
@@ -62,6 +66,7 @@ class MachineRelay:
         self.assignments: Any = None  # the assignment registry, set by the kind at open
         self.handles: dict[str, tuple[str, str, RemoteWorkerHandle]] = {}  # attempt -> ...
         self.session_of: dict[str, str] = {}  # attempt -> its Session (only those in handles)
+        self.recovered = RecoveredAttempts(store, clock)  # live when Control last stopped
         self.ledger = EvidenceLedger()  # what each shared spool's acknowledgement may cover
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
 
@@ -77,10 +82,11 @@ class MachineRelay:
         return tuple(found)
 
     def _live_sessions(self) -> set[str]:
-        """The Sessions with an attempt this relay still holds (forgetting the others)."""
+        """The Sessions with an attempt this relay still holds (forgetting the others), or
+        one an earlier Control run left live (`_recovered`)."""
         for attempt_id in [a for a in self.session_of if a not in self.handles]:
             del self.session_of[attempt_id]
-        return set(self.session_of.values())
+        return set(self.session_of.values()) | self.recovered.sessions()
 
     async def start_remote(self, assignment_id: str, spec: WorkerSpec) -> RemoteWorkerHandle:
         """Launch a worker attempt under the assignment. Raises `held` naming every item-9
@@ -88,8 +94,9 @@ class MachineRelay:
         session = spec.activation.get("sessionId")
         session_id = session if isinstance(session, str) else None
         blockers = self.blockers(assignment_id, session_id)
-        with trio.move_on_after(PLACEMENT_WAIT_S):  # a fresh lease is a round trip away
-            while blockers:
+        recovered = session_id is not None and session_id in self.recovered.sessions()
+        with trio.move_on_after(RECONCILE_WAIT_S if recovered else PLACEMENT_WAIT_S):
+            while blockers:  # a fresh lease is a round trip away; a stop, a bounded stop
                 await trio.sleep(0.2)
                 blockers = self.blockers(assignment_id, session_id)
         if blockers:
@@ -157,11 +164,13 @@ class MachineRelay:
         return True
 
     async def on_hello(self, machine_id: str, live: Sequence[str]) -> None:
-        """Cleanup reconciliation: attempts the Node says it no longer runs are over."""
+        """Cleanup reconciliation: attempts the Node says it no longer runs are over; those
+        an earlier Control run left live are closed, or asked to stop (`_recovered`)."""
         for attempt_id, (owner, _, handle) in list(self.handles.items()):
             if owner == machine_id and attempt_id not in live:
                 await handle.ended(ExitInfo(None, None, "runtime_lost", "exited", (), ""))
                 self.handles.pop(attempt_id, None)
+        await self.recovered.on_hello(machine_id, live, self.send)
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
         if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):
@@ -171,6 +180,9 @@ class MachineRelay:
                 await self.send(machine_id, AckFrame("ack", frame.source_id, done))
                 return
         entry = self.handles.get(frame.attempt_id)
+        if entry is None and isinstance(frame, WorkerFrame):
+            await self._on_recovered(machine_id, frame)
+            return
         if entry is None or entry[0] != machine_id:
             if isinstance(frame, TurnEventFrame):  # nobody's record here: settled as dropped
                 self.ledger.of(frame.source_id).received(frame.sequence, kept=False)
@@ -193,6 +205,17 @@ class MachineRelay:
             if not await handle.on_turn_event(frame) and fresh:
                 ledger.taken(frame.sequence)  # dropped by the handle: settled
             await self._flush(machine_id, frame.source_id)
+
+    async def _on_recovered(self, machine_id: str, frame: WorkerFrame) -> None:
+        """A phase of an attempt an earlier Control run left live: its exit closes it."""
+        attempt = self.recovered.get(machine_id, frame.attempt_id)
+        if attempt is None:
+            return  # an attempt this Control Node does not run there: changes nothing
+        if frame.phase == "spawned" and frame.sequence:  # its admission's record, sent again
+            self.ledger.of(attempt.source).received(frame.sequence, kept=False)
+        if frame.phase in ("exited", "refused"):
+            await self.recovered.close(attempt, STOPPED)
+        await self._flush(machine_id, attempt.source)
 
     async def _flush(self, machine_id: str, source: str) -> None:
         """Send the cumulative acknowledgement once every record below it is settled."""

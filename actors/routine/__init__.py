@@ -73,6 +73,7 @@ from ._sql import list_routines as list_routines
 from ._sql import live_routines_in_project as live_routines_in_project
 from ._sql import load_core as load_core
 from ._sql import newest_fires as newest_fires
+from ._sql import require_room as require_room
 from ._sql import require_routine as require_routine
 from ._sql import routine_not_found as routine_not_found
 from ._sql import routines_with_claims as routines_with_claims
@@ -98,6 +99,7 @@ from ._table import FireState as FireState
 from ._table import RoutineEvent as RoutineEvent
 from ._table import RoutineState as RoutineState
 from ._table import SkipReason as SkipReason
+from ._views import FailureOf as FailureOf
 from ._views import fire_view as fire_view
 from ._views import routine_id_for as routine_id_for
 from ._views import routine_show as routine_show

@@ -30,6 +30,7 @@ from ._sql import (
     get_routine,
     insert_routine,
     load_core,
+    require_room,
     scheduler_send_receipts,
     spend_proof,
 )
@@ -143,6 +144,7 @@ class RoutineActor:
             if get_routine(conn, row.routine_id) is not None:
                 raise MaiaError("storage_conflict", f"routine {row.routine_id} already exists",
                                 {"routineId": row.routine_id})  # fmt: skip
+            require_room(conn, row.project_id)  # the limit, judged where it inserts
             insert_routine(conn, row)
             append_event(
                 conn, owner_id=row.routine_id, owner_type="routine",

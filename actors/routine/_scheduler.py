@@ -72,7 +72,10 @@ class Launcher(Protocol):
 
 
 def reason_of(error: MaiaError) -> FailReason:
-    """The fire's failure reason for a launch refusal (spec: the closed reason set)."""
+    """The fire's failure reason for a launch refusal (spec: the closed reason set). The
+    launcher names a Project folder it cannot use in details.reason."""
+    if error.details.get("reason") == FailReason.WORKSPACE_UNAVAILABLE.value:
+        return FailReason.WORKSPACE_UNAVAILABLE
     match error.code:
         case "saturated":
             return FailReason.SATURATED

@@ -126,6 +126,18 @@ def live_routines_in_project(conn: sqlite3.Connection, project_id: str) -> int:
     return int(row[0])
 
 
+def require_room(conn: sqlite3.Connection, project_id: str) -> None:
+    """Raises `routine_limit_reached` when the Project has its 20 live routines. Run in the
+    write that inserts a routine too, so racing creates never pass the limit together."""
+    if live_routines_in_project(conn, project_id) >= MAX_LIVE_ROUTINES_PER_PROJECT:
+        raise MaiaError(
+            "routine_limit_reached",
+            f"Project {project_id} has {MAX_LIVE_ROUTINES_PER_PROJECT} active or paused "
+            "routines; disable one first",
+            {"projectId": project_id, "limit": MAX_LIVE_ROUTINES_PER_PROJECT},
+        )
+
+
 def set_routine(
     conn: sqlite3.Connection,
     routine_id: str,
@@ -256,7 +268,9 @@ def started_unsettled(conn: sqlite3.Connection, since_ms: int) -> bool:
 
 def stoppable_sessions(conn: sqlite3.Connection, limit: int) -> list[tuple[str, str, int]]:
     """(routine, Session, revision) of settled fires whose live Session ran only the fire's
-    own turn and it finished: the tick stops these at the revision read here."""
+    own turn and it finished, or, for a failed fire (its turn never sent: refused, expired
+    or outcome_unknown), ran no turn at all: the tick stops these at the revision read
+    here."""
     done = ", ".join("?" * len(DONE_SESSION_STATES))
     rows = conn.execute(
         "SELECT f.routine_id, s.session_id, s.revision FROM routine_fires f"
@@ -265,8 +279,12 @@ def stoppable_sessions(conn: sqlite3.Connection, limit: int) -> list[tuple[str, 
         f" WHERE f.state = 'started' AND s.state NOT IN ({done})"
         " AND t.state IN ('completed', 'failed', 'interrupted')"
         " AND NOT EXISTS (SELECT 1 FROM turns o WHERE o.session_id = s.session_id"
-        " AND o.turn_id != f.turn_id) LIMIT ?",
-        (*DONE_SESSION_STATES, limit),
+        " AND o.turn_id != f.turn_id)"
+        " UNION ALL SELECT f.routine_id, s.session_id, s.revision FROM routine_fires f"
+        " JOIN sessions s ON s.session_id = f.session_id"
+        f" WHERE f.state = 'failed' AND s.state NOT IN ({done})"
+        " AND NOT EXISTS (SELECT 1 FROM turns o WHERE o.session_id = s.session_id) LIMIT ?",
+        (*DONE_SESSION_STATES, *DONE_SESSION_STATES, limit),
     ).fetchall()
     return [(str(r[0]), str(r[1]), int(r[2])) for r in rows]
 

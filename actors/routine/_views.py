@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from maia.core import format_timestamp_ms
@@ -41,11 +42,18 @@ def routine_view(row: RoutineRow) -> Routine:
     )
 
 
-def fire_view(
-    fire: FireRow, turn_state: str | None = None, failure: str | None = None
-) -> RoutineFire:
-    """A fire; a started one carries its first turn's state, and its failure when it failed."""
-    failed = turn_state == "failed" and failure is not None
+FailureOf = Callable[[sqlite3.Connection, FireRow, str | None, str | None], FireFailure | None]
+
+
+def fire_view(fire: FireRow, turn_state: str | None = None, failure_reason: str | None = None,
+              failure: FireFailure | None = None) -> RoutineFire:  # fmt: skip
+    """A fire; a started one carries its first turn's state, and when that turn failed its
+    failureReason and `failure` (by default the reason with a stock message). A `failure`
+    without a failed turn (its Session failed before any turn) comes without failureReason."""
+    failed = turn_state == "failed" and failure_reason is not None
+    if failed and failure is None:
+        assert failure_reason is not None
+        failure = FireFailure(code=failure_reason, message=_message(failure_reason))
     return RoutineFire(
         fire_id=fire.fire_id,
         routine_id=fire.routine_id,
@@ -58,10 +66,8 @@ def fire_view(
         session_id=fire.session_id,
         turn_id=fire.turn_id,
         turn_state=turn_state,  # type: ignore[arg-type]
-        failure_reason=failure if failed else None,
-        failure=FireFailure(code=failure, message=_message(failure))
-        if failed and failure
-        else None,
+        failure_reason=failure_reason if failed else None,
+        failure=failure,
     )
 
 
@@ -72,8 +78,15 @@ def _message(reason: str) -> str:
     }.get(reason, reason.replace("_", " "))
 
 
-def routine_show(conn: sqlite3.Connection, routine_id: str) -> dict[str, Any]:
-    """routine.show's answer as JSON values. Raises `resource_not_found`."""
+def routine_show(conn: sqlite3.Connection, routine_id: str,
+                 failure_of: FailureOf | None = None) -> dict[str, Any]:  # fmt: skip
+    """routine.show's answer as JSON values; `failure_of(conn, fire, turn state, failure
+    reason)` gives a fire's runtime failure as turn.show or session.show carry it (the
+    Session kind's views: the service layer passes them), None for none or the default.
+    Raises `resource_not_found`."""
     row = require_routine(conn, routine_id)
-    fires = [fire_view(f, state, reason) for f, (state, reason) in newest_fires(conn, routine_id)]
+    fires = []
+    for fire, (state, reason) in newest_fires(conn, routine_id):
+        failure = None if failure_of is None else failure_of(conn, fire, state, reason)
+        fires.append(fire_view(fire, state, reason, failure))
     return {"routine": to_json(routine_view(row)), "fires": [to_json(f) for f in fires]}

@@ -78,6 +78,7 @@ from ._messages import WorkerInitialized as WorkerInitialized
 from ._messages import WorkerSpawned as WorkerSpawned
 from ._messages import approval_wake as approval_wake
 from ._messages import timer_message as timer_message
+from ._queue import Abandon as Abandon
 from ._queue import Cancel as Cancel
 from ._queue import Close as Close
 from ._queue import Dispatch as Dispatch

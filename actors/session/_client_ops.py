@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from actors._timers import Wake
 from maia.core import MaiaError, to_json
 from storage import MutationResult, ReceiptTarget
 
@@ -18,8 +19,9 @@ from ._actor import SessionCore, new_turn_id, saturated
 from ._attempt import TurnBuffer
 from ._capacity import Capacity
 from ._driver import WorkerDriver
-from ._lifecycles import CLIENT, WORKER, SessionEvent, SessionState, TurnEvent
+from ._lifecycles import CLIENT, WORKER, SessionEvent, SessionState, TurnEvent, TurnState
 from ._messages import (
+    WALL_TIME,
     ArchiveSession,
     CancelTurn,
     InterruptTurn,
@@ -37,6 +39,7 @@ from ._store import (
     set_activity,
     touch_session,
     turn_step,
+    wake,
 )
 from ._views import turn_view
 
@@ -156,13 +159,27 @@ class ClientOps:
         except MaiaError as error:
             refusal = error
         started = self.buffer.started_unflushed(turn_id)
+        abandoned = False
+        if (refusal is None and message.abandon and not started and memo is not None
+                and memo.state is TurnState.DISPATCHING):  # fmt: skip
+            abandoning = q.step(self.core.queue, q.Abandon(turn_id), self.core.now())
+            # Fenced before the write: a start read after this is dropped, so the turn the
+            # write ends never runs (a write that fails leaves the fenced worker's exit to
+            # end it, `worker_failed`).
+            abandoned = self.driver.abandon(turn_id)
+            if abandoned:
+                after, actions = abandoning
 
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             if refusal is not None:
                 if memo is None and (ended := turn_state(conn, turn_id)) is not None:
                     refusal.details["state"] = ended  # the state it ended in, read here
                 raise refusal
-            if any(isinstance(a, q.FailTurn) for a in actions):  # it was still queued
+            if abandoned:
+                wake(draft, Wake(WALL_TIME, cancel=True))  # it never ran: no wall time
+                turn_step(conn, draft, turn_id, TurnEvent.ABANDON, caller=CLIENT,
+                          reason="turn_rejected")  # fmt: skip
+            elif any(isinstance(a, q.FailTurn) for a in actions):  # it was still queued
                 moved = turn_step(conn, draft, turn_id, TurnEvent.REJECT, reason="turn_rejected")
                 # The Node's row names no target of its own: this one carries the revisions
                 # it moved, as turn.cancel's does.

@@ -75,6 +75,14 @@ class WorkerDriver:
         self.core.ctx.slots.mark_idle(self.core.session_id, idle)
         self.capacity.settle_activation()
 
+    def abandon(self, turn_id: str) -> bool:
+        """Fence the worker if it has not taken dispatched turn `turn_id`, so it never
+        starts it (its stop begins at once); False if it took it or cannot be fenced from
+        here (a worker on an Execution Node has no `abandon`)."""
+        abandon = getattr(self.attempt.handle, "abandon", None)
+        reason = f"turn {turn_id} was interrupted before the worker took it"
+        return abandon is not None and bool(abandon(turn_id, reason))
+
     async def activation_free(self) -> None:
         """An activation may be ours now: dispatch the next turn if one waits."""
         after, actions = self.capacity.step(q.Wake(), self.core.now())

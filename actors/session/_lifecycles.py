@@ -13,9 +13,11 @@ dispatching, running, completed, failed or interrupted. Choices where the spec i
   * A Node restart sends a Session that had a worker to `recovering` (and one that was
     `stopping` to `stopped`: its worker died with the Node and is swept); `recovering` ends
     in `idle`, or `starting` when turns are queued, or `failed`.
-  * A cancelled queued turn and a queued turn of a stopped Session are `failed` with reason
-    `turn_rejected`; a turn dispatching or running when its runtime died is `failed` with
-    reason `runtime_lost` (its outcome is unknown, so it is never re-run).
+  * A cancelled queued turn, a queued turn of a stopped Session and a dispatched turn
+    interrupted before its worker took it (`turn.abandon`: the worker is fenced, so it
+    never starts it) are `failed` with reason `turn_rejected`; a turn dispatching or running
+    when its runtime died is `failed` with reason `runtime_lost` (its outcome is unknown,
+    so it is never re-run).
 Callers: `client` (an API request), `node` (the Node itself), `worker` (a worker frame).
 """
 
@@ -156,6 +158,7 @@ class TurnEvent(enum.Enum):
     COMPLETED = "worker.turn_completed"
     FAILED = "worker.turn_failed"
     INTERRUPT = "turn.interrupt"
+    ABANDON = "turn.abandon"  # interrupted before its worker took it: failed, turn_rejected
     INTERRUPTED = "worker.turn_interrupted"
     RUNTIME_LOST = "turn.runtime_lost"  # the worker or the Node died under it
 
@@ -171,6 +174,7 @@ def _turn_rows() -> list[Transition[TurnState, TurnEvent]]:
         row(t.DISPATCHING, e.STARTED, t.RUNNING, WORKER, emits="turn.started", recovery=t.FAILED),
         row(t.DISPATCHING, e.REQUEUE, t.QUEUED, NODE, emits="turn.requeued"),
         row(t.DISPATCHING, e.RUNTIME_LOST, t.FAILED, NODE, emits="turn.failed"),
+        row(t.DISPATCHING, e.ABANDON, t.FAILED, CLIENT, emits="turn.failed", receipt=True),
         row(t.RUNNING, e.COMPLETED, t.COMPLETED, WORKER, emits="turn.completed"),
         row(t.RUNNING, e.FAILED, t.FAILED, WORKER, NODE, emits="turn.failed"),
         row(t.RUNNING, e.INTERRUPT, t.RUNNING, CLIENT, emits="turn.interrupt_requested",

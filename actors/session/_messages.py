@@ -50,9 +50,13 @@ class CancelTurn:
 
 @attrs.frozen
 class InterruptTurn:
+    """`abandon`: a turn still dispatching (its worker has not taken it) is given up, its
+    worker fenced, instead of refused `invalid_state` (the API asks so after its wait)."""
+
     command: Command
     turn_id: str
     expected_revision: int | None
+    abandon: bool = False
 
 
 @attrs.frozen

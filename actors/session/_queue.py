@@ -76,6 +76,14 @@ class Interrupt:
 
 
 @attrs.frozen
+class Abandon:
+    """The dispatched turn is given up before its worker took it: the worker is fenced (by
+    the caller, before this step) and goes; the turn ends without running."""
+
+    turn_id: str
+
+
+@attrs.frozen
 class WorkerReady:
     pass
 
@@ -110,7 +118,9 @@ class Wake:
     """An activation slot may be free now: dispatch the next turn if one waits."""
 
 
-QueueEvent = Send | Cancel | Interrupt | WorkerReady | WorkerGone | TurnEnded | Tick | Close | Wake
+QueueEvent = (
+    Send | Cancel | Interrupt | Abandon | WorkerReady | WorkerGone | TurnEnded | Tick | Close | Wake
+)
 
 # -- actions ------------------------------------------------------------------------------
 
@@ -199,6 +209,13 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
             if state.interrupting:
                 return state, ()
             return evolve(state, interrupting=True), (SendInterrupt(turn_id),)
+        case Abandon(turn_id):
+            if state.active != turn_id or state.worker is not Worker.READY:
+                raise _refuse("invalid_state", f"turn {turn_id} is not dispatched",
+                              resource="turn", id=turn_id, state="not dispatched")  # fmt: skip
+            # The fenced worker's exit (expected: it is stopping) starts the next one.
+            return evolve(state, active=None, worker=Worker.STOPPING, interrupting=False,
+                          idle_since=None), ()  # fmt: skip
         case WorkerReady():
             if state.worker is not Worker.STARTING:
                 return state, ()

@@ -8,8 +8,12 @@ In one transaction, before any request is served, driven by the tables' recovery
     it is never re-run;
   * a Session left recovering with nothing queued becomes `idle`; an `idle` Session whose
     worker was warm stays `idle` (no activation held its lease) with activity `stopped`;
-  * every attempt the old Node left open is closed (`node_restarted`).
-Before that, leftover workers of the old Node are found by their attempt rows and killed.
+  * every attempt the old Node left open is closed (`node_restarted`), except a placed
+    Session's: its worker ran on an Execution Node and may still run there, so the attempt
+    stays open, and holds any new worker of that Session, until that Node reports it gone
+    (`actors.machine._recovered`; spec MN0 item 10).
+Before that, leftover workers of the old Node are found by their attempt rows and killed
+(a placed attempt's pid is the Execution Node's: never swept here).
 Sessions with queued turns are then resumed through the registry (each gets a new attempt
 and dispatches in send order); idle Sessions are not loaded at all: they rehydrate on their
 next message.
@@ -32,7 +36,7 @@ from storage import Storage
 
 from . import _sql_recovery as recovery_sql
 from ._approvals import withdraw_pending
-from ._launch import kill_leftovers, open_attempts
+from ._launch import Leftover, kill_leftovers, open_attempts
 from ._lifecycles import SESSION_TABLE, TURN_TABLE, SessionEvent, SessionState, TurnState
 from ._store import Draft, TurnMemo, session_step, set_activity, turn_step
 
@@ -101,7 +105,12 @@ def _recover_rows(conn: sqlite3.Connection, now: int, epoch: int, kind: str) -> 
 
 async def recover_sessions(store: Storage, now: int, kind: str = "session") -> RecoveryReport:
     """Kill the old Node's leftover workers and recover the Sessions' rows (see above)."""
-    leftovers = await store.read(lambda conn: open_attempts(conn, store.node_epoch))
+
+    def local_leftovers(conn: sqlite3.Connection) -> list[Leftover]:
+        placed = recovery_sql.placed_open_attempts(conn)
+        return [a for a in open_attempts(conn, store.node_epoch) if a.attempt_id not in placed]
+
+    leftovers = await store.read(local_leftovers)
     scope = os.path.realpath(str(store.path))  # noqa: ASYNC240 - once, as actors/_workers.py
     killed = await trio.to_thread.run_sync(kill_leftovers, leftovers, scope) if leftovers else []
     recovered, lost, resumable, dropped = await store.write(

@@ -61,13 +61,27 @@ def idle_sessions_with_worker(conn: sqlite3.Connection) -> tuple[str, ...]:
     return tuple(r[0] for r in rows)
 
 
+# An attempt of a Session placed on a machine ran on that Execution Node, not here: the
+# old Node's death did not end it (spec MN0 item 10).
+_PLACED = "session_id IN (SELECT session_id FROM machine_placements)"
+
+
 def close_open_attempts(conn: sqlite3.Connection, now_ms: int) -> None:
-    """Every worker attempt the old Node left open ends `node_restarted`."""
+    """Every worker attempt the old Node left open here ends `node_restarted`; a placed
+    one stays open until its Execution Node reports it gone (`actors.machine._recovered`)."""
     conn.execute(
         "UPDATE worker_attempts SET state = 'exited', ended_ms = ?, end_reason = 'node_restarted'"
-        " WHERE ended_ms IS NULL",
+        f" WHERE ended_ms IS NULL AND NOT {_PLACED}",
         (now_ms,),
     )
+
+
+def placed_open_attempts(conn: sqlite3.Connection) -> set[str]:
+    """The open attempts that ran on a machine (no local process to sweep)."""
+    rows = conn.execute(
+        f"SELECT attempt_id FROM worker_attempts WHERE ended_ms IS NULL AND {_PLACED}"
+    ).fetchall()
+    return {str(r[0]) for r in rows}
 
 
 def resumable_sessions(conn: sqlite3.Connection) -> tuple[str, ...]:

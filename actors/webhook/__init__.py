@@ -47,6 +47,7 @@ from ._deliveries import interrupted_attempts as interrupted_attempts
 from ._deliveries import next_pending as next_pending
 from ._deliveries import pending_of as pending_of
 from ._deliveries import recent_deliveries as recent_deliveries
+from ._deliveries import require_backlog_room as require_backlog_room
 from ._deliveries import save_status as save_status
 from ._deliveries import start_attempt as start_attempt
 from ._deliveries import webhooks_with_pending as webhooks_with_pending

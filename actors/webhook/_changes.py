@@ -29,6 +29,7 @@ from ._deliveries import (
     get_delivery,
     insert_delivery,
     pending_of,
+    require_backlog_room,
     save_status,
 )
 from ._signing import delivery_body
@@ -156,12 +157,14 @@ def remove_write(record: WebhookRecord, expected_revision: int, command: Command
 
 def ping_write(record: WebhookRecord, expected_revision: int, command: Command, proof: Proof,
                now_ms: int) -> Write:  # fmt: skip
-    """Queue a `maia.ping` delivery, keyed by the `webhook.tested` event the change emits."""
+    """Queue a `maia.ping` delivery, keyed by the `webhook.tested` event the change emits,
+    unless the webhook's backlog is full (`require_backlog_room`)."""
     change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, record, record, (WebhookEvent.TEST,), CLIENT,
                     expected_revision)  # fmt: skip
     hook = record.webhook_id
 
     def queue(conn: sqlite3.Connection, records: tuple[Any, ...]) -> None:
+        require_backlog_room(conn, hook)
         event_id, position = latest_event(conn, hook)
         data = {"webhookId": hook, "eventId": event_id, "revision": records[0].revision}
         body = delivery_body(PING_EVENT_TYPE, now_ms, data)
@@ -177,7 +180,8 @@ def ping_write(record: WebhookRecord, expected_revision: int, command: Command, 
 
 def redeliver_write(record: WebhookRecord, delivery_id: str, expected_revision: int,
                     command: Command, proof: Proof, now_ms: int) -> Write:  # fmt: skip
-    """Queue one finished delivery again: the same message ID, a new round of the schedule."""
+    """Queue one finished delivery again: the same message ID, a new round of the schedule,
+    unless the webhook's backlog is full (`require_backlog_room`)."""
     change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, record, record, (WebhookEvent.REDELIVER,),
                     CLIENT, expected_revision)  # fmt: skip
 
@@ -185,7 +189,9 @@ def redeliver_write(record: WebhookRecord, delivery_id: str, expected_revision: 
         delivery = get_delivery(conn, delivery_id)
         if delivery is None or delivery.webhook_id != record.webhook_id:
             raise not_found("delivery", delivery_id)
-        save_status(conn, delivery_id, redeliver(delivery.status, now_ms, CLIENT), now_ms)
+        status = redeliver(delivery.status, now_ms, CLIENT)  # its state refuses first
+        require_backlog_room(conn, record.webhook_id)
+        save_status(conn, delivery_id, status, now_ms)
 
     return Write(changes=(change,), command=command, result=_result(lambda _: delivery_id),
                  sql=_all(_spend(command, proof), requeue))  # fmt: skip

@@ -15,6 +15,8 @@ from typing import Any, Final
 
 import attrs
 
+from maia.core import MaiaError
+
 from ._core import DeliveryStatus
 from ._table import DeliveryState
 
@@ -134,6 +136,20 @@ def count_pending(conn: sqlite3.Connection, webhook_id: str) -> int:
             (webhook_id,),
         ).fetchone()[0]
     )
+
+
+def require_backlog_room(conn: sqlite3.Connection, webhook_id: str) -> None:
+    """Raises MaiaError `invalid_state` (details.state `backlog_full`) when the webhook
+    already has MAX_PENDING_PER_WEBHOOK pending deliveries: a redeliver would pass the
+    bound the outbox keeps for new deliveries."""
+    if count_pending(conn, webhook_id) >= MAX_PENDING_PER_WEBHOOK:
+        raise MaiaError(
+            "invalid_state",
+            f"webhook {webhook_id} has {MAX_PENDING_PER_WEBHOOK} pending deliveries; "
+            "redeliver once its receiver has taken some",
+            {"resource": "webhook", "id": webhook_id, "state": "backlog_full",
+             "limit": MAX_PENDING_PER_WEBHOOK},
+        )  # fmt: skip
 
 
 def recent_deliveries(

@@ -85,12 +85,19 @@ class TcpConnector:
         return await self._backend.connect_tcp(address, port, timeout=timeout)
 
 
+_MAX_SECONDS_DIGITS: Final = 9  # more is over 10 h anyway; never convert a huge number
+
+
 def parse_retry_after(value: str | None, now_ms: int) -> int | None:
-    """Milliseconds a Retry-After header asks to wait (0..10 h), or None when absent/invalid."""
+    """Milliseconds a Retry-After header asks to wait (0..10 h), or None when absent/invalid.
+    Seconds are ASCII digits only (RFC 9110 delay-seconds); any number of them is capped
+    without converting it (a receiver may send thousands)."""
     if value is None:
         return None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
+        if len(text.lstrip("0")) > _MAX_SECONDS_DIGITS:
+            return MAX_RETRY_AFTER_MS
         return min(int(text) * 1000, MAX_RETRY_AFTER_MS)
     try:
         when = email.utils.parsedate_to_datetime(text)

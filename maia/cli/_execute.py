@@ -159,7 +159,13 @@ async def execute(
             return await show_full(client, params, out)
         if invocation.operation_id == "turn.send" and invocation.wait:
             return await _waits.send_and_wait(client, params, invocation, out)
-        result = await call(client, invocation.operation_id, params, out)
+        if invocation.operation_id == "node.hello":  # a connection says hello once
+            from ._hello_cmd import hello_anew
+
+            async with progress(out, "node.hello"):
+                result = await hello_anew(client, params)
+        else:
+            result = await call(client, invocation.operation_id, params, out)
         if _exit.unserved_cursor(invocation.operation_id, result):
             # A result, but nothing was read: --jsonl prints the result itself as its line
             # (its empty event list would print nothing), and the exit is 1.

@@ -53,6 +53,7 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
     from maia.client._sync import connect_sync
     from maia.protocol import REGISTRY, check
 
+    from ._hello_cmd import HELLO
     from ._output import Out, waiting_note
     from ._refs import Ambiguous, ambiguous_exit, reference_slots, with_ids
 
@@ -62,6 +63,8 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
     op = REGISTRY.get(op_id)
     assert op is not None
     del interactive  # nothing here asks the person
+    if op_id == HELLO:
+        return _hello(invocation, out)
     try:
         with connect_sync(invocation.node, home=invocation.home) as client:
             slots = reference_slots(dict(invocation.params), invocation.references)
@@ -76,6 +79,26 @@ def run_quick(invocation: Invocation, interactive: bool) -> int:
         out.error(error)
         return _exit.exit_code(error)
     out.result(op_id, result)
+    return _exit.OK
+
+
+def _hello(invocation: Invocation, out: Any) -> int:
+    """`node.hello`: its params are the hello of the connection (`_hello_cmd`)."""
+    from maia.client._sync import connect_sync
+    from maia.protocol import NodeHelloInput, check
+
+    from ._hello_cmd import hello_options
+
+    params = dict(invocation.params)
+    try:
+        check(NodeHelloInput, params)  # refuse locally what the Node would refuse
+        with connect_sync(invocation.node, home=invocation.home, hello=hello_options(params),
+                          require_registry_match=False) as greeted:  # fmt: skip
+            result = greeted.hello
+    except MaiaError as error:
+        out.error(error)
+        return _exit.exit_code(error)
+    out.result("node.hello", result)
     return _exit.OK
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -87,8 +87,10 @@ class MaiaClient:
         *,
         timeout_s: float,
         require_registry_match: bool = True,
+        hello: Mapping[str, Any] | None = None,
     ) -> None:
         self._require_registry_match = require_registry_match
+        self._hello_options = dict(hello or {})  # every (re)connection's hello says them
         self.endpoint = endpoint
         self._group = group
         self._timeout_s = timeout_s
@@ -185,7 +187,7 @@ class MaiaClient:
         self._waits = _Waits(socket.under_trio)
         self._reader_scope = anyio.CancelScope()
         self._group.start_soon(self._read, socket, self._reader_scope)
-        hello = await self.request("node.hello", hello_params())
+        hello = await self.request("node.hello", hello_params(self._hello_options))
         if self._require_registry_match and not hello.get("registryMatch", False):
             raise MaiaError(
                 "protocol_incompatible",
@@ -273,20 +275,25 @@ async def open_client(
     home: str | Path | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     require_registry_match: bool = True,
+    hello: Mapping[str, Any] | None = None,
 ) -> AsyncIterator[MaiaClient]:
-    """Connect to a Node and perform the hello.
+    """Connect to a Node and perform the hello (its answer: `client.hello`).
 
     The Node is `url` if given, else `$MAIA_NODE`, else the live Node in the discovery file
-    of `home` (default `$MAIA_HOME` or `~/.maia`). Raises `MaiaError`: unavailable (no Node,
-    stale discovery, refused TCP), unauthenticated (token), protocol_incompatible (another
-    protocol version, or, unless `require_registry_match=False`, another registry digest).
+    of `home` (default `$MAIA_HOME` or `~/.maia`). `hello` (wire names: `protocol`,
+    `registryDigest`, `clientName`, `clientVersion`; None drops one) goes over this SDK's
+    own hello params: a connection says hello once, and a second `node.hello` on it is
+    refused `invalid_request`. Raises `MaiaError`: unavailable (no Node, stale discovery,
+    refused TCP), unauthenticated (token), protocol_incompatible (another protocol version,
+    or, unless `require_registry_match=False`, another registry digest), or the hello's own
+    refusal (`validation_failed` naming the field).
     """
     endpoint = locate_node(url, token=token, home=Path(home) if home is not None else None)
     try:
         async with anyio.create_task_group() as group:
-            client = MaiaClient(
-                endpoint, group, timeout_s=timeout_s, require_registry_match=require_registry_match
-            )
+            client = MaiaClient(endpoint, group, timeout_s=timeout_s,
+                                require_registry_match=require_registry_match,
+                                hello=hello)  # fmt: skip
             try:
                 await client._connect()
                 yield client

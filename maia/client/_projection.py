@@ -25,14 +25,19 @@ from maia.core import FieldSpec, new_id
 from maia.protocol import PROTOCOL_VERSION, REGISTRY, MaiaError, OperationDescriptor, check, to_json
 
 
-def hello_params() -> dict[str, Any]:
-    """The params of this SDK's `node.hello`: its protocol version and registry digest."""
-    return {
+def hello_params(options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The params of this SDK's `node.hello`: its protocol version and registry digest,
+    with `options` (wire names) over them; an option set to None sends no such field."""
+    params = {
         "protocol": PROTOCOL_VERSION,
         "registryDigest": REGISTRY.digest,
         "clientName": "maia.client",
         "clientVersion": __version__,
     }
+    if options:
+        params.update(options)
+        params = {key: value for key, value in params.items() if value is not None}
+    return params
 
 
 def descriptor_of(op_id: str) -> OperationDescriptor:

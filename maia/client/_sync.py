@@ -21,7 +21,7 @@ import os
 import socket
 import struct
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -302,9 +302,11 @@ def connect_sync(
     home: str | Path | None = None,
     timeout_s: float = 10.0,
     require_registry_match: bool = True,
+    hello: Mapping[str, Any] | None = None,
 ) -> Iterator[SyncClient]:
-    """Connect to a Node and perform the hello, blocking; the Node is found as
-    `open_client` finds it. Raises `MaiaError` as `open_client` does."""
+    """Connect to a Node and perform the hello, blocking (its answer: `client.hello`); the
+    Node is found, and `hello` says its options, as with `open_client`. Raises `MaiaError`
+    as `open_client` does."""
     from maia.protocol import REGISTRY
 
     from ._locate import locate_node
@@ -314,15 +316,15 @@ def connect_sync(
     client = SyncClient(endpoint, timeout_s=timeout_s)
     try:
         client.connect()
-        hello = client.request("node.hello", hello_params())
-        if require_registry_match and not hello.get("registryMatch", False):
+        answer = client.request("node.hello", hello_params(hello))
+        if require_registry_match and not answer.get("registryMatch", False):
             raise _error(
                 "protocol_incompatible",
-                f"protocol {REGISTRY.digest} is not {hello.get('registryDigest')}: this SDK "
+                f"protocol {REGISTRY.digest} is not {answer.get('registryDigest')}: this SDK "
                 "was built on another operation registry than the Node's (upgrade both)",
-                {"client": REGISTRY.digest, "node": hello.get("registryDigest")},
+                {"client": REGISTRY.digest, "node": answer.get("registryDigest")},
             )
-        client.hello = hello
+        client.hello = answer
         yield client
     finally:
         client.close()

@@ -76,7 +76,11 @@ async def _envelope(node: LiveNode, conn: Connection, op: OperationDescriptor) -
 
 
 async def _unknown_field(node: LiveNode, conn: Connection, op: OperationDescriptor) -> Probed:
-    answer = await conn.request(op.operation_id, {UNKNOWN_FIELD: 1})
+    if op.operation_id == "node.hello":  # only a connection's first: another is refused
+        async with node.connect(greet=False) as fresh:
+            answer = await fresh.request(op.operation_id, {UNKNOWN_FIELD: 1})
+    else:
+        answer = await conn.request(op.operation_id, {UNKNOWN_FIELD: 1})
     probed = _check(op, answer, "validation_failed")
     if probed.reached and answer["error"]["details"].get("path") != UNKNOWN_FIELD:
         return Probed(True, f"validation_failed names {answer['error']['details']}")

@@ -5,7 +5,8 @@ At most `MAX_CONNECTIONS` connections are open at once, counted from the admitte
 limit). Each connection must open with `node.hello`; until the hello succeeds, frames are
 handled one at a time, so a pipelined request after the hello sees it done. One with no
 successful hello within `HELLO_WITHIN_S` is told `hello_required` and closed (1008), so an
-idle peer does not hold one of the slots forever. After it, a request whose handler answers
+idle peer does not hold one of the slots forever; a second hello is `invalid_request` (the
+connection stays open), as on the observation socket. After it, a request whose handler answers
 at once (`Dispatcher.begin`) is answered before the next frame is read; one that has to
 wait runs in its own task (at most `MAX_IN_FLIGHT` per connection; beyond that
 `overloaded`), and answers go out as they finish, matched by `id`.
@@ -242,13 +243,16 @@ class _Connection:
                 return
             self._greeted = await self._run(request)
             return
-        if self._in_flight >= MAX_IN_FLIGHT:
+        if self._in_flight >= MAX_IN_FLIGHT:  # any request, before what it asks is judged
             overloaded = MaiaError(
                 "overloaded",
                 f"connection is overloaded: {MAX_IN_FLIGHT} requests in flight",
                 {"target": "connection", "limit": MAX_IN_FLIGHT},
             )
             await self._send(encode_error(request.id, overloaded))
+            return
+        if request.method == HELLO:  # as on the observation socket: one hello a connection
+            await self._send(encode_error(request.id, _second_hello()))
             return
         call = self._call(request)
         try:
@@ -338,6 +342,14 @@ class _Connection:
             await send_text(self._socket, frame)
         except ConnectionClosed:
             pass
+
+
+def _second_hello() -> MaiaError:
+    return MaiaError(
+        "invalid_request",
+        f"the request is malformed: {HELLO} was already answered on this connection",
+        {"method": HELLO, "path": "method"},
+    )
 
 
 def _internal(method: str) -> MaiaError:

@@ -171,22 +171,31 @@ class ObservationHub:
     # -- committed events -----------------------------------------------------------------
 
     def on_commit(self, events: tuple[EventRecord, ...]) -> None:
-        """The storage commit listener: fan each event out, then update the live state."""
+        """The storage commit listener: fan each event out, then update the live state.
+
+        With nobody subscribed (most commits) no `Entry` is built; the position and the
+        live state are kept all the same, for whoever subscribes next."""
+        observers, sessions = self._observers, self._sessions
         for event in events:
             self.delivered_position = max(self.delivered_position, event.position)
-            entry = Entry(event)
-            for observer in self._observers:
-                if observer.matcher.matches(
-                    event_type=event.event_type,
-                    importance="authoritative",
-                    project_id=event.project_id,
-                    session_id=event.session_id,
-                    classification=event.classification,
-                ):
-                    observer.push(entry)
+            entry = None
+            if observers:
+                entry = Entry(event)
+                for observer in observers:
+                    if observer.matcher.matches(
+                        event_type=event.event_type,
+                        importance="authoritative",
+                        project_id=event.project_id,
+                        session_id=event.session_id,
+                        classification=event.classification,
+                    ):
+                        observer.push(entry)
             if event.owner_type == "session":
-                for subscriber in self._sessions.get(event.owner_id, ()):
-                    subscriber.push(entry)
+                subscribers = sessions.get(event.owner_id)
+                if subscribers:
+                    entry = entry or Entry(event)
+                    for subscriber in subscribers:
+                        subscriber.push(entry)
                 self._track(event)
         self._advanced.set()
         self._advanced = trio.Event()
@@ -276,6 +285,9 @@ class ObservationHub:
                 item.chunks.append(piece)
                 item.length += len(piece)
         live.number = item.number
+        subscribers = self._sessions.get(session_id)
+        if not (self._observers or subscribers):
+            return  # nobody to tell: the open item above is what a later subscriber gets
         entry = Entry(live=live)
         for observer in self._observers:
             if observer.matcher.matches(
@@ -286,7 +298,7 @@ class ObservationHub:
                 classification="operator",
             ):
                 observer.push(entry)
-        for subscriber in self._sessions.get(session_id, ()):
+        for subscriber in subscribers or ():
             subscriber.push(entry)
 
     # -- worker diagnostics ---------------------------------------------------------------

@@ -12,6 +12,7 @@ stale preview. The move, its `project.relocated` event and its receipt are one t
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -40,6 +41,7 @@ from storage import (
     ReceiptTarget,
     append_event,
     compare_and_set,
+    find_receipt,
     issue_preview,
     read_revision,
     run_mutation,
@@ -156,6 +158,9 @@ async def _project_relocate_confirm(
             f"{_CONFIRM} needs a preview and its proof",
             {"method": _CONFIRM},
         )
+    replayed = await ctx.read(lambda conn: _replayed(conn, params))
+    if replayed is not None:
+        return mutation_output(ProjectRelocateConfirmOutput, replayed)
     root = await trio.to_thread.run_sync(canonical_root, params.root_path)
     digest = _digest(params.project_id, root, params.expected_revision)
     if params.input_digest is not None and params.input_digest != digest:
@@ -210,6 +215,26 @@ async def _project_relocate_confirm(
     if result.delivery == "new":
         await mirror_projects(ctx)
     return mutation_output(ProjectRelocateConfirmOutput, result)
+
+
+def _replayed(
+    conn: sqlite3.Connection, params: ProjectRelocateConfirmInput
+) -> MutationResult | None:
+    """The stored result of this commandId when it moved this Project from this revision to
+    this root path, found before the root is resolved again: after the move the checkout may
+    be on another branch or gone, and the retry must still answer what it did. Anything
+    else (another root, another revision) goes on to the digest check, as a first confirm."""
+    stored = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=_CONFIRM,
+                          command_id=params.command_id)  # fmt: skip
+    if stored is None or not stored.targets:
+        return None
+    target, project = stored.targets[0], stored.result.get("project", {})
+    same = (
+        target.target_id == params.project_id
+        and target.prior_revision == params.expected_revision
+        and project.get("rootPath") == os.path.abspath(params.root_path)
+    )
+    return MutationResult("duplicate", stored.result, stored) if same else None
 
 
 class _ConfirmParams(Protocol):

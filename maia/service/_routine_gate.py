@@ -11,10 +11,20 @@ those two are allowed and answer `command_not_implemented`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from actors.routine import FireRow, RoutineRow, create_command_id, scheduler_actor, send_command_id
+import trio
+
+from actors.routine import (
+    FailReason,
+    FireRow,
+    RoutineRow,
+    create_command_id,
+    scheduler_actor,
+    send_command_id,
+)
 from maia.core import MaiaError
 from maia.protocol import REGISTRY, decode_input
 
@@ -36,6 +46,11 @@ SERVED: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {
 # session.create fields beyond these are refused: "only a Workspace, executor or
 # connectionId, and model" (this Node's Sessions name a Project and an executor).
 CREATE_FIELDS: Final = frozenset({"commandId", "projectId", "executor"})
+
+
+def _usable_directory(path: str) -> bool:
+    """A directory the Node may enter and read (a worker starts there)."""
+    return os.path.isdir(path) and os.access(path, os.R_OK | os.X_OK)
 
 
 def _denied(actor: str, op_id: str, why: str) -> MaiaError:
@@ -83,7 +98,29 @@ class SchedulerGate:
         ctx = self.ctx.as_actor(actor, correlation_id)
         return await handler(ctx, decode_input(descriptor, body))
 
+    async def _workspace(self, project_id: str) -> None:
+        """Raises `configuration_invalid` (details.reason workspace_unavailable: the fire's
+        reason, `reason_of`) when the Project's folder is missing or not usable: a Session
+        there could run no turn, so none is created."""
+
+        def root_of(conn: Any) -> str | None:
+            row = conn.execute("SELECT root FROM projects WHERE project_id = ?",
+                               (project_id,)).fetchone()  # fmt: skip
+            return None if row is None else str(row[0])
+
+        root = await self.ctx.read(root_of)
+        if root is None:
+            return  # session.create answers resource_not_found for it
+        usable = await trio.to_thread.run_sync(_usable_directory, root)
+        if not usable:
+            raise MaiaError(
+                "configuration_invalid",
+                f"the folder of Project {project_id} is missing or not usable: {root}",
+                {"path": "template.projectId", "reason": FailReason.WORKSPACE_UNAVAILABLE.value},
+            )
+
     async def create_session(self, routine: RoutineRow, fire: FireRow) -> str:
+        await self._workspace(routine.project_id)
         body = {"commandId": create_command_id(fire.fire_id), "projectId": routine.project_id,
                 "executor": routine.executor}  # fmt: skip
         out = await self.call(routine.routine_id, "session.create", body,

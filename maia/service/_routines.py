@@ -20,11 +20,12 @@ import trio
 from actors import Command
 from actors.routine import (
     HELD,
-    MAX_LIVE_ROUTINES_PER_PROJECT,
     ROUTINES,
     ChangeRoutine,
     CreateRoutine,
     Disable,
+    FailureOf,
+    FireRow,
     LauncherSlot,
     Pause,
     Resume,
@@ -37,16 +38,18 @@ from actors.routine import (
     get_routine,
     judge_run,
     list_routines,
-    live_routines_in_project,
     load_core,
     manual_fire_id,
+    require_room,
     require_routine,
     routine_id_for,
     routine_show,
     routine_view,
 )
+from actors.session import session_view, turn_view
 from maia.core import MaiaError, digest_json, format_timestamp_ms
 from maia.protocol import (
+    FireFailure,
     NextFire,
     RoutineChangeInput,
     RoutineConfirmInput,
@@ -66,13 +69,14 @@ from maia.protocol import (
 from storage import (
     ExpectedTarget,
     MutationResult,
-    find_receipt,
+    Receipt,
     issue_preview,
 )
 
 from ._context import ServiceContext, mutation_output, not_found
 from ._kinds import running_kind
 from ._paging import issue, open_cursor
+from ._replay import legacy_confirm_digest, stored_replay
 from ._routine_gate import SchedulerGate
 from ._sessions import session_executor
 
@@ -100,19 +104,14 @@ async def _checked_executor(ctx: ServiceContext, template: Any) -> None:
 
 
 def _project_room(conn: sqlite3.Connection, project_id: str) -> None:
-    """Raises `resource_not_found` (Project) and `routine_limit_reached` (20 live)."""
+    """Raises `resource_not_found` (Project) and `routine_limit_reached` (20 live; judged
+    again in the routine's insert, `RoutineActor`)."""
     if (
         conn.execute("SELECT 1 FROM projects WHERE project_id = ?", (project_id,)).fetchone()
         is None
     ):
         raise not_found("project", project_id)
-    if live_routines_in_project(conn, project_id) >= MAX_LIVE_ROUTINES_PER_PROJECT:
-        raise MaiaError(
-            "routine_limit_reached",
-            f"Project {project_id} has {MAX_LIVE_ROUTINES_PER_PROJECT} active or paused "
-            "routines; disable one first",
-            {"projectId": project_id, "limit": MAX_LIVE_ROUTINES_PER_PROJECT},
-        )
+    require_room(conn, project_id)
 
 
 def _issue(ctx: ServiceContext, operation_id: str, digest: str, routine_id: str,
@@ -155,13 +154,43 @@ def _command(ctx: ServiceContext, operation_id: str, params: Any, digest: str) -
 
 
 def _confirmed_before(ctx: ServiceContext, conn: sqlite3.Connection, operation_id: str,
-                      command_id: str, digest: str) -> bool:  # fmt: skip
+                      params: Any, digest: str) -> bool:  # fmt: skip
     """Whether this commandId already confirmed these very values: its preview then issues a
     proof without judging the routine again (it moved since: created, fired, disabled), so
     the retried confirm answers the stored result (`duplicate`) and acts once."""
-    stored = find_receipt(conn, actor_id=ctx.actor_id, operation_id=operation_id,
-                          command_id=command_id)  # fmt: skip
-    return stored is not None and stored.normalized_input_digest == digest
+    return stored_replay(conn, actor_id=ctx.actor_id, operation_id=operation_id,
+                         command_id=params.command_id, digests=(digest,),
+                         same=_same_values(operation_id, params)) is not None  # fmt: skip
+
+
+def _same_values(operation_id: str, params: Any) -> Callable[[Receipt], bool] | None:
+    """For a disable: whether a receipt (under any key form) disabled this routine from
+    this revision, which is all its digest binds besides the actor and the commandId (the
+    key). Other confirms' receipts do not show all their values: None."""
+    if operation_id != "routine.disable.confirm":
+        return None
+
+    def same(stored: Receipt) -> bool:
+        first = stored.targets[0] if stored.targets else None
+        return first is not None and (first.target_type, first.target_id,
+                                      first.prior_revision) == (
+            "routine", params.routine_id, params.expected_revision)  # fmt: skip
+
+    return same
+
+
+async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
+                    digest: str) -> MutationResult | None:  # fmt: skip
+    """The stored result of a retried confirm (this key form or the pre-0.13.0 one), read
+    before the confirm judges anything (`_replay`). None for other values than previewed:
+    the confirm refuses them after its checks, as a first confirm."""
+    if params.input_digest != digest:
+        return None
+    digests = (digest, legacy_confirm_digest(digest, params.proof))
+    return await ctx.read(lambda conn: stored_replay(
+        conn, actor_id=ctx.actor_id, operation_id=operation_id,
+        command_id=params.command_id, digests=digests, same=_same_values(operation_id, params),
+    ))  # fmt: skip
 
 
 def _same_digest(operation_id: str, params: Any, digest: str) -> Spend:
@@ -187,7 +216,7 @@ async def routine_create_preview(
     digest = _digest(ctx, params, routineId=routine_id)
 
     def judge(conn: sqlite3.Connection) -> None:
-        if _confirmed_before(ctx, conn, "routine.create.confirm", params.command_id, digest):
+        if _confirmed_before(ctx, conn, "routine.create.confirm", params, digest):
             return
         if get_routine(conn, routine_id) is not None:
             raise MaiaError("storage_conflict", f"routine {routine_id} already exists",
@@ -208,12 +237,14 @@ async def routine_create_confirm(
     ctx: ServiceContext, params: RoutineCreateConfirmInput
 ) -> RoutineResult:
     """Raises what the preview raises, and `storage_conflict` for a missing, spent, expired
-    or other-value preview."""
-    schedule = await _checked_schedule(params, ctx.now())
-    await _checked_executor(ctx, params.template)
+    or other-value preview. A retry answers its stored result before any check."""
     routine_id = routine_id_for(ctx.actor_id, params.command_id)
     digest = _digest(ctx, params, routineId=routine_id)
-
+    replayed = await _replayed(ctx, "routine.create.confirm", params, digest)
+    if replayed is not None:
+        return mutation_output(RoutineResult, replayed)
+    schedule = await _checked_schedule(params, ctx.now())
+    await _checked_executor(ctx, params.template)
     spend = _same_digest("routine.create.confirm", params, digest)
     await ctx.read(lambda conn: _project_room(conn, params.template.project_id))
     now = ctx.now()
@@ -254,7 +285,7 @@ async def _preview_change(ctx: ServiceContext, operation_id: str, params: Routin
 
     def judge(conn: sqlite3.Connection) -> RoutineRow:
         row, core = load_core(conn, params.routine_id)
-        if _confirmed_before(ctx, conn, operation_id, params.command_id, digest):
+        if _confirmed_before(ctx, conn, operation_id, params, digest):
             return row
         if run:  # a run judges the routine first: not active is routine_not_active
             judge_run(core, HELD)
@@ -287,6 +318,9 @@ async def routine_disable_confirm(
 ) -> RoutineResult:
     """Raises `resource_not_found`, `storage_conflict` (proof, revision, other values)."""
     digest = _digest(ctx, params)
+    replayed = await _replayed(ctx, "routine.disable.confirm", params, digest)
+    if replayed is not None:
+        return mutation_output(RoutineResult, replayed)
     spend = _same_digest("routine.disable.confirm", params, digest)
     await ctx.read(lambda conn: require_routine(conn, params.routine_id))
     command = _command(ctx, "routine.disable.confirm", params, digest)
@@ -306,6 +340,9 @@ async def routine_run_preview(
 async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) -> RoutineRunResult:
     """Raises what the preview raises, and `storage_conflict` for the proof or revision."""
     digest = _digest(ctx, params)
+    replayed = await _replayed(ctx, "routine.run.confirm", params, digest)
+    if replayed is not None:
+        return mutation_output(RoutineRunResult, replayed)
     spend = _same_digest("routine.run.confirm", params, digest)
     await ctx.read(lambda conn: require_routine(conn, params.routine_id))
     command = _command(ctx, "routine.run.confirm", params, digest)
@@ -315,9 +352,28 @@ async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) 
     return mutation_output(RoutineRunResult, result)
 
 
+def _runtime_failure(now_ms: int) -> FailureOf:
+    """A fire's failure as turn.show carries it (its first turn failed: the worker's own
+    message), or as session.show does (its Session failed before any turn)."""
+
+    def failure_of(conn: sqlite3.Connection, fire: FireRow, turn_state: str | None,
+                   reason: str | None) -> FireFailure | None:  # fmt: skip
+        if turn_state == "failed" and fire.turn_id is not None and reason is not None:
+            message = turn_view(conn, fire.turn_id).failure_message
+            return None if message is None else FireFailure(code=reason, message=message)
+        if fire.turn_id is None and fire.session_id is not None:
+            session = session_view(conn, fire.session_id, now_ms)
+            if session.state == "failed" and session.failure_message is not None:
+                return FireFailure(code="session_failed", message=session.failure_message)
+        return None
+
+    return failure_of
+
+
 async def routine_show_handler(ctx: ServiceContext, params: RoutineRef) -> RoutineShowOutput:
     """Raises `resource_not_found`."""
-    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id))
+    failure_of = _runtime_failure(ctx.now())
+    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id, failure_of))
     return check(RoutineShowOutput, shown, root="result")
 
 

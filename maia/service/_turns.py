@@ -61,6 +61,7 @@ from ._turn_items import items_page, show_page
 
 TERMINAL = ("completed", "failed", "interrupted")
 DISPATCH_WAIT_S = 3.0
+START_GRACE_S = 0.5  # past the wait, for a start read before the fence to reach the actor
 REREAD_S = 0.2
 # While the Session's committed snapshot of the turn is held, a reread reads that snapshot
 # again, which only a commit changes, and every commit that changes it notifies after
@@ -253,21 +254,28 @@ async def turn_interrupt(ctx: ServiceContext, params: TurnInterruptInput) -> Tur
 
     A turn still dispatching (its worker has not said it started) is waited for, up to
     `DISPATCH_WAIT_S`, so an interrupt sent right after the send reaches the running turn.
+    One its worker has still not taken then is given up: it ends `failed` `turn_rejected`
+    and its worker is fenced, so it never starts it. A start already on its way is given
+    `START_GRACE_S` more to arrive; one that cannot be fenced from here (a worker on an
+    Execution Node) stays refused `invalid_state` (`details.state` `dispatching`).
     """
     session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
-    message = InterruptTurn(command_of(params), params.turn_id, params.expected_revision)
     notifier = ctx.sessions.notifier
-    deadline = trio.current_time() + DISPATCH_WAIT_S
+    now = trio.current_time()
+    deadline, last = now + DISPATCH_WAIT_S, now + DISPATCH_WAIT_S + START_GRACE_S
     while True:
+        abandon = trio.current_time() >= deadline
+        message = InterruptTurn(command_of(params), params.turn_id, params.expected_revision,
+                                abandon=abandon)  # fmt: skip
         changed = notifier.subscribe(params.turn_id)
         try:
             try:
                 result = await ctx.sessions.ask(session_id, message)
             except MaiaError as error:
                 dispatching = error.details.get("state") == TurnState.DISPATCHING.value
-                if not dispatching or trio.current_time() >= deadline:
+                if not dispatching or trio.current_time() >= last:
                     raise
-                with trio.move_on_at(deadline):
+                with trio.move_on_at(last if abandon else deadline):
                     await changed.wait()
                 continue
         finally:

@@ -44,6 +44,7 @@ from actors.webhook import (
     parse_allow_addresses,
     preview_revision,
     recent_deliveries,
+    require_backlog_room,
     webhook_id_for,
     webhook_wire,
 )
@@ -65,6 +66,7 @@ from storage import ExpectedTarget, find_receipt, issue_preview
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
 from ._event_types import check_webhook_types
 from ._kinds import running_kind
+from ._replay import stored_replay
 
 CONFIRM_OP: Final = "webhooks.change.confirm"
 PREVIEW_TTL_MS: Final = 120_000
@@ -145,7 +147,9 @@ def _judge(conn: sqlite3.Connection, change: Any,
            replay: bool = False) -> tuple[WebhookRecord, DeliveryRecord | None]:  # fmt: skip
     """The webhook (and delivery) a remove, test or redeliver names, after the same checks its
     confirm makes (none for a `replay`: the change is done, its confirm answers the stored
-    result). Raises `resource_not_found`, `revision_conflict`, `invalid_state`."""
+    result). Raises `resource_not_found`, `revision_conflict`, `invalid_state` (also a test
+    or redeliver past the webhook's backlog of pending deliveries: details.state
+    backlog_full)."""
     delivery = None
     if isinstance(change, WebhookRedeliverChange):
         delivery = get_delivery(conn, change.delivery_id)
@@ -168,6 +172,8 @@ def _judge(conn: sqlite3.Connection, change: Any,
     if delivery is not None:
         DELIVERY_TABLE.step(delivery.status.state, DeliveryEvent.REDELIVER, caller="client",
                             aggregate_id=delivery.delivery_id)  # fmt: skip
+    if change.kind in ("test", "redeliver"):  # each queues one more delivery
+        require_backlog_room(conn, record.webhook_id)
     return record, delivery
 
 
@@ -222,7 +228,8 @@ async def webhooks_change_confirm(
 ) -> WebhookChangeConfirmOutput:
     """Raises `validation_failed`, `confirmation_required`, `preview_mismatch`,
     `preview_expired`, `proof_spent`, `idempotency_conflict`, `webhook_destination_refused`,
-    `webhook_limit_reached`, `resource_not_found`, `revision_conflict`, `invalid_state`."""
+    `webhook_limit_reached`, `resource_not_found`, `revision_conflict`, `invalid_state`.
+    A retried command answers its stored result before any check but the digest's."""
     change = params.change
     digest = _digest(change)
     preview_id = params.preview_id
@@ -232,6 +239,12 @@ async def webhooks_change_confirm(
     if params.input_digest != digest:
         raise MaiaError("preview_mismatch", f"inputDigest does not match preview "
                         f"{params.preview_id}", {"previewId": params.preview_id})  # fmt: skip
+    replayed = await ctx.read(lambda c: stored_replay(
+        c, actor_id=LOCAL_ACTOR, operation_id=CONFIRM_OP, command_id=params.command_id,
+        digests=(digest,),
+    ))  # fmt: skip
+    if replayed is not None:  # a retry: answered before the change is judged again
+        return mutation_output(WebhookChangeConfirmOutput, replayed)
     command = Command(params.command_id, LOCAL_ACTOR, digest, CONFIRM_OP)
     proof = Proof(preview_id, params.proof, ctx.clock, ctx.store.node_epoch)
     expected: int | None = None

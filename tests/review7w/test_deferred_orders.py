@@ -118,7 +118,7 @@ def _outcome(conn: sqlite3.Connection, draft: Draft, turn_id: str) -> Any:
     events = [
         (kind, revision, {k: v for k, v in orjson.loads(payload).items() if v != turn_id})
         for kind, revision, payload in conn.execute(
-            "SELECT event_type, payload ->> '$.turnRevision', payload FROM events WHERE event_id IN"
+            "SELECT event_type, aggregate_revision, payload FROM events WHERE event_id IN"
             f" ({','.join('?' * len(draft.event_ids))}) ORDER BY position",
             draft.event_ids,
         )

@@ -71,13 +71,16 @@ def _journal(path: Path, turn_id: str) -> tuple[Any, list[tuple[str, int]]]:
             "SELECT state, revision, started_ms, finished_ms FROM turns WHERE turn_id = ?",
             (turn_id,),
         ).fetchone()
-        events = [
-            (kind, revision)
-            for kind, revision, payload in conn.execute(
-                "SELECT event_type, payload ->> '$.turnRevision', payload FROM events"
-                " WHERE event_type LIKE 'turn.%' ORDER BY position"
+        events = [  # the turn's own revision: the event's aggregateRevision is its Session's
+            (kind, body["turnRevision"])
+            for kind, body in (
+                (kind, orjson.loads(payload))
+                for kind, payload in conn.execute(
+                    "SELECT event_type, payload FROM events"
+                    " WHERE event_type LIKE 'turn.%' ORDER BY position"
+                )
             )
-            if orjson.loads(payload).get("turnId") == turn_id
+            if body.get("turnId") == turn_id
         ]
     finally:
         conn.close()

@@ -31,11 +31,14 @@ async def test_a_replayed_end_writes_its_deferred_start(
         turns = conn.execute(
             "SELECT turn_id, state, revision, started_ms, finished_ms FROM turns ORDER BY seq"
         ).fetchall()
-        events = [
-            (orjson.loads(payload)["turnId"], kind, revision)
-            for kind, revision, payload in conn.execute(
-                "SELECT event_type, payload ->> '$.turnRevision', payload FROM events"
-                " WHERE event_type LIKE 'turn.%' ORDER BY position"
+        events = [  # the turn's own revision: the event's aggregateRevision is its Session's
+            (body["turnId"], kind, body["turnRevision"])
+            for kind, body in (
+                (kind, orjson.loads(payload))
+                for kind, payload in conn.execute(
+                    "SELECT event_type, payload FROM events"
+                    " WHERE event_type LIKE 'turn.%' ORDER BY position"
+                )
             )
         ]
     assert [t[1] for t in turns] == ["completed", "completed", "failed"]

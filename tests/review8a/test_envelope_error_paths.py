@@ -71,7 +71,7 @@ def test_envelope_refusals_name_the_field_in_details_path(
         ({"id": 10, "method": "session.show", "params": {}}, "sessionId"),
         ({"id": 11, "method": "session.show", "params": {"sessionId": 5}}, "sessionId"),
         ({"id": 13, "method": "session.list", "params": {"labels": ["ok", 5]}}, "labels[1]"),
-        ({"id": 14, "method": "node.hello", "params": {"protocol": 5}}, "protocol"),
+        ({"id": 14, "method": "turn.show", "params": {"turnId": 5}}, "turnId"),
     ],
 )
 def test_params_refusals_name_the_field(

@@ -67,7 +67,7 @@ def test_answers_fit_the_registry_s_result_schemas(tmp_path: Path) -> None:
             turn_id = sent["turn"]["turnId"]
             call("turn.send", commandId="t1", sessionId=session_id, text="hi")  # duplicate
             call("session.rename", commandId="r1", sessionId=session_id, title="shapes two")
-            call("node.hello", protocol="maia.protocol/v1alpha1")
+            _conforms("node.hello", client.hello)  # the connection's one hello
             call("node.status")
             call("session.list")
             call("session.list", labels=["review"], limit=1)

@@ -16,7 +16,7 @@ import pytest
 
 from ..machines._nodes import NodeProc, enrolled_pair, wait_for
 from ..machines.test_placement_e2e import _attempts, _ppid
-from ._db import alive
+from ._db import alive, query
 
 ENDED = ("completed", "failed", "interrupted")
 START = re.compile(r"start (\S+) (\d+)")
@@ -47,17 +47,6 @@ def _starts(log: Path) -> list[tuple[str, int]]:
     return [(m[1], int(m[2])) for m in START.finditer(text)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="actors/session/_recovery.py _recover_rows closes every open worker attempt"
-    " (close_open_attempts: node_restarted) and resumes the Session's queued turns, also for"
-    " a placed Session whose remote worker still runs on the Execution Node: after a Control"
-    " kill -9 the queued turn's worker starts beside the old one, whose program runs to its"
-    " end though its turn was declared runtime_lost. Still so after s8-fix-docs 7d55cf0:"
-    " MachineRelay.blockers' attempt_live comes from the in-memory handles, empty after"
-    " Control restarts, and on_hello only ends attempts it has handles for; nothing asks the"
-    " Execution Node to stop an attempt recorded by an earlier Control run",
-)
 def test_control_killed_mid_placed_turn_never_runs_two_workers(
     pair: tuple[NodeProc, NodeProc, str, Path],
 ) -> None:
@@ -68,7 +57,7 @@ def test_control_killed_mid_placed_turn_never_runs_two_workers(
     one = control.call("turn", "send", session_id, "one", "--command-id", "one")["turn"]["turnId"]
     two = control.call("turn", "send", session_id, "two", "--command-id", "two")["turn"]["turnId"]
     wait_for(lambda: [s for s, _ in _starts(log)] == ["one"], "turn one did not start", control)
-    [(_, worker)] = _attempts(control, session_id)
+    [(first, worker)] = _attempts(control, session_id)
     assert _ppid(worker) == execution.pid
     port = control.machines_port()
     control.kill9()
@@ -85,3 +74,6 @@ def test_control_killed_mid_placed_turn_never_runs_two_workers(
     assert [s for s, _ in _starts(log)] == ["one", "two"]  # neither ran twice
     assert not first_alive_at_two, "turn two's worker started while turn one's still ran"
     assert "end one" not in log.read_text(), "turn one's program ran on after Control lost it"
+    [(reason,)] = query(control.home, "SELECT end_reason FROM worker_attempts WHERE"
+                        " attempt_id = ?", (first,))  # fmt: skip
+    assert str(reason).startswith("control_restarted"), reason  # closed once seen gone

@@ -28,11 +28,13 @@ INTERNAL = {
         "record_failure", "closed_refusal", "MAX_FAILURE_CHARS", "Spill", "bound_text",
         "EVENT_TEXT_CHARS", "OUTPUT_TEXT_CHARS", "OUTPUT_TEXT_BYTES",
         "LAZY", "lazy_wake", "refire", "subject_now", "worker_gone", "wake_now", "flush_columns",
-        "set_latest_turn", "items_unknown", "KnownItem", "assembled_output",
+        "set_latest_turn", "items_unknown", "KnownItem", "assembled_output", "approval_position",
+        "placed_open_attempts",
     },
     "maia.service": {
         "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",
         "filter_digest", "issue", "open_cursor", "peek_scope", "mirror_projects",
+        "legacy_confirm_digest", "stored_replay",
     },
     "maia.config": {"MAX_BYTES"},
 }  # fmt: skip

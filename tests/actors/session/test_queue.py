@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from actors.session import (
+    Abandon,
     Cancel,
     Close,
     Dispatch,
@@ -76,6 +77,26 @@ def test_cancel_queued_and_refuse_cancel_of_active() -> None:
     state, actions = step(state, Interrupt("t1"), 0)
     assert actions == (SendInterrupt("t1"),)
     assert step(state, Interrupt("t1"), 0) == (state, ())
+
+
+def test_an_abandoned_turn_leaves_with_its_worker_and_the_next_gets_a_new_one() -> None:
+    """Abandon of the dispatched turn: no longer active, the worker stopping (fenced by the
+    actor); only the dispatched turn can be abandoned; its worker's exit starts the next."""
+    state = QueueState(worker=Worker.READY)
+    state, _ = step(state, Send("t1"), 0)
+    state, _ = step(state, Send("t2"), 0)
+    with pytest.raises(MaiaError) as caught:
+        step(state, Abandon("t2"), 0)
+    assert caught.value.code == "invalid_state"
+    state, actions = step(state, Abandon("t1"), 0)
+    assert (actions, state.active, state.worker, state.queued) == (
+        (), None, Worker.STOPPING, ("t2",))  # fmt: skip
+    state, actions = step(state, Send("t3"), 0)
+    assert actions == ()  # nothing dispatches to the fenced worker
+    state, actions = step(state, WorkerGone(expected=True), 1)
+    assert actions == (StartWorker(),)
+    state, actions = step(state, WorkerReady(), 2)
+    assert actions == (Dispatch("t2"),)
 
 
 def test_recovery_fails_the_lost_turn_and_restarts_for_the_queue() -> None:
@@ -179,6 +200,13 @@ class QueueMachine(RuleBasedStateMachine):
     def interrupt_active(self) -> None:
         if self.state.active is not None:
             self.apply(Interrupt(self.state.active))
+
+    @rule()
+    def abandon_active(self) -> None:
+        active = self.state.active
+        if active is not None and self.state.worker is Worker.READY:
+            self.apply(Abandon(active))
+            self.ended.add(active)
 
     @precondition(lambda self: self.state.worker is Worker.STARTING)
     @rule()

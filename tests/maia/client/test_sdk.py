@@ -124,19 +124,14 @@ async def test_maia_node_env_names_the_node(
         assert (await client.node.status()).node_id == record.node_id
 
 
-async def test_registry_mismatch_is_refused_by_the_sdk(
-    node_process: NodeProcess, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An SDK built on another registry stops at the hello unless told to go on."""
+async def test_registry_mismatch_is_refused_by_the_sdk(node_process: NodeProcess) -> None:
+    """An SDK built on another registry (its hello says so) stops at the hello unless told
+    to go on."""
     home, _ = node_process
-    other = "sha256:" + "1" * 64
-    monkeypatch.setattr(
-        "maia.client._client.hello_params",
-        lambda: {"protocol": "maia.protocol/v1alpha1", "registryDigest": other},
-    )
+    other = {"registryDigest": "sha256:" + "1" * 64}
     with pytest.raises(MaiaError) as caught:
-        async with open_client(home=home):
+        async with open_client(home=home, hello=other):
             pass
     assert caught.value.code == "protocol_incompatible"
-    async with open_client(home=home, require_registry_match=False) as client:
+    async with open_client(home=home, require_registry_match=False, hello=other) as client:
         assert client.hello["registryMatch"] is False

@@ -144,14 +144,9 @@ def test_the_command_exits_1_naming_the_op_without_fixtures(copy: Path) -> None:
     document = json.loads(passed.stdout)
     assert document["ok"] is True
     assert document["operations"]["receipt.get"]["reached"] == sorted(
-        [
-            "invalid_request",
-            "overloaded",
-            "resource_not_found",
-            "unauthenticated",
-            "validation_failed",
-        ]
-    )
+        ["invalid_request", "overloaded", "resource_not_found", "unauthenticated",
+         "validation_failed"]
+    )  # fmt: skip
 
 
 def test_a_previous_payload_the_previous_registry_would_not_send_is_red(copy: Path) -> None:

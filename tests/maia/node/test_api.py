@@ -94,6 +94,20 @@ async def test_protocol_mismatch_is_refused(node: LiveNode) -> None:
         assert (await hello(ws))["ok"] is True
 
 
+async def test_a_second_hello_is_refused_and_the_connection_goes_on(node: LiveNode) -> None:
+    """After the hello another node.hello is invalid_request naming the method, as on the
+    observation socket, and changes nothing: the connection still answers requests."""
+    async with open_websocket_url(node.url, extra_headers=node.auth) as ws:
+        assert (await hello(ws))["ok"] is True
+        frame = {"id": 9, "method": "node.hello", "params": {"protocol": "maia.protocol/v0"}}
+        second = await request(ws, orjson.dumps(frame).decode())
+        assert second["id"] == 9
+        assert second["error"]["code"] == "invalid_request"
+        assert second["error"]["details"]["method"] == "node.hello"
+        assert "already answered" in second["error"]["message"]
+        assert (await request(ws, '{"id": 10, "method": "node.status"}'))["ok"] is True
+
+
 BAD_FRAMES = [
     ("{not json", None, "invalid_request"),
     ('{"id": 1, "id": 2, "method": "node.status"}', None, "invalid_request"),
@@ -101,7 +115,7 @@ BAD_FRAMES = [
     ("[" * 10_000 + "]" * 10_000, None, "invalid_request"),
     ('{"id": 3, "method": "no.such.op"}', 3, "unknown_method"),
     ('{"id": 4, "method": "node.status", "params": {"extra": 1}}', 4, "validation_failed"),
-    ('{"id": 5, "method": "node.hello", "params": {"protocol": 5}}', 5, "validation_failed"),
+    ('{"id": 5, "method": "node.hello", "params": {"protocol": 5}}', 5, "invalid_request"),  # a 2nd
     ('{"id": 6, "method": "node.status", "params": []}', 6, "validation_failed"),
     ('{"id": 8, "method": "node.status", "extra": true}', 8, "invalid_request"),
     ('{"method": "node.status"}', None, "invalid_request"),

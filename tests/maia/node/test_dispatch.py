@@ -251,17 +251,21 @@ async def test_an_answer_at_once_does_not_wait_behind_one_in_flight(nursery: tri
         await release.wait()
         raise MaiaError("unavailable", "released", {})
 
+    @table.handler("session.show")
+    def session_show(call: Call, params: Any) -> Any:
+        raise MaiaError("resource_not_found", "no such Session", {"path": "sessionId"})
+
     server = ApiServer(Dispatcher(table), None, token="t" * 64)
     port = await nursery.start(server.serve, 0)
     auth = [(b"Authorization", b"Bearer " + b"t" * 64)]
     async with open_websocket_url(f"ws://127.0.0.1:{port}/api/v1", extra_headers=auth) as ws:
         assert (await hello(ws))["ok"]
         await ws.send_message('{"id": 1, "method": "node.status"}')
-        again = {"id": 2, "method": "node.hello", "params": {"protocol": "maia.protocol/v1alpha1"}}
-        await ws.send_message(orjson.dumps(again).decode())
+        at_once = {"id": 2, "method": "session.show", "params": {"sessionId": "session_abc"}}
+        await ws.send_message(orjson.dumps(at_once).decode())
         with trio.fail_after(10):
             first = orjson.loads(await ws.get_message())
             release.set()
             second = orjson.loads(await ws.get_message())
-    assert (first["id"], first["ok"]) == (2, True)
+    assert (first["id"], first["error"]["code"]) == (2, "resource_not_found")
     assert (second["id"], second["error"]["code"]) == (1, "unavailable")

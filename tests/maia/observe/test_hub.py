@@ -119,6 +119,42 @@ async def test_live_records_wait_for_their_turn_start_then_feed_open_items(
         assert hub.statistics().session_subscribers == 0
 
 
+async def test_with_nobody_subscribed_the_hub_still_keeps_what_a_later_subscriber_needs(
+    tmp_path: Path,
+) -> None:
+    """Commits and live records with no subscriber build no entries, yet the delivered
+    position, the running turn and its open items move as with one: a Session subscriber
+    that attaches mid-turn finds the text so far and gets the next live record at once,
+    positioned at the last commit; an observer attaching later gets the next event."""
+    from maia.observe import ObservationQuery
+
+    async with (
+        open_storage(tmp_path / "db.sqlite", clock=SystemClock(), synchronous="OFF") as store,
+        open_hub(store, SystemClock()) as hub,
+    ):
+        hub.publish_live("item.delta", "s", "t", "i", "message", "ab")  # held: not started
+        hub.on_commit((_event(1, "turn.dispatching", turnId="t"),
+                       _event(2, "turn.started", turnId="t")))  # fmt: skip
+        hub.publish_live("item.delta", "s", "t", "i", "message", "cd")
+        assert hub.delivered_position == 2
+        assert hub.open_items("s") == [
+            {"turnId": "t", "itemId": "i", "kind": "message", "text": "abcd"}
+        ]
+        assert hub.dispatch_of("s", "t") is not None
+        attached = hub.subscribe_session("s")
+        hub.publish_live("item.delta", "s", "t", "i", "message", "ef")
+        (live,) = [e.live for e in attached.take(10)]
+        assert live is not None
+        assert (live.text, live.position, live.number) == ("ef", 2, 3)
+        observer = hub.subscribe_observations(ObservationQuery())
+        hub.on_commit((_event(3, "item.completed", turnId="t", itemId="i"),))
+        assert [e.event.position for e in observer.take(10) if e.event] == [3]
+        assert [e.event.position for e in attached.take(10) if e.event] == [3]
+        assert hub.open_items("s") == []
+        hub.unsubscribe(attached)
+        hub.unsubscribe(observer)
+
+
 async def test_statistics_name_which_subscribers_overflowed(tmp_path: Path) -> None:
     """Of three subscribers, the two whose buffers overflowed are named by their peers (the
     one that keeps up is not), and an overflowed one that leaves is counted as ended."""

@@ -54,7 +54,8 @@ async def call(ctx: ServiceContext, op_id: str, body: dict[str, Any]) -> Any:
     return await ROUTINE_HANDLERS[op_id](ctx, params(op_id, body))
 
 
-async def make_routine(ctx: ServiceContext, tmp_path: Path, cron: str = "0 * * * *") -> str:
+async def make_routine(ctx: ServiceContext, tmp_path: Path, cron: str = "0 * * * *",
+                       prompt: str = "hello routine") -> str:  # fmt: skip
     root = tmp_path / "app"
     root.mkdir(exist_ok=True)
     project = await project_add(
@@ -62,7 +63,7 @@ async def make_routine(ctx: ServiceContext, tmp_path: Path, cron: str = "0 * * *
     )
     body = {
         "commandId": "c1", "name": "tick", "schedule": {"cron": cron, "timezone": "UTC"},
-        "template": {"projectId": project.project.project_id, "prompt": "hello routine"},
+        "template": {"projectId": project.project.project_id, "prompt": prompt},
     }  # fmt: skip
     preview = await call(ctx, "routine.create.preview", body)
     made = await call(ctx, "routine.create.confirm", {**body, "inputDigest": preview.input_digest,
