@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:dfc76550299a9eee1c3ce847930f8144c2dc4fb7ae58e047a2b4b62ee8ae091b",
+    "registryDigest": "sha256:7d49cdc664d3448d1328d978cebf4c3179bb2d0ace5d764671402bb1d6eaa273",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

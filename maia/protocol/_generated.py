@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:dfc76550299a9eee1c3ce847930f8144c2dc4fb7ae58e047a2b4b62ee8ae091b"
+REGISTRY_DIGEST: Final = "sha256:7d49cdc664d3448d1328d978cebf4c3179bb2d0ace5d764671402bb1d6eaa273"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",
