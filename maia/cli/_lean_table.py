@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:7d49cdc664d3448d1328d978cebf4c3179bb2d0ace5d764671402bb1d6eaa273",
+    "registryDigest": "sha256:d7f40147020022b9b9a382139d6e2e6102ab94f857159022455942fb395553f0",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {
