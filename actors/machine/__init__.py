@@ -74,6 +74,7 @@ from ._relay import spec_digest as spec_digest
 from ._relay import wire_spec as wire_spec
 from ._relay_frames import RELAY_TO_CONTROL as RELAY_TO_CONTROL
 from ._relay_frames import RELAY_TO_EXECUTION as RELAY_TO_EXECUTION
+from ._relay_frames import AbandonFrame as AbandonFrame
 from ._relay_frames import AckFrame as AckFrame
 from ._relay_frames import GrantFrame as GrantFrame
 from ._relay_frames import InterruptFrame as InterruptFrame

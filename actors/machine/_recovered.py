@@ -7,9 +7,11 @@ fails the turn it ran `runtime_lost` (never re-run); the relay loads them at its
 (`RecoveredAttempts.load`). Their Sessions read `attempt_live` in placement, so no new
 worker starts beside the old one. At every hello of the machine each one is settled: one
 the Node no longer lists is closed; one it still runs is asked to stop (`stop_worker`,
-reason `control_restarted`), again at each later hello until its `exited` (or `refused`)
-frame comes, and then closed. A machine that never reconnects keeps them, and its
-Sessions held, for good.
+reason `control_restarted`), again at the first status `REASK_S` after the last ask while
+that link stays up (the relay's `ask_again`: a frame lost on a link that did not drop would
+otherwise wait for the next hello) and at each later hello, until its `exited` (or
+`refused`) frame comes, and then closed. A machine that never reconnects keeps them, and
+its Sessions held, for good.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Any, Final
 
 import attrs
 
+from supervision.leases import MAX_ROUND_TRIP_MS, STOP_BOUND_MS
+
 from ._relay_frames import StopWorkerFrame
 
 log = logging.getLogger("maia.machines")
@@ -28,6 +32,9 @@ STOP_REASON: Final = "control_restarted"
 GONE_AT_HELLO: Final = "control_restarted: not running at the Execution Node's hello"
 STOPPED: Final = "control_restarted: stopped by the Execution Node"
 Send = Callable[[str, object], Awaitable[bool]]  # (machine, frame) -> False: link down
+# A stop asked is confirmed within the Execution Node's bounded stop and a round trip: no
+# `exited` frame by then, and the stop (or its answer) is taken as lost and asked again.
+REASK_S: Final = (STOP_BOUND_MS + MAX_ROUND_TRIP_MS) / 1000
 
 
 @attrs.frozen
@@ -87,12 +94,19 @@ class RecoveredAttempts:
         found = self.attempts.get(attempt_id)
         return found if found is not None and found.machine_id == machine_id else None
 
+    def pending(self, machine_id: str) -> list[RecoveredAttempt]:
+        return [a for a in self.attempts.values() if a.machine_id == machine_id]
+
     async def on_hello(self, machine_id: str, live: Sequence[str], send: Send) -> None:
         """Close what the machine no longer runs; ask it to stop the rest (again)."""
-        for attempt in [a for a in self.attempts.values() if a.machine_id == machine_id]:
+        for attempt in self.pending(machine_id):
             if attempt.attempt_id not in live:
                 await self.close(attempt, GONE_AT_HELLO)
-                continue
+        await self.ask(machine_id, send)
+
+    async def ask(self, machine_id: str, send: Send) -> None:
+        """Ask the machine to stop each of its attempts not yet reported gone."""
+        for attempt in self.pending(machine_id):
             frame = StopWorkerFrame("stop_worker", attempt.attempt_id, STOP_REASON)
             if await send(machine_id, frame):  # not sent: the next hello asks again
                 self.stops_asked += 1

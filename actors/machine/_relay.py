@@ -25,7 +25,7 @@ from ._assignment_board import AssignmentBoard
 from ._assignment_messages import LeaseRequest, Status
 from ._evidence_ledger import EvidenceLedger
 from ._links import LinkBoard, LinkState
-from ._recovered import STOPPED, RecoveredAttempts
+from ._recovered import REASK_S, STOPPED, RecoveredAttempts
 from ._relay_frames import (
     AckFrame,
     LaunchWorkerFrame,
@@ -39,8 +39,10 @@ from ._trace_hook import MachineTrace
 
 log = logging.getLogger("maia.machines")
 PLACEMENT_WAIT_S: Final = 20.0  # a launch waits this long for item 9 to hold, then is held
-# A Session whose attempt an earlier Control run left live waits up to the reconcile bound:
-# the longest lease the Execution Node may hold plus its bounded stop (MN0 items 8, 10).
+# A Session with an attempt not yet seen gone (held in memory, or left live by an earlier
+# Control run) waits up to the reconcile bound: that worker may run until the Execution
+# Node's lease deadline, at most the longest lease away, plus its bounded stop (MN0 items 8,
+# 10); only the Node's report then frees the Session, whichever way Control knows the attempt.
 RECONCILE_WAIT_S: Final = (MAX_TTL_MS + STOP_BOUND_MS) / 1000
 ASK_S: Final = 4.5
 
@@ -69,6 +71,7 @@ class MachineRelay:
         self.recovered = RecoveredAttempts(store, clock)  # live when Control last stopped
         self.ledger = EvidenceLedger()  # what each shared spool's acknowledgement may cover
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
+        self._asked_ms: dict[str, int] = {}  # machine -> when its stops were last asked
 
     # -- placement ---------------------------------------------------------------------
 
@@ -94,8 +97,8 @@ class MachineRelay:
         session = spec.activation.get("sessionId")
         session_id = session if isinstance(session, str) else None
         blockers = self.blockers(assignment_id, session_id)
-        recovered = session_id is not None and session_id in self.recovered.sessions()
-        with trio.move_on_after(RECONCILE_WAIT_S if recovered else PLACEMENT_WAIT_S):
+        live = "attempt_live" in blockers
+        with trio.move_on_after(RECONCILE_WAIT_S if live else PLACEMENT_WAIT_S):
             while blockers:  # a fresh lease is a round trip away; a stop, a bounded stop
                 await trio.sleep(0.2)
                 blockers = self.blockers(assignment_id, session_id)
@@ -147,7 +150,11 @@ class MachineRelay:
             for sequence in sequences:
                 self.ledger.of(source).taken(sequence)
 
-        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release)
+        def connected() -> bool:
+            link = self.links.get(machine_id)
+            return link is not None and link.send is not None
+
+        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release, connected)
         self.handles[attempt_id] = (machine_id, assignment_id, handle)
         return handle
 
@@ -170,7 +177,25 @@ class MachineRelay:
             if owner == machine_id and attempt_id not in live:
                 await handle.ended(ExitInfo(None, None, "runtime_lost", "exited", (), ""))
                 self.handles.pop(attempt_id, None)
+            elif owner == machine_id:
+                await handle.send_abandon()  # a fence the link may have lost: once more
         await self.recovered.on_hello(machine_id, live, self.send)
+        self._asked_ms[machine_id] = self.clock.monotonic_ms()  # asked now: `ask_again`
+
+    async def ask_again(self, machine_id: str) -> None:
+        """On each status of the machine (a heartbeat, every 5 s while its link is up):
+        once `REASK_S` passed since the hello or the last ask, ask again for what the
+        Execution Node has not confirmed yet, each recovered attempt's stop and each
+        given-up turn's fence (`abandon`). A frame lost on a link that stays up is asked
+        again here, not only at the next hello (which may never come)."""
+        now = self.clock.monotonic_ms()
+        if now - self._asked_ms.get(machine_id, now) < REASK_S * 1000:
+            return
+        self._asked_ms[machine_id] = now
+        await self.recovered.ask(machine_id, self.send)
+        for owner, _, handle in list(self.handles.values()):
+            if owner == machine_id:
+                await handle.send_abandon()
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
         if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):
@@ -242,6 +267,7 @@ class MachineRelay:
             except (MaiaError, ActorError):  # its next status or timer tries again
                 log.warning("assignment %s did not take a status", lease.row.assignment_id,
                             exc_info=True)  # fmt: skip
+        await self.ask_again(status.node_id)
 
     def link_opened(self, link: LinkState) -> None:
         link.barrier = self.leases.barrier(link.machine_id)

@@ -2,7 +2,8 @@
 
 Control -> Execution Node: `launch_assignment` (run this assignment at this lease epoch),
 `launch_worker` (spawn one worker attempt under it), `prompt`, `interrupt`, `stop_worker`,
-`ack` (evidence written through this sequence). Execution Node -> Control: `worker` (an
+`abandon` (a turn given up before the worker took it: fence and stop it at once), `ack`
+(evidence written through this sequence). Execution Node -> Control: `worker` (an
 attempt's phase: spawned, initialized, exited, refused) and `turn_event` (one evidence
 record: per-source sequence from 1). Shapes on `maia.core`'s schema system: the link parses
 each with the one strict decoder (`maia.machines._frames`) and refuses unknown fields.
@@ -80,6 +81,18 @@ class StopWorkerFrame:
 
 
 @attrs.frozen
+class AbandonFrame:
+    """The turn was given up at Control before any event of it came: the Execution Node
+    never starts it (a prompt of it arriving later is dropped) and fences the worker, which
+    stops at once without a graceful phase (`turn.interrupt` of a dispatching turn)."""
+
+    type: Literal["abandon"] = field(doc="abandon.")
+    attempt_id: str = id_field("The attempt.")
+    turn_id: str = id_field("The turn given up.")
+    reason: str = field(doc="Why (the fence reason).", max_length=256)
+
+
+@attrs.frozen
 class AckFrame:
     type: Literal["ack"] = field(doc="ack.")
     source_id: str = id_field("The evidence source.")
@@ -133,6 +146,6 @@ class TurnEventFrame:
 RELAY_TO_EXECUTION: dict[str, type] = {
     "launch_assignment": LaunchAssignmentFrame, "launch_worker": LaunchWorkerFrame,
     "prompt": PromptFrame, "interrupt": InterruptFrame, "stop_worker": StopWorkerFrame,
-    "ack": AckFrame, "grant": GrantFrame, "refused": RefusedFrame,
+    "abandon": AbandonFrame, "ack": AckFrame, "grant": GrantFrame, "refused": RefusedFrame,
 }  # fmt: skip
 RELAY_TO_CONTROL: dict[str, type] = {"worker": WorkerFrame, "turn_event": TurnEventFrame}

@@ -28,7 +28,14 @@ from supervision.workers import (
     WorkerStatistics,
 )
 
-from ._relay_frames import InterruptFrame, PromptFrame, StopWorkerFrame, TurnEventFrame, WorkerFrame
+from ._relay_frames import (
+    AbandonFrame,
+    InterruptFrame,
+    PromptFrame,
+    StopWorkerFrame,
+    TurnEventFrame,
+    WorkerFrame,
+)
 
 INIT_BOUND_S: Final = 60.0
 STOP_BOUND_S: Final = 25.0  # below the Session runtime's 30 s orphan stop
@@ -42,7 +49,8 @@ class RemoteWorkerHandle:
 
     def __init__(self, attempt_id: str, epoch: int, send: Send,
                  acknowledge: Callable[[int], Awaitable[None]],
-                 release: Callable[[Iterable[int]], None] = lambda _: None) -> None:  # fmt: skip
+                 release: Callable[[Iterable[int]], None] = lambda _: None,
+                 connected: Callable[[], bool] = lambda: True) -> None:  # fmt: skip
         self.attempt_id = attempt_id
         self.epoch = epoch
         self.pid = 0
@@ -53,12 +61,15 @@ class RemoteWorkerHandle:
         self._send = send
         self._acknowledge = acknowledge  # the Session actor took this record
         self._release = release  # these were queued but no actor will take them
+        self._connected = connected  # the machine's link is up (a frame sent now goes out)
+        self.abandoned: AbandonFrame | None = None  # the fence sent for a turn given up
         self._open: set[int] = set()  # records queued for the actor, not taken yet
         self._spawned = trio.Event()
         self._initialized = trio.Event()
         self._stopped = trio.Event()
         self._turn_id: str | None = None
         self._turn: trio.MemorySendChannel[TurnEvent] | None = None
+        self._turn_taken = False  # an event of the running turn came: the worker took it
         self._turns = 0
         self._events = 0
         self._last_sequence = 0  # the newest evidence record taken: a replay is dropped
@@ -95,11 +106,12 @@ class RemoteWorkerHandle:
 
     async def on_turn_event(self, frame: TurnEventFrame) -> bool:
         """Queue the record for the Session actor; False when it is dropped instead."""
-        if self._turn is None or frame.turn_id != self._turn_id:
-            return False  # a turn this handle no longer runs: nothing to apply
+        if self._turn is None or frame.turn_id != self._turn_id or self.abandoned is not None:
+            return False  # a turn this handle no longer runs (or fenced): nothing to apply
         if frame.sequence <= self._last_sequence:
             return False  # a replayed or late record (sequences only grow): stored already
         self._last_sequence = frame.sequence
+        self._turn_taken = True
         event = TurnEvent(frame.turn_id, frame.kind, frame.text, frame.data, frame.sequence)
         self._events += 1
         self._open.add(frame.sequence)
@@ -145,6 +157,7 @@ class RemoteWorkerHandle:
                              "state": self.state.value})  # fmt: skip
         send, receive = trio.open_memory_channel[TurnEvent](TURN_CHANNEL)
         self._turn_id, self._turn, self.state = turn_id, send, WorkerState.BUSY
+        self._turn_taken = False
         self._turns += 1
         return TurnEvents(self._events_of(turn_id, text, receive), self._withdraw)
 
@@ -181,6 +194,28 @@ class RemoteWorkerHandle:
 
     async def interrupt(self, turn_id: str) -> None:
         await self._send(InterruptFrame("interrupt", self.attempt_id, turn_id))
+
+    def abandon(self, turn_id: str, reason: str) -> bool:
+        """Give up turn `turn_id` before the worker takes it, as `WorkerHandle.abandon`
+        does: if no event of it has come, fence this attempt here (no record of it is taken
+        any more) and mark the `abandon` frame `send_abandon` sends, on which the Execution
+        Node drops the turn's prompt and fences and stops the worker at once. False, and
+        nothing done, when the turn is not the running one, an event of it came (the worker
+        began it), or the link is down: a fence that cannot reach the Node now could not
+        keep the worker from starting the turn later, so the interrupt stays refused."""
+        if self._turn_id != turn_id or self._turn_taken or self._stopped.is_set():
+            return False
+        if self.abandoned is not None or not self._connected():
+            return False
+        self.abandoned = AbandonFrame("abandon", self.attempt_id, turn_id, reason[:256])
+        self.state = WorkerState.STOPPING
+        return True
+
+    async def send_abandon(self) -> None:
+        """Send the fence `abandon` marked (again after a reconnect: the relay's hello);
+        the Node's `exited` frame then ends this attempt."""
+        if self.abandoned is not None and not self._stopped.is_set():
+            await self._send(self.abandoned)
 
     def tool_result(self, *args: Any, **kwargs: Any) -> None:
         """Remote turns run without a tool host (every call is refused on the Node)."""

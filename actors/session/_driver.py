@@ -77,11 +77,18 @@ class WorkerDriver:
 
     def abandon(self, turn_id: str) -> bool:
         """Fence the worker if it has not taken dispatched turn `turn_id`, so it never
-        starts it (its stop begins at once); False if it took it or cannot be fenced from
-        here (a worker on an Execution Node has no `abandon`)."""
-        abandon = getattr(self.attempt.handle, "abandon", None)
+        starts it (its stop begins at once); False if it took it or cannot be fenced now.
+        A worker on an Execution Node is fenced here at once and there by a frame, sent
+        from the effect scope (`RemoteWorkerHandle.send_abandon`)."""
+        handle = self.attempt.handle
+        abandon = getattr(handle, "abandon", None)
         reason = f"turn {turn_id} was interrupted before the worker took it"
-        return abandon is not None and bool(abandon(turn_id, reason))
+        if abandon is None or not abandon(turn_id, reason):
+            return False
+        send_abandon = getattr(handle, "send_abandon", None)
+        if send_abandon is not None:
+            self.core.effect("abandon", worker_call("abandon", send_abandon))
+        return True
 
     async def activation_free(self) -> None:
         """An activation may be ours now: dispatch the next turn if one waits."""

@@ -2,7 +2,8 @@
 carried unchanged), and the workers it runs for Control under them.
 
 Frames from Control drive the machines (`launch_assignment` -> Launch, `grant` ->
-GrantArrived) and the workers (`launch_worker`, `prompt`, `interrupt`, `stop_worker`);
+GrantArrived) and the workers (`launch_worker`, `prompt`, `interrupt`, `stop_worker`,
+`abandon`);
 a wake every second (Wake) renews, retries, and at the local deadline starts the bounded
 stop of that assignment's workers: stopping, then stopped once every one has exited
 (CleanupConfirmed), reported at once. A worker is admitted only while the lease holds and
@@ -25,6 +26,7 @@ from typing import Any, Final
 import trio
 
 from actors.machine import (
+    AbandonFrame,
     AckFrame,
     GrantFrame,
     InterruptFrame,
@@ -261,6 +263,8 @@ class ExecutionAssignments:
             await self.outbox.flush()  # an exit may have waited for this acknowledgement
         elif isinstance(frame, PromptFrame | InterruptFrame | StopWorkerFrame):
             await self._worker_op(frame)
+        elif isinstance(frame, AbandonFrame):
+            self._abandon(frame)
 
     async def _launch(self, frame: LaunchAssignmentFrame) -> None:
         assignment = frame.assignment
@@ -356,6 +360,20 @@ class ExecutionAssignments:
             self._nursery.start_soon(_quietly, handle.interrupt, frame.turn_id)
         else:
             self._nursery.start_soon(_stop_quietly, handle, frame.reason)
+
+    def _abandon(self, frame: AbandonFrame) -> None:
+        """Control gave the turn up before any event of it reached Control: the turn never
+        starts here (a prompt of it still to come is dropped as a replay) and the worker is
+        fenced: no frame of it is read any more and it is stopped at once, with no graceful
+        phase (its `exited` frame frees the Session). A start this Node read but Control
+        had not yet received goes too: Control drops what of that turn still comes."""
+        entry = self.workers.get(frame.attempt_id)
+        if entry is None:
+            return  # gone already: its exited frame is (or was) on its way
+        self._prompted[frame.attempt_id] = frame.turn_id
+        log.info("attempt %s: turn %s given up at Control: fencing the worker",
+                 frame.attempt_id, frame.turn_id)  # fmt: skip
+        entry[2].fence(frame.reason)
 
     async def _turn(self, key: str, frame: PromptFrame, handle: Any) -> None:
         try:

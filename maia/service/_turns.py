@@ -256,8 +256,9 @@ async def turn_interrupt(ctx: ServiceContext, params: TurnInterruptInput) -> Tur
     `DISPATCH_WAIT_S`, so an interrupt sent right after the send reaches the running turn.
     One its worker has still not taken then is given up: it ends `failed` `turn_rejected`
     and its worker is fenced, so it never starts it. A start already on its way is given
-    `START_GRACE_S` more to arrive; one that cannot be fenced from here (a worker on an
-    Execution Node) stays refused `invalid_state` (`details.state` `dispatching`).
+    `START_GRACE_S` more to arrive; one that cannot be fenced now (a worker on an
+    Execution Node whose link is down) stays refused `invalid_state` (`details.state`
+    `dispatching`).
     """
     session_id = await ctx.read(lambda c: session_of_turn(c, params.turn_id))
     notifier = ctx.sessions.notifier

@@ -17,9 +17,10 @@ import trio.testing
 
 from actors.machine import MachineRelay, RecoveredAttempt, StopWorkerFrame, WorkerFrame
 from actors.machine._links import LinkBoard
+from actors.machine._recovered import REASK_S
 from actors.machine._relay import PLACEMENT_WAIT_S, RECONCILE_WAIT_S
 from actors.session import recover_sessions
-from maia.core import MaiaError
+from maia.core import FakeClock, MaiaError
 from maia.protocol import SystemClock
 from storage import Storage, open_storage
 from supervision.workers import WorkerSpec
@@ -178,3 +179,29 @@ async def test_session_recovery_keeps_a_placed_attempt_open_and_closes_a_local_o
             " ORDER BY epoch").fetchall())  # fmt: skip
     assert rows == [(ATTEMPT, 1, None), ("attempt_l", 0, "node_restarted")]
     assert report.workers_killed == 0
+
+
+async def test_a_stop_lost_on_a_link_that_stays_up_is_asked_again(store: Storage) -> None:
+    """The hello's stop is lost but the link stays up (no new hello comes): the machine's
+    statuses (heartbeats) ask again once REASK_S passed since the last ask, and stop asking
+    once the exit is heard."""
+    clock = FakeClock()
+    relay = MachineRelay(store, clock, LinkBoard())
+    await relay.recovered.load()
+    link = Link(relay.links)
+    await relay.on_hello(MACHINE, [ATTEMPT])
+    link.sent.clear()  # the hello's stop_worker: lost on its way
+
+    async def heartbeat_after(ms: int) -> list[str]:
+        clock.advance(ms)
+        await relay.ask_again(MACHINE)
+        return link.stops()
+
+    reask_ms = int(REASK_S * 1000)
+    assert await heartbeat_after(reask_ms - 1) == []  # not before the bound
+    assert await heartbeat_after(1) == ["control_restarted"]
+    assert await heartbeat_after(5_000) == ["control_restarted"]  # asked 5 s ago
+    assert await heartbeat_after(reask_ms) == ["control_restarted"] * 2
+    await relay.on_frame(MACHINE, WorkerFrame("worker", ATTEMPT, "exited", returncode=-15))
+    assert await heartbeat_after(3 * reask_ms) == ["control_restarted"] * 2  # none left
+    assert (await _end(store))[1] == "control_restarted: stopped by the Execution Node"

@@ -5,14 +5,17 @@ The same path end to end, on two real Nodes: tests/review8d/test_machines_docs.p
 
 from __future__ import annotations
 
+import pytest
 import trio
 import trio.testing
 
 from actors.machine import RemoteWorkerHandle
 from actors.machine._links import LinkBoard
-from actors.machine._relay import MachineRelay
+from actors.machine._relay import RECONCILE_WAIT_S, MachineRelay
 from actors.machine._relay_frames import WorkerFrame
-from supervision.workers import WorkerState
+from maia.core import MaiaError
+from maia.protocol import SystemClock
+from supervision.workers import WorkerSpec, WorkerState
 
 
 async def _no_ack(_sequence: int) -> None:
@@ -65,3 +68,24 @@ def test_an_attempt_not_seen_gone_holds_its_session() -> None:
     relay.handles.pop("attempt_a")
     assert "attempt_live" not in relay.blockers("assignment_a", "session_a")
     assert relay.session_of == {}
+
+
+async def test_an_attempt_held_in_memory_waits_the_reconcile_bound_too(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """An attempt this Control run still holds (its Execution Node killed, or its link
+    down) may run there until the Node's lease deadline plus its bounded stop, as a
+    recovered one may (MN0 items 8, 10): the Session's new worker waits the same reconcile
+    bound before it is `held` (it waited the 20 s placement wait)."""
+    relay = MachineRelay(None, SystemClock(), LinkBoard())
+    relay.attach_handle("machine_a", "assignment_a", "attempt_a", 1)
+    relay.session_of["attempt_a"] = "session_a"
+    spec = WorkerSpec(argv=("/bin/true",), cwd="/", activation={"sessionId": "session_a"})
+    started = trio.current_time()
+    with pytest.raises(MaiaError) as raised:
+        await relay.start_remote("assignment_a", spec)
+    waited = trio.current_time() - started
+    assert raised.value.code == "held"
+    assert "attempt_live" in raised.value.message
+    assert RECONCILE_WAIT_S <= waited < RECONCILE_WAIT_S + 1
+    assert list(relay.handles) == ["attempt_a"]  # no second attempt beside it

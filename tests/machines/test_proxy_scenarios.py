@@ -40,12 +40,12 @@ class Proxied:
 
 @asynccontextmanager
 async def _proxied(tmp_path: Path, seed: int, settings: ProxySettings | None = None,
-                   ) -> AsyncIterator[Proxied]:  # fmt: skip
-    """A Control Node and an Execution Node enrolled as `box` that dials it through the
-    proxy; both write their machine traces."""
+                   config: str = CONFIG) -> AsyncIterator[Proxied]:  # fmt: skip
+    """A Control Node (`config` its config.jsonc) and an Execution Node enrolled as `box`
+    that dials it through the proxy; both write their machine traces."""
     home = tmp_path / "control"
     home.mkdir(mode=0o700)
-    (home / "config.jsonc").write_text(CONFIG)
+    (home / "config.jsonc").write_text(config)
     control = NodeProc(home, "--machines-listen", "127.0.0.1:0")
     execution: NodeProc | None = None
     async with trio.open_nursery() as nursery:
