@@ -9,8 +9,6 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-import attrs
-
 from actors._timers import Wake
 from maia.core import MaiaError, to_json
 from storage import MutationResult, ReceiptTarget
@@ -241,15 +239,19 @@ class ClientOps:
         return result
 
     async def archive_session(self, message: ArchiveSession) -> MutationResult:
+        # An idle Session's warm worker is let go with the archive (idle: no activation holds
+        # it); the closed queue takes no more turns.
+        after, actions = q.step(self.core.queue, q.Close(), self.core.now())
+
         def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
             _revision_conflict(draft.revision, message.expected_revision, draft.session_id)
             archived, _ = sql.archive_and_failure(conn, draft.session_id)
-            held = self.core.queue.worker is not q.Worker.NONE  # a warm worker: stop it first
-            if archived or draft.state not in _RESTING or self.core.queue.pending or held:
+            if archived or draft.state not in _RESTING or self.core.queue.pending:
                 state = "archived" if archived else draft.state.value
+                why = "already archived" if archived else f"{state}: stop it before archiving"
                 raise MaiaError(
                     "invalid_state",
-                    f"session {draft.session_id} is {state}: stop it before archiving",
+                    f"session {draft.session_id} is {why}",
                     {"resource": "session", "id": draft.session_id, "state": state},
                 )
             prior = draft.revision
@@ -265,7 +267,8 @@ class ClientOps:
 
         result = await self.core.mutate("session.archive", message.command, apply)
         if result.delivery == "new":
-            self.core.queue = attrs.evolve(self.core.queue, closed=True)
+            self.core.queue = after
+            self.driver.after_commit(actions)  # the warm worker's stop, if one is warm
         self.core.notify()
         return result
 

@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:d9fcb2785ca232b4278f3637bdf59183df9da2134e3a34f02b9f286bab2dc846",
+    "registryDigest": "sha256:d7f40147020022b9b9a382139d6e2e6102ab94f857159022455942fb395553f0",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

@@ -125,11 +125,27 @@ def _run_local(invocation: Any) -> int:
             return exit_.code if isinstance(exit_.code, int) else 1
         return 0
     if path == ("version",):
-        sys.stdout.write(summary())
-        return 0
+        return _version(args)
     from ._output import Out, run_local
 
     return run_local(invocation, Out(sys.stdout, sys.stderr, "human"))
+
+
+def _version(args: Sequence[str]) -> int:
+    """The summary; `--schema` is refused, not run: `version` is no registered resource
+    command (spec: schema mode never falls through to execution)."""
+    from . import _exit
+    from ._schema_mode import wants_schema
+
+    if wants_schema(args):
+        sys.stderr.write("maia: --schema inspects registered resource commands; version is not"
+                         " one (see maia session show --schema)\n")  # fmt: skip
+        return _exit.USAGE
+    if args:
+        sys.stderr.write("maia: version takes no arguments\n")
+        return _exit.USAGE
+    sys.stdout.write(summary())
+    return 0
 
 
 def _interrupted(invocation: Any) -> int:

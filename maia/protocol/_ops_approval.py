@@ -134,7 +134,7 @@ APPROVAL_OPERATIONS = (
         input_type=ApprovalRespondInput,
         output_type=ApprovalRespondOutput,
         errors=("resource_not_found", "approval_not_pending"),
-        event_types=("approval.allowed", "approval.denied"),
+        event_types=("approval.allowed", "approval.denied", "session.running"),
         effect_class="native-reconcilable",
     ),
 )

@@ -83,7 +83,13 @@ class ReceiptGetInput:
 
     __maia_refine__: ClassVar[Any] = staticmethod(_one_key)
     __maia_schema__: ClassVar[dict[str, Any]] = {
-        "oneOf": [{"required": ["receiptId"]}, {"required": ["commandId"]}]
+        "oneOf": [
+            {
+                "required": ["receiptId"],
+                "not": {"anyOf": [{"required": ["commandId"]}, {"required": ["operationId"]}]},
+            },
+            {"required": ["commandId"], "not": {"required": ["receiptId"]}},
+        ]
     }
 
     receipt_id: str | None = id_field("The receipt.", default=None)

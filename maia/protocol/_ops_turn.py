@@ -287,7 +287,7 @@ TURN_OPERATIONS = (
             "saturated",
             "budget_exceeded",
         ),
-        event_types=("turn.queued",),
+        event_types=("turn.queued", "session.starting", "session.running", "turn.dispatching"),
         effect_class="native-reconcilable",
     ),
     operation(

@@ -78,3 +78,22 @@ def test_session_stop_declares_its_events_and_targets_the_turns_it_ends(tmp_path
         rejected = targets[("turn", queued["turnId"])]
         assert (rejected["priorRevision"], rejected["resultRevision"]) == (1, 2)
         assert ("turn", slow["turnId"]) in targets, receipt["targets"]
+
+
+def test_turn_send_declares_what_it_writes(tmp_path: Path) -> None:
+    """A send to a Session with no worker writes turn.queued and session.starting; one to its
+    warm worker turn.queued, session.running and turn.dispatching: all declared (the status
+    and activity announcements aside, as for the other ops)."""
+    derived = {"session.status.changed", "session.activity.changed"}
+    with real_node(tmp_path) as node, api_of(node) as api:
+        session_id = api.session(api.project(tmp_path / "p"))["sessionId"]
+        seen: list[set[str]] = []
+        for text in ("cold", "warm"):
+            command_id = command()
+            api.call("turn.send", {"commandId": command_id, "sessionId": session_id,
+                                   "text": text, "waitMilliseconds": 4000})  # fmt: skip
+            api.wait_session(session_id, states=["idle"], activities=["idle"])
+            seen.append(_caused(api, command_id) - derived)
+        assert seen == [{"turn.queued", "session.starting"},
+                        {"turn.queued", "session.running", "turn.dispatching"}]  # fmt: skip
+        assert seen[0] | seen[1] <= _declared("turn.send"), _declared("turn.send")
