@@ -169,3 +169,37 @@ async def test_a_node_killed_while_the_interrupt_waits_leaves_no_frozen_worker(
     finally:
         if pid and alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_stop_of_a_session_whose_frozen_worker_holds_a_dispatching_turn(
+    node: NodeProcess, tmp_path: Path
+) -> None:
+    """session.stop while the frozen worker never took its turn: the Session stops, the
+    turn ends failed without ever starting (not even once the worker is continued by the
+    stop's SIGCONT), the frozen worker is gone, the stop's retry is a duplicate naming the
+    same targets."""
+    pid = 0
+    try:
+        async with open_client(home=node.home) as client:
+            session_id, turn_id, pid = await _frozen_turn(client, node.home, tmp_path / "proj")
+            stopped = await client.call("session.stop", command_id="stop1", session_id=session_id)
+            assert stopped.delivery == "new"
+            with trio.fail_after(60):
+                while True:
+                    waited = await client.call("session.wait", session_id=session_id,
+                                               states=("stopped",))  # fmt: skip
+                    if waited.satisfied:
+                        break
+            ended = await wait_turn(client, turn_id, "completed", "failed", "interrupted")
+            assert ended.state == "failed", ended
+            assert await trio.to_thread.run_sync(wait_gone, pid), "the frozen worker still runs"
+            assert turn_id not in _started(tmp_path / "echo.log")
+            again = await client.call("session.stop", command_id="stop1", session_id=session_id)
+            assert again.delivery == "duplicate"
+            first = await client.call("receipt.get", command_id="stop1")
+            assert "turn.started" not in _turn_events(node.home, turn_id)
+            assert ("turn", turn_id) in {(t.target_type, t.target_id)
+                                         for t in first.receipt.targets}  # fmt: skip
+    finally:
+        if pid and alive(pid):
+            os.kill(pid, signal.SIGKILL)
