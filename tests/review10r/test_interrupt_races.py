@@ -203,3 +203,43 @@ async def test_a_stop_of_a_session_whose_frozen_worker_holds_a_dispatching_turn(
     finally:
         if pid and alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_stop_while_the_interrupt_waits_ends_the_turn_once(
+    node: NodeProcess, tmp_path: Path
+) -> None:
+    """session.stop lands during the interrupt's 3 s wait: the turn ends failed once (one
+    turn.failed, never started), the interrupt answers its receipt or a typed refusal (not
+    internal_error), and the Session stops with the frozen worker gone."""
+    pid = 0
+    try:
+        async with open_client(home=node.home) as client:
+            session_id, turn_id, pid = await _frozen_turn(client, node.home, tmp_path / "proj")
+            answers: list[Any] = []
+
+            async def interrupt() -> None:
+                answers.append(await _interrupt(client, "i1", turn_id))
+
+            with trio.fail_after(60):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(interrupt)
+                    await trio.sleep(0.5)  # the interrupt is waiting for the dispatch
+                    await client.call("session.stop", command_id="stop1", session_id=session_id)
+            (answer,) = answers
+            if isinstance(answer, MaiaError):
+                # details.state is the queue's "not running" while the stop is under way
+                # (actors/session/_queue.py:208), "failed" once the turn has ended
+                assert answer.code == "invalid_state", answer
+            else:
+                assert (answer.turn.state, answer.turn.failure_reason) == (
+                    "failed", "turn_rejected")  # fmt: skip
+            ended = await wait_turn(client, turn_id, "completed", "failed", "interrupted")
+            assert ended.state == "failed"
+            events = _turn_events(node.home, turn_id)
+            assert events.count("turn.failed") == 1, events
+            assert "turn.started" not in events, events
+            assert await trio.to_thread.run_sync(wait_gone, pid), "the frozen worker still runs"
+            assert turn_id not in _started(tmp_path / "echo.log")
+    finally:
+        if pid and alive(pid):
+            os.kill(pid, signal.SIGKILL)
