@@ -96,7 +96,8 @@ def tail_snapshot(conn: sqlite3.Connection, query: ObservationQuery) -> Snapshot
     `truncated` when older matching events exist (one more match is looked for) or the scan
     stopped at its bound before the journal's start."""
     head = int(conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0])
-    if query.limit == 0 or (query.importance and "authoritative" not in query.importance):
+    # limit 0 still looks for one match: `truncated` says whether the limit left any out
+    if query.importance and "authoritative" not in query.importance:
         return Snapshot((), head, False)
     where, args = _where(query)
     matcher = Matcher(query)

@@ -88,13 +88,16 @@ _MARKING = json.JSONDecoder(object_pairs_hook=_marking, parse_constant=_no_const
 
 
 def _repeated_path(value: Any, path: str = "") -> str | None:
-    """The path (`params.position.kind`, `params.x[0].k`) of the first repeated key."""
+    """The path (`params.position.kind`, `params.x[0].k`) of the first repeated key; a key
+    holding a lone surrogate is named `<key>` (no frame can carry it)."""
     if isinstance(value, _Repeated):
-        return f"{path}.{value.key}" if path else value.key
+        named = _named(value.key)
+        return f"{path}.{named}" if path else named
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(
         value, list) else ()  # fmt: skip
     for key, item in items:
-        inner = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key
+        inner = f"{path}[{key}]" if isinstance(key, int) else (
+            f"{path}.{_named(key)}" if path else _named(key))  # fmt: skip
         found = _repeated_path(item, inner)
         if found is not None:
             return found
@@ -114,4 +117,10 @@ def repeated_key(text: str) -> tuple[str, Any] | None:
     request_id = value.get("id") if isinstance(value, dict) else None
     if isinstance(request_id, bool) or not isinstance(request_id, str | int):
         request_id = None
+    if isinstance(request_id, str) and _SURROGATE.search(request_id):
+        request_id = None  # as `refuse_lone_surrogates` leaves such an id out
     return path, request_id
+
+
+def _named(key: str) -> str:
+    return "<key>" if _SURROGATE.search(key) else key
