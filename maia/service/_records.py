@@ -88,7 +88,10 @@ def _by_command(conn: sqlite3.Connection, command_id: str,
 
 
 async def receipt_get(ctx: ServiceContext, params: ReceiptGetInput) -> ReceiptGetOutput:
-    """Raises `resource_not_found`, `validation_failed` (a commandId of several ops)."""
+    """Raises `resource_not_found`, `validation_failed` (a commandId of several ops, an
+    operationId that records no receipts)."""
+    if params.operation_id is not None:
+        _check_receipt_operation(params.operation_id)
     if params.receipt_id is not None:
         receipt_id = params.receipt_id
         stored = await ctx.read(lambda c: get_receipt(c, receipt_id))

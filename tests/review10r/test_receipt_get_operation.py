@@ -1,22 +1,15 @@
 """receipt.get's `operationId` (s10-ops, 4ba4177) is judged as receipt.list's is (95d6729):
 an ID that names no operation recording receipts (a typo, a read) is bad input, refused
-validation_failed naming operationId. It answers resource_not_found "receipt C does not
-exist", so a typo reads as "no such receipt" while the receipt exists. A real Node."""
+validation_failed naming operationId. It answered resource_not_found "receipt C does not
+exist", so a typo read as "no such receipt" while the receipt existed. A real Node."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from ..review10o._api import api_of, command, real_node
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="maia/service/_records.py:90 receipt_get does not call _check_receipt_operation "
-    "(line 101) on params.operation_id as receipt_list does (line 117): resource_not_found",
-)
 def test_an_operation_id_that_records_no_receipts_is_refused_naming_it(tmp_path: Path) -> None:
     """turn.bogus and session.list (a read) beside an existing receipt's commandId are
     validation_failed with path operationId, as receipt.list answers them."""
