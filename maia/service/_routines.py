@@ -246,7 +246,15 @@ async def routine_create_confirm(
     schedule = await _checked_schedule(params, ctx.now())
     await _checked_executor(ctx, params.template)
     spend = _same_digest("routine.create.confirm", params, digest)
-    await ctx.read(lambda conn: _project_room(conn, params.template.project_id))
+    try:
+        await ctx.read(lambda conn: _project_room(conn, params.template.project_id))
+    except MaiaError:
+        # A retry overtaken by its own first confirm (in flight at the look-up above) meets
+        # the place that confirm filled: the receipt it stored answers the retry.
+        replayed = await _replayed(ctx, "routine.create.confirm", params, digest)
+        if replayed is not None:
+            return mutation_output(RoutineResult, replayed)
+        raise
     now = ctx.now()
     state = RoutineState.PAUSED if params.paused else RoutineState.ACTIVE
     row = RoutineRow(routine_id, params.template.project_id, params.name, schedule.cron,

@@ -68,12 +68,6 @@ async def test_a_retry_overtaken_by_its_first_confirm_is_a_duplicate(
     assert (retry.delivery, retry.routine.routine_id) == ("duplicate", first.routine.routine_id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="maia/service/_routines.py:249 routine_create_confirm reads the Project's room "
-    "(_project_room) after its replay look-up (line 243) and refuses before the actor's write "
-    "would replay the receipt the first confirm stored",
-)
 async def test_a_retry_of_the_twentieth_routine_overtaken_by_its_first_is_a_duplicate(
     rctx: ServiceContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
