@@ -1,13 +1,14 @@
-"""Pages under the 1 MiB frame. events.read, session.list, receipt.list and approval.list
-size a page by `limit` (up to 500 events, 100 Sessions, receipts or approvals), and such a
-page can pass 1 MiB of UTF-8: events whose payloads carry item texts, Sessions with 16 KiB
-archive summaries, receipts naming 256 events each, approvals with 8 KiB summaries (6 bytes
-a control character as JSON). The page is cut after the last entry that fits
+"""Pages under the 1 MiB frame. events.read, session.list, receipt.list, approval.list,
+routine.list and project.list size a page by `limit` (up to 500 events, 100 Sessions, receipts,
+approvals, routines or Projects), and such a page can pass 1 MiB of UTF-8: events whose payloads
+carry item texts, Sessions with 16 KiB archive summaries, receipts naming 256 events each,
+approvals with 8 KiB summaries, routines with 64 KiB prompts, Projects whose roots are 4 KiB
+paths (6 bytes a control character as JSON). The page is cut after the last entry that fits
 `PAGE_BUDGET_BYTES` (events.read: `hasMore`; the lists: `nextCursor`), the cursor after that
-entry; the first entry always travels, so following the cursor ends (one too large for a
-frame alone is refused `frame_too_large` by the Node, typed). An entry's size is counted
-from above (its long texts as JSON, a fixed allowance for its short fields), so a cut page
-fits and a page of small entries is never cut."""
+entry; the first entry always travels, so following the cursor ends (one too large for a frame
+alone is refused `frame_too_large` by the Node, typed). An entry's size is counted from above
+(its long texts as JSON, a fixed allowance for its short fields), so a cut page fits and a page
+of small entries is never cut."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from maia.protocol import Receipt, Session
+from maia.protocol import Project, Receipt, Routine, Session
 from storage import EventRecord
 
 # Of the 1 MiB frame: 64 KiB stay for the envelope, the cursors and the page's own fields.
@@ -27,6 +28,8 @@ SESSION_FIELDS_BYTES = 2048
 RECEIPT_FIELDS_BYTES = 1024
 RECEIPT_ENTRY_BYTES = 192  # a target (type, ID, disposition, revisions) or a listed ID
 APPROVAL_FIELDS_BYTES = 1024
+ROUTINE_FIELDS_BYTES = 1024
+PROJECT_FIELDS_BYTES = 512
 
 T = TypeVar("T")
 
@@ -70,6 +73,18 @@ def approval_bytes(approval: dict[str, Any]) -> int:
     """At least the bytes `approval` (approval.list's wire form) takes in a page."""
     texts = (approval["summary"], approval.get("message"), *approval["options"])
     return APPROVAL_FIELDS_BYTES + sum(_json_bytes(text) + 1 for text in texts)
+
+
+def routine_bytes(routine: Routine) -> int:
+    """At least the bytes `routine` takes in a routine.list page."""
+    texts = (routine.name, routine.template.prompt, routine.template.executor,
+             routine.schedule.cron, routine.schedule.timezone)  # fmt: skip
+    return ROUTINE_FIELDS_BYTES + sum(map(_json_bytes, texts))
+
+
+def project_bytes(project: Project) -> int:
+    """At least the bytes `project` takes in a project.list page."""
+    return PROJECT_FIELDS_BYTES + _json_bytes(project.root_path) + _json_bytes(project.project_key)
 
 
 def fitting(entries: Sequence[T], size: Callable[[T], int], budget: int = PAGE_BUDGET_BYTES) -> int:

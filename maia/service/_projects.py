@@ -36,6 +36,7 @@ from maia.protocol import (
 from storage import Applied, MutationKey, ReceiptTarget, append_event, run_mutation
 
 from ._context import ServiceContext, command_of, mutation_output, not_found
+from ._page_bytes import fitting, project_bytes
 from ._paging import issue, open_cursor
 
 _COLUMNS = "project_id, project_key, root, name, revision, created_ms"
@@ -148,10 +149,13 @@ async def project_list(ctx: ServiceContext, params: ProjectListInput) -> Project
         ).fetchall()
     )
     page = rows[: params.limit]
+    projects = tuple(_project(r[1:]) for r in page)
+    kept = fitting(projects, project_bytes)  # the rest would pass the 1 MiB frame
     cursor = None
-    if len(rows) > params.limit:
+    if len(rows) > params.limit or kept < len(page):
+        projects, page = projects[:kept], page[:kept]
         cursor = issue(ctx.store, page[-1][0], "project.list", {})
-    return ProjectListOutput(projects=tuple(_project(r[1:]) for r in page), next_cursor=cursor)
+    return ProjectListOutput(projects=projects, next_cursor=cursor)
 
 
 async def project_show(ctx: ServiceContext, params: ProjectShowInput) -> ProjectShowOutput:

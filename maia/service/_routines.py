@@ -75,6 +75,7 @@ from storage import (
 
 from ._context import ServiceContext, mutation_output, not_found
 from ._kinds import running_kind
+from ._page_bytes import fitting, routine_bytes
 from ._paging import issue, open_cursor
 from ._replay import legacy_confirm_digest, stored_replay
 from ._routine_gate import SchedulerGate
@@ -395,10 +396,13 @@ async def routine_list(ctx: ServiceContext, params: RoutineListInput) -> Routine
         limit=params.limit + 1,
     ))  # fmt: skip
     page = rows[: params.limit]
-    cursor = (
-        issue(ctx.store, page[-1][0], "routine.list", filters) if len(rows) > len(page) else None
-    )
-    return RoutineListOutput(routines=tuple(routine_view(r) for _, r in page), next_cursor=cursor)
+    routines = tuple(routine_view(r) for _, r in page)
+    kept = fitting(routines, routine_bytes)  # the rest would pass the 1 MiB frame
+    cursor = None
+    if len(rows) > len(page) or kept < len(page):
+        routines, page = routines[:kept], page[:kept]
+        cursor = issue(ctx.store, page[-1][0], "routine.list", filters)
+    return RoutineListOutput(routines=routines, next_cursor=cursor)
 
 
 ROUTINE_HANDLERS: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {

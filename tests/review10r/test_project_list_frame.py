@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-import pytest
 
 from ..review10o._api import api_of, real_node
 
@@ -25,11 +24,6 @@ def _deep_root(base: Path, index: int) -> Path:
     return root
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="maia/service/_projects.py:150 project_list cuts its page by count only (no "
-    "fitting(...) by bytes as _sessions.py:154 does): the answer is frame_too_large",
-)
 def test_a_page_of_projects_with_long_roots_stays_under_the_frame(tmp_path: Path) -> None:
     """Every page answers ok under 1 MiB, and the pages list each Project once."""
     with real_node(tmp_path) as node, api_of(node) as api:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-import pytest
 
 from maia.core._limits import MAX_TURN_TEXT_LENGTH
 
@@ -18,11 +17,6 @@ ROUTINES = 17  # 17 x 64 KiB prompts: past the 1 MiB frame in one page
 BOUND = 1_048_576
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="maia/service/_routines.py:389 routine_list cuts its page by count only (no "
-    "fitting(...) by bytes as _sessions.py:154 does): the answer is frame_too_large",
-)
 def test_a_page_of_routines_with_long_prompts_stays_under_the_frame(tmp_path: Path) -> None:
     """Every page answers ok under 1 MiB, and the pages list each routine once."""
     with real_node(tmp_path) as node, api_of(node) as api:
