@@ -8,7 +8,8 @@ Why batches: the actor pops every queued message and handles them with no checkp
 them (one checkpoint per batch, for fairness), and `tell` yields only when it must wait for
 space. A raw `await send()` pays a schedule point per message; this pays one per batch.
 An `ask` parks the caller with `wait_task_rescheduled` and is woken directly by the actor:
-no reply channel is allocated.
+no reply channel is allocated. Its deadline is kept by the run's ask timer (`_ask_timer`),
+one heap and one sleeping task, not by a cancel scope per ask.
 
 A handler that raises `MaiaError` has refused one message: the asker gets the error and the
 actor goes on. Any other exception crashes the actor (its supervisor or registry decides what
@@ -37,6 +38,7 @@ import trio
 
 from maia.core import MaiaError
 
+from ._ask_timer import TIMED_OUT, ask_timer
 from ._errors import ActorClosed, ActorOverloaded, ActorStopped, AskTimedOut
 
 M = TypeVar("M")
@@ -225,12 +227,21 @@ class Actor(Generic[M, R]):
         await trio.lowlevel.checkpoint_if_cancelled()
         if self._waiters or len(self._queue) + self._reserved >= self._capacity or self._closed():
             await self._wait_for_space(deadline)
+            expired = deadline <= trio.current_time()
+        else:
+            expired = within <= 0
         reply = _Reply(trio.lowlevel.current_task())
         self._put(message, reply)
-        # A bare CancelScope, not move_on_at: the scope is most of an ask's cost.
-        with trio.CancelScope(deadline=deadline):
-            return await trio.lowlevel.wait_task_rescheduled(reply.abort)  # type: ignore[no-any-return]
-        raise AskTimedOut(self.name, round(within * 1000))
+        if expired:  # as a scope already past its deadline: a cancel point, then timed out
+            reply.abandoned = True
+            await trio.lowlevel.checkpoint()
+            raise AskTimedOut(self.name, round(within * 1000))
+        # The run's ask timer, not a cancel scope a deadline (most of an ask's cost).
+        ask_timer().add(deadline, reply)
+        answer = await trio.lowlevel.wait_task_rescheduled(reply.abort)
+        if answer is TIMED_OUT:
+            raise AskTimedOut(self.name, round(within * 1000))
+        return answer  # type: ignore[no-any-return]
 
     def _closed(self) -> bool:
         return self._state is not ActorState.RUNNING and self._state is not ActorState.NEW

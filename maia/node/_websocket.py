@@ -204,8 +204,7 @@ class DirectConnection(WebSocketConnection):
             or not event.message_finished
             or self._message_parts
             or len(event.data) > self._max_message_size
-            or self._recv_channel.statistics().current_buffer_used
-        ):
+        ):  # `direct` implies an empty channel: see `next_message`
             self.direct = False  # this one goes through the channel: the next ones after it
             await super()._handle_message_event(event)
             return
@@ -297,11 +296,7 @@ class DirectConnection(WebSocketConnection):
     def _answered(self) -> bool:
         """Whether every request read so far is answered: the handler waits in
         `next_message` with nothing queued for it, and none is in flight."""
-        return (
-            self.direct
-            and not self.in_flight
-            and not self._recv_channel.statistics().current_buffer_used
-        )
+        return self.direct and not self.in_flight  # `direct`: nothing queued (`next_message`)
 
     def settled(self) -> None:
         """Called by the handler when a request in flight is answered (`in_flight`)."""
@@ -310,7 +305,12 @@ class DirectConnection(WebSocketConnection):
 
     async def next_message(self) -> str | bytes:
         """`get_message`, but while it waits with nothing queued the reader task may hand
-        messages straight to `on_message` instead. Raises `ConnectionClosed`."""
+        messages straight to `on_message` instead. Raises `ConnectionClosed`.
+
+        `direct` is set only here, right after the channel was found empty (no queued
+        message, no blocked sender), and every message that goes into the channel clears
+        it first (`_handle_message_event`), so while it is set the channel is empty: the
+        reader need not ask the channel (its `statistics()` builds an object a request)."""
         try:
             return self._recv_channel.receive_nowait()
         except trio.WouldBlock:
