@@ -174,8 +174,11 @@ class AcpClient:
         result = result if isinstance(result, dict) else {}
         usage = mapper.usage(result)
         stop = result.get("stopReason")
-        if stop == "cancelled" and turn.interrupted.is_set():
-            return  # the SDK reports `interrupted`; the session lives on
+        if turn.interrupted.is_set():
+            # The SDK reports `interrupted`; the session lives on. Whatever the stop reason:
+            # an agent told `cancelled` for its permission request may end the prompt
+            # `end_turn` before it reads session/cancel, and the interrupt still happened.
+            return
         if stop in ("end_turn", "max_tokens", "max_turn_requests"):
             turn.complete(
                 data={"usage": usage, "conversationId": self.session_id, "stopReason": stop}
