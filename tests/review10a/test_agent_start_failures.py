@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,7 +38,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
 
 
 def failed_turn(cli: Cli, session: str) -> dict[str, Any]:
-    shown = wait_turn(cli, send(cli, "hello", session))["turn"]
+    shown: dict[str, Any] = wait_turn(cli, send(cli, "hello", session))["turn"]
     assert shown["state"] == "failed", shown
     return shown
 

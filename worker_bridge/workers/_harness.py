@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # Claude's initialize answer alone is ~100 KiB
 STDERR_TAIL_BYTES = 64 * 1024
+STDERR_PIECE_BYTES = 64 * 1024
 QUEUE_LINES = 1024
 TERM_GRACE_S = 2.0
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
@@ -130,13 +131,18 @@ class HarnessProcess:
 
     def _read_stderr(self) -> None:
         assert self.process.stderr is not None
+        stream = self.process.stderr
+        at_line_start = True
         try:
-            for raw in self.process.stderr:
+            # In pieces: one stderr line may be any size (iterating the file would hold it
+            # whole), and only its tail is kept. A diagnostic shows the start of each line.
+            while raw := stream.readline(STDERR_PIECE_BYTES):
                 with self._stderr_lock:
                     self._stderr += raw
                     del self._stderr[:-STDERR_TAIL_BYTES]
-                if self._on_stderr is not None:
+                if self._on_stderr is not None and at_line_start:
                     self._on_stderr(raw[:4096].decode("utf-8", "replace").rstrip("\n"))
+                at_line_start = raw.endswith(b"\n")
         finally:
             self._stderr_done.set()
 
