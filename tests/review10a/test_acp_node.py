@@ -110,3 +110,21 @@ def test_a_worker_killed_between_turns_loads_the_same_session(cli: Cli) -> None:
     assert shown["turn"]["outputText"].endswith(": after the kill"), shown
     assert not shown["turn"]["outputText"].startswith("echo #1:"), shown
     assert conversation_id(cli) == before
+
+
+def test_a_retried_respond_after_the_turn_ended_replays_its_receipt(cli: Cli) -> None:
+    """The same commandId once the turn has ended: `duplicate`, the first receipt, no second
+    answer; another decision under it conflicts."""
+    turn_id = send(cli, "/permission")
+    approval_id = waiting_session(cli)["prompt"]["approvalId"]
+    args = ("approval", "respond", approval_id, "--command-id", "acp-allow-1")
+    first = run(cli, *args, "--decision", "allow")
+    assert wait_turn(cli, turn_id)["turn"]["state"] == "completed"
+    again = run(cli, *args, "--decision", "allow")
+    assert (first["delivery"], again["delivery"]) == ("new", "duplicate"), (first, again)
+    assert again["receiptId"] == first["receiptId"], (first, again)
+    assert again["approval"]["state"] == "allowed", again
+    other = cli(*args, "--decision", "deny", "--json")
+    assert other.returncode != 0, other.stdout
+    assert "idempotency_conflict" in other.stdout + other.stderr
+    (cli.cwd / "approved.txt").unlink()
