@@ -55,6 +55,7 @@ class CodexTurnMapper:
         self.totals = totals
         self.model = model
         self.ids: dict[str, str] = {}  # Codex item id -> Maia item id
+        self.ran_command = False  # a commandExecution started in this turn
         self.total: dict[str, int | None] | None = None
         self.lasts: dict[str, int] = {}
 
@@ -97,6 +98,7 @@ class CodexTurnMapper:
         elif kind == "reasoning":
             self.ids[codex_id] = self.items.started("reasoning")
         elif kind == "commandExecution":
+            self.ran_command = True
             self.ids[codex_id] = self.items.started(
                 "command", command=item.get("command"), cwd=item.get("cwd")
             )

@@ -4,7 +4,8 @@ Stdlib only, like the worker SDK. The child runs in its own session and process 
 agent spawns MCP servers and subagents: a stop kills the whole group). A reader thread turns
 stdout into `Line`s on a bounded queue (a full queue stops reading, so a flooding harness
 waits instead of growing memory); another keeps the last 64 KiB of stderr for failure
-reasons and forwards each stderr line as a diagnostic. Nothing the child prints can raise
+reasons and forwards each stderr line as a diagnostic. A stop also ends the descendants
+that left the group (`_descendants`). Nothing the child prints can raise
 in the worker: a non-JSON line or an oversized one becomes a `Line` of its own kind.
 """
 
@@ -17,6 +18,8 @@ import queue
 import signal
 import subprocess
 import threading
+
+from ._descendants import descendants, kill_escaped
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
@@ -208,6 +211,9 @@ class HarnessProcess:
                 stream.close()
 
     def _signal_group(self) -> None:
+        # Listed before any signal: a command in a session of its own outlives the group
+        # and, once its parent is gone, is no longer found under the harness.
+        escaped = descendants(self.pid)
         # The signal first: a harness reads its stdin's end as an answer (Claude Code takes
         # it for a denial of the pending tool call and carries on) if it sees it before.
         self._kill_group(signal.SIGTERM)
@@ -216,6 +222,7 @@ class HarnessProcess:
                 self.process.stdin.close()
         self.exit_status(TERM_GRACE_S)
         self._kill_group(signal.SIGKILL)  # the leader may be gone while its group lingers
+        kill_escaped(escaped, self.pid)
         self.exit_status(TERM_GRACE_S)
 
     def _kill_group(self, sig: signal.Signals) -> None:

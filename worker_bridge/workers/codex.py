@@ -213,6 +213,10 @@ class Codex:
         usage = mapper.usage()
         status = ended.get("status")
         if status == "interrupted" and turn.interrupted.is_set():
+            if mapper.ran_command:
+                # Codex (0.163.0) ends the turn but leaves the command running, in a session
+                # of its own: the stop ends it, and the next turn resumes the thread.
+                self.slot.drop()
             return  # the SDK reports `interrupted`; the thread lives on
         if status == "completed":
             turn.complete(data={"usage": usage, "conversationId": self.thread_id})
