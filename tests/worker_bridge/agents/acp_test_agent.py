@@ -4,8 +4,8 @@ It stands in for `gemini --acp`, `goose acp` and the like. Per prompt it streams
 and the reply `echo #N: <prompt>` in three chunks (N counts the Session's prompts, so a
 test sees memory), and reports usage. `/permission` asks to run `touch approved.txt` in
 the Session's directory (a `session/request_permission` with allow/always/reject) and runs
-it only if allowed; `/slow` streams a chunk every 50 ms until cancelled (stop reason
-`cancelled`). Sessions are kept in `$ACP_TEST_STATE` so a new process can `session/load`.
+it only if allowed; `/crash` exits 3 mid-prompt; `/slow` streams a chunk every 50 ms until
+cancelled (stop reason `cancelled`). Sessions are kept in `$ACP_TEST_STATE` so a new process can `session/load`.
 With `$ACP_TEST_COST_USD` each prompt adds that much to the session's cost, reported as a
 `usage_update` with the running total (also when a load replays the history).
 """
@@ -112,6 +112,9 @@ class TestAgent:
         cancelled = self.cancelled.setdefault(session_id, asyncio.Event())
         cancelled.clear()
         await self.conn.session_update(session_id, update_agent_thought_text("considering"))
+        if text.startswith("/crash"):  # dies mid-prompt, as an agent that crashes
+            await self.conn.session_update(session_id, update_agent_message_text("about to"))
+            os._exit(3)
         if text.startswith("/permission"):
             return await self._permission(session_id, session["cwd"])
         if text.startswith("/slow"):
