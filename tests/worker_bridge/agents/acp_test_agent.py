@@ -5,7 +5,8 @@ and the reply `echo #N: <prompt>` in three chunks (N counts the Session's prompt
 test sees memory), and reports usage. `/permission` asks to run `touch approved.txt` in
 the Session's directory (a `session/request_permission` with allow/always/reject) and runs
 it only if allowed; `/crash` exits 3 mid-prompt; `/slow` streams a chunk every 50 ms until
-cancelled (stop reason `cancelled`). Sessions are kept in `$ACP_TEST_STATE` so a new process can `session/load`.
+cancelled (stop reason `cancelled`). Sessions are kept in `$ACP_TEST_STATE` so a new
+process can `session/load`.
 With `$ACP_TEST_COST_USD` each prompt adds that much to the session's cost, reported as a
 `usage_update` with the running total (also when a load replays the history).
 """
