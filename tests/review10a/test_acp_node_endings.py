@@ -1,9 +1,10 @@
-"""How an ACP turn ends when nobody answers, the Session stops, or the agent dies, through a
-real Node and the CLI with the test ACP agent (docs/agents.md "Answering approvals" and
-"When the harness misbehaves"): an approval past `sessions.approvalTimeoutMs` expires into
-a told denial (the agent does not run the command, the turn completes); `session stop`
-while one waits withdraws it; an agent exiting mid-prompt fails the turn with its status
-and the next turn loads the same ACP session in a new process."""
+"""How an ACP turn ends when nobody answers, the Session stops, the agent dies or the turn
+runs too long, through a real Node and the CLI with the test ACP agent (docs/agents.md
+"Answering approvals", "When the harness misbehaves"): an approval past
+`sessions.approvalTimeoutMs` expires into a told denial (the agent does not run the command,
+the turn completes); `session stop` while one waits withdraws it; an agent exiting
+mid-prompt fails the turn with its status and the next turn loads the same ACP session in a
+new process; a turn past the executor's `wallTimeMs` fails `wall_time_exceeded`."""
 
 from __future__ import annotations
 
@@ -34,12 +35,14 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cli]:
     base = tmp_path_factory.mktemp("acp-endings")
     executor = {"kind": "acp", "argv": [sys.executable, str(AGENT)],
                 "env": ["HOME", "ACP_TEST_STATE"]}  # fmt: skip
+    short = {**executor, "wallTimeMs": 1500}
     config = json.dumps({"sessions": {"approvalTimeoutMs": 2000},
-                         "executors": {"acp": executor}})  # fmt: skip
+                         "executors": {"acp": executor, "acp-short": short}})  # fmt: skip
     env = {**base_env(base / "agent-home"), "ACP_TEST_STATE": str(base / "acp.json")}
     with node_with(base, config, env) as node:
-        created = node("session", "create", "--title", "agent", "--executor", "user:acp")
-        assert created.returncode == 0, created.stderr
+        for title, name in (("agent", "acp"), ("short", "acp-short")):
+            created = node("session", "create", "--title", title, "--executor", f"user:{name}")
+            assert created.returncode == 0, created.stderr
         yield node
 
 
@@ -76,3 +79,13 @@ def test_a_stop_while_an_approval_waits_withdraws_it(cli: Cli) -> None:
     assert wait_turn(cli, turn_id)["turn"]["state"] == "interrupted"
     assert run(cli, "approval", "show", approval_id)["approval"]["state"] == "withdrawn"
     assert not (cli.cwd / "approved.txt").exists()
+
+
+def test_a_turn_past_its_wall_time_fails_and_the_session_goes_on(cli: Cli) -> None:
+    """`/slow` on an executor with wallTimeMs 1500: failed `wall_time_exceeded`; the next
+    turn completes in the same ACP session."""
+    shown = wait_turn(cli, send(cli, "/slow", "short"))["turn"]
+    assert (shown["state"], shown.get("failureReason")) == ("failed", "wall_time_exceeded"), shown
+    after = wait_turn(cli, send(cli, "done?", "short"))["turn"]
+    assert after["state"] == "completed", after
+    assert after["outputText"] == "echo #2: done?", after
