@@ -75,6 +75,7 @@ class Codex:
         self.thread_id: str | None = None
         self.model: str | None = context.options.get("model") or None
         self.totals = RunningTotals()
+        self.remembered: set[str] = set()  # commands allowed with remember in this Session
         self.start_s = option_seconds(context, "startTimeoutMs", 60_000)
         self.idle_s = option_seconds(context, "idleTimeoutMs", 600_000)
 
@@ -148,7 +149,7 @@ class Codex:
         items = Items(turn)
         try:
             rpc = self._ensure(turn, items)
-            mapper = CodexTurnMapper(items, self.totals, self.model)
+            mapper = CodexTurnMapper(items, self.totals, self.model, self.remembered)
             self._run(turn, rpc, mapper)
         except TurnFailure as exc:
             items.fail(str(exc))
