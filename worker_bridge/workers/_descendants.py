@@ -14,45 +14,49 @@ import os
 import signal
 
 
-def _parent(pid: int) -> int | None:
-    """The parent pid of `pid`, or None if it is gone."""
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks) of `pid`, or None if it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             data = stat.read()
     except OSError:
         return None
-    fields = data[data.rfind(b")") + 2 :].split()  # after "pid (comm) "
+    fields = data[data.rfind(b")") + 2 :].split()  # after "pid (comm) ": state, ppid, …
     try:
-        return int(fields[1])
+        return int(fields[1]), int(fields[19])
     except (IndexError, ValueError):
         return None
 
 
-def descendants(root: int) -> list[int]:
-    """Every live descendant of `root` (children before grandchildren)."""
+def descendants(root: int) -> list[tuple[int, int]]:
+    """Every live descendant of `root` as (pid, start time), children before grandchildren."""
     try:
         pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
         return []
-    children: dict[int, list[int]] = {}
+    children: dict[int, list[tuple[int, int]]] = {}
     for pid in pids:
-        parent = _parent(pid)
-        if parent is not None:
-            children.setdefault(parent, []).append(pid)
-    found: list[int] = []
+        found = _stat(pid)
+        if found is not None:
+            children.setdefault(found[0], []).append((pid, found[1]))
+    result: list[tuple[int, int]] = []
     todo = [root]
     while todo:
-        for pid in children.get(todo.pop(0), []):
-            if pid not in found:
-                found.append(pid)
-                todo.append(pid)
-    return found
+        for child in children.get(todo.pop(0), []):
+            if child not in result:
+                result.append(child)
+                todo.append(child[0])
+    return result
 
 
-def kill_escaped(pids: list[int], own_group: int) -> None:
-    """SIGKILL each of `pids` still alive, and the process group it leads (never
-    `own_group`, the harness's, which the caller kills itself)."""
-    for pid in pids:
+def kill_escaped(listed: list[tuple[int, int]], own_group: int) -> None:
+    """SIGKILL each listed process still alive, and the process group it leads (never
+    `own_group`, the harness's, which the caller kills itself). A pid whose start time
+    changed is another process by now (the pid was reused): left alone."""
+    for pid, started in listed:
+        now = _stat(pid)
+        if now is None or now[1] != started:
+            continue
         with contextlib.suppress(OSError):
             group = os.getpgid(pid)
             if group == pid and group != own_group:
