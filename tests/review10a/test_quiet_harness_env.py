@@ -29,7 +29,7 @@ def _harness(cli: Cli, name: bytes) -> tuple[dict[str, str], list[str]]:
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         try:
-            pids = descendants(worker_pid(cli))
+            pids = [pid for pid, _ in descendants(worker_pid(cli))]
         except TypeError:  # no live attempt yet
             pids = []
         for pid in pids:
