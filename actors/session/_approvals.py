@@ -2,7 +2,7 @@
 
 An approval is `pending` until a person answers it (`allowed`, `denied`), the turn that asked
 ends or its worker dies (`withdrawn`: the harness can no longer act on an answer), or its
-optional deadline passes (`expired`, only with `approvals.timeoutMs` configured: the default
+optional deadline passes (`expired`, only with `sessions.approvalTimeoutMs` configured: the default
 is none, and an approval never turns into a silent deny). Every change emits an event owned
 by the Session, in the transaction of the change. All of the kind's approval SQL lives here.
 """

@@ -4,7 +4,9 @@ agent_message_chunk → message, agent_thought_chunk → reasoning (consecutive 
 item; another kind of update closes it), tool_call/tool_call_update → command (kind
 `execute`), file_change (kind `edit`, with the diff content) or tool_call. A
 `session/request_permission` becomes an approval request; the answer picks the agent's
-own option of the matching kind (`allow_always` for "remember").
+own option of the matching kind (`allow_always` for "remember"). A `usage_update`'s cost is
+the session's running total: the turn's `costMicros` is its difference from the total before
+the turn (0 for a new session, else the last total the agent reported, while loading too).
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ SILENT = {
 DONE = {"completed", "failed"}
 
 
+def running_cost(update: dict[str, Any]) -> tuple[int, str] | None:
+    """A `usage_update`'s running session cost as (micro-units, currency), else None."""
+    if update.get("sessionUpdate") != "usage_update":
+        return None
+    cost = obj(update.get("cost"))
+    micros = usd_to_micros(cost.get("amount"))
+    return None if micros is None else (micros, str(cost.get("currency", ""))[:8])
+
+
 def _content_text(content: Any) -> str:
     parts = []
     for entry in content if isinstance(content, list) else []:
@@ -56,13 +67,16 @@ def _diffs(content: Any) -> list[dict[str, Any]]:
 
 
 class AcpTurnMapper:
-    """Maps one prompt's updates; `usage(response)` emits the usage item at the end."""
+    """Maps one prompt's updates; `usage(response)` emits the usage item at the end.
+    `cost` is the session's running cost: the one before the turn (None: unknown), then the
+    last the agent reported."""
 
-    def __init__(self, items: Items) -> None:
+    def __init__(self, items: Items, cost: tuple[int, str] | None = None) -> None:
         self.items = items
         self.open: tuple[str, str, list[str]] | None = None  # (kind, item id, texts)
         self.tools: dict[str, dict[str, Any]] = {}
-        self.cost: dict[str, Any] | None = None
+        self.cost_before = cost
+        self.cost = cost
 
     def update(self, update: dict[str, Any]) -> bool:
         """Apply one `session/update`; False if its kind is unknown."""
@@ -79,8 +93,7 @@ class AcpTurnMapper:
         elif kind == "tool_call_update":
             self._tool(update, start=False)
         elif kind == "usage_update":
-            cost = update.get("cost")
-            self.cost = cost if isinstance(cost, dict) else self.cost
+            self.cost = running_cost(update) or self.cost
         elif kind not in SILENT:
             return False
         return True
@@ -173,8 +186,11 @@ class AcpTurnMapper:
             "cacheWriteTokens": count(usage.get("cachedWriteTokens")) if usage else None,
         }
         fields = usage_item(turn, None)
-        if self.cost is not None:  # the Session's running cost, as the agent reports it
-            fields["sessionCostMicros"] = usd_to_micros(self.cost.get("amount"))
-            fields["currency"] = str(self.cost.get("currency", ""))[:8]
+        if self.cost is not None and self.cost is not self.cost_before:  # reported this turn
+            total, currency = self.cost
+            fields["sessionCostMicros"], fields["currency"] = total, currency
+            before = self.cost_before
+            if before is not None and (before[0] == 0 or before[1] == currency):
+                fields["costMicros"] = max(0, total - before[0])
         self.items.completed("usage", **fields)
         return fields

@@ -42,6 +42,13 @@ def _text(content: Any) -> str:
     return ""
 
 
+def session_scoped(suggestions: list[Any]) -> list[Any]:
+    """The CLI's suggested permission updates, kept for this conversation only: its own
+    destination (`localSettings`, `projectSettings`, …) would make the CLI write the rule
+    into a settings file of the directory tree, for every later run and Session there."""
+    return [{**s, "destination": "session"} if isinstance(s, dict) else s for s in suggestions]
+
+
 class ClaudeTurnMapper:
     """Turns the lines of one turn into items; `result()` returns the turn's outcome."""
 
@@ -180,7 +187,7 @@ class ClaudeTurnMapper:
             return {"behavior": "deny", "message": decision.message or "Denied by the user."}
         answer: dict[str, Any] = {"behavior": "allow", "updatedInput": args}
         if decision.remember and isinstance(suggestions, list):
-            answer["updatedPermissions"] = suggestions
+            answer["updatedPermissions"] = session_scoped(suggestions)
         return answer
 
     # -- the end --------------------------------------------------------------------

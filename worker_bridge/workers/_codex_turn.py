@@ -9,6 +9,8 @@ other tool items → tool_call. `thread/tokenUsage/updated` carries the thread's
 
 from __future__ import annotations
 
+import json
+
 from ._items import Decision, Items, text_of
 from ._usage import RunningTotals, count, usage_item
 
@@ -50,11 +52,19 @@ def _changes(item: dict[str, Any]) -> list[dict[str, Any]]:
 class CodexTurnMapper:
     """Maps one turn's notifications; `usage()` emits the usage item at the end."""
 
-    def __init__(self, items: Items, totals: RunningTotals, model: str | None) -> None:
+    def __init__(
+        self,
+        items: Items,
+        totals: RunningTotals,
+        model: str | None,
+        remembered: set[str] | None = None,
+    ) -> None:
         self.items = items
         self.totals = totals
         self.model = model
+        self.remembered = remembered if remembered is not None else set()  # the worker's
         self.ids: dict[str, str] = {}  # Codex item id -> Maia item id
+        self.ran_command = False  # a commandExecution started in this turn
         self.total: dict[str, int | None] | None = None
         self.lasts: dict[str, int] = {}
 
@@ -97,6 +107,7 @@ class CodexTurnMapper:
         elif kind == "reasoning":
             self.ids[codex_id] = self.items.started("reasoning")
         elif kind == "commandExecution":
+            self.ran_command = True
             self.ids[codex_id] = self.items.started(
                 "command", command=item.get("command"), cwd=item.get("cwd")
             )
@@ -150,11 +161,14 @@ class CodexTurnMapper:
             summary = f"Grant permissions: {params.get('reason') or ''}"
         available = params.get("availableDecisions")
         available = available if isinstance(available, list) else []
-        remember = _remember_choice(available)
+        remember = "acceptForSession" if "acceptForSession" in available else None
+        key = _command_key(kind, params)
+        if remember is None and key is not None and key in self.remembered:
+            return {"decision": "accept"}  # remembered in this Session, by the worker
         decision: Decision | None = self.items.approval(
             kind,
             summary,
-            can_remember=remember is not None,
+            can_remember=remember is not None or key is not None,
             command=params.get("command"),
             cwd=params.get("cwd"),
             reason=params.get("reason"),
@@ -166,6 +180,8 @@ class CodexTurnMapper:
             return {"decision": "decline"}
         if decision.remember and remember is not None:
             return {"decision": remember}
+        if decision.remember and key is not None:
+            self.remembered.add(key)
         return {"decision": "accept"}
 
     def usage(self) -> dict[str, Any]:
@@ -176,11 +192,11 @@ class CodexTurnMapper:
         return fields
 
 
-def _remember_choice(available: list[Any]) -> Any:
-    """Codex's "always allow" among the offered decisions, or None."""
-    if "acceptForSession" in available:
-        return "acceptForSession"
-    for choice in available:
-        if isinstance(choice, dict) and "acceptWithExecpolicyAmendment" in choice:
-            return choice
-    return None
+def _command_key(kind: str, params: dict[str, Any]) -> str | None:
+    """What a remembered command approval matches (the command in its directory), or None.
+    The worker remembers it itself: Codex's own "always" for a command is an exec-policy
+    amendment, which it writes to `$CODEX_HOME/rules` for every later run, not this Session."""
+    command = params.get("command")
+    if kind != "command" or not command:
+        return None
+    return json.dumps([command, params.get("cwd")], sort_keys=True, default=str)

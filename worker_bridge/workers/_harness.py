@@ -4,7 +4,8 @@ Stdlib only, like the worker SDK. The child runs in its own session and process 
 agent spawns MCP servers and subagents: a stop kills the whole group). A reader thread turns
 stdout into `Line`s on a bounded queue (a full queue stops reading, so a flooding harness
 waits instead of growing memory); another keeps the last 64 KiB of stderr for failure
-reasons and forwards each stderr line as a diagnostic. Nothing the child prints can raise
+reasons and forwards each stderr line as a diagnostic. A stop also ends the descendants
+that left the group (`_descendants`). Nothing the child prints can raise
 in the worker: a non-JSON line or an oversized one becomes a `Line` of its own kind.
 """
 
@@ -18,6 +19,8 @@ import signal
 import subprocess
 import threading
 
+from ._descendants import descendants, kill_escaped
+
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,7 +29,9 @@ if TYPE_CHECKING:
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # Claude's initialize answer alone is ~100 KiB
 STDERR_TAIL_BYTES = 64 * 1024
+STDERR_PIECE_BYTES = 64 * 1024
 QUEUE_LINES = 1024
+QUEUE_BYTES = 16 * 1024 * 1024  # read ahead of the worker (one longer line is let through)
 TERM_GRACE_S = 2.0
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 
@@ -41,13 +46,25 @@ class HarnessGone(Exception):
 
 class Line:
     """What the reader saw: `json` (value is a dict), `garbage` (a non-JSON or oversized
-    line, value its start), or `eof` (stdout closed; value None)."""
+    line, value its start), or `eof` (stdout closed; value None). `size`: its bytes."""
 
-    __slots__ = ("kind", "value")
+    __slots__ = ("kind", "size", "value")
 
-    def __init__(self, kind: str, value: Any) -> None:
+    def __init__(self, kind: str, value: Any, size: int = 0) -> None:
         self.kind = kind
         self.value = value
+        self.size = size
+
+
+class HarnessStatistics:
+    """A snapshot: the bytes of stdout read but not yet taken by the worker, and whether
+    the reader waits for room (the harness then waits on its full pipe)."""
+
+    __slots__ = ("queued_bytes", "reader_waiting")
+
+    def __init__(self, queued_bytes: int, reader_waiting: bool) -> None:
+        self.queued_bytes = queued_bytes
+        self.reader_waiting = reader_waiting
 
 
 class HarnessProcess:
@@ -80,6 +97,12 @@ class HarnessProcess:
         self._transcript = open(transcript, "ab") if transcript else None  # noqa: SIM115
         self._transcript_left = MAX_TRANSCRIPT_BYTES
         self._lines: queue.Queue[Line] = queue.Queue(QUEUE_LINES)
+        # Bytes queued, and the reader's wait for room: lines of up to MAX_LINE_BYTES
+        # parsed ahead of a worker that reads none (waiting on an approval) add up.
+        self._queued = 0
+        self._room = threading.Condition()
+        self._closing = False
+        self._waiting = False
         self._stderr = bytearray()
         self._stderr_lock = threading.Lock()
         self._write_lock = threading.Lock()
@@ -124,19 +147,41 @@ class HarnessProcess:
             except RecursionError:
                 value = None
             if isinstance(value, dict):
-                self._lines.put(Line("json", value))
+                self._put(Line("json", value, len(raw)))
             else:
                 self._lines.put(Line("garbage", text[:200]))
 
+    def _put(self, line: Line) -> None:
+        """Queue `line` once the queued bytes leave room for it (an empty queue always
+        does); a closing harness's lines are dropped instead of waited for."""
+        with self._room:
+            while self._queued and self._queued + line.size > QUEUE_BYTES and not self._closing:
+                self._waiting = True
+                self._room.wait()
+            self._waiting = False
+            if self._closing:
+                return
+            self._queued += line.size
+        self._lines.put(line)
+
+    def statistics(self) -> HarnessStatistics:
+        with self._room:
+            return HarnessStatistics(self._queued, self._waiting)
+
     def _read_stderr(self) -> None:
         assert self.process.stderr is not None
+        stream = self.process.stderr
+        at_line_start = True
         try:
-            for raw in self.process.stderr:
+            # In pieces: one stderr line may be any size (iterating the file would hold it
+            # whole), and only its tail is kept. A diagnostic shows the start of each line.
+            while raw := stream.readline(STDERR_PIECE_BYTES):
                 with self._stderr_lock:
                     self._stderr += raw
                     del self._stderr[:-STDERR_TAIL_BYTES]
-                if self._on_stderr is not None:
+                if self._on_stderr is not None and at_line_start:
                     self._on_stderr(raw[:4096].decode("utf-8", "replace").rstrip("\n"))
+                at_line_start = raw.endswith(b"\n")
         finally:
             self._stderr_done.set()
 
@@ -148,6 +193,10 @@ class HarnessProcess:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
             return None
+        if line.size:
+            with self._room:
+                self._queued -= line.size
+                self._room.notify()
         if line.kind == "eof":
             self._eof = True
         return line
@@ -194,6 +243,9 @@ class HarnessProcess:
     def stop(self) -> None:
         """SIGTERM the process group, close its stdin, SIGKILL it after a grace (bounded);
         then close its pipes (once the readers have seen them end)."""
+        with self._room:  # a reader waiting for room stops waiting
+            self._closing = True
+            self._room.notify_all()
         self._signal_group()
         for reader in self._readers:
             reader.join(1.0)
@@ -202,6 +254,9 @@ class HarnessProcess:
                 stream.close()
 
     def _signal_group(self) -> None:
+        # Listed before any signal: a command in a session of its own outlives the group
+        # and, once its parent is gone, is no longer found under the harness.
+        escaped = descendants(self.pid)
         # The signal first: a harness reads its stdin's end as an answer (Claude Code takes
         # it for a denial of the pending tool call and carries on) if it sees it before.
         self._kill_group(signal.SIGTERM)
@@ -210,6 +265,7 @@ class HarnessProcess:
                 self.process.stdin.close()
         self.exit_status(TERM_GRACE_S)
         self._kill_group(signal.SIGKILL)  # the leader may be gone while its group lingers
+        kill_escaped(escaped, self.pid)
         self.exit_status(TERM_GRACE_S)
 
     def _kill_group(self, sig: signal.Signals) -> None:

@@ -21,9 +21,9 @@ import os
 from worker_bridge._sdk import WorkerContext
 from worker_bridge._turn import Turn
 
-from ._acp_turn import AcpTurnMapper
+from ._acp_turn import AcpTurnMapper, running_cost
 from ._harness import HarnessGone
-from ._items import Items
+from ._items import Items, obj
 from ._jsonrpc import RpcClosed, RpcError, RpcPeer
 from ._slot import HarnessSlot, TurnFailure, TurnWatch, option_seconds, serve_adapter
 
@@ -56,6 +56,9 @@ class AcpClient:
         self.slot = HarnessSlot(context, HARNESS)
         self.rpc: RpcPeer | None = None
         self.session_id: str | None = None
+        # The session's running cost as the agent last reported it (micro-units, currency);
+        # None when unknown (a loaded session whose agent did not say).
+        self.cost: tuple[int, str] | None = None
         self.start_s = option_seconds(context, "startTimeoutMs", 60_000)
         self.idle_s = option_seconds(context, "idleTimeoutMs", 600_000)
 
@@ -64,7 +67,15 @@ class AcpClient:
             return self.rpc
         rpc = RpcPeer(self.slot.start(agent_argv(self.context)), tag=True)
         self.rpc = rpc
-        ignore = lambda _message: None  # noqa: E731 - e.g. the history a load replays
+        ignore = lambda _message: None  # noqa: E731
+        reported: list[tuple[int, str]] = []
+
+        def replayed(message: dict[str, Any]) -> None:  # the history a load replays
+            update = obj(obj(message.get("params")).get("update"))
+            cost = running_cost(update)
+            if cost is not None:
+                reported.append(cost)
+
         capabilities = {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
         resume = self.session_id or self.context.activation.get("conversationId") or None
         data: dict[str, Any] = {"harness": HARNESS, "resumed": False}
@@ -87,9 +98,10 @@ class AcpClient:
                 if can_load:
                     try:
                         rpc.call(
-                            "session/load", {**params, "sessionId": resume}, self.start_s, ignore
+                            "session/load", {**params, "sessionId": resume}, self.start_s, replayed
                         )
                         session, data["resumed"] = resume, True
+                        self.cost = reported[-1] if reported else None
                     except RpcError as exc:
                         why = str(exc)
                 if session is None:
@@ -102,6 +114,7 @@ class AcpClient:
                 session = str(
                     rpc.call("session/new", params, self.start_s, ignore).get("sessionId")
                 )
+                self.cost = (0, "")  # a new session has cost nothing yet
         except (RpcError, RpcClosed) as exc:
             raise self.slot.fail(f"did not start: {exc}") from exc
         self.session_id = session
@@ -112,7 +125,11 @@ class AcpClient:
         items = Items(turn)
         try:
             rpc = self._ensure(turn, items)
-            self._run(turn, rpc, AcpTurnMapper(items))
+            mapper = AcpTurnMapper(items, self.cost)
+            try:
+                self._run(turn, rpc, mapper)
+            finally:
+                self.cost = mapper.cost
         except TurnFailure as exc:
             items.fail(str(exc))
         except (HarnessGone, RpcClosed) as exc:
@@ -174,8 +191,11 @@ class AcpClient:
         result = result if isinstance(result, dict) else {}
         usage = mapper.usage(result)
         stop = result.get("stopReason")
-        if stop == "cancelled" and turn.interrupted.is_set():
-            return  # the SDK reports `interrupted`; the session lives on
+        if turn.interrupted.is_set():
+            # The SDK reports `interrupted`; the session lives on. Whatever the stop reason:
+            # an agent told `cancelled` for its permission request may end the prompt
+            # `end_turn` before it reads session/cancel, and the interrupt still happened.
+            return
         if stop in ("end_turn", "max_tokens", "max_turn_requests"):
             turn.complete(
                 data={"usage": usage, "conversationId": self.session_id, "stopReason": stop}

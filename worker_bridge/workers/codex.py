@@ -75,6 +75,7 @@ class Codex:
         self.thread_id: str | None = None
         self.model: str | None = context.options.get("model") or None
         self.totals = RunningTotals()
+        self.remembered: set[str] = set()  # commands allowed with remember in this Session
         self.start_s = option_seconds(context, "startTimeoutMs", 60_000)
         self.idle_s = option_seconds(context, "idleTimeoutMs", 600_000)
 
@@ -148,7 +149,7 @@ class Codex:
         items = Items(turn)
         try:
             rpc = self._ensure(turn, items)
-            mapper = CodexTurnMapper(items, self.totals, self.model)
+            mapper = CodexTurnMapper(items, self.totals, self.model, self.remembered)
             self._run(turn, rpc, mapper)
         except TurnFailure as exc:
             items.fail(str(exc))
@@ -213,6 +214,10 @@ class Codex:
         usage = mapper.usage()
         status = ended.get("status")
         if status == "interrupted" and turn.interrupted.is_set():
+            if mapper.ran_command:
+                # Codex (0.163.0) ends the turn but leaves the command running, in a session
+                # of its own: the stop ends it, and the next turn resumes the thread.
+                self.slot.drop()
             return  # the SDK reports `interrupted`; the thread lives on
         if status == "completed":
             turn.complete(data={"usage": usage, "conversationId": self.thread_id})

@@ -4,8 +4,11 @@ It stands in for `gemini --acp`, `goose acp` and the like. Per prompt it streams
 and the reply `echo #N: <prompt>` in three chunks (N counts the Session's prompts, so a
 test sees memory), and reports usage. `/permission` asks to run `touch approved.txt` in
 the Session's directory (a `session/request_permission` with allow/always/reject) and runs
-it only if allowed; `/slow` streams a chunk every 50 ms until cancelled (stop reason
-`cancelled`). Sessions are kept in `$ACP_TEST_STATE` so a new process can `session/load`.
+it only if allowed; `/crash` exits 3 mid-prompt; `/slow` streams a chunk every 50 ms until
+cancelled (stop reason `cancelled`). Sessions are kept in `$ACP_TEST_STATE` so a new
+process can `session/load`.
+With `$ACP_TEST_COST_USD` each prompt adds that much to the session's cost, reported as a
+`usage_update` with the running total (also when a load replays the history).
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ from acp import (
     update_tool_call,
 )
 from acp.interfaces import Client
-from acp.schema import AgentCapabilities, PermissionOption, Usage
+from acp.schema import AgentCapabilities, Cost, PermissionOption, Usage, UsageUpdate
 
 STATE = Path(os.environ.get("ACP_TEST_STATE", "acp-test-state.json"))
+COST_USD = float(os.environ.get("ACP_TEST_COST_USD", "0"))
 
 
 def _load() -> dict[str, Any]:
@@ -87,7 +91,18 @@ class TestAgent:
             await self.conn.session_update(
                 session_id, update_agent_message_text(f"(replay) {prompt}")
             )
+        await self._report_cost(session_id)
         return LoadSessionResponse()
+
+    async def _report_cost(self, session_id: str) -> None:
+        """The session's running cost, when the agent is configured to have one."""
+        if not COST_USD:
+            return
+        assert self.conn is not None
+        total = COST_USD * len(self.sessions[session_id]["prompts"])
+        cost = Cost(amount=total, currency="USD")
+        update = UsageUpdate(session_update="usage_update", used=100, size=1000, cost=cost)
+        await self.conn.session_update(session_id, update)
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         assert self.conn is not None
@@ -98,6 +113,9 @@ class TestAgent:
         cancelled = self.cancelled.setdefault(session_id, asyncio.Event())
         cancelled.clear()
         await self.conn.session_update(session_id, update_agent_thought_text("considering"))
+        if text.startswith("/crash"):  # dies mid-prompt, as an agent that crashes
+            await self.conn.session_update(session_id, update_agent_message_text("about to"))
+            os._exit(3)
         if text.startswith("/permission"):
             return await self._permission(session_id, session["cwd"])
         if text.startswith("/slow"):
@@ -110,6 +128,7 @@ class TestAgent:
         for start in range(0, len(reply), max(1, len(reply) // 3 + 1)):
             chunk = reply[start : start + len(reply) // 3 + 1]
             await self.conn.session_update(session_id, update_agent_message_text(chunk))
+        await self._report_cost(session_id)
         usage = Usage(total_tokens=15, input_tokens=11, output_tokens=4)
         return PromptResponse(stop_reason="end_turn", usage=usage)
 
