@@ -18,6 +18,7 @@ admission shows at once (it drops what was kept).
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -34,8 +35,11 @@ from maia.config import (
     parse_project_config,
     parse_user_config,
 )
+from maia.core import MaiaError
 from maia.protocol import ConfigScopeStatus
 from storage import USER_SCOPE, ConfigSnapshot, Storage, admitted_snapshot, scope_revision
+
+_log = logging.getLogger("maia.config")
 
 MAX_CACHED: Final = 1024  # Projects whose effective configuration is kept
 MAX_FINGERPRINTED: Final = 256  # as many Projects as config_files_status reads
@@ -69,7 +73,26 @@ async def files_fingerprint(store: Storage, home: Path) -> Fingerprint:
 def user_of(snapshot: ConfigSnapshot | None, started_with: UserConfig) -> UserConfig:
     if snapshot is None:
         return started_with  # nothing admitted yet: what the Node read when it started
-    return parse_user_config(snapshot.manifest["document"], "admitted user configuration")
+    readable = readable_user_config(snapshot)
+    return started_with if readable is None else readable
+
+
+def readable_user_config(snapshot: ConfigSnapshot) -> UserConfig | None:
+    """The admitted user configuration, or None (logged) for one this build refuses.
+
+    A document admitted by an earlier Maia may hold what this one's admission refuses (an echo
+    executor with `model`, say). Refusing to start on it would leave a home no one can mend,
+    as admitting a fix needs a running Node: such a snapshot counts as never admitted, so the
+    Node runs on `config.jsonc` (checked as at any start) until the next admission."""
+    try:
+        return parse_user_config(snapshot.manifest["document"], "admitted user configuration")
+    except MaiaError as error:
+        if error.code != "configuration_invalid":
+            raise
+        _log.warning("the admitted user configuration (revision %d) does not pass this Maia's "
+                     "checks, so the Node runs on config.jsonc until the next admission: %s",
+                     snapshot.revision, error.message)  # fmt: skip
+        return None
 
 
 def project_of(snapshot: ConfigSnapshot | None, project_id: str) -> ProjectConfig | None:

@@ -29,7 +29,7 @@ from maia.protocol import (
 )
 from storage import USER_SCOPE, ConfigSnapshot, Storage, admitted_snapshot, scope_revision
 
-from ._admitted import user_of
+from ._admitted import readable_user_config
 from ._context import ServiceContext, not_found
 
 MAX_STATUS_PROJECTS = 256
@@ -69,10 +69,10 @@ async def admitted_user_config(store: Storage) -> UserConfig | None:
 
     For `open_services`: a Node that starts should run on this, not on the file (editing the
     file changes nothing until it is admitted); only a home never admitted starts from the
-    file. Raises `configuration_invalid` only for a snapshot this Maia cannot read back.
+    file; so does one whose snapshot this Maia refuses (`readable_user_config`).
     """
     snapshot = await store.read(lambda conn: admitted_snapshot(conn, USER_SCOPE))
-    return None if snapshot is None else user_of(snapshot, UserConfig())
+    return None if snapshot is None else readable_user_config(snapshot)
 
 
 async def effective_config(ctx: ServiceContext, project_id: str | None) -> EffectiveConfig:
