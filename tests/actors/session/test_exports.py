@@ -34,7 +34,7 @@ INTERNAL = {
     "maia.service": {
         "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",
         "filter_digest", "issue", "open_cursor", "peek_scope", "mirror_projects",
-        "legacy_confirm_digest", "stored_replay",
+        "legacy_confirm_digest", "stored_replay", "readable_user_config",
     },
     "maia.config": {"MAX_BYTES"},
 }  # fmt: skip
