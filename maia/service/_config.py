@@ -42,7 +42,6 @@ from storage import (
     ReceiptTarget,
     admit_snapshot,
     admitted_snapshot,
-    find_receipt,
     issue_preview,
     scope_revision,
 )
@@ -50,6 +49,7 @@ from storage import (
 from ._config_status import _candidate, _config_show, _document, _scope
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
 from ._relocate import _confirmed_mutation, _project_relocate_confirm, _project_relocate_preview
+from ._replay import stored_replay
 
 _CONFIRM = "config.admit.confirm"
 
@@ -209,11 +209,8 @@ def _replayed(conn: sqlite3.Connection, command_id: str, digest: str) -> Mutatio
     before the file is read again: the file may have been edited (or broken) since, and the
     retry must still answer what it did. Anything else goes on as a first confirm (and a
     commandId stored with other values is `idempotency_conflict` there)."""
-    stored = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=_CONFIRM,
-                          command_id=command_id)  # fmt: skip
-    if stored is None or stored.normalized_input_digest != digest:
-        return None
-    return MutationResult("duplicate", stored.result, stored)
+    return stored_replay(conn, actor_id=LOCAL_ACTOR, operation_id=_CONFIRM,
+                         command_id=command_id, digests=(digest,))  # fmt: skip
 
 
 CONFIG_HANDLERS: Final[Mapping[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {

@@ -38,10 +38,10 @@ from storage import (
     ExpectedTarget,
     MutationKey,
     MutationResult,
+    Receipt,
     ReceiptTarget,
     append_event,
     compare_and_set,
-    find_receipt,
     issue_preview,
     read_revision,
     run_mutation,
@@ -49,6 +49,7 @@ from storage import (
 
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output, not_found
 from ._projects import _project, _repository_of, mirror_projects
+from ._replay import stored_replay
 
 _CONFIRM = "project.relocate.confirm"
 
@@ -224,17 +225,19 @@ def _replayed(
     this root path, found before the root is resolved again: after the move the checkout may
     be on another branch or gone, and the retry must still answer what it did. Anything
     else (another root, another revision) goes on to the digest check, as a first confirm."""
-    stored = find_receipt(conn, actor_id=LOCAL_ACTOR, operation_id=_CONFIRM,
-                          command_id=params.command_id)  # fmt: skip
-    if stored is None or not stored.targets:
-        return None
-    target, project = stored.targets[0], stored.result.get("project", {})
-    same = (
-        target.target_id == params.project_id
-        and target.prior_revision == params.expected_revision
-        and project.get("rootPath") == os.path.abspath(params.root_path)
-    )
-    return MutationResult("duplicate", stored.result, stored) if same else None
+
+    def same(stored: Receipt) -> bool:
+        if not stored.targets:
+            return False
+        target, project = stored.targets[0], stored.result.get("project", {})
+        return (
+            target.target_id == params.project_id
+            and target.prior_revision == params.expected_revision
+            and project.get("rootPath") == os.path.abspath(params.root_path)
+        )
+
+    return stored_replay(conn, actor_id=LOCAL_ACTOR, operation_id=_CONFIRM,
+                         command_id=params.command_id, digests=(), same=same)  # fmt: skip
 
 
 class _ConfirmParams(Protocol):
