@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 import trio
 
@@ -22,13 +21,14 @@ from maia.protocol import MaiaError
 from .._db_reads import query
 from .._node_process import NodeProcess, running_node
 from .._sessions import new_session, wait_turn
+from ..maia.service.test_interrupt_unstarted import (
+    ATTEMPTS,
+    CONFIG,
+    _started,
+    _turn_events,
+)
 from ..review8c._db import alive, wait_gone
 
-CONFIG = '{"executors": {"echo": {"kind": "echo", "env": ["MAIA_ECHO_LOG"]}}}\n'
-ATTEMPTS = "SELECT pid, epoch FROM worker_attempts WHERE session_id = ? ORDER BY epoch"
-TURN_EVENTS = (
-    "SELECT event_type, payload FROM events WHERE event_type LIKE 'turn.%' ORDER BY position"
-)
 RECEIPTS = "SELECT count(*) FROM receipts WHERE operation_id = 'turn.interrupt'"
 
 
@@ -36,16 +36,6 @@ RECEIPTS = "SELECT count(*) FROM receipts WHERE operation_id = 'turn.interrupt'"
 def node(tmp_path: Path) -> Iterator[NodeProcess]:
     with running_node(tmp_path, CONFIG, {"MAIA_ECHO_LOG": str(tmp_path / "echo.log")}) as process:
         yield process
-
-
-def _started(log: Path) -> list[str]:
-    """The turn ids the echo worker began, in order."""
-    return [line.split()[0] for line in log.read_text().splitlines()] if log.exists() else []
-
-
-def _turn_events(home: Path, turn_id: str) -> list[str]:
-    rows = query(home, TURN_EVENTS)
-    return [kind for kind, payload in rows if orjson.loads(payload).get("turnId") == turn_id]
 
 
 async def _frozen_turn(client: Any, home: Path, root: Path) -> tuple[str, str, int]:
