@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 
+from ._agent_env import command_problem
 from ._descendants import descendants, kill_escaped
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -91,7 +92,10 @@ class HarnessProcess:
                 start_new_session=True,
             )
         except OSError as exc:
-            raise HarnessMissing(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
+            problem = command_problem(self.argv[0])
+            raise HarnessMissing(
+                problem or f"cannot start {self.argv[0]}: {exc.strerror or exc}"
+            ) from exc
         self.pid = self.process.pid
         # A debugging aid (and the golden-transcript tests): every stdout line, as received.
         self._transcript = open(transcript, "ab") if transcript else None  # noqa: SIM115
