@@ -35,7 +35,8 @@ INTERNAL = {
     "maia.service": {
         "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",
         "filter_digest", "issue", "open_cursor", "peek_scope", "mirror_projects",
-        "legacy_confirm_digest", "stored_replay", "readable_user_config",
+        "legacy_confirm_digest", "stored_replay", "readable_user_config", "read_snapshot",
+        "snapshot_problem",
     },
     "maia.config": {"MAX_BYTES"},
 }  # fmt: skip
