@@ -25,7 +25,7 @@ from worker_bridge._turn import Turn
 
 from ._agent_env import bundled_claude, resolve_command
 from ._claude_turn import IGNORED, ClaudeTurnMapper
-from ._harness import HarnessGone, HarnessProcess
+from ._harness import HarnessGone, HarnessProcess, unreadable_line
 from ._items import Items
 from ._slot import (
     EXITED_AT_START,
@@ -187,8 +187,8 @@ class ClaudeCode:
             watch.heard()
             if line.kind == "eof":
                 raise self.slot.fail("exited during the turn")
-            if line.kind == "garbage":
-                raise self.slot.fail(f"printed a line that is not JSON: {line.value!r}")
+            if line.kind in ("garbage", "oversized"):
+                raise self.slot.fail(unreadable_line(line))
             if self._line(turn, mapper, line.value):
                 return
             watch.heard()  # an approval may have waited for a person
