@@ -63,9 +63,11 @@ class Turn:
         self.ended = True
         self.event("turn.completed", text, data)
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, code: str | None = None) -> None:
+        """End the turn failed. `code` names the cause when the Node knows it
+        (`launch_failed`: the harness could not be started); else `turn_failed`."""
         self.ended = True
-        self.event("turn.failed", message[:4096])
+        self.event("turn.failed", message[:4096], {"code": code} if code else None)
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
         """Ask the Node to run tool `name`; blocks until its result `(ok, content)`.

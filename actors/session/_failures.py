@@ -12,6 +12,7 @@ do next.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 
 from maia.core import MaiaError
 
@@ -19,6 +20,18 @@ from . import _sql as sql
 from ._store import Draft
 
 MAX_FAILURE_CHARS = 4096
+
+# The failure codes a worker may give a turn it fails (`turn.failed`'s `data.code`); any
+# other code, or none, is `turn_failed`. A worker never claims a Node's own reason
+# (runtime_lost, worker_failed, wall_time_exceeded, ...).
+WORKER_FAILURE_CODES = frozenset({"launch_failed"})  # the harness could not be started
+
+
+def worker_failure_reason(data: Mapping[str, object] | None) -> str:
+    """The failure reason of a turn its worker failed with `data`."""
+    code = data.get("code") if data else None
+    return code if isinstance(code, str) and code in WORKER_FAILURE_CODES else "turn_failed"
+
 
 _NEXT = "create a new Session (maia session create) to go on"
 

@@ -25,6 +25,7 @@ from ._attempt import TurnBuffer
 from ._capacity import Capacity
 from ._core import turn_end_event
 from ._driver import _FINAL, WorkerDriver
+from ._failures import worker_failure_reason
 from ._items import OpenItem, flush_item
 from ._launcher import worker_call
 from ._lifecycles import SessionEvent
@@ -153,7 +154,7 @@ class TurnProgress:
     async def _end(self, event: WorkerEvent) -> None:
         outcome = _FINAL[event.kind]
         turn_id = event.turn_id
-        reason = "turn_failed"
+        reason = worker_failure_reason(event.data) if outcome == "failed" else "turn_failed"
         attempt = self.core.attempt
         if attempt.timed_out == turn_id and outcome != "completed":
             outcome, reason = "failed", "wall_time_exceeded"

@@ -23,7 +23,7 @@ import os
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import attrs
 import trio
@@ -34,6 +34,7 @@ from maia.config import (
     UserConfig,
     parse_project_config,
     parse_user_config,
+    project_candidate,
 )
 from maia.core import MaiaError
 from maia.protocol import ConfigScopeStatus
@@ -70,11 +71,48 @@ async def files_fingerprint(store: Storage, home: Path) -> Fingerprint:
     return await trio.to_thread.run_sync(lambda: tuple(_stat(p) for p in paths))
 
 
+def read_snapshot(conn: sqlite3.Connection, scope: str) -> ConfigSnapshot | None:
+    """`admitted_snapshot`, except that a stored manifest that is not JSON (a corrupted
+    row) reads as `manifest=None` instead of failing every reader of the scope:
+    `snapshot_problem` names it, and an admission replaces it."""
+    try:
+        return admitted_snapshot(conn, scope)
+    except (ValueError, TypeError):  # orjson's decode error is a ValueError
+        row = conn.execute(
+            "SELECT s.snapshot_id, s.scope, s.revision, s.manifest_digest, s.source_digest,"
+            " s.actor_id, s.admitted_ms FROM config_admitted a"
+            " JOIN config_snapshots s ON s.snapshot_id = a.snapshot_id WHERE a.scope = ?",
+            (scope,),
+        ).fetchone()
+        return None if row is None else ConfigSnapshot(row[0], row[1], row[2], None, *row[3:])
+
+
+def _document_of(snapshot: ConfigSnapshot) -> tuple[Any, str | None]:
+    """The snapshot's admitted document, or why there is none to read."""
+    if snapshot.manifest is None:
+        return None, "its stored manifest is not JSON"
+    if not isinstance(snapshot.manifest, dict) or "document" not in snapshot.manifest:
+        return None, "its stored manifest has no document"
+    return snapshot.manifest["document"], None
+
+
 def user_of(snapshot: ConfigSnapshot | None, started_with: UserConfig) -> UserConfig:
     if snapshot is None:
         return started_with  # nothing admitted yet: what the Node read when it started
     readable = readable_user_config(snapshot)
     return started_with if readable is None else readable
+
+
+def _user_config(snapshot: ConfigSnapshot) -> tuple[UserConfig | None, str | None]:
+    document, why = _document_of(snapshot)
+    if why is not None:
+        return None, why
+    try:
+        return parse_user_config(document, "admitted user configuration"), None
+    except MaiaError as error:
+        if error.code != "configuration_invalid":
+            raise
+        return None, error.message
 
 
 def readable_user_config(snapshot: ConfigSnapshot) -> UserConfig | None:
@@ -84,41 +122,112 @@ def readable_user_config(snapshot: ConfigSnapshot) -> UserConfig | None:
     executor with `model`, say). Refusing to start on it would leave a home no one can mend,
     as admitting a fix needs a running Node: such a snapshot counts as never admitted, so the
     Node runs on `config.jsonc` (checked as at any start) until the next admission."""
+    config, why = _user_config(snapshot)
+    if why is not None:
+        _log.warning("the admitted user configuration (revision %d) does not pass this Maia's "
+                     "checks, so the Node runs on config.jsonc until the next admission: %s",
+                     snapshot.revision, why)  # fmt: skip
+    return config
+
+
+def _project_config(
+    snapshot: ConfigSnapshot, project_id: str
+) -> tuple[ProjectConfig | None, str | None]:
+    document, why = _document_of(snapshot)
+    if why is not None:
+        return None, why
+    if document is None:
+        return None, None  # an absent file was admitted: no Project settings
     try:
-        return parse_user_config(snapshot.manifest["document"], "admitted user configuration")
+        config = parse_project_config(
+            document, "admitted Project configuration", project_id=project_id
+        )
     except MaiaError as error:
         if error.code != "configuration_invalid":
             raise
-        _log.warning("the admitted user configuration (revision %d) does not pass this Maia's "
-                     "checks, so the Node runs on config.jsonc until the next admission: %s",
-                     snapshot.revision, error.message)  # fmt: skip
+        return None, error.message
+    return config, None
+
+
+def snapshot_problem(snapshot: ConfigSnapshot | None, project_id: str | None) -> str | None:
+    """Why this build cannot work under the admitted snapshot (None: it can, or there is
+    none): its stored manifest is not JSON, or its document does not pass this Maia's
+    checks (admitted by another version, or corrupted)."""
+    if snapshot is None:
         return None
+    if project_id is None:
+        return _user_config(snapshot)[1]
+    return _project_config(snapshot, project_id)[1]
 
 
 def project_of(snapshot: ConfigSnapshot | None, project_id: str) -> ProjectConfig | None:
-    document = None if snapshot is None else snapshot.manifest.get("document")
-    if document is None:
-        return None
-    return parse_project_config(document, "admitted Project configuration", project_id=project_id)
+    """The admitted Project configuration (None: none admitted, or one this build cannot
+    read: the caller falls back, see `AdmittedConfigs.of`)."""
+    return None if snapshot is None else _project_config(snapshot, project_id)[0]
+
+
+@attrs.frozen
+class _Unreadable:
+    """A Project whose admitted snapshot this build cannot read: where its file is."""
+
+    root: str
+    project_key: str
+    revision: int
+    why: str
+
+
+def _read_effective(
+    conn: sqlite3.Connection, project_id: str | None, started_with: UserConfig
+) -> tuple[EffectiveConfig, _Unreadable | None]:
+    project: ConfigSnapshot | None = None
+    unreadable: _Unreadable | None = None
+    config: ProjectConfig | None = None
+    if project_id is not None:
+        scope_revision(conn, project_id)  # raises resource_not_found for an unknown one
+        project = read_snapshot(conn, project_id)
+        if project is not None:
+            config, why = _project_config(project, project_id)
+            if why is not None:
+                root, key = conn.execute(
+                    "SELECT root, project_key FROM projects WHERE project_id = ?", (project_id,)
+                ).fetchone()
+                unreadable = _Unreadable(str(root), str(key), project.revision, why)
+                project = None  # not in effect: the activation records no snapshot
+    user = read_snapshot(conn, USER_SCOPE)
+    effective = EffectiveConfig(
+        user_of(user, started_with),
+        config,
+        project_id,
+        user_snapshot_id=user.snapshot_id if user is not None else None,
+        project_snapshot_id=project.snapshot_id if project is not None else None,
+    )
+    return effective, unreadable
 
 
 def read_effective(
     conn: sqlite3.Connection, project_id: str | None, started_with: UserConfig
 ) -> EffectiveConfig:
     """The admitted configuration of work in `project_id` (None: outside a Project), read
-    in one transaction. Raises `resource_not_found` for an unknown Project."""
-    project: ConfigSnapshot | None = None
-    if project_id is not None:
-        scope_revision(conn, project_id)  # raises resource_not_found for an unknown one
-        project = admitted_snapshot(conn, project_id)
-    user = admitted_snapshot(conn, USER_SCOPE)
-    return EffectiveConfig(
-        user_of(user, started_with),
-        project_of(project, project_id) if project_id is not None else None,
-        project_id,
-        user_snapshot_id=user.snapshot_id if user is not None else None,
-        project_snapshot_id=project.snapshot_id if project is not None else None,
-    )
+    in one transaction; a Project snapshot this build cannot read gives no Project settings
+    (`AdmittedConfigs.of` reads the Project's file instead). Raises `resource_not_found`
+    for an unknown Project."""
+    return _read_effective(conn, project_id, started_with)[0]
+
+
+def _on_file(effective: EffectiveConfig, unreadable: _Unreadable) -> EffectiveConfig:
+    """`effective` with the Project's settings read from its file (none if the file has
+    problems too), logged. Blocking: reads the file."""
+    user = effective.user
+    candidate = project_candidate(
+        unreadable.root, effective.project_id, unreadable.project_key,
+        user.capacity.currency, user.executor_refs(),
+    )  # fmt: skip
+    what = "its file" if not candidate.problems else "defaults (its file has problems too)"
+    _log.warning("the admitted configuration of Project %s (revision %d) cannot be read by this "
+                 "Maia, so the Project runs on %s until the next admission (maia config admit "
+                 "--project-id %s): %s", effective.project_id, unreadable.revision, what,
+                 unreadable.project_key, unreadable.why)  # fmt: skip
+    return attrs.evolve(effective, project=None if candidate.problems else candidate.project)
 
 
 @attrs.frozen
@@ -149,7 +258,9 @@ class AdmittedConfigs:
             return found
         generation = self._generation
         started = self.started_with
-        value = await self.store.read(lambda c: read_effective(c, project_id, started))
+        value, unreadable = await self.store.read(lambda c: _read_effective(c, project_id, started))
+        if unreadable is not None:
+            value = await trio.to_thread.run_sync(_on_file, value, unreadable)
         if generation == self._generation:  # no admission meanwhile: it is still current
             if len(self._cache) >= MAX_CACHED:
                 self._cache.clear()

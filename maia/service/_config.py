@@ -37,15 +37,16 @@ from maia.protocol import (
 from storage import (
     USER_SCOPE,
     Applied,
+    ConfigSnapshot,
     ExpectedTarget,
     MutationResult,
     ReceiptTarget,
     admit_snapshot,
-    admitted_snapshot,
     issue_preview,
     scope_revision,
 )
 
+from ._admitted import read_snapshot, snapshot_problem
 from ._config_status import _candidate, _config_show, _document, _scope
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
 from ._relocate import _confirmed_mutation, _project_relocate_confirm, _project_relocate_preview
@@ -68,6 +69,13 @@ def _input_digest(project_id: str | None, manifest_digest: str, revision: int) -
     )
 
 
+def _unreadable(snapshot: ConfigSnapshot) -> bool:
+    """True for an admitted snapshot this build cannot read: admitting the same file again
+    changes what is in effect (it replaces the snapshot)."""
+    project_id = None if snapshot.scope == USER_SCOPE else snapshot.scope
+    return snapshot_problem(snapshot, project_id) is not None
+
+
 async def _config_admit_preview(
     ctx: ServiceContext, params: ConfigScopeInput
 ) -> ConfigAdmitPreviewOutput:
@@ -80,7 +88,7 @@ async def _config_admit_preview(
     target_type, target_id = _target(params.project_id)
 
     def issue(conn: sqlite3.Connection) -> tuple[Any, int, Any]:
-        before = admitted_snapshot(conn, scope)
+        before = read_snapshot(conn, scope)
         revision = scope_revision(conn, scope)
         preview = issue_preview(
             conn,
@@ -95,7 +103,7 @@ async def _config_admit_preview(
 
     preview, revision, before = await ctx.store.write(issue)
     changes = diff(_document(before), candidate.manifest["document"])
-    changed = before is None or before.manifest_digest != candidate.digest
+    changed = before is None or before.manifest_digest != candidate.digest or _unreadable(before)
     return check(
         ConfigAdmitPreviewOutput,
         {
@@ -160,8 +168,12 @@ async def _config_admit_confirm(
     now = ctx.now()
 
     def apply(conn: sqlite3.Connection) -> Applied:
-        before = admitted_snapshot(conn, scope)
-        if before is not None and before.manifest_digest == candidate.digest:
+        before = read_snapshot(conn, scope)
+        if (
+            before is not None
+            and before.manifest_digest == candidate.digest
+            and snapshot_problem(before, params.project_id) is None  # else admitting mends it
+        ):
             raise MaiaError(
                 "invalid_state",
                 f"{candidate.source} is already admitted",

@@ -27,9 +27,9 @@ from maia.protocol import (
     check,
     format_timestamp_ms,
 )
-from storage import USER_SCOPE, ConfigSnapshot, Storage, admitted_snapshot, scope_revision
+from storage import USER_SCOPE, ConfigSnapshot, Storage, scope_revision
 
-from ._admitted import readable_user_config
+from ._admitted import read_snapshot, readable_user_config, snapshot_problem
 from ._context import ServiceContext, not_found
 
 MAX_STATUS_PROJECTS = 256
@@ -61,7 +61,8 @@ def _scope(project_id: str | None) -> str:
 
 
 def _document(snapshot: ConfigSnapshot | None) -> Any:
-    return None if snapshot is None else snapshot.manifest.get("document")
+    manifest = None if snapshot is None else snapshot.manifest
+    return manifest.get("document") if isinstance(manifest, dict) else None
 
 
 async def admitted_user_config(store: Storage) -> UserConfig | None:
@@ -71,7 +72,7 @@ async def admitted_user_config(store: Storage) -> UserConfig | None:
     file changes nothing until it is admitted); only a home never admitted starts from the
     file; so does one whose snapshot this Maia refuses (`readable_user_config`).
     """
-    snapshot = await store.read(lambda conn: admitted_snapshot(conn, USER_SCOPE))
+    snapshot = await store.read(lambda conn: read_snapshot(conn, USER_SCOPE))
     return None if snapshot is None else readable_user_config(snapshot)
 
 
@@ -89,23 +90,29 @@ async def _status(ctx: ServiceContext, project_id: str | None) -> tuple[ConfigSc
     candidate = await _candidate(ctx, project_id)
     scope = _scope(project_id)
 
-    def read(conn: sqlite3.Connection) -> tuple[ConfigSnapshot | None, int]:
-        return admitted_snapshot(conn, scope), scope_revision(conn, scope)
+    def read(conn: sqlite3.Connection) -> tuple[ConfigSnapshot | None, int, str | None]:
+        snapshot = read_snapshot(conn, scope)
+        return snapshot, scope_revision(conn, scope), snapshot_problem(snapshot, project_id)
 
-    snapshot, revision = await ctx.read(read)
+    snapshot, revision, unreadable = await ctx.read(read)
     absent = candidate.manifest is not None and candidate.manifest["source"]["digest"] == "absent"
+    problems = [p.to_json() for p in candidate.problems[:99]]  # room for the snapshot's
     if candidate.problems:
         state = "invalid"
     elif snapshot is None:
         state = "never-admitted"
+    elif unreadable is not None:
+        state = "differs"  # what is in effect is not what is admitted: admitting mends it
     else:
         state = "admitted" if snapshot.manifest_digest == candidate.digest else "differs"
+    if snapshot is not None and unreadable is not None:
+        problems.append(_unreadable_problem(ctx, snapshot, project_id, candidate, unreadable))
     wire: dict[str, Any] = {
         "scope": "user" if project_id is None else "project",
         "source": candidate.source,
         "file": state,
         "revision": revision,
-        "problems": [p.to_json() for p in candidate.problems[:100]],
+        "problems": problems,
     }
     if project_id is not None:
         wire["projectId"] = project_id
@@ -114,6 +121,21 @@ async def _status(ctx: ServiceContext, project_id: str | None) -> tuple[ConfigSc
         wire["manifestDigest"] = snapshot.manifest_digest
         wire["admittedAt"] = format_timestamp_ms(snapshot.admitted_ms)
     return check(ConfigScopeStatus, wire, root="result"), absent
+
+
+def _unreadable_problem(ctx: ServiceContext, snapshot: ConfigSnapshot, project_id: str | None,
+                        candidate: Candidate, why: str) -> dict[str, Any]:  # fmt: skip
+    """The problem that says the admitted snapshot cannot be read, what runs instead, and
+    the admission that mends it."""
+    if project_id is None:
+        instead, admit = "the Node runs on config.jsonc", "maia config admit"
+    else:
+        instead = "the Project runs on its file (or defaults, if the file has problems)"
+        admit = f"maia config admit --project-id {project_id}"
+    detail = (f"the admitted snapshot {snapshot.snapshot_id} (revision {snapshot.revision}) "
+              f"cannot be read by this Maia; {instead} until it is admitted again ({admit}): "
+              f"{why[:600]}")  # fmt: skip
+    return {"source": str(ctx.home / "maia.db"), "path": "$", "detail": detail[:1024]}
 
 
 async def _config_show(ctx: ServiceContext, params: ConfigScopeInput) -> ConfigShowOutput:

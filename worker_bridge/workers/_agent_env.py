@@ -78,10 +78,23 @@ def resolve_command(configured: str, bundled: str | None, name: str) -> str:
             found = shutil.which(configured)
         if found:
             return found
-        raise FileNotFoundError(f"command {configured!r} was not found")
+        raise FileNotFoundError(command_problem(configured) or f"{configured!r} was not found")
     if bundled:
         return bundled
     found = shutil.which(name)
     if found:
         return found
-    raise FileNotFoundError(f"no {name} binary: install it, or set the executor's `command`")
+    raise FileNotFoundError(
+        f"no {name} binary: {name!r} was not found on PATH; install it, or set the executor's"
+        " `command`"
+    )
+
+
+def command_problem(command: str) -> str | None:
+    """Why `command` cannot run (a name not on PATH, a path that is missing, a file that is
+    not executable), or None when it looks runnable."""
+    if os.sep not in command:
+        return None if shutil.which(command) else f"{command!r} was not found on PATH"
+    if os.path.isdir(command) or (os.path.exists(command) and not os.access(command, os.X_OK)):
+        return f"{command!r} is not executable"
+    return None if os.path.exists(command) else f"{command!r} was not found"

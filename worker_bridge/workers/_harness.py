@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 
+from ._agent_env import command_problem
 from ._descendants import descendants, kill_escaped
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -45,8 +46,9 @@ class HarnessGone(Exception):
 
 
 class Line:
-    """What the reader saw: `json` (value is a dict), `garbage` (a non-JSON or oversized
-    line, value its start), or `eof` (stdout closed; value None). `size`: its bytes."""
+    """What the reader saw: `json` (value is a dict), `garbage` (a non-JSON line, value its
+    start), `oversized` (a line over MAX_LINE_BYTES, skipped; value None), or `eof` (stdout
+    closed; value None). `size`: its bytes."""
 
     __slots__ = ("kind", "size", "value")
 
@@ -54,6 +56,13 @@ class Line:
         self.kind = kind
         self.value = value
         self.size = size
+
+
+def unreadable_line(line: Line) -> str:
+    """What a `garbage` or `oversized` line was, for a failure reason."""
+    if line.kind == "oversized":
+        return f"printed a line longer than {MAX_LINE_BYTES} bytes"
+    return f"printed a line that is not JSON: {line.value!r}"
 
 
 class HarnessStatistics:
@@ -91,7 +100,10 @@ class HarnessProcess:
                 start_new_session=True,
             )
         except OSError as exc:
-            raise HarnessMissing(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
+            problem = command_problem(self.argv[0])
+            raise HarnessMissing(
+                problem or f"cannot start {self.argv[0]}: {exc.strerror or exc}"
+            ) from exc
         self.pid = self.process.pid
         # A debugging aid (and the golden-transcript tests): every stdout line, as received.
         self._transcript = open(transcript, "ab") if transcript else None  # noqa: SIM115
@@ -135,7 +147,7 @@ class HarnessProcess:
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the line
                     raw = stream.readline(MAX_LINE_BYTES)
-                self._lines.put(Line("garbage", f"a line longer than {MAX_LINE_BYTES} bytes"))
+                self._lines.put(Line("oversized", None))
                 continue
             text = raw.decode("utf-8", "replace").strip()
             if not text:

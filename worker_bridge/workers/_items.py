@@ -133,11 +133,12 @@ class Items:
     def error(self, message: str, **fields: Any) -> str:
         return self.completed("error", message=message, **fields)
 
-    def fail(self, message: str) -> None:
-        """End the turn failed, with an error item carrying the same message."""
+    def fail(self, message: str, code: str | None = None) -> None:
+        """End the turn failed (`code`: its failure code, if not `turn_failed`), with an
+        error item carrying the same message."""
         message = well_formed(message)
         self.error(message)
-        self.turn.fail(message)
+        self.turn.fail(message, code)
 
     # -- approvals ------------------------------------------------------------------
 

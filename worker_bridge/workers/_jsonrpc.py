@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from ._harness import HarnessProcess
+from ._harness import HarnessProcess, unreadable_line
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
@@ -69,8 +69,8 @@ class RpcPeer:
             return None
         if line.kind == "eof":
             raise RpcClosed("the harness closed its output")
-        if line.kind == "garbage":
-            raise RpcClosed(f"the harness printed a line that is not JSON: {line.value!r}")
+        if line.kind in ("garbage", "oversized"):
+            raise RpcClosed(f"the harness {unreadable_line(line)}")
         value: dict[str, Any] = line.value
         return value
 

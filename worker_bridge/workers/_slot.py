@@ -12,7 +12,7 @@ import time
 from worker_bridge._sdk import run_worker
 
 from ._agent_env import harness_environment
-from ._harness import HarnessMissing, HarnessProcess
+from ._harness import HarnessGone, HarnessMissing, HarnessProcess
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
@@ -28,10 +28,22 @@ if TYPE_CHECKING:
 
 
 INTERRUPT_BOUND_S = 8.0  # within the Node's 10 s interrupt grace
+LAUNCH_FAILED = "launch_failed"  # the turn's failure code when the harness never got going
+EXITED_AT_START = "exited before answering"
 
 
 class TurnFailure(Exception):
-    """The harness failed this turn; the message names the cause and its stderr tail."""
+    """The harness failed this turn; the message names the cause and its stderr tail.
+    `code` is the turn's failure code (None: the Node's `turn_failed`)."""
+
+    code: str | None = None
+
+
+class LaunchFailure(TurnFailure):
+    """The harness could not be started for this turn: its binary is missing or not
+    executable, it exited before answering, or it refused or timed out its initialize."""
+
+    code = LAUNCH_FAILED
 
 
 def option_seconds(context: WorkerContext, name: str, default_ms: int) -> float:
@@ -55,7 +67,7 @@ class HarnessSlot:
         return self.process is not None and self.process.alive
 
     def start(self, argv: Sequence[str], extra_env: dict[str, str] | None = None) -> HarnessProcess:
-        """Start the harness. Raises `TurnFailure` if it cannot start."""
+        """Start the harness. Raises `LaunchFailure` if it cannot start."""
         self.drop()
         try:
             process = HarnessProcess(
@@ -65,7 +77,7 @@ class HarnessSlot:
                 transcript=self.context.options.get("transcriptPath") or None,
             )
         except HarnessMissing as exc:
-            raise TurnFailure(f"{self.harness}: {exc}") from exc
+            raise LaunchFailure(f"{self.harness}: {exc}") from exc
         self.process = process
         self.context.exit_hooks.append(process.stop)
         return process
@@ -83,18 +95,28 @@ class HarnessSlot:
         process = self.process
         if process is None:
             return f"{self.harness} {what}"
+        status = process.describe_exit()  # first: the tail of an exited one is complete
         tail = process.stderr_tail()
-        status = process.describe_exit()
         return f"{self.harness} {what} ({status})" + (f"; stderr: {tail}" if tail else "")
 
-    def fail(self, what: str) -> TurnFailure:
-        """A `TurnFailure` worded by `why`, after dropping the process."""
-        failure = TurnFailure(self.why(what))
+    def fail(self, what: str, *, launch: bool = False) -> TurnFailure:
+        """A `TurnFailure` worded by `why` (a `LaunchFailure` if `launch`: the harness was
+        starting), after dropping the process."""
+        failure = (LaunchFailure if launch else TurnFailure)(self.why(what))
         self.drop()
         return failure
 
     def _stderr(self, line: str) -> None:
         self.context.diagnostic({"stream": "stderr", "harness": self.harness, "line": line})
+
+
+def start_problem(slot: HarnessSlot, exc: Exception) -> str:
+    """What went wrong while a JSON-RPC harness was starting (its `initialize` or its
+    session's set-up): it exited before answering, or `did not start: <exc>`."""
+    process = slot.process
+    if isinstance(exc, HarnessGone) or (process is not None and not process.alive):
+        return EXITED_AT_START
+    return f"did not start: {exc}"
 
 
 class TurnWatch:

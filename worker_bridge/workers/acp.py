@@ -25,7 +25,15 @@ from ._acp_turn import AcpTurnMapper, running_cost
 from ._harness import HarnessGone
 from ._items import Items, obj
 from ._jsonrpc import RpcClosed, RpcError, RpcPeer
-from ._slot import HarnessSlot, TurnFailure, TurnWatch, option_seconds, serve_adapter
+from ._slot import (
+    HarnessSlot,
+    LaunchFailure,
+    TurnFailure,
+    TurnWatch,
+    option_seconds,
+    serve_adapter,
+    start_problem,
+)
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
 TYPE_CHECKING = False
@@ -44,7 +52,7 @@ def agent_argv(context: WorkerContext) -> list[str]:
     except ValueError:
         argv = None
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
-        raise TurnFailure("acp: the executor needs `argv` (the agent's command line)")
+        raise LaunchFailure("acp: the executor needs `argv` (the agent's command line)")
     return argv
 
 
@@ -115,8 +123,8 @@ class AcpClient:
                     rpc.call("session/new", params, self.start_s, ignore).get("sessionId")
                 )
                 self.cost = (0, "")  # a new session has cost nothing yet
-        except (RpcError, RpcClosed) as exc:
-            raise self.slot.fail(f"did not start: {exc}") from exc
+        except (RpcError, RpcClosed, HarnessGone) as exc:
+            raise self.slot.fail(start_problem(self.slot, exc), launch=True) from exc
         self.session_id = session
         turn.event("conversation", None, {"conversationId": session, **data})
         return rpc
@@ -131,7 +139,7 @@ class AcpClient:
             finally:
                 self.cost = mapper.cost
         except TurnFailure as exc:
-            items.fail(str(exc))
+            items.fail(str(exc), exc.code)
         except (HarnessGone, RpcClosed) as exc:
             items.fail(str(self.slot.fail(f"failed during the turn: {exc}")))
 

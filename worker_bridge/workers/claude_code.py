@@ -25,9 +25,17 @@ from worker_bridge._turn import Turn
 
 from ._agent_env import bundled_claude, resolve_command
 from ._claude_turn import IGNORED, ClaudeTurnMapper
-from ._harness import HarnessGone, HarnessProcess
+from ._harness import HarnessGone, HarnessProcess, unreadable_line
 from ._items import Items
-from ._slot import HarnessSlot, TurnFailure, TurnWatch, option_seconds, serve_adapter
+from ._slot import (
+    EXITED_AT_START,
+    HarnessSlot,
+    LaunchFailure,
+    TurnFailure,
+    TurnWatch,
+    option_seconds,
+    serve_adapter,
+)
 from ._usage import RunningTotals
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -98,9 +106,12 @@ class ClaudeCode:
         try:
             argv = self.argv(resume, fresh)
         except FileNotFoundError as exc:
-            raise TurnFailure(f"{HARNESS}: {exc}") from exc
+            raise LaunchFailure(f"{HARNESS}: {exc}") from exc
         process = self.slot.start(argv)
-        request_id = self._control({"subtype": "initialize"})
+        try:
+            request_id = self._control({"subtype": "initialize"})
+        except HarnessGone:  # it exited before reading a line
+            request_id = ""
         deadline = time.monotonic() + self.start_s
         while time.monotonic() < deadline:
             line = process.next_line(0.2)
@@ -110,14 +121,15 @@ class ClaudeCode:
                 if resume and UNKNOWN_CONVERSATION in f"{line.value} {process.stderr_tail()}":
                     self.slot.drop()
                     raise UnknownConversation(resume)
-                raise self.slot.fail("exited while starting")
+                raise self.slot.fail(EXITED_AT_START, launch=True)
             if line.kind == "json" and line.value.get("type") == "control_response":
                 response = line.value.get("response") or {}
                 if response.get("request_id") == request_id:
                     if response.get("subtype") == "error":
-                        raise self.slot.fail(f"refused initialize: {response.get('error')}")
+                        what = f"refused initialize: {response.get('error')}"
+                        raise self.slot.fail(what, launch=True)
                     return resume or fresh
-        raise self.slot.fail(f"did not initialize within {self.start_s:g} s")
+        raise self.slot.fail(f"did not initialize within {self.start_s:g} s", launch=True)
 
     def _ensure(self, turn: Turn, items: Items) -> None:
         if self.slot.alive:
@@ -156,7 +168,7 @@ class ClaudeCode:
             process.send(user_line(turn.text))
             self._run(turn, items, process)
         except TurnFailure as exc:
-            items.fail(str(exc))
+            items.fail(str(exc), exc.code)
         except HarnessGone:
             items.fail(str(self.slot.fail("stopped reading its input")))
 
@@ -175,8 +187,8 @@ class ClaudeCode:
             watch.heard()
             if line.kind == "eof":
                 raise self.slot.fail("exited during the turn")
-            if line.kind == "garbage":
-                raise self.slot.fail(f"printed a line that is not JSON: {line.value!r}")
+            if line.kind in ("garbage", "oversized"):
+                raise self.slot.fail(unreadable_line(line))
             if self._line(turn, mapper, line.value):
                 return
             watch.heard()  # an approval may have waited for a person

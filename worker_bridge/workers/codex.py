@@ -27,7 +27,15 @@ from ._codex_turn import APPROVALS, CodexTurnMapper
 from ._harness import HarnessGone
 from ._items import Items
 from ._jsonrpc import RpcClosed, RpcError, RpcPeer
-from ._slot import HarnessSlot, TurnFailure, TurnWatch, option_seconds, serve_adapter
+from ._slot import (
+    HarnessSlot,
+    LaunchFailure,
+    TurnFailure,
+    TurnWatch,
+    option_seconds,
+    serve_adapter,
+    start_problem,
+)
 from ._usage import RunningTotals
 
 # typing costs a worker ~20 ms of start-up: import it for the type checker only.
@@ -100,7 +108,7 @@ class Codex:
                 self.context.options.get("command", ""), bundled_codex(), "codex"
             )
         except FileNotFoundError as exc:
-            raise TurnFailure(f"{HARNESS}: {exc}") from exc
+            raise LaunchFailure(f"{HARNESS}: {exc}") from exc
         argv = [command, "app-server"]
         for setting in QUIET_CONFIG:
             argv += ["-c", setting]
@@ -133,8 +141,8 @@ class Codex:
                     items.error(reason, recoverable=True)
             if result is None:
                 result = rpc.call("thread/start", self._thread_params(), self.start_s, ignore)
-        except (RpcError, RpcClosed) as exc:
-            raise self.slot.fail(f"did not start: {exc}") from exc
+        except (RpcError, RpcClosed, HarnessGone) as exc:
+            raise self.slot.fail(start_problem(self.slot, exc), launch=True) from exc
         thread = result.get("thread") or {}
         self.thread_id = str(thread.get("id") or resume)
         self.model = self.model or (
@@ -152,7 +160,7 @@ class Codex:
             mapper = CodexTurnMapper(items, self.totals, self.model, self.remembered)
             self._run(turn, rpc, mapper)
         except TurnFailure as exc:
-            items.fail(str(exc))
+            items.fail(str(exc), exc.code)
         except (HarnessGone, RpcClosed) as exc:
             items.fail(str(self.slot.fail(f"failed during the turn: {exc}")))
 

@@ -200,7 +200,7 @@ def handle(context: WorkerContext, turn: Turn) -> None:
             start_new_session=True,
         )
     except OSError as exc:
-        turn.fail(f"could not start {argv[0]}: {exc}")
+        turn.fail(f"could not start {argv[0]}: {exc}", "launch_failed")
         return
 
     def kill_group() -> None:

@@ -25,7 +25,8 @@ INTERNAL = {
         "session_step", "set_activity", "touch_session", "wake", "apply_plan",
         "turn_step", "end_turn", "flush_item", "record_attempt", "end_attempt", "open_attempts",
         "Leftover", "session_from_row", "SESSION_COLUMNS",
-        "record_failure", "closed_refusal", "MAX_FAILURE_CHARS", "Spill", "bound_text",
+        "record_failure", "closed_refusal", "MAX_FAILURE_CHARS", "WORKER_FAILURE_CODES",
+        "worker_failure_reason", "Spill", "bound_text",
         "EVENT_TEXT_CHARS", "OUTPUT_TEXT_CHARS", "OUTPUT_TEXT_BYTES",
         "LAZY", "lazy_wake", "refire", "subject_now", "worker_gone", "wake_now", "flush_columns",
         "set_latest_turn", "items_unknown", "KnownItem", "assembled_output", "approval_position",
@@ -34,7 +35,8 @@ INTERNAL = {
     "maia.service": {
         "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",
         "filter_digest", "issue", "open_cursor", "peek_scope", "mirror_projects",
-        "legacy_confirm_digest", "stored_replay", "readable_user_config",
+        "legacy_confirm_digest", "stored_replay", "readable_user_config", "read_snapshot",
+        "snapshot_problem",
     },
     "maia.config": {"MAX_BYTES"},
 }  # fmt: skip

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.session._failures import closed_refusal, record_failure
+from actors.session._failures import closed_refusal, record_failure, worker_failure_reason
 from actors.session._lifecycles import SessionState
 from actors.session._store import Draft
 from storage._schema import migrate
@@ -63,3 +63,10 @@ def test_a_cleared_failure_is_gone(tmp_path: Path) -> None:
     record_failure(conn, draft, "start failed: executor unknown")
     record_failure(conn, draft, None)
     assert conn.execute("SELECT failure_message FROM sessions").fetchone() == (None,)
+
+
+def test_a_worker_names_only_its_own_failure_codes() -> None:
+    """launch_failed is taken from a worker; a Node's own reason or junk is turn_failed."""
+    assert worker_failure_reason({"code": "launch_failed"}) == "launch_failed"
+    for data in (None, {}, {"code": "runtime_lost"}, {"code": "worker_failed"}, {"code": 3}):
+        assert worker_failure_reason(data) == "turn_failed"

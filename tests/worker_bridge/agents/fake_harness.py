@@ -1,9 +1,11 @@
 """A misbehaving harness for the failure tests (the real CLIs cannot be made to misbehave).
 
-Speaks just enough of Claude Code's stream-json (`FAKE_PROTOCOL=claude`) or Codex's
-app-server JSON-RPC (`codex`) to start, then on the first prompt does what `FAKE_MODE`
-says: `garbage` (a line that is not JSON), `exit` (a stderr line, then status 3), `hang`
-(nothing at all), `unknown` (an unknown event type, then a normal answer).
+Speaks just enough of Claude Code's stream-json (`FAKE_PROTOCOL=claude`), Codex's
+app-server JSON-RPC (`codex`) or ACP (`acp`) to start, then on the first prompt does what
+`FAKE_MODE` says: `garbage` (a line that is not JSON), `exit` (a stderr line, then status
+3), `hang` (nothing at all), `deaf` (nothing, and no reading: an interrupt goes unheard),
+`huge` (a line over the adapter's 32 MiB bound, then a normal answer), `unknown` (an
+unknown event type, then a normal answer).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import time
 
 MODE = os.environ.get("FAKE_MODE", "garbage")
 PROTOCOL = os.environ.get("FAKE_PROTOCOL", "claude")
+if os.environ.get("FAKE_PID_FILE"):  # one line per harness process started
+    with open(os.environ["FAKE_PID_FILE"], "a") as pids:
+        pids.write(f"{os.getpid()}\n")
 
 
 def say(message: dict[str, object]) -> None:
@@ -30,8 +35,11 @@ def misbehave() -> None:
         sys.stderr.write("fatal: the model exploded\n")
         sys.stderr.flush()
         sys.exit(3)
-    elif MODE == "hang":
+    elif MODE in ("hang", "deaf"):
         time.sleep(3600)
+    elif MODE == "huge":
+        sys.stdout.write('{"pad": "' + "x" * (32 * 1024 * 1024) + '"}\n')
+        sys.stdout.flush()
 
 
 def claude(message: dict[str, object]) -> None:
@@ -87,5 +95,25 @@ def codex(message: dict[str, object]) -> None:
         say({"method": "turn/completed", "params": {"turn": {"id": "t1", "status": "completed"}}})
 
 
+def acp(message: dict[str, object]) -> None:
+    method, ident = message.get("method"), message.get("id")
+    if method == "initialize":
+        say({"jsonrpc": "2.0", "id": ident, "result": {"protocolVersion": 1}})
+    elif method == "session/new":
+        say({"jsonrpc": "2.0", "id": ident, "result": {"sessionId": "session-1"}})
+    elif method == "session/prompt":
+        misbehave()
+        update = {"sessionId": "session-1", "update": {"sessionUpdate": "mystery_update"}}
+        say({"jsonrpc": "2.0", "method": "session/update", "params": update})
+        chunk = {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "fine"},
+        }
+        say({"jsonrpc": "2.0", "method": "session/update",
+             "params": {"sessionId": "session-1", "update": chunk}})  # fmt: skip
+        say({"jsonrpc": "2.0", "id": ident, "result": {"stopReason": "end_turn"}})
+
+
+SPEAK = {"claude": claude, "codex": codex, "acp": acp}
 for line in sys.stdin:
-    (claude if PROTOCOL == "claude" else codex)(json.loads(line))
+    SPEAK[PROTOCOL](json.loads(line))
