@@ -92,6 +92,7 @@ from ._sql import get_webhook as get_webhook
 from ._sql import has_active_webhooks as has_active_webhooks
 from ._sql import latest_event as latest_event
 from ._sql import list_webhooks as list_webhooks
+from ._sql import page_webhooks as page_webhooks
 from ._sql import preview_revision as preview_revision
 from ._ssrf import Destination as Destination
 from ._ssrf import DestinationRefused as DestinationRefused

@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:d7f40147020022b9b9a382139d6e2e6102ab94f857159022455942fb395553f0",
+    "registryDigest": "sha256:b4617bc25d2978d71070905b271341d3a5762dd7939707fd60443b0196dc0010",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:d7f40147020022b9b9a382139d6e2e6102ab94f857159022455942fb395553f0"
+REGISTRY_DIGEST: Final = "sha256:b4617bc25d2978d71070905b271341d3a5762dd7939707fd60443b0196dc0010"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

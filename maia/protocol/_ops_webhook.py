@@ -20,11 +20,13 @@ from typing import Any, Literal
 import attrs
 
 from maia.core._fields import field, spec
+from maia.core._limits import PAGE_LIMIT_MAX
 
 from ._common import (
     Delivery,
     command_id_field,
     count_field,
+    cursor_field,
     digest_field,
     id_field,
     mutation,
@@ -185,16 +187,20 @@ class WebhookChangeConfirmOutput:
 
 @attrs.frozen
 class WebhookListInput:
-    """Which webhooks to list."""
+    """Which webhooks to list, one page at a time."""
 
     include_removed: bool = field(doc="Also list removed webhooks.", default=False)
+    limit: int = field(doc="Page size (the default holds every live webhook).",
+                       default=PAGE_LIMIT_MAX, minimum=1, maximum=PAGE_LIMIT_MAX)  # fmt: skip
+    cursor: str | None = cursor_field()
 
 
 @attrs.frozen
 class WebhookListOutput:
-    """The webhooks, oldest first."""
+    """The webhooks, oldest first; a page is cut under the 1 MiB frame (`nextCursor`)."""
 
-    webhooks: tuple[Webhook, ...] = field(doc="The webhooks.", max_items=200)
+    webhooks: tuple[Webhook, ...] = field(doc="The page.", max_items=PAGE_LIMIT_MAX)
+    next_cursor: str | None = field(doc="Cursor of the next page; null on the last.")
 
 
 @attrs.frozen
@@ -284,9 +290,10 @@ WEBHOOK_OPERATIONS = (
     operation(
         operation_id="webhooks.list",
         agent_exposure="eligible",
-        summary="List the webhooks.",
+        summary="List the webhooks, oldest first, paged by cursor.",
         input_type=WebhookListInput,
         output_type=WebhookListOutput,
+        errors=("invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="webhooks.show",

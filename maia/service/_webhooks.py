@@ -39,8 +39,8 @@ from actors.webhook import (
     delivery_wire,
     get_delivery,
     get_webhook,
-    list_webhooks,
     not_found,
+    page_webhooks,
     parse_allow_addresses,
     preview_revision,
     recent_deliveries,
@@ -66,10 +66,13 @@ from storage import ExpectedTarget, find_receipt, issue_preview
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
 from ._event_types import check_webhook_types
 from ._kinds import running_kind
+from ._page_bytes import fitting, webhook_bytes
+from ._paging import issue, open_cursor
 from ._replay import stored_replay
 
 CONFIRM_OP: Final = "webhooks.change.confirm"
 PREVIEW_TTL_MS: Final = 120_000
+LIST_SCOPE: Final = "webhooks.list"
 _EVENTS: Final = {"remove": WebhookEvent.REMOVE, "test": WebhookEvent.TEST,
                   "redeliver": WebhookEvent.REDELIVER}  # fmt: skip
 
@@ -277,11 +280,23 @@ async def webhooks_change_confirm(
 
 
 async def webhooks_list(ctx: ServiceContext, params: WebhookListInput) -> WebhookListOutput:
-    """The webhooks, oldest first (removed ones only when asked)."""
+    """The webhooks, oldest first (removed ones only when asked), a page at a time: removed
+    webhooks stay, so the list has no bound but the page's. Raises `invalid_cursor`,
+    `cursor_reset_required`."""
+    filters = {"includeRemoved": params.include_removed}
+    after = None if params.cursor is None else open_cursor(ctx.store, params.cursor,
+                                                           LIST_SCOPE, filters)  # fmt: skip
     states = () if params.include_removed else (WebhookState.ACTIVE, WebhookState.DISABLED)
-    records = await ctx.read(lambda c: list_webhooks(c, states=states))
-    wire = {"webhooks": [webhook_wire(r) for r in records]}
-    return check(WebhookListOutput, wire, root="result")
+    rows = await ctx.read(lambda c: page_webhooks(c, states=states, after=after,
+                                                  limit=params.limit + 1))  # fmt: skip
+    page = rows[: params.limit]
+    hooks = [webhook_wire(r) for _, r in page]
+    kept = fitting(hooks, webhook_bytes)  # the rest would pass the 1 MiB frame
+    cursor = None
+    if len(rows) > len(page) or kept < len(page):
+        hooks, page = hooks[:kept], page[:kept]
+        cursor = issue(ctx.store, page[-1][0], LIST_SCOPE, filters)
+    return check(WebhookListOutput, {"webhooks": hooks, "nextCursor": cursor}, root="result")
 
 
 async def webhooks_show(ctx: ServiceContext, params: WebhookRef) -> WebhookShowOutput:
