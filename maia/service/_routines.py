@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+import orjson
 import trio
 
 from actors import Command
@@ -70,6 +71,7 @@ from storage import (
     ExpectedTarget,
     MutationResult,
     Receipt,
+    ReceiptTarget,
     issue_preview,
 )
 
@@ -161,23 +163,61 @@ def _confirmed_before(ctx: ServiceContext, conn: sqlite3.Connection, operation_i
     the retried confirm answers the stored result (`duplicate`) and acts once."""
     return stored_replay(conn, actor_id=ctx.actor_id, operation_id=operation_id,
                          command_id=params.command_id, digests=(digest,),
-                         same=_same_values(operation_id, params)) is not None  # fmt: skip
+                         same=_same_values(conn, operation_id, params)) is not None  # fmt: skip
 
 
-def _same_values(operation_id: str, params: Any) -> Callable[[Receipt], bool] | None:
-    """For a disable: whether a receipt (under any key form) disabled this routine from
-    this revision, which is all its digest binds besides the actor and the commandId (the
-    key). Other confirms' receipts do not show all their values: None."""
-    if operation_id != "routine.disable.confirm":
-        return None
+def _same_values(conn: sqlite3.Connection, operation_id: str,
+                 params: Any) -> Callable[[Receipt], bool]:  # fmt: skip
+    """Whether a receipt (under any key form: the pre-0.13.0 one binds the proof, which a
+    retry through a new preview does not carry) shows these very values, all the digest
+    binds besides the actor and the commandId (the key):
+      * a disable's target names the routine and the revision it moved from;
+      * a create's result is the routine it made at revision 1: its name, schedule, template
+        and state (paused or not);
+      * a run's result names the routine of its fire; the revision it was confirmed at is the
+        one the routine had then: the result revision of the routine's newest receipt before
+        the run's (only receipted changes move a routine's revision; a run does not)."""
 
     def same(stored: Receipt) -> bool:
         first = stored.targets[0] if stored.targets else None
-        return first is not None and (first.target_type, first.target_id,
-                                      first.prior_revision) == (
-            "routine", params.routine_id, params.expected_revision)  # fmt: skip
+        result = stored.result if isinstance(stored.result, dict) else {}
+        if operation_id == "routine.disable.confirm":
+            return first is not None and (first.target_type, first.target_id,
+                                          first.prior_revision) == (
+                "routine", params.routine_id, params.expected_revision)  # fmt: skip
+        if operation_id == "routine.create.confirm":
+            made = result.get("routine")
+            return isinstance(made, dict) and made.get("revision") == 1 and (
+                made.get("routineId"), made.get("name"), made.get("schedule"),
+                made.get("template"), made.get("state") == "paused",
+            ) == (routine_id_for(stored.actor_id, params.command_id), params.name,
+                  to_json(params.schedule), to_json(params.template), params.paused)  # fmt: skip
+        if operation_id == "routine.run.confirm":
+            fire = result.get("fire")
+            if not isinstance(fire, dict) or fire.get("routineId") != params.routine_id:
+                return False
+            revision = _revision_before(conn, params.routine_id, stored.sequence)
+            return revision is not None and revision == int(params.expected_revision)
+        return False
 
     return same
+
+
+def _revision_before(conn: sqlite3.Connection, routine_id: str, sequence: int) -> int | None:
+    """The routine's revision when the receipt at `sequence` was written: the result revision
+    of its newest receipt (create, pause, resume, disable: each names it first) before."""
+    row = conn.execute(
+        "SELECT targets FROM receipts WHERE target_id = ? AND sequence < ?"
+        " ORDER BY sequence DESC LIMIT 1",
+        (routine_id, sequence),
+    ).fetchone()
+    if row is None:
+        return None
+    targets = orjson.loads(row[0])
+    first = ReceiptTarget.from_wire(targets[0]) if targets else None
+    if first is None or (first.target_type, first.target_id) != ("routine", routine_id):
+        return None
+    return first.result_revision
 
 
 async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
@@ -190,7 +230,8 @@ async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
     digests = (digest, legacy_confirm_digest(digest, params.proof))
     return await ctx.read(lambda conn: stored_replay(
         conn, actor_id=ctx.actor_id, operation_id=operation_id,
-        command_id=params.command_id, digests=digests, same=_same_values(operation_id, params),
+        command_id=params.command_id, digests=digests,
+        same=_same_values(conn, operation_id, params),
     ))  # fmt: skip
 
 
