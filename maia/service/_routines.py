@@ -12,7 +12,7 @@ revision are `storage_conflict`.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 import orjson
@@ -25,7 +25,6 @@ from actors.routine import (
     ChangeRoutine,
     CreateRoutine,
     Disable,
-    FailureOf,
     FireRow,
     LauncherSlot,
     Pause,
@@ -47,7 +46,6 @@ from actors.routine import (
     routine_show,
     routine_view,
 )
-from actors.session import session_view, turn_view
 from maia.core import MaiaError, digest_json, format_timestamp_ms
 from maia.protocol import (
     FireFailure,
@@ -402,28 +400,53 @@ async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) 
     return mutation_output(RoutineRunResult, result)
 
 
-def _runtime_failure(now_ms: int) -> FailureOf:
-    """A fire's failure as turn.show carries it (its first turn failed: the worker's own
-    message), or as session.show does (its Session failed before any turn)."""
+# A fire's runtime failure, for every fire of a routine.show page in one read: its first
+# turn's first error item (the worker's own account, cut as turn.show cuts it), read only for
+# a failed turn; and for a fire whose Session failed before any turn, the Session's state and
+# failure message (session.show's). A turn's items are the key range of its turn_no
+# (storage: `item_key = turn_no << 24 | seq`).
+_FAILURES_SQL: Final = (
+    "SELECT f.fire_id,"
+    " CASE WHEN t.state = 'failed' THEN (SELECT substr(i.text, 1, {cut}) FROM turn_items i"
+    " WHERE i.item_key BETWEEN t.turn_no << 24 AND (t.turn_no << 24) + 16777215"
+    " AND i.kind = 'error' ORDER BY i.item_key LIMIT 1) END,"
+    " s.state, s.failure_message"
+    " FROM routine_fires f LEFT JOIN turns t ON t.turn_id = f.turn_id"
+    " LEFT JOIN sessions s ON s.session_id = f.session_id AND f.turn_id IS NULL"
+    " WHERE f.fire_id IN ({marks})"
+)
+FAILURE_MESSAGE_CHARS: Final = 4096  # turn.show's cut of a turn's failure message
 
-    def failure_of(conn: sqlite3.Connection, fire: FireRow, turn_state: str | None,
-                   reason: str | None) -> FireFailure | None:  # fmt: skip
-        if turn_state == "failed" and fire.turn_id is not None and reason is not None:
-            message = turn_view(conn, fire.turn_id).failure_message
-            return None if message is None else FireFailure(code=reason, message=message)
-        if fire.turn_id is None and fire.session_id is not None:
-            session = session_view(conn, fire.session_id, now_ms)
-            if session.state == "failed" and session.failure_message is not None:
-                return FireFailure(code="session_failed", message=session.failure_message)
-        return None
 
-    return failure_of
+def _fire_failures(conn: sqlite3.Connection,
+                   fires: Sequence[tuple[FireRow, str | None, str | None]],
+                   ) -> list[FireFailure | None]:  # fmt: skip
+    """Each fire's failure as turn.show carries it (its first turn failed: the worker's own
+    message), or as session.show does (its Session failed before any turn), else None; one
+    query for the page, none when no fire failed or lost its Session."""
+    wanted = [fire.fire_id for fire, state, reason in fires
+              if (state == "failed" and fire.turn_id is not None and reason is not None)
+              or (fire.turn_id is None and fire.session_id is not None)]  # fmt: skip
+    found: dict[str, tuple[str | None, str | None, str | None]] = {}
+    if wanted:
+        sql = _FAILURES_SQL.format(cut=FAILURE_MESSAGE_CHARS, marks=", ".join("?" * len(wanted)))
+        found = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(sql, wanted)}
+    failures: list[FireFailure | None] = []
+    for fire, _, reason in fires:
+        error, session_state, session_failure = found.get(fire.fire_id, (None, None, None))
+        if fire.turn_id is not None:
+            failures.append(FireFailure(code=reason, message=error)
+                            if error is not None and reason is not None else None)  # fmt: skip
+        elif session_state == "failed" and session_failure is not None:
+            failures.append(FireFailure(code="session_failed", message=session_failure))
+        else:
+            failures.append(None)
+    return failures
 
 
 async def routine_show_handler(ctx: ServiceContext, params: RoutineRef) -> RoutineShowOutput:
     """Raises `resource_not_found`."""
-    failure_of = _runtime_failure(ctx.now())
-    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id, failure_of))
+    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id, _fire_failures))
     return check(RoutineShowOutput, shown, root="result")
 
 
