@@ -34,6 +34,7 @@ from ._core import attempt_event as attempt_event
 from ._core import cancel as cancel
 from ._core import redeliver as redeliver
 from ._deliveries import MAX_PENDING_PER_WEBHOOK as MAX_PENDING_PER_WEBHOOK
+from ._deliveries import RECENT_DELIVERIES as RECENT_DELIVERIES
 from ._deliveries import AttemptRecord as AttemptRecord
 from ._deliveries import DeliveryRecord as DeliveryRecord
 from ._deliveries import attempts_of as attempts_of

@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:b4617bc25d2978d71070905b271341d3a5762dd7939707fd60443b0196dc0010",
+    "registryDigest": "sha256:188940ae4c878789df98cb2bf1cc59318570f6ae2bc75ee43cd4e49c953bae0b",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

@@ -80,6 +80,26 @@ def _list(values: Mapping[str, Any]) -> dict[str, Any]:
     return params
 
 
+def _show_params() -> list[click.Parameter]:
+    return [
+        click.Argument(["hook_id"], metavar="HOOK_ID"),
+        click.Option(["--state", "delivery_state"], default=None,
+                     type=click.Choice(["pending", "succeeded", "failed", "cancelled"]),
+                     help="Only deliveries in this state (failed: what to redeliver)."),
+        click.Option(["--cursor"], metavar="CURSOR", default=None,
+                     help="Continue with older deliveries from the previous page's cursor."),
+    ]  # fmt: skip
+
+
+def _show(values: Mapping[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {"webhookId": values["hook_id"]}
+    if values.get("delivery_state") is not None:
+        params["deliveryState"] = values["delivery_state"]
+    if values.get("cursor") is not None:
+        params["cursor"] = values["cursor"]
+    return params
+
+
 def _target(kind: str, argument: str, wire: str) -> Any:
     def build(values: Mapping[str, Any]) -> dict[str, Any]:
         change: dict[str, Any] = {"kind": kind, wire: values[argument]}
@@ -96,9 +116,9 @@ WEBHOOK_SHORTCUTS: Final = (
                                             "change.spec.sessionId": "session"}),
     Shortcut(("webhook", "list"), "webhooks.list", "List the webhooks, oldest first.",
              _list_params, _list),
-    Shortcut(("webhook", "show"), "webhooks.show", "Show a webhook and its deliveries.",
-             lambda: [click.Argument(["hook_id"], metavar="HOOK_ID")],
-             lambda v: {"webhookId": v["hook_id"]}, references={"webhookId": "webhook"}),
+    Shortcut(("webhook", "show"), "webhooks.show",
+             "Show a webhook and its deliveries (newest 20, then --cursor).",
+             _show_params, _show, references={"webhookId": "webhook"}),
     Shortcut(("webhook", "remove"), CONFIRM, "Remove a webhook (its pending deliveries stop).",
              _target_params("HOOK_ID", "The webhook."), _target("remove", "hook_id", "webhookId"),
              references=_HOOK),

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:b4617bc25d2978d71070905b271341d3a5762dd7939707fd60443b0196dc0010"
+REGISTRY_DIGEST: Final = "sha256:188940ae4c878789df98cb2bf1cc59318570f6ae2bc75ee43cd4e49c953bae0b"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

@@ -204,10 +204,15 @@ class WebhookListOutput:
 
 
 @attrs.frozen
-class WebhookRef:
-    """Names one webhook."""
+class WebhookShowInput:
+    """Names one webhook, and which of its deliveries to show (newest first, a page of 20)."""
 
     webhook_id: str = webhook_id_field()
+    delivery_state: DeliveryState | None = field(
+        doc="Only deliveries in this state (failed: the ones a redeliver may want).",
+        default=None,
+    )
+    cursor: str | None = cursor_field("The previous page's nextCursor: older deliveries.")
 
 
 @attrs.frozen
@@ -245,10 +250,13 @@ class WebhookDelivery:
 
 @attrs.frozen
 class WebhookShowOutput:
-    """A webhook and its newest 20 deliveries."""
+    """A webhook and a page of its deliveries: the newest 20 (of a state, when asked), then
+    older ones by `nextCursor`."""
 
     webhook: Webhook = field(doc="The webhook.")
     deliveries: tuple[WebhookDelivery, ...] = field(doc="Newest first.", max_items=20)
+    next_cursor: str | None = field(doc="Cursor of older deliveries; null on the last page.",
+                                    default=None)  # fmt: skip
 
 
 _ERRORS = ("resource_not_found", "revision_conflict", "invalid_state",
@@ -298,9 +306,9 @@ WEBHOOK_OPERATIONS = (
     operation(
         operation_id="webhooks.show",
         agent_exposure="eligible",
-        summary="Show a webhook and its recent deliveries with their attempts.",
-        input_type=WebhookRef,
+        summary="Show a webhook and a page of its deliveries (newest first) with their attempts.",
+        input_type=WebhookShowInput,
         output_type=WebhookShowOutput,
-        errors=("resource_not_found",),
+        errors=("resource_not_found", "invalid_cursor", "cursor_reset_required"),
     ),
 )

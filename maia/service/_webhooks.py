@@ -21,6 +21,7 @@ from actors import Command
 from actors.webhook import (
     DELIVERY_TABLE,
     MAX_WEBHOOKS,
+    RECENT_DELIVERIES,
     WEBHOOK_TABLE,
     WEBHOOKS,
     ConfirmChange,
@@ -58,7 +59,7 @@ from maia.protocol import (
     WebhookListInput,
     WebhookListOutput,
     WebhookRedeliverChange,
-    WebhookRef,
+    WebhookShowInput,
     WebhookShowOutput,
 )
 from storage import ExpectedTarget, find_receipt, issue_preview
@@ -73,6 +74,7 @@ from ._replay import stored_replay
 CONFIRM_OP: Final = "webhooks.change.confirm"
 PREVIEW_TTL_MS: Final = 120_000
 LIST_SCOPE: Final = "webhooks.list"
+SHOW_SCOPE: Final = "webhooks.show"
 _EVENTS: Final = {"remove": WebhookEvent.REMOVE, "test": WebhookEvent.TEST,
                   "redeliver": WebhookEvent.REDELIVER}  # fmt: skip
 
@@ -299,17 +301,31 @@ async def webhooks_list(ctx: ServiceContext, params: WebhookListInput) -> Webhoo
     return check(WebhookListOutput, {"webhooks": hooks, "nextCursor": cursor}, root="result")
 
 
-async def webhooks_show(ctx: ServiceContext, params: WebhookRef) -> WebhookShowOutput:
-    """Raises `resource_not_found`."""
+async def webhooks_show(ctx: ServiceContext, params: WebhookShowInput) -> WebhookShowOutput:
+    """The webhook and a page of its deliveries, newest first (only `deliveryState`'s when
+    given); `nextCursor` continues with older ones (a full backlog leaves thousands). Raises
+    `resource_not_found`, `invalid_cursor`, `cursor_reset_required`."""
+    filters = {"webhookId": params.webhook_id, "deliveryState": params.delivery_state}
+    before = None if params.cursor is None else open_cursor(ctx.store, params.cursor,
+                                                            SHOW_SCOPE, filters)  # fmt: skip
 
-    def show(conn: sqlite3.Connection) -> dict[str, Any]:
+    def show(conn: sqlite3.Connection) -> tuple[dict[str, Any], int | None]:
         record = get_webhook(conn, params.webhook_id)
         if record is None:
             raise not_found("webhook", params.webhook_id)
-        deliveries = [delivery_wire(conn, d) for d in recent_deliveries(conn, record.webhook_id)]
-        return {"webhook": webhook_wire(record), "deliveries": deliveries}
+        found = recent_deliveries(conn, record.webhook_id, RECENT_DELIVERIES + 1,
+                                  state=params.delivery_state, before=before)  # fmt: skip
+        page = found[:RECENT_DELIVERIES]
+        last = page[-1].seq if len(found) > len(page) else None
+        return {
+            "webhook": webhook_wire(record),
+            "deliveries": [delivery_wire(conn, d) for d in page],
+        }, last
 
-    return check(WebhookShowOutput, await ctx.read(show), root="result")
+    shown, last = await ctx.read(show)
+    if last is not None:  # absent on the last page
+        shown["nextCursor"] = issue(ctx.store, last, SHOW_SCOPE, filters)
+    return check(WebhookShowOutput, shown, root="result")
 
 
 WEBHOOK_HANDLERS: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {
