@@ -254,7 +254,12 @@ def check_url(url: str, allow: Sequence[IPNetwork] = ()) -> Target:
             "scheme", f"{url!r}: only http and https are allowed, not {parsed.scheme or 'none'}"
         )
     if parsed.userinfo or "@" in url.split("//", 1)[-1].split("/", 1)[0]:
-        raise DestinationRefused("credentials", f"{url!r}: credentials in the URL are refused")
+        # The URL is not echoed: its userinfo is a password (refusals reach terminals and logs).
+        raise DestinationRefused(
+            "credentials",
+            "credentials in the URL (user:password@ before "
+            "the host) are refused; the receiver verifies the signature",
+        )
     host, literal = _host_of(parsed, url)
     default = 443 if parsed.scheme == "https" else 80
     port = parsed.port if parsed.port is not None else default
