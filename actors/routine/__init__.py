@@ -99,7 +99,7 @@ from ._table import FireState as FireState
 from ._table import RoutineEvent as RoutineEvent
 from ._table import RoutineState as RoutineState
 from ._table import SkipReason as SkipReason
-from ._views import FailureOf as FailureOf
+from ._views import FailuresOf as FailuresOf
 from ._views import fire_view as fire_view
 from ._views import routine_id_for as routine_id_for
 from ._views import routine_show as routine_show

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from maia.core import format_timestamp_ms
@@ -42,7 +42,12 @@ def routine_view(row: RoutineRow) -> Routine:
     )
 
 
-FailureOf = Callable[[sqlite3.Connection, FireRow, str | None, str | None], FireFailure | None]
+# The runtime failures of routine.show's fires, read at once: (fire, its first turn's state,
+# that turn's failure reason) each, one failure or None each, in order.
+FailuresOf = Callable[
+    [sqlite3.Connection, Sequence[tuple[FireRow, str | None, str | None]]],
+    Sequence[FireFailure | None],
+]
 
 
 def fire_view(fire: FireRow, turn_state: str | None = None, failure_reason: str | None = None,
@@ -79,14 +84,14 @@ def _message(reason: str) -> str:
 
 
 def routine_show(conn: sqlite3.Connection, routine_id: str,
-                 failure_of: FailureOf | None = None) -> dict[str, Any]:  # fmt: skip
-    """routine.show's answer as JSON values; `failure_of(conn, fire, turn state, failure
-    reason)` gives a fire's runtime failure as turn.show or session.show carry it (the
-    Session kind's views: the service layer passes them), None for none or the default.
+                 failures_of: FailuresOf | None = None) -> dict[str, Any]:  # fmt: skip
+    """routine.show's answer as JSON values; `failures_of(conn, fires)` gives the fires'
+    runtime failures as turn.show or session.show carry them (the Session kind's tables: the
+    service layer passes it, one read for the page), None for none or the default.
     Raises `resource_not_found`."""
     row = require_routine(conn, routine_id)
-    fires = []
-    for fire, (state, reason) in newest_fires(conn, routine_id):
-        failure = None if failure_of is None else failure_of(conn, fire, state, reason)
-        fires.append(fire_view(fire, state, reason, failure))
+    shown = [(fire, state, reason) for fire, (state, reason) in newest_fires(conn, routine_id)]
+    failures = [None] * len(shown) if failures_of is None else failures_of(conn, shown)
+    fires = [fire_view(fire, state, reason, failure)
+             for (fire, state, reason), failure in zip(shown, failures, strict=True)]  # fmt: skip
     return {"routine": to_json(routine_view(row)), "fires": [to_json(f) for f in fires]}

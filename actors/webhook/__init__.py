@@ -34,6 +34,7 @@ from ._core import attempt_event as attempt_event
 from ._core import cancel as cancel
 from ._core import redeliver as redeliver
 from ._deliveries import MAX_PENDING_PER_WEBHOOK as MAX_PENDING_PER_WEBHOOK
+from ._deliveries import RECENT_DELIVERIES as RECENT_DELIVERIES
 from ._deliveries import AttemptRecord as AttemptRecord
 from ._deliveries import DeliveryRecord as DeliveryRecord
 from ._deliveries import attempts_of as attempts_of
@@ -92,6 +93,7 @@ from ._sql import get_webhook as get_webhook
 from ._sql import has_active_webhooks as has_active_webhooks
 from ._sql import latest_event as latest_event
 from ._sql import list_webhooks as list_webhooks
+from ._sql import page_webhooks as page_webhooks
 from ._sql import preview_revision as preview_revision
 from ._ssrf import Destination as Destination
 from ._ssrf import DestinationRefused as DestinationRefused

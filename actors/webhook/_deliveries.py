@@ -153,12 +153,27 @@ def require_backlog_room(conn: sqlite3.Connection, webhook_id: str) -> None:
 
 
 def recent_deliveries(
-    conn: sqlite3.Connection, webhook_id: str, limit: int = RECENT_DELIVERIES
+    conn: sqlite3.Connection,
+    webhook_id: str,
+    limit: int = RECENT_DELIVERIES,
+    *,
+    state: str | None = None,
+    before: int | None = None,
 ) -> tuple[DeliveryRecord, ...]:
+    """The webhook's deliveries newest first (by `seq`, its order of first attempts), only in
+    `state` when given, only older than `seq` `before` when given (webhooks.show's pages)."""
+    where: list[str] = ["webhook_id = ?"]
+    args: list[Any] = [webhook_id]
+    if state is not None:
+        where.append("state = ?")
+        args.append(state)
+    if before is not None:
+        where.append("seq < ?")
+        args.append(before)
     rows = conn.execute(
-        f"SELECT {_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ?"
+        f"SELECT {_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE {' AND '.join(where)}"
         " ORDER BY seq DESC LIMIT ?",
-        (webhook_id, limit),
+        (*args, limit),
     )
     return tuple(DeliveryRecord.from_row(r) for r in rows)
 

@@ -118,6 +118,24 @@ def list_webhooks(
     return tuple(WebhookRecord.from_row(r) for r in rows)
 
 
+def page_webhooks(
+    conn: sqlite3.Connection, *, states: Sequence[WebhookState], after: int | None, limit: int
+) -> list[tuple[int, WebhookRecord]]:
+    """(rowid, webhook) oldest first (insertion order), filtered on `states`; `after` is the
+    rowid the previous page ended on (webhooks.list's cursor)."""
+    where = ["rowid > ?"]
+    args: list[Any] = [-1 if after is None else after]
+    if states:
+        where.append(f"state IN ({', '.join('?' * len(states))})")
+        args += [s.value for s in states]
+    rows = conn.execute(
+        f"SELECT rowid, {_HOOK_COLUMNS} FROM webhooks WHERE {' AND '.join(where)}"
+        " ORDER BY rowid LIMIT ?",
+        (*args, limit),
+    )
+    return [(int(r[0]), WebhookRecord.from_row(r[1:])) for r in rows]
+
+
 def has_active_webhooks(conn: sqlite3.Connection) -> bool:
     row = conn.execute("SELECT 1 FROM webhooks WHERE state = 'active' LIMIT 1").fetchone()
     return row is not None

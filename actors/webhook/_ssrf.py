@@ -236,6 +236,17 @@ def _host_of(url: httpx.URL, text: str) -> tuple[str, IPAddress | None]:
     return name, None
 
 
+def _shown(url: str) -> str:
+    """`url` as a refusal may echo it: any userinfo (a password) before the host cut out."""
+    scheme, sep, rest = url.partition("//")
+    if not sep:
+        return url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "…@" + authority.rpartition("@")[2]
+    return f"{scheme}{sep}{authority}{slash}{path}"
+
+
 def check_url(url: str, allow: Sequence[IPNetwork] = ()) -> Target:
     """The URL's target after the rules that need no resolution (literal addresses included).
 
@@ -248,18 +259,25 @@ def check_url(url: str, allow: Sequence[IPNetwork] = ()) -> Target:
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as error:
-        raise DestinationRefused("url_invalid", f"{url!r} is not a URL: {error}") from None
+        raise DestinationRefused("url_invalid",
+                                 f"{_shown(url)!r} is not a URL: {error}") from None  # fmt: skip
     if parsed.scheme not in ("http", "https"):
         raise DestinationRefused(
-            "scheme", f"{url!r}: only http and https are allowed, not {parsed.scheme or 'none'}"
+            "scheme",
+            f"{_shown(url)!r}: only http and https are allowed, not {parsed.scheme or 'none'}",
         )
     if parsed.userinfo or "@" in url.split("//", 1)[-1].split("/", 1)[0]:
-        raise DestinationRefused("credentials", f"{url!r}: credentials in the URL are refused")
+        # The URL is not echoed: its userinfo is a password (refusals reach terminals and logs).
+        raise DestinationRefused(
+            "credentials",
+            "credentials in the URL (user:password@ before "
+            "the host) are refused; the receiver verifies the signature",
+        )
     host, literal = _host_of(parsed, url)
     default = 443 if parsed.scheme == "https" else 80
     port = parsed.port if parsed.port is not None else default
     if not 1 <= port <= 65535:
-        raise DestinationRefused("port_invalid", f"{url!r}: port {port} is out of range")
+        raise DestinationRefused("port_invalid", f"{_shown(url)!r}: port {port} is out of range")
     if literal is not None:
         admit(literal, allow, str(literal))
     return Target(str(parsed), parsed.scheme, host, port, literal)

@@ -8,7 +8,7 @@ HELLO_PARAMS: Final[dict[str, Any]] = {
     "clientName": "maia.client",
     "clientVersion": "0.1.0",
     "protocol": "maia.protocol/v1alpha1",
-    "registryDigest": "sha256:d7f40147020022b9b9a382139d6e2e6102ab94f857159022455942fb395553f0",
+    "registryDigest": "sha256:188940ae4c878789df98cb2bf1cc59318570f6ae2bc75ee43cd4e49c953bae0b",
 }
 
 OPERATIONS: Final[dict[tuple[str, ...], str]] = {

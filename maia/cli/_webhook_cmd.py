@@ -60,6 +60,46 @@ def _target_params(name: str, doc: str) -> Any:
     return params
 
 
+def _list_params() -> list[click.Parameter]:
+    return [
+        click.Option(["--include-removed"], is_flag=True, help="Also list removed webhooks."),
+        click.Option(["--limit"], type=click.IntRange(1, 100), default=None,
+                     help="Page size (default 100)."),
+        click.Option(["--cursor"], metavar="CURSOR", default=None,
+                     help="Continue from the previous page's cursor."),
+    ]  # fmt: skip
+
+
+def _list(values: Mapping[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if values.get("include_removed"):
+        params["includeRemoved"] = True
+    for name in ("limit", "cursor"):
+        if values.get(name) is not None:
+            params[name] = values[name]
+    return params
+
+
+def _show_params() -> list[click.Parameter]:
+    return [
+        click.Argument(["hook_id"], metavar="HOOK_ID"),
+        click.Option(["--state", "delivery_state"], default=None,
+                     type=click.Choice(["pending", "succeeded", "failed", "cancelled"]),
+                     help="Only deliveries in this state (failed: what to redeliver)."),
+        click.Option(["--cursor"], metavar="CURSOR", default=None,
+                     help="Continue with older deliveries from the previous page's cursor."),
+    ]  # fmt: skip
+
+
+def _show(values: Mapping[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {"webhookId": values["hook_id"]}
+    if values.get("delivery_state") is not None:
+        params["deliveryState"] = values["delivery_state"]
+    if values.get("cursor") is not None:
+        params["cursor"] = values["cursor"]
+    return params
+
+
 def _target(kind: str, argument: str, wire: str) -> Any:
     def build(values: Mapping[str, Any]) -> dict[str, Any]:
         change: dict[str, Any] = {"kind": kind, wire: values[argument]}
@@ -74,13 +114,11 @@ WEBHOOK_SHORTCUTS: Final = (
     Shortcut(("webhook", "add"), CONFIRM, "Add a webhook (previews, then asks).",
              _add_params, _add, references={"change.spec.projectId": "project",
                                             "change.spec.sessionId": "session"}),
-    Shortcut(("webhook", "list"), "webhooks.list", "List the webhooks.",
-             lambda: [click.Option(["--include-removed"], is_flag=True,
-                                   help="Also list removed webhooks.")],
-             lambda v: {"includeRemoved": True} if v.get("include_removed") else {}),
-    Shortcut(("webhook", "show"), "webhooks.show", "Show a webhook and its deliveries.",
-             lambda: [click.Argument(["hook_id"], metavar="HOOK_ID")],
-             lambda v: {"webhookId": v["hook_id"]}, references={"webhookId": "webhook"}),
+    Shortcut(("webhook", "list"), "webhooks.list", "List the webhooks, oldest first.",
+             _list_params, _list),
+    Shortcut(("webhook", "show"), "webhooks.show",
+             "Show a webhook and its deliveries (newest 20, then --cursor).",
+             _show_params, _show, references={"webhookId": "webhook"}),
     Shortcut(("webhook", "remove"), CONFIRM, "Remove a webhook (its pending deliveries stop).",
              _target_params("HOOK_ID", "The webhook."), _target("remove", "hook_id", "webhookId"),
              references=_HOOK),

@@ -254,8 +254,8 @@ if TYPE_CHECKING:
     from ._ops_webhook import WebhookListInput as WebhookListInput
     from ._ops_webhook import WebhookListOutput as WebhookListOutput
     from ._ops_webhook import WebhookRedeliverChange as WebhookRedeliverChange
-    from ._ops_webhook import WebhookRef as WebhookRef
     from ._ops_webhook import WebhookRemoveChange as WebhookRemoveChange
+    from ._ops_webhook import WebhookShowInput as WebhookShowInput
     from ._ops_webhook import WebhookShowOutput as WebhookShowOutput
     from ._ops_webhook import WebhookSpec as WebhookSpec
     from ._ops_webhook import WebhookTestChange as WebhookTestChange
@@ -417,8 +417,8 @@ _LAZY: Final = {
     "WebhookListInput": "_ops_webhook",
     "WebhookListOutput": "_ops_webhook",
     "WebhookRedeliverChange": "_ops_webhook",
-    "WebhookRef": "_ops_webhook",
     "WebhookRemoveChange": "_ops_webhook",
+    "WebhookShowInput": "_ops_webhook",
     "WebhookShowOutput": "_ops_webhook",
     "WebhookSpec": "_ops_webhook",
     "WebhookTestChange": "_ops_webhook",

@@ -4,7 +4,7 @@ imports every op to find one; `maia contract check` refuses them once stale."""
 
 from typing import Final
 
-REGISTRY_DIGEST: Final = "sha256:d7f40147020022b9b9a382139d6e2e6102ab94f857159022455942fb395553f0"
+REGISTRY_DIGEST: Final = "sha256:188940ae4c878789df98cb2bf1cc59318570f6ae2bc75ee43cd4e49c953bae0b"
 
 OPERATION_INDEX: Final[dict[str, str]] = {
     "approval.list": "maia.protocol._ops_approval:APPROVAL_OPERATIONS",

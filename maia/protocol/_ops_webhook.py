@@ -20,11 +20,13 @@ from typing import Any, Literal
 import attrs
 
 from maia.core._fields import field, spec
+from maia.core._limits import PAGE_LIMIT_MAX
 
 from ._common import (
     Delivery,
     command_id_field,
     count_field,
+    cursor_field,
     digest_field,
     id_field,
     mutation,
@@ -185,23 +187,32 @@ class WebhookChangeConfirmOutput:
 
 @attrs.frozen
 class WebhookListInput:
-    """Which webhooks to list."""
+    """Which webhooks to list, one page at a time."""
 
     include_removed: bool = field(doc="Also list removed webhooks.", default=False)
+    limit: int = field(doc="Page size (the default holds every live webhook).",
+                       default=PAGE_LIMIT_MAX, minimum=1, maximum=PAGE_LIMIT_MAX)  # fmt: skip
+    cursor: str | None = cursor_field()
 
 
 @attrs.frozen
 class WebhookListOutput:
-    """The webhooks, oldest first."""
+    """The webhooks, oldest first; a page is cut under the 1 MiB frame (`nextCursor`)."""
 
-    webhooks: tuple[Webhook, ...] = field(doc="The webhooks.", max_items=200)
+    webhooks: tuple[Webhook, ...] = field(doc="The page.", max_items=PAGE_LIMIT_MAX)
+    next_cursor: str | None = field(doc="Cursor of the next page; null on the last.")
 
 
 @attrs.frozen
-class WebhookRef:
-    """Names one webhook."""
+class WebhookShowInput:
+    """Names one webhook, and which of its deliveries to show (newest first, a page of 20)."""
 
     webhook_id: str = webhook_id_field()
+    delivery_state: DeliveryState | None = field(
+        doc="Only deliveries in this state (failed: the ones a redeliver may want).",
+        default=None,
+    )
+    cursor: str | None = cursor_field("The previous page's nextCursor: older deliveries.")
 
 
 @attrs.frozen
@@ -239,10 +250,13 @@ class WebhookDelivery:
 
 @attrs.frozen
 class WebhookShowOutput:
-    """A webhook and its newest 20 deliveries."""
+    """A webhook and a page of its deliveries: the newest 20 (of a state, when asked), then
+    older ones by `nextCursor`."""
 
     webhook: Webhook = field(doc="The webhook.")
     deliveries: tuple[WebhookDelivery, ...] = field(doc="Newest first.", max_items=20)
+    next_cursor: str | None = field(doc="Cursor of older deliveries; null on the last page.",
+                                    default=None)  # fmt: skip
 
 
 _ERRORS = ("resource_not_found", "revision_conflict", "invalid_state",
@@ -284,16 +298,17 @@ WEBHOOK_OPERATIONS = (
     operation(
         operation_id="webhooks.list",
         agent_exposure="eligible",
-        summary="List the webhooks.",
+        summary="List the webhooks, oldest first, paged by cursor.",
         input_type=WebhookListInput,
         output_type=WebhookListOutput,
+        errors=("invalid_cursor", "cursor_reset_required"),
     ),
     operation(
         operation_id="webhooks.show",
         agent_exposure="eligible",
-        summary="Show a webhook and its recent deliveries with their attempts.",
-        input_type=WebhookRef,
+        summary="Show a webhook and a page of its deliveries (newest first) with their attempts.",
+        input_type=WebhookShowInput,
         output_type=WebhookShowOutput,
-        errors=("resource_not_found",),
+        errors=("resource_not_found", "invalid_cursor", "cursor_reset_required"),
     ),
 )

@@ -35,6 +35,7 @@ from ._page_bytes import event_bytes as event_bytes
 from ._page_bytes import fitting as fitting
 from ._page_bytes import receipt_bytes as receipt_bytes
 from ._page_bytes import session_bytes as session_bytes
+from ._page_bytes import webhook_bytes as webhook_bytes
 from ._refusal_details import completed_refusal as completed_refusal
 from ._register import HANDLERS as HANDLERS
 from ._register import open_services as open_services

@@ -6,8 +6,10 @@ Adding a kind is one line here; the runtime starts it and the journal's event ty
 lists the kinds.
 
 The machine, webhook and routine kinds are `OnDemand`: a Node opens one at its start when
-the kind's tables hold a row (so recovery finds every assignment, delivery and routine with
-work, and resumes it before the Node serves), else at the first operation that needs it
+the kind's tables hold work (a row; for webhooks an active webhook, the only kind of webhook
+with deliveries to send or events to take: removed ones stay, and would open the kind at
+every start for nothing), so recovery finds every assignment, delivery and routine with
+work and resumes it before the Node serves, else at the first operation that needs it
 (`running_kind`, which every handler of the kind goes through). Until then the kind's modules
 are never imported: about 2.3 MiB of an idle Node. Their events are declared here
 (`emits`); a test holds each list to the kind's tables.
@@ -33,8 +35,9 @@ T = TypeVar("T")
 
 @attrs.frozen
 class OnDemand:
-    """A kind opened at the start when `holds` (its tables, or its durable timers) has a
-    row, else on its first use; `source` is where the kind is (`module:attribute`)."""
+    """A kind opened at the start when `holds` (its tables, each maybe with a WHERE that
+    names the rows that are work) or its durable timers have a row, else on its first use;
+    `source` is where the kind is (`module:attribute`)."""
 
     name: str
     source: str
@@ -206,7 +209,10 @@ _MACHINES: Final = OnDemand(
 )  # fmt: skip
 _WEBHOOKS: Final = OnDemand(
     "webhook", "actors.webhook:WEBHOOKS",
-    ("webhooks", "webhook_deliveries", "webhook_attempts"),
+    # Pending deliveries are an active webhook's (a remove or a 410 cancels them), and an
+    # attempt a stopped Node left in flight is a pending delivery's: an active webhook is
+    # all the recovery needs (`webhooks_by_state`: one index probe).
+    ("webhooks WHERE state = 'active'",),
     frozenset({"webhook.added", "webhook.disabled", "webhook.redelivery_requested",
                "webhook.removed", "webhook.tested"}),
 )  # fmt: skip

@@ -1,14 +1,15 @@
 """Pages under the 1 MiB frame. events.read, session.list, receipt.list, approval.list,
-routine.list and project.list size a page by `limit` (up to 500 events, 100 Sessions, receipts,
-approvals, routines or Projects), and such a page can pass 1 MiB of UTF-8: events whose payloads
-carry item texts, Sessions with 16 KiB archive summaries, receipts naming 256 events each,
-approvals with 8 KiB summaries, routines with 64 KiB prompts, Projects whose roots are 4 KiB
-paths (6 bytes a control character as JSON). The page is cut after the last entry that fits
-`PAGE_BUDGET_BYTES` (events.read: `hasMore`; the lists: `nextCursor`), the cursor after that
-entry; the first entry always travels, so following the cursor ends (one too large for a frame
-alone is refused `frame_too_large` by the Node, typed). An entry's size is counted from above
-(its long texts as JSON, a fixed allowance for its short fields), so a cut page fits and a page
-of small entries is never cut."""
+routine.list, project.list and webhooks.list size a page by `limit` (up to 500 events, 100
+Sessions, receipts, approvals, routines, Projects or webhooks), and such a page can pass 1 MiB
+of UTF-8: events whose payloads carry item texts, Sessions with 16 KiB archive summaries,
+receipts naming 256 events each, approvals with 8 KiB summaries, routines with 64 KiB prompts,
+Projects whose roots are 4 KiB paths, webhooks with 2,048-character URLs, 32 event types and
+256-character descriptions (6 bytes a control character as JSON). The page is cut after the
+last entry that fits `PAGE_BUDGET_BYTES` (events.read: `hasMore`; the lists: `nextCursor`),
+the cursor after that entry; the first entry always travels, so following the cursor ends
+(one too large for a frame alone is refused `frame_too_large` by the Node, typed). An entry's
+size is counted from above (its long texts as JSON, a fixed allowance for its short fields),
+so a cut page fits and a page of small entries is never cut."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ RECEIPT_ENTRY_BYTES = 192  # a target (type, ID, disposition, revisions) or a li
 APPROVAL_FIELDS_BYTES = 1024
 ROUTINE_FIELDS_BYTES = 1024
 PROJECT_FIELDS_BYTES = 512
+WEBHOOK_FIELDS_BYTES = 512
 
 T = TypeVar("T")
 
@@ -85,6 +87,13 @@ def routine_bytes(routine: Routine) -> int:
 def project_bytes(project: Project) -> int:
     """At least the bytes `project` takes in a project.list page."""
     return PROJECT_FIELDS_BYTES + _json_bytes(project.root_path) + _json_bytes(project.project_key)
+
+
+def webhook_bytes(webhook: dict[str, Any]) -> int:
+    """At least the bytes `webhook` (webhooks.list's wire form) takes in a page."""
+    texts = (webhook["url"], webhook["secretEnv"], webhook.get("description"),
+             webhook.get("stateReason"), *webhook["eventTypes"])  # fmt: skip
+    return WEBHOOK_FIELDS_BYTES + sum(_json_bytes(text) + 1 for text in texts)
 
 
 def fitting(entries: Sequence[T], size: Callable[[T], int], budget: int = PAGE_BUDGET_BYTES) -> int:

@@ -7,9 +7,11 @@ judged in was replaced. So the handlers look the receipt up before judging anyth
 judge only a command that has none. `digests` lists the forms the command's key took, the
 current one first: routine confirms before registry 0.13.0 bound their proof into the key
 (`legacy_confirm_digest`), and their receipts replay too when the retry carries the same
-proof, or when the receipt itself shows the same values (a disable's names the routine and
-the revision it moved from: all its digest binds). A receipt under another digest is not
-replayed here: the handler goes on and the write path refuses it as before.
+proof, or when the receipt itself shows the same values (`_routines._same_values`: a
+disable's names the routine and the revision it moved from, a create's result is the
+routine it made, a run's fire names its routine and sits after the receipt of the revision
+it bound). A receipt under another digest is not replayed here: the handler goes on and the
+write path refuses it as before.
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ revision are `storage_conflict`.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
+import orjson
 import trio
 
 from actors import Command
@@ -24,7 +25,6 @@ from actors.routine import (
     ChangeRoutine,
     CreateRoutine,
     Disable,
-    FailureOf,
     FireRow,
     LauncherSlot,
     Pause,
@@ -46,7 +46,6 @@ from actors.routine import (
     routine_show,
     routine_view,
 )
-from actors.session import session_view, turn_view
 from maia.core import MaiaError, digest_json, format_timestamp_ms
 from maia.protocol import (
     FireFailure,
@@ -70,6 +69,7 @@ from storage import (
     ExpectedTarget,
     MutationResult,
     Receipt,
+    ReceiptTarget,
     issue_preview,
 )
 
@@ -161,23 +161,61 @@ def _confirmed_before(ctx: ServiceContext, conn: sqlite3.Connection, operation_i
     the retried confirm answers the stored result (`duplicate`) and acts once."""
     return stored_replay(conn, actor_id=ctx.actor_id, operation_id=operation_id,
                          command_id=params.command_id, digests=(digest,),
-                         same=_same_values(operation_id, params)) is not None  # fmt: skip
+                         same=_same_values(conn, operation_id, params)) is not None  # fmt: skip
 
 
-def _same_values(operation_id: str, params: Any) -> Callable[[Receipt], bool] | None:
-    """For a disable: whether a receipt (under any key form) disabled this routine from
-    this revision, which is all its digest binds besides the actor and the commandId (the
-    key). Other confirms' receipts do not show all their values: None."""
-    if operation_id != "routine.disable.confirm":
-        return None
+def _same_values(conn: sqlite3.Connection, operation_id: str,
+                 params: Any) -> Callable[[Receipt], bool]:  # fmt: skip
+    """Whether a receipt (under any key form: the pre-0.13.0 one binds the proof, which a
+    retry through a new preview does not carry) shows these very values, all the digest
+    binds besides the actor and the commandId (the key):
+      * a disable's target names the routine and the revision it moved from;
+      * a create's result is the routine it made at revision 1: its name, schedule, template
+        and state (paused or not);
+      * a run's result names the routine of its fire; the revision it was confirmed at is the
+        one the routine had then: the result revision of the routine's newest receipt before
+        the run's (only receipted changes move a routine's revision; a run does not)."""
 
     def same(stored: Receipt) -> bool:
         first = stored.targets[0] if stored.targets else None
-        return first is not None and (first.target_type, first.target_id,
-                                      first.prior_revision) == (
-            "routine", params.routine_id, params.expected_revision)  # fmt: skip
+        result = stored.result if isinstance(stored.result, dict) else {}
+        if operation_id == "routine.disable.confirm":
+            return first is not None and (first.target_type, first.target_id,
+                                          first.prior_revision) == (
+                "routine", params.routine_id, params.expected_revision)  # fmt: skip
+        if operation_id == "routine.create.confirm":
+            made = result.get("routine")
+            return isinstance(made, dict) and made.get("revision") == 1 and (
+                made.get("routineId"), made.get("name"), made.get("schedule"),
+                made.get("template"), made.get("state") == "paused",
+            ) == (routine_id_for(stored.actor_id, params.command_id), params.name,
+                  to_json(params.schedule), to_json(params.template), params.paused)  # fmt: skip
+        if operation_id == "routine.run.confirm":
+            fire = result.get("fire")
+            if not isinstance(fire, dict) or fire.get("routineId") != params.routine_id:
+                return False
+            revision = _revision_before(conn, params.routine_id, stored.sequence)
+            return revision is not None and revision == int(params.expected_revision)
+        return False
 
     return same
+
+
+def _revision_before(conn: sqlite3.Connection, routine_id: str, sequence: int) -> int | None:
+    """The routine's revision when the receipt at `sequence` was written: the result revision
+    of its newest receipt (create, pause, resume, disable: each names it first) before."""
+    row = conn.execute(
+        "SELECT targets FROM receipts WHERE target_id = ? AND sequence < ?"
+        " ORDER BY sequence DESC LIMIT 1",
+        (routine_id, sequence),
+    ).fetchone()
+    if row is None:
+        return None
+    targets = orjson.loads(row[0])
+    first = ReceiptTarget.from_wire(targets[0]) if targets else None
+    if first is None or (first.target_type, first.target_id) != ("routine", routine_id):
+        return None
+    return first.result_revision
 
 
 async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
@@ -190,7 +228,8 @@ async def _replayed(ctx: ServiceContext, operation_id: str, params: Any,
     digests = (digest, legacy_confirm_digest(digest, params.proof))
     return await ctx.read(lambda conn: stored_replay(
         conn, actor_id=ctx.actor_id, operation_id=operation_id,
-        command_id=params.command_id, digests=digests, same=_same_values(operation_id, params),
+        command_id=params.command_id, digests=digests,
+        same=_same_values(conn, operation_id, params),
     ))  # fmt: skip
 
 
@@ -361,28 +400,53 @@ async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) 
     return mutation_output(RoutineRunResult, result)
 
 
-def _runtime_failure(now_ms: int) -> FailureOf:
-    """A fire's failure as turn.show carries it (its first turn failed: the worker's own
-    message), or as session.show does (its Session failed before any turn)."""
+# A fire's runtime failure, for every fire of a routine.show page in one read: its first
+# turn's first error item (the worker's own account, cut as turn.show cuts it), read only for
+# a failed turn; and for a fire whose Session failed before any turn, the Session's state and
+# failure message (session.show's). A turn's items are the key range of its turn_no
+# (storage: `item_key = turn_no << 24 | seq`).
+_FAILURES_SQL: Final = (
+    "SELECT f.fire_id,"
+    " CASE WHEN t.state = 'failed' THEN (SELECT substr(i.text, 1, {cut}) FROM turn_items i"
+    " WHERE i.item_key BETWEEN t.turn_no << 24 AND (t.turn_no << 24) + 16777215"
+    " AND i.kind = 'error' ORDER BY i.item_key LIMIT 1) END,"
+    " s.state, s.failure_message"
+    " FROM routine_fires f LEFT JOIN turns t ON t.turn_id = f.turn_id"
+    " LEFT JOIN sessions s ON s.session_id = f.session_id AND f.turn_id IS NULL"
+    " WHERE f.fire_id IN ({marks})"
+)
+FAILURE_MESSAGE_CHARS: Final = 4096  # turn.show's cut of a turn's failure message
 
-    def failure_of(conn: sqlite3.Connection, fire: FireRow, turn_state: str | None,
-                   reason: str | None) -> FireFailure | None:  # fmt: skip
-        if turn_state == "failed" and fire.turn_id is not None and reason is not None:
-            message = turn_view(conn, fire.turn_id).failure_message
-            return None if message is None else FireFailure(code=reason, message=message)
-        if fire.turn_id is None and fire.session_id is not None:
-            session = session_view(conn, fire.session_id, now_ms)
-            if session.state == "failed" and session.failure_message is not None:
-                return FireFailure(code="session_failed", message=session.failure_message)
-        return None
 
-    return failure_of
+def _fire_failures(conn: sqlite3.Connection,
+                   fires: Sequence[tuple[FireRow, str | None, str | None]],
+                   ) -> list[FireFailure | None]:  # fmt: skip
+    """Each fire's failure as turn.show carries it (its first turn failed: the worker's own
+    message), or as session.show does (its Session failed before any turn), else None; one
+    query for the page, none when no fire failed or lost its Session."""
+    wanted = [fire.fire_id for fire, state, reason in fires
+              if (state == "failed" and fire.turn_id is not None and reason is not None)
+              or (fire.turn_id is None and fire.session_id is not None)]  # fmt: skip
+    found: dict[str, tuple[str | None, str | None, str | None]] = {}
+    if wanted:
+        sql = _FAILURES_SQL.format(cut=FAILURE_MESSAGE_CHARS, marks=", ".join("?" * len(wanted)))
+        found = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(sql, wanted)}
+    failures: list[FireFailure | None] = []
+    for fire, _, reason in fires:
+        error, session_state, session_failure = found.get(fire.fire_id, (None, None, None))
+        if fire.turn_id is not None:
+            failures.append(FireFailure(code=reason, message=error)
+                            if error is not None and reason is not None else None)  # fmt: skip
+        elif session_state == "failed" and session_failure is not None:
+            failures.append(FireFailure(code="session_failed", message=session_failure))
+        else:
+            failures.append(None)
+    return failures
 
 
 async def routine_show_handler(ctx: ServiceContext, params: RoutineRef) -> RoutineShowOutput:
     """Raises `resource_not_found`."""
-    failure_of = _runtime_failure(ctx.now())
-    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id, failure_of))
+    shown = await ctx.read(lambda conn: routine_show(conn, params.routine_id, _fire_failures))
     return check(RoutineShowOutput, shown, root="result")
 
 

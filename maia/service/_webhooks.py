@@ -21,6 +21,7 @@ from actors import Command
 from actors.webhook import (
     DELIVERY_TABLE,
     MAX_WEBHOOKS,
+    RECENT_DELIVERIES,
     WEBHOOK_TABLE,
     WEBHOOKS,
     ConfirmChange,
@@ -39,8 +40,8 @@ from actors.webhook import (
     delivery_wire,
     get_delivery,
     get_webhook,
-    list_webhooks,
     not_found,
+    page_webhooks,
     parse_allow_addresses,
     preview_revision,
     recent_deliveries,
@@ -58,7 +59,7 @@ from maia.protocol import (
     WebhookListInput,
     WebhookListOutput,
     WebhookRedeliverChange,
-    WebhookRef,
+    WebhookShowInput,
     WebhookShowOutput,
 )
 from storage import ExpectedTarget, find_receipt, issue_preview
@@ -66,10 +67,14 @@ from storage import ExpectedTarget, find_receipt, issue_preview
 from ._context import LOCAL_ACTOR, ServiceContext, mutation_output
 from ._event_types import check_webhook_types
 from ._kinds import running_kind
+from ._page_bytes import fitting, webhook_bytes
+from ._paging import issue, open_cursor
 from ._replay import stored_replay
 
 CONFIRM_OP: Final = "webhooks.change.confirm"
 PREVIEW_TTL_MS: Final = 120_000
+LIST_SCOPE: Final = "webhooks.list"
+SHOW_SCOPE: Final = "webhooks.show"
 _EVENTS: Final = {"remove": WebhookEvent.REMOVE, "test": WebhookEvent.TEST,
                   "redeliver": WebhookEvent.REDELIVER}  # fmt: skip
 
@@ -277,24 +282,50 @@ async def webhooks_change_confirm(
 
 
 async def webhooks_list(ctx: ServiceContext, params: WebhookListInput) -> WebhookListOutput:
-    """The webhooks, oldest first (removed ones only when asked)."""
+    """The webhooks, oldest first (removed ones only when asked), a page at a time: removed
+    webhooks stay, so the list has no bound but the page's. Raises `invalid_cursor`,
+    `cursor_reset_required`."""
+    filters = {"includeRemoved": params.include_removed}
+    after = None if params.cursor is None else open_cursor(ctx.store, params.cursor,
+                                                           LIST_SCOPE, filters)  # fmt: skip
     states = () if params.include_removed else (WebhookState.ACTIVE, WebhookState.DISABLED)
-    records = await ctx.read(lambda c: list_webhooks(c, states=states))
-    wire = {"webhooks": [webhook_wire(r) for r in records]}
-    return check(WebhookListOutput, wire, root="result")
+    rows = await ctx.read(lambda c: page_webhooks(c, states=states, after=after,
+                                                  limit=params.limit + 1))  # fmt: skip
+    page = rows[: params.limit]
+    hooks = [webhook_wire(r) for _, r in page]
+    kept = fitting(hooks, webhook_bytes)  # the rest would pass the 1 MiB frame
+    cursor = None
+    if len(rows) > len(page) or kept < len(page):
+        hooks, page = hooks[:kept], page[:kept]
+        cursor = issue(ctx.store, page[-1][0], LIST_SCOPE, filters)
+    return check(WebhookListOutput, {"webhooks": hooks, "nextCursor": cursor}, root="result")
 
 
-async def webhooks_show(ctx: ServiceContext, params: WebhookRef) -> WebhookShowOutput:
-    """Raises `resource_not_found`."""
+async def webhooks_show(ctx: ServiceContext, params: WebhookShowInput) -> WebhookShowOutput:
+    """The webhook and a page of its deliveries, newest first (only `deliveryState`'s when
+    given); `nextCursor` continues with older ones (a full backlog leaves thousands). Raises
+    `resource_not_found`, `invalid_cursor`, `cursor_reset_required`."""
+    filters = {"webhookId": params.webhook_id, "deliveryState": params.delivery_state}
+    before = None if params.cursor is None else open_cursor(ctx.store, params.cursor,
+                                                            SHOW_SCOPE, filters)  # fmt: skip
 
-    def show(conn: sqlite3.Connection) -> dict[str, Any]:
+    def show(conn: sqlite3.Connection) -> tuple[dict[str, Any], int | None]:
         record = get_webhook(conn, params.webhook_id)
         if record is None:
             raise not_found("webhook", params.webhook_id)
-        deliveries = [delivery_wire(conn, d) for d in recent_deliveries(conn, record.webhook_id)]
-        return {"webhook": webhook_wire(record), "deliveries": deliveries}
+        found = recent_deliveries(conn, record.webhook_id, RECENT_DELIVERIES + 1,
+                                  state=params.delivery_state, before=before)  # fmt: skip
+        page = found[:RECENT_DELIVERIES]
+        last = page[-1].seq if len(found) > len(page) else None
+        return {
+            "webhook": webhook_wire(record),
+            "deliveries": [delivery_wire(conn, d) for d in page],
+        }, last
 
-    return check(WebhookShowOutput, await ctx.read(show), root="result")
+    shown, last = await ctx.read(show)
+    if last is not None:  # absent on the last page
+        shown["nextCursor"] = issue(ctx.store, last, SHOW_SCOPE, filters)
+    return check(WebhookShowOutput, shown, root="result")
 
 
 WEBHOOK_HANDLERS: Final[dict[str, Callable[[ServiceContext, Any], Awaitable[Any]]]] = {

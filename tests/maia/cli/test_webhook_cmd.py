@@ -54,6 +54,20 @@ def test_list_and_show_are_the_reads() -> None:
         "webhooks.show", {"webhookId": "hook_1"}, "json")  # fmt: skip
 
 
+def test_list_pages() -> None:
+    """list takes --limit and --cursor (webhooks.list pages: removed webhooks stay)."""
+    assert parse_invocation(["webhook", "list"]).params == {}
+    paged = parse_invocation(["webhook", "list", "--include-removed", "--limit", "5",
+                              "--cursor", "c1.x"])  # fmt: skip
+    assert paged.params == {"includeRemoved": True, "limit": 5, "cursor": "c1.x"}
+
+
+def test_show_pages_and_filters() -> None:
+    """show takes --state and --cursor (webhooks.show pages its deliveries)."""
+    show = parse_invocation(["webhook", "show", "hook_1", "--state", "failed", "--cursor", "c"])
+    assert show.params == {"webhookId": "hook_1", "deliveryState": "failed", "cursor": "c"}
+
+
 def test_missing_flags_are_usage_errors() -> None:
     """add without --url is a usage error naming it."""
     with pytest.raises(click.UsageError, match="url"):
