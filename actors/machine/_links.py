@@ -29,6 +29,13 @@ class LinkState:
     barrier: bool = True  # no report has confirmed a grant issued since this Control start
     close: Callable[[], None] = attrs.field(default=lambda: None, repr=False)
     send: Callable[[object], Awaitable[None]] | None = attrs.field(default=None, repr=False)
+    # The optional frames the Node named at its upgrade (`maia.machines._gate`): none for an
+    # older Node, which would refuse them (an `abandon` it cannot act on fences nothing).
+    frames: frozenset[str] = frozenset()
+
+    def carries(self, frame_type: str) -> bool:
+        """Whether a frame of this optional type sent now reaches a Node that acts on it."""
+        return self.send is not None and frame_type in self.frames
 
 
 @attrs.define
@@ -39,13 +46,14 @@ class LinkBoard:
     opened: int = 0
 
     def open(self, machine_id: str, close: Callable[[], None],
-             send: Callable[[object], Awaitable[None]] | None = None) -> LinkState:  # fmt: skip
+             send: Callable[[object], Awaitable[None]] | None = None,
+             frames: frozenset[str] = frozenset()) -> LinkState:  # fmt: skip
         """Register a new authenticated connection; an older one of that machine is closed."""
         old = self.links.get(machine_id)
         if old is not None:
             old.close()
         self.opened += 1
-        link = LinkState(machine_id, self.opened, close=close, send=send)
+        link = LinkState(machine_id, self.opened, close=close, send=send, frames=frames)
         self.links[machine_id] = link
         return link
 

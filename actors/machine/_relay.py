@@ -27,6 +27,7 @@ from ._evidence_ledger import EvidenceLedger
 from ._links import LinkBoard, LinkState
 from ._recovered import REASK_S, STOPPED, RecoveredAttempts
 from ._relay_frames import (
+    AbandonFrame,
     AckFrame,
     LaunchWorkerFrame,
     RefusedFrame,
@@ -138,6 +139,8 @@ class MachineRelay:
         source = f"{machine_id}.{assignment_id}"
 
         async def send(frame: object) -> bool:
+            if isinstance(frame, AbandonFrame) and not carries_abandon():
+                return False  # an older Node would refuse it: asked again on a newer link
             return await self.send(machine_id, frame)
 
         async def acknowledge(sequence: int) -> None:
@@ -150,11 +153,12 @@ class MachineRelay:
             for sequence in sequences:
                 self.ledger.of(source).taken(sequence)
 
-        def connected() -> bool:
+        def carries_abandon() -> bool:  # the link is up and its Node acts on `abandon`
             link = self.links.get(machine_id)
-            return link is not None and link.send is not None
+            return link is not None and link.carries("abandon")
 
-        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release, connected)
+        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release,
+                                    carries_abandon)  # fmt: skip
         self.handles[attempt_id] = (machine_id, assignment_id, handle)
         return handle
 
