@@ -46,6 +46,14 @@ PLACEMENT_WAIT_S: Final = 20.0  # a launch waits this long for item 9 to hold, t
 # 10); only the Node's report then frees the Session, whichever way Control knows the attempt.
 RECONCILE_WAIT_S: Final = (MAX_TTL_MS + STOP_BOUND_MS) / 1000
 ASK_S: Final = 4.5
+# How many times one link re-asks an unconfirmed stop or fence (every `REASK_S`, 15 s) after
+# the hello's own ask. By then the Execution Node has had the longest lease and its bounded
+# stop (`RECONCILE_WAIT_S`, 70 s) since the first ask: a stop still unanswered on a link that
+# stayed up is taken as unanswerable there (spec MN0 item 8: the attempt stays uncertain).
+# Control stops asking on that link and logs it; the attempt stays live, so its Session
+# stays held (`attempt_live`: no replacement beside a worker that may still run, item 10),
+# until the Node reports it gone or a later hello (a new link) asks again, as often.
+MAX_REASKS: Final = -(-int(RECONCILE_WAIT_S) // int(REASK_S))
 
 
 def spec_digest(spec: WireSpec) -> str:
@@ -73,6 +81,7 @@ class MachineRelay:
         self.ledger = EvidenceLedger()  # what each shared spool's acknowledgement may cover
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
         self._asked_ms: dict[str, int] = {}  # machine -> when its stops were last asked
+        self._reasks: dict[str, int] = {}  # attempt -> re-asks on its machine's current link
 
     # -- placement ---------------------------------------------------------------------
 
@@ -185,21 +194,48 @@ class MachineRelay:
                 await handle.send_abandon()  # a fence the link may have lost: once more
         await self.recovered.on_hello(machine_id, live, self.send)
         self._asked_ms[machine_id] = self.clock.monotonic_ms()  # asked now: `ask_again`
+        for attempt_id in self._asking(machine_id):  # a new link asks again, as often
+            self._reasks.pop(attempt_id, None)
 
     async def ask_again(self, machine_id: str) -> None:
         """On each status of the machine (a heartbeat, every 5 s while its link is up):
         once `REASK_S` passed since the hello or the last ask, ask again for what the
         Execution Node has not confirmed yet, each recovered attempt's stop and each
         given-up turn's fence (`abandon`). A frame lost on a link that stays up is asked
-        again here, not only at the next hello (which may never come)."""
+        again here, not only at the next hello (which may never come); at most
+        `MAX_REASKS` times per attempt and link, then it is given up there (see there)."""
         now = self.clock.monotonic_ms()
         if now - self._asked_ms.get(machine_id, now) < REASK_S * 1000:
             return
         self._asked_ms[machine_id] = now
-        await self.recovered.ask(machine_id, self.send)
-        for owner, _, handle in list(self.handles.values()):
-            if owner == machine_id:
+        asking = self._asking(machine_id)
+        for attempt_id in [a for a in self._reasks if a not in asking]:
+            del self._reasks[attempt_id]  # confirmed gone since: forgotten
+        for attempt in self.recovered.pending(machine_id):
+            if self._reask(machine_id, attempt.attempt_id):
+                await self.recovered.ask_one(attempt, self.send)
+        for attempt_id, (owner, _, handle) in list(self.handles.items()):
+            fenced = owner == machine_id and handle.abandoned is not None
+            if fenced and self._reask(machine_id, attempt_id):
                 await handle.send_abandon()
+
+    def _asking(self, machine_id: str) -> set[str]:
+        """The machine's attempts with a stop or fence not yet confirmed."""
+        found = {a.attempt_id for a in self.recovered.pending(machine_id)}
+        return found | {a for a, (owner, _, handle) in self.handles.items()
+                        if owner == machine_id and handle.abandoned is not None}  # fmt: skip
+
+    def _reask(self, machine_id: str, attempt_id: str) -> bool:
+        """Whether to ask again for the attempt on this link (counts it); at the bound it is
+        logged once and given up on this link: its outcome is uncertain, its Session held."""
+        count = self._reasks.get(attempt_id, 0)
+        self._reasks[attempt_id] = count + 1
+        if count == MAX_REASKS:
+            log.error("attempt %s: %s confirmed no stop after %d asks on this link: its outcome"
+                      " is uncertain; its Session stays held until the Execution Node reports"
+                      " it gone (the next connection asks again)", attempt_id, machine_id,
+                      MAX_REASKS + 1)  # fmt: skip
+        return count < MAX_REASKS
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
         if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):
