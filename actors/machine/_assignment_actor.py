@@ -8,9 +8,11 @@ restart: rebuild behind the barrier) and `Fired` (a durable timer: look again). 
 writes its row's table events, the epoch or renewal sequence it is about to send and its
 timers in ONE write before any frame goes out. Its durable timers: `lease` at the lease
 horizon, `barrier` at the restart barrier's floor, `reconcile` every few seconds while a
-launch is unanswered (it sends the launch again). The actor is never passivated: its
-machine's memory (grants in flight, heartbeats) is not durable, and losing it would be a
-discontinuity; assignments are few (one per Project and machine).
+launch is unanswered (it sends the launch again), `expiry` once the horizon and the Node's
+bounded stop have passed (`_assignment_core.expired`: the worker attempts Control still
+holds live there are reconciled by expiry, `MachineRelay.expire`). The actor is never
+passivated: its machine's memory (grants in flight, heartbeats) is not durable, and losing
+it would be a discontinuity; assignments are few (one per Project and machine).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from ._assignment_core import (
     RECONCILE,
     Plan,
     decide,
+    expired,
     fresh,
     plan_row,
     restore,
@@ -211,6 +214,9 @@ class MachineAssignmentActor:
                >= RESEND_LAUNCH_MS]  # fmt: skip
         await self._commit(plan, launching=bool(due))
         await self._send_launches(due, now_ms)
+        lease = await self._loaded()
+        if self.ctx.expire is not None and expired(lease.row, lease.state, self.ctx.board.now()):
+            await self.ctx.expire(lease.row.machine_id, lease.row.assignment_id)
 
     async def _send_launches(self, launches: Sequence[LaunchAssignment], now_ms: int) -> None:
         """Send each launch; a sent one counts as sent at `now_ms`, the reading its tick took

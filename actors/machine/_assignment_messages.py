@@ -62,6 +62,8 @@ class AssignmentContext:
     control_node_id: str
     # What Control took of a source (its evidence ledger): a grant acknowledges no more.
     taken_through: Callable[[str], int] = lambda source: 0
+    # Expiry reconciliation: (machine, assignment) -> end what Control still holds live there.
+    expire: Callable[[str, str], Awaitable[None]] | None = None
 
 
 def environment_digest(assignment: AssignmentRow) -> str:

@@ -11,8 +11,9 @@ reason `control_restarted`), again at the first status `REASK_S` after the last 
 that link stays up (the relay's `ask_again`: a frame lost on a link that did not drop would
 otherwise wait for the next hello; at most `MAX_REASKS` times per link, then its outcome is
 logged uncertain and it stays live) and at each later hello, until its `exited` (or
-`refused`) frame comes, and then closed. A machine that never reconnects keeps them, and
-its Sessions held, for good.
+`refused`) frame comes, and then closed. A machine that never reconnects keeps them until
+its assignment's lease expires (the horizon a maximum TTL after the restart, plus the
+Node's bounded stop): then they are closed by expiry (`MachineRelay.expire`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ log = logging.getLogger("maia.machines")
 STOP_REASON: Final = "control_restarted"
 GONE_AT_HELLO: Final = "control_restarted: not running at the Execution Node's hello"
 STOPPED: Final = "control_restarted: stopped by the Execution Node"
+EXPIRED: Final = "control_restarted: the machine's lease expired with no report of it"
 Send = Callable[[str, object], Awaitable[bool]]  # (machine, frame) -> False: link down
 # A stop asked is confirmed within the Execution Node's bounded stop and a round trip: no
 # `exited` frame by then, and the stop (or its answer) is taken as lost and asked again.

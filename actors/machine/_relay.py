@@ -25,12 +25,13 @@ from ._assignment_board import AssignmentBoard
 from ._assignment_messages import LeaseRequest, Status
 from ._evidence_ledger import EvidenceLedger
 from ._links import LinkBoard, LinkState
-from ._recovered import REASK_S, STOPPED, RecoveredAttempts
+from ._recovered import EXPIRED, REASK_S, STOPPED, RecoveredAttempts
 from ._relay_frames import (
     AbandonFrame,
     AckFrame,
     LaunchWorkerFrame,
     RefusedFrame,
+    StopWorkerFrame,
     TurnEventFrame,
     WireSpec,
     WorkerFrame,
@@ -82,6 +83,7 @@ class MachineRelay:
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
         self._asked_ms: dict[str, int] = {}  # machine -> when its stops were last asked
         self._reasks: dict[str, int] = {}  # attempt -> re-asks on its machine's current link
+        self.expired: dict[str, str] = {}  # attempt -> machine: ended by expiry (`expire`)
 
     # -- placement ---------------------------------------------------------------------
 
@@ -192,6 +194,12 @@ class MachineRelay:
                 self.handles.pop(attempt_id, None)
             elif owner == machine_id:
                 await handle.send_abandon()  # a fence the link may have lost: once more
+        for attempt_id in [a for a in live if self.expired.get(a) == machine_id]:
+            # Ended here by expiry, yet the Node still runs it: its stop failed (or its clock
+            # did not hold the lease rules). Said loudly, and asked to stop it.
+            log.error("attempt %s: %s still runs it after its lease expired: asking it to stop",
+                      attempt_id, machine_id)  # fmt: skip
+            await self.send(machine_id, StopWorkerFrame("stop_worker", attempt_id, "lease_expired"))
         await self.recovered.on_hello(machine_id, live, self.send)
         self._asked_ms[machine_id] = self.clock.monotonic_ms()  # asked now: `ask_again`
         for attempt_id in self._asking(machine_id):  # a new link asks again, as often
@@ -236,6 +244,29 @@ class MachineRelay:
                       " it gone (the next connection asks again)", attempt_id, machine_id,
                       MAX_REASKS + 1)  # fmt: skip
         return count < MAX_REASKS
+
+    async def expire(self, machine_id: str, assignment_id: str) -> None:
+        """Expiry reconciliation of one assignment (its actor decides when: the horizon and
+        the Node's bounded stop have passed, `_assignment_core.expired`): the worker attempts
+        Control still holds live there are over. A handle's open turn ends `lost`, so it
+        fails `runtime_lost` as when the Node's hello reports the attempt gone, and its
+        Session may place a new worker (still only under item 9: a link and a confirmed
+        grant); an attempt an earlier Control run left live is closed. A machine that never
+        reconnects thus holds its Sessions no longer than its lease and the stop."""
+        for attempt_id, (owner, assignment, handle) in list(self.handles.items()):
+            if owner == machine_id and assignment == assignment_id:
+                log.warning("attempt %s: the lease on %s expired with no report of it: its"
+                            " turn is lost", attempt_id, machine_id)  # fmt: skip
+                await handle.ended(ExitInfo(None, None, "runtime_lost", "exited", (),
+                                            "the machine's lease expired"))  # fmt: skip
+                self.handles.pop(attempt_id, None)
+                self.expired[attempt_id] = machine_id
+                while len(self.expired) > 256:
+                    del self.expired[next(iter(self.expired))]
+        for attempt in self.recovered.pending(machine_id):
+            if attempt.assignment_id == assignment_id:
+                await self.recovered.close(attempt, EXPIRED)
+                self.expired[attempt.attempt_id] = machine_id
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
         if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):

@@ -1,0 +1,114 @@
+"""Expiry reconciliation at Control (spec MN0 item 10, as MN2 defines it here): a machine that
+never reports again holds its placed Sessions only until its assignment's lease horizon plus
+the Node's bounded stop and a round trip (`EXPIRY_GRACE_MS`, the assignment actor's
+durable `expiry` timer). By then the Execution Node's own deadline (before Control's
+horizon) and its bounded stop have passed: no worker of the assignment runs there. Control
+then ends what it still holds live there (`MachineRelay.expire`): a running turn fails
+`runtime_lost` (as when the Node's hello reports its attempt gone), an attempt an earlier
+Control run left live is closed, and the Session may place a new worker, under item 9 as
+ever (a link and a confirmed grant; without them the queued turn is `held`). Before, the
+turn stayed `running` and the Session held for good (docs/machines.md said so).
+
+The relay on real storage and a `FakeClock`, then two real Node processes (the Execution
+Node killed with `kill -9` and never started again)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import trio
+import trio.testing
+
+from actors.machine import LinkBoard, MachineRelay, RecoveredAttempt, StopWorkerFrame, WorkerFrame
+from maia.core import FakeClock
+from storage import Storage
+
+from ._nodes import enrolled_pair, link_of, wait_for
+from .test_link_blip import ASSIGNMENT, ATTEMPT, MACHINE, SESSION, _end
+from .test_link_blip import store as store  # the seeded storage fixture
+from .test_placement_e2e import _attempts
+
+SLOW = json.dumps({"executors": {"slow": {"kind": "exec", "argv": [
+    "/bin/sh", "-c", "read line; echo started; sleep 600; echo late"]}}})  # fmt: skip
+
+
+async def test_expiry_ends_the_turn_and_closes_the_recovered_attempt(store: Storage) -> None:
+    clock = FakeClock()
+    relay = MachineRelay(store, clock, LinkBoard())
+    await relay.recovered.load()
+    assert set(relay.recovered.attempts) == {ATTEMPT}
+    other = RecoveredAttempt("attempt_x", "session_x", "assignment_other", MACHINE)
+    relay.recovered.attempts[other.attempt_id] = other
+    handle = relay.attach_handle(MACHINE, ASSIGNMENT, "attempt_live", 2)
+    await relay.on_frame(MACHINE, WorkerFrame("worker", "attempt_live", "spawned", pid=7))
+    await relay.on_frame(MACHINE, WorkerFrame("worker", "attempt_live", "initialized"))
+    seen: list[Any] = []
+
+    async def pump() -> None:
+        async for event in handle.prompt("turn_a", "hi"):
+            seen.append((event.kind, event.text))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pump)
+        await trio.testing.wait_all_tasks_blocked()
+        await relay.expire(MACHINE, ASSIGNMENT)
+        await trio.testing.wait_all_tasks_blocked()
+    assert seen == [("lost", "runtime_lost")]  # the Session fails the turn runtime_lost
+    assert (await handle.wait_stopped()).fence_reason == "runtime_lost"
+    assert relay.handles == {}
+    ended, reason = await _end(store)
+    assert ended is not None
+    assert "lease expired" in str(reason)
+    assert "attempt_live" not in relay.blockers(ASSIGNMENT, SESSION)
+    assert set(relay.recovered.attempts) == {"attempt_x"}  # another assignment's: untouched
+
+    sent: list[object] = []
+
+    async def send(frame: object) -> None:
+        sent.append(frame)
+
+    relay.links.open(MACHINE, lambda: None, send)  # it comes back, still running one of them
+    await relay.on_hello(MACHINE, ("attempt_live", "attempt_x"))
+    assert [(f.attempt_id, f.reason) for f in sent if isinstance(f, StopWorkerFrame)] == [
+        ("attempt_live", "lease_expired"),
+        ("attempt_x", "control_restarted"),
+    ]
+
+
+def _turns(control: Any, session_id: str) -> dict[str, dict[str, Any]]:
+    return {t["turnId"]: t for t in control.call("turn", "list", session_id)["turns"]}
+
+
+def test_a_machine_that_never_comes_back_holds_its_session_only_until_its_lease_expires(
+    tmp_path: Path,
+) -> None:
+    with enrolled_pair(tmp_path, SLOW) as (control, execution, project_id):
+        created = control.call("session", "create", "--project-id", project_id, "--machine",
+                               "box", "--executor", "user:slow")  # fmt: skip
+        session_id = created["session"]["sessionId"]
+        one = control.call("turn", "send", session_id, "one", "--command-id", "o")["turn"]
+        wait_for(lambda: _turns(control, session_id)[one["turnId"]]["state"] == "running",
+                 "the placed turn did not start", control)  # fmt: skip
+        two = control.call("turn", "send", session_id, "two", "--command-id", "t")["turn"]
+        execution.kill9()  # its workers die with it; it never connects again
+        wait_for(lambda: not link_of(control, "box")["connected"],
+                 "Control still sees the link", control, timeout_s=40)  # fmt: skip
+        # Expiry comes at most the 30 s lease and the 15 s grace after the last grant;
+        # the queued turn's new worker then waits the 20 s placement bound: generous here.
+        wait_for(lambda: all(t["state"] in ("completed", "failed", "interrupted")
+                             for t in _turns(control, session_id).values()),
+                 "the turns of a Session on a machine gone for good never ended", control,
+                 timeout_s=240)  # fmt: skip
+        turns = _turns(control, session_id)
+        assert turns[one["turnId"]]["state"] == "failed"
+        assert turns[one["turnId"]]["failureReason"] == "runtime_lost", turns[one["turnId"]]
+        assert turns[two["turnId"]]["state"] == "failed"
+        assert turns[two["turnId"]]["failureReason"] == "worker_failed", turns[two["turnId"]]
+        shown = json.dumps(control.call("turn", "show", two["turnId"]))
+        assert "held" in shown, shown  # placement: the machine is not connected
+        assert len(_attempts(control, session_id)) == 1  # nothing was placed meanwhile
+        assert "expired with no report of it" in control.log()
+        session = control.call("session", "show", session_id)["session"]
+        assert session["state"] not in ("failed",), session  # open: a later turn waits again
