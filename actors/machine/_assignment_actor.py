@@ -29,6 +29,7 @@ from supervision.leases import (
     LaunchAssignment,
     MachineAssignment,
     MachineLeaseGrant,
+    Reading,
     RegistrationRecord,
     RequestArrived,
     RequestRefused,
@@ -40,6 +41,8 @@ from supervision.leases import (
 
 from ._assignment_board import AssignmentLease
 from ._assignment_core import (
+    EXPIRY,
+    EXPIRY_GRACE_MS,
     GRANT_TTL_MS,
     RECONCILE,
     Plan,
@@ -156,6 +159,11 @@ class MachineAssignmentActor:
             name: None if ms is None else now.mono + ms
             for name, ms in wakes(plan.row, plan.state, now).items()
         }
+        if wanted[EXPIRY] is None and self._expiry_deferred(plan, now):
+            armed = self._armed.get(EXPIRY)  # look again while the link is up
+            later = isinstance(armed, int) and armed > now.mono
+            wanted[EXPIRY] = armed if isinstance(armed, int) and later else (
+                now.mono + EXPIRY_GRACE_MS)  # fmt: skip
         if launching:
             wanted[RECONCILE] = now.mono + RESEND_LAUNCH_MS
         elif not wants_launch(plan.state, self.assignment_id):
@@ -215,8 +223,27 @@ class MachineAssignmentActor:
         await self._commit(plan, launching=bool(due))
         await self._send_launches(due, now_ms)
         lease = await self._loaded()
-        if self.ctx.expire is not None and expired(lease.row, lease.state, self.ctx.board.now()):
+        now = self.ctx.board.now()
+        if (self.ctx.expire is not None and self._away(lease.row, now)
+                and expired(lease.row, lease.state, now)):  # fmt: skip
             await self.ctx.expire(lease.row.machine_id, lease.row.assignment_id)
+
+    def _away(self, row: AssignmentRow, now: Reading) -> bool:
+        """Whether the machine has had no link for `EXPIRY_GRACE_MS` at least: a link that
+        just dropped (a partition healing, this Control frozen a while) reconnects within
+        its backoff and its reports and exits are heard again."""
+        away = self.ctx.board.links.away_ms(row.machine_id, now.mono)
+        return away is not None and away >= EXPIRY_GRACE_MS
+
+    def _expiry_deferred(self, plan: Plan, now: Reading) -> bool:
+        """Expired, but the machine is not away (its link is up, or dropped just now) and
+        Control still holds attempts there: its reports are heard (a `stopped` one
+        reconciles; an `exited` frame ends the attempt), so expiry waits, looking again
+        every `EXPIRY_GRACE_MS` (a machine away by then is expired at that look)."""
+        row = plan.row
+        return (self.ctx.expire is not None and not self._away(row, now)
+                and expired(row, plan.state, now)
+                and self.ctx.holds(row.machine_id, row.assignment_id))  # fmt: skip
 
     async def _send_launches(self, launches: Sequence[LaunchAssignment], now_ms: int) -> None:
         """Send each launch; a sent one counts as sent at `now_ms`, the reading its tick took

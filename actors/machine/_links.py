@@ -44,6 +44,7 @@ class LinkBoard:
 
     links: dict[str, LinkState] = attrs.field(factory=dict)
     opened: int = 0
+    dropped_ms: dict[str, int] = attrs.field(factory=dict)  # machine -> when its link dropped
 
     def open(self, machine_id: str, close: Callable[[], None],
              send: Callable[[object], Awaitable[None]] | None = None,
@@ -57,10 +58,21 @@ class LinkBoard:
         self.links[machine_id] = link
         return link
 
-    def drop(self, link: LinkState) -> None:
-        """Forget `link` when its connection ended (a newer one stays)."""
+    def drop(self, link: LinkState, now_ms: int | None = None) -> None:
+        """Forget `link` when its connection ended (a newer one stays); `now_ms` is
+        Control's monotonic reading then (how long a machine has been away)."""
         if self.links.get(link.machine_id) is link:
             del self.links[link.machine_id]
+            if now_ms is not None:
+                self.dropped_ms[link.machine_id] = now_ms
+
+    def away_ms(self, machine_id: str, now_ms: int) -> int | None:
+        """How long the machine has had no link (None: it has one now). A machine not
+        connected at all in this Control run counts as away since ever."""
+        if machine_id in self.links:
+            return None
+        dropped = self.dropped_ms.get(machine_id)
+        return now_ms - dropped if dropped is not None else now_ms + (1 << 62)
 
     def get(self, machine_id: str) -> LinkState | None:
         return self.links.get(machine_id)

@@ -245,9 +245,16 @@ class MachineRelay:
                       MAX_REASKS + 1)  # fmt: skip
         return count < MAX_REASKS
 
+    def holds(self, machine_id: str, assignment_id: str) -> bool:
+        """Whether an attempt of the assignment is live here (not reported gone yet)."""
+        held = {(owner, assignment) for owner, assignment, _ in self.handles.values()}
+        recovered = {a.assignment_id for a in self.recovered.pending(machine_id)}
+        return (machine_id, assignment_id) in held or assignment_id in recovered
+
     async def expire(self, machine_id: str, assignment_id: str) -> None:
         """Expiry reconciliation of one assignment (its actor decides when: the horizon and
-        the Node's bounded stop have passed, `_assignment_core.expired`): the worker attempts
+        the Node's bounded stop have passed, `_assignment_core.expired`, and the machine's
+        link is down: while it is up its reports and exits are heard): the worker attempts
         Control still holds live there are over. A handle's open turn ends `lost`, so it
         fails `runtime_lost` as when the Node's hello reports the attempt gone, and its
         Session may place a new worker (still only under item 9: a link and a confirmed

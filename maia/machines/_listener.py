@@ -178,7 +178,7 @@ class MachineListener:
                 await self.relay.on_hello(record.machine_id, hello.attempts)
                 await self._receive(socket, record, link, send)
             finally:
-                self._machines.links.drop(link)
+                self._machines.links.drop(link, self._clock.monotonic_ms())
         await socket.aclose()
 
     async def _receive(self, socket: WebSocketConnection, record: MachineRecord,

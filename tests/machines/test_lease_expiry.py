@@ -21,7 +21,14 @@ from typing import Any
 import trio
 import trio.testing
 
-from actors.machine import LinkBoard, MachineRelay, RecoveredAttempt, StopWorkerFrame, WorkerFrame
+from actors.machine import (
+    EXPIRY_GRACE_MS,
+    LinkBoard,
+    MachineRelay,
+    RecoveredAttempt,
+    StopWorkerFrame,
+    WorkerFrame,
+)
 from maia.core import FakeClock
 from storage import Storage
 
@@ -112,3 +119,22 @@ def test_a_machine_that_never_comes_back_holds_its_session_only_until_its_lease_
         assert "expired with no report of it" in control.log()
         session = control.call("session", "show", session_id)["session"]
         assert session["state"] not in ("failed",), session  # open: a later turn waits again
+
+
+def test_a_machine_is_away_only_once_its_link_has_been_down_a_while() -> None:
+    """Expiry waits while the link is up and for `EXPIRY_GRACE_MS` after it dropped (the
+    assignment actor's `_away`): a partition healing, or this Control frozen a while and
+    its link closed for silence, reconnects within the link's backoff, and the Node's own
+    record of its bounded stop ends the turn (`interrupted`), not expiry."""
+    links = LinkBoard()
+    assert (links.away_ms(MACHINE, 0) or 0) > 10**15  # never connected in this run
+    link = links.open(MACHINE, lambda: None)
+    assert links.away_ms(MACHINE, 5_000) is None
+    links.drop(link, 7_000)
+    assert links.away_ms(MACHINE, 7_000 + EXPIRY_GRACE_MS) == EXPIRY_GRACE_MS
+    again = links.open(MACHINE, lambda: None)
+    assert links.away_ms(MACHINE, 60_000) is None
+    links.drop(link, 61_000)  # an older connection's end: the newer one stays
+    assert links.away_ms(MACHINE, 90_000) is None
+    links.drop(again, 91_000)
+    assert links.away_ms(MACHINE, 92_000) == 1_000
