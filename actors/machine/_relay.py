@@ -288,7 +288,8 @@ class MachineRelay:
             return
         if entry is None or entry[0] != machine_id:
             if isinstance(frame, TurnEventFrame):  # nobody's record here: settled as dropped
-                self.ledger.of(frame.source_id).received(frame.sequence, kept=False)
+                if self.ledger.of(frame.source_id).received(frame.sequence, kept=False):
+                    self._settled(frame)
                 await self._flush(machine_id, frame.source_id)
             return  # an attempt this Control Node does not run there: changes nothing
         handle = entry[2]
@@ -307,7 +308,15 @@ class MachineRelay:
             fresh = ledger.received(frame.sequence, kept=True)  # before its actor can take it
             if not await handle.on_turn_event(frame) and fresh:
                 ledger.taken(frame.sequence)  # dropped by the handle: settled
+                self._settled(frame)
             await self._flush(machine_id, frame.source_id)
+
+    def _settled(self, frame: TurnEventFrame) -> None:
+        """A record Control settles on purpose, once, with no journal write: its turn ended
+        here before it came (given up, lost, expired) or no worker of this run holds it.
+        The trace counts it as accounted for (`record_stored`), like the admission record,
+        so "every acknowledged record stored once" still catches one lost or taken twice."""
+        self.trace.emit("record_stored", source=frame.source_id, sequence=frame.sequence)
 
     async def _on_recovered(self, machine_id: str, frame: WorkerFrame) -> None:
         """A phase of an attempt an earlier Control run left live: its exit closes it."""

@@ -10,7 +10,8 @@ ever (a link and a confirmed grant; without them the queued turn is `held`). Bef
 turn stayed `running` and the Session held for good (docs/machines.md said so).
 
 The relay on real storage and a `FakeClock`, then two real Node processes (the Execution
-Node killed with `kill -9` and never started again)."""
+Node killed with `kill -9` and never started again; a partition through the fault proxy
+long enough for expiry, then healed: no overlapping execution)."""
 
 from __future__ import annotations
 
@@ -32,10 +33,13 @@ from actors.machine import (
 from maia.core import FakeClock
 from storage import Storage
 
-from ._nodes import enrolled_pair, link_of, wait_for
+from ..review8c._db import alive
+from ._nodes import checked_traces, enrolled_pair, link_of, wait_for
 from .test_link_blip import ASSIGNMENT, ATTEMPT, MACHINE, SESSION, _end
 from .test_link_blip import store as store  # the seeded storage fixture
-from .test_placement_e2e import _attempts
+from .test_placement_e2e import _attempts, _epoch
+from .test_proxy_scenarios import BOUND_S, _blocking, _proxied
+from .test_recovered_stop_lost import START, _config, _starts
 
 SLOW = json.dumps({"executors": {"slow": {"kind": "exec", "argv": [
     "/bin/sh", "-c", "read line; echo started; sleep 600; echo late"]}}})  # fmt: skip
@@ -138,3 +142,47 @@ def test_a_machine_is_away_only_once_its_link_has_been_down_a_while() -> None:
     assert links.away_ms(MACHINE, 90_000) is None
     links.drop(again, 91_000)
     assert links.away_ms(MACHINE, 92_000) == 1_000
+
+
+async def test_expiry_after_a_partition_never_overlaps_the_old_worker(tmp_path: Path) -> None:
+    """The overlapping-execution test of expiry reconciliation (spec MN0 item 10): a partition
+    both ways (the fault proxy) while a placed turn runs, long enough for Control's expiry:
+    by then the Execution Node's own deadline stopped the worker; the turn fails
+    `runtime_lost` and nothing is placed while the machine is away. After the heal the
+    next epoch comes from the Node's `stopped` report, as ever, and the next turn's worker
+    starts only after the old one is gone; the merged traces hold no violation (never two
+    runs of one epoch, never a replacement before cleanup)."""
+    log = tmp_path / "runs.log"
+    with trio.fail_after(BOUND_S):
+        async with _proxied(tmp_path, seed=23, config=_config(log)) as p:
+            control, execution = p.control, p.execution
+            created = await _blocking(control.call, "session", "create", "--project-id",
+                                      p.project_id, "--machine", "box", "--executor",
+                                      "user:slow")  # fmt: skip
+            session_id = created["session"]["sessionId"]
+            one = (await _blocking(control.call, "turn", "send", session_id, "one",
+                                   "--command-id", "one"))["turn"]["turnId"]  # fmt: skip
+            await _blocking(wait_for, lambda: _starts(log) == ["one"], "turn one did not start",
+                            control)  # fmt: skip
+            worker = int(START.findall(log.read_text())[0][1])
+            epoch = _epoch(control)
+            p.proxy.partition()
+            await _blocking(wait_for, lambda: "expired with no report of it" in control.log(),
+                            "the lease never expired at Control", control, 150)  # fmt: skip
+            assert not alive(worker), "Control expired the lease while the worker still ran"
+            assert "bounded stop begins" in execution.log()  # the Node's own deadline
+            shown = (await _blocking(control.call, "turn", "show", one))["turn"]
+            assert (shown["state"], shown.get("failureReason")) == ("failed", "runtime_lost")
+            p.proxy.heal()
+            await _blocking(wait_for, lambda: f"grant ({epoch + 1}, 1) applied"
+                            in execution.log(), "no next epoch after the heal", execution,
+                            120)  # fmt: skip
+            await _blocking(control.maia, "turn", "send", session_id, "two", "--command-id",
+                            "two")  # fmt: skip
+            await _blocking(wait_for, lambda: "two" in _starts(log), "turn two never started",
+                            control, 120)  # fmt: skip
+            assert _starts(log) == ["one", "two"]  # neither ran twice
+            assert "end one" not in log.read_text()
+            assert len(_attempts(control, session_id)) == 2
+            verdict = checked_traces(control, execution)
+            assert verdict.checks > 0
