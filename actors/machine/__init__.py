@@ -12,9 +12,11 @@ publishes for placement and `machine.show`. See docs/machines.md.
 from ._assignment_actor import MachineAssignmentActor as MachineAssignmentActor
 from ._assignment_board import AssignmentBoard as AssignmentBoard
 from ._assignment_board import AssignmentLease as AssignmentLease
+from ._assignment_core import EXPIRY_GRACE_MS as EXPIRY_GRACE_MS
 from ._assignment_core import GRANT_TTL_MS as GRANT_TTL_MS
 from ._assignment_core import Plan as Plan
 from ._assignment_core import decide as decide
+from ._assignment_core import expired as expired
 from ._assignment_core import fresh as fresh
 from ._assignment_core import plan_row as plan_row
 from ._assignment_core import restart_barrier as restart_barrier

@@ -8,9 +8,11 @@ restart: rebuild behind the barrier) and `Fired` (a durable timer: look again). 
 writes its row's table events, the epoch or renewal sequence it is about to send and its
 timers in ONE write before any frame goes out. Its durable timers: `lease` at the lease
 horizon, `barrier` at the restart barrier's floor, `reconcile` every few seconds while a
-launch is unanswered (it sends the launch again). The actor is never passivated: its
-machine's memory (grants in flight, heartbeats) is not durable, and losing it would be a
-discontinuity; assignments are few (one per Project and machine).
+launch is unanswered (it sends the launch again), `expiry` once the horizon and the Node's
+bounded stop have passed (`_assignment_core.expired`: the worker attempts Control still
+holds live there are reconciled by expiry, `MachineRelay.expire`). The actor is never
+passivated: its machine's memory (grants in flight, heartbeats) is not durable, and losing
+it would be a discontinuity; assignments are few (one per Project and machine).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from supervision.leases import (
     LaunchAssignment,
     MachineAssignment,
     MachineLeaseGrant,
+    Reading,
     RegistrationRecord,
     RequestArrived,
     RequestRefused,
@@ -38,10 +41,13 @@ from supervision.leases import (
 
 from ._assignment_board import AssignmentLease
 from ._assignment_core import (
+    EXPIRY,
+    EXPIRY_GRACE_MS,
     GRANT_TTL_MS,
     RECONCILE,
     Plan,
     decide,
+    expired,
     fresh,
     plan_row,
     restore,
@@ -153,6 +159,11 @@ class MachineAssignmentActor:
             name: None if ms is None else now.mono + ms
             for name, ms in wakes(plan.row, plan.state, now).items()
         }
+        if wanted[EXPIRY] is None and self._expiry_deferred(plan, now):
+            armed = self._armed.get(EXPIRY)  # look again while the link is up
+            later = isinstance(armed, int) and armed > now.mono
+            wanted[EXPIRY] = armed if isinstance(armed, int) and later else (
+                now.mono + EXPIRY_GRACE_MS)  # fmt: skip
         if launching:
             wanted[RECONCILE] = now.mono + RESEND_LAUNCH_MS
         elif not wants_launch(plan.state, self.assignment_id):
@@ -211,6 +222,28 @@ class MachineAssignmentActor:
                >= RESEND_LAUNCH_MS]  # fmt: skip
         await self._commit(plan, launching=bool(due))
         await self._send_launches(due, now_ms)
+        lease = await self._loaded()
+        now = self.ctx.board.now()
+        if (self.ctx.expire is not None and self._away(lease.row, now)
+                and expired(lease.row, lease.state, now)):  # fmt: skip
+            await self.ctx.expire(lease.row.machine_id, lease.row.assignment_id)
+
+    def _away(self, row: AssignmentRow, now: Reading) -> bool:
+        """Whether the machine has had no link for `EXPIRY_GRACE_MS` at least: a link that
+        just dropped (a partition healing, this Control frozen a while) reconnects within
+        its backoff and its reports and exits are heard again."""
+        away = self.ctx.board.links.away_ms(row.machine_id, now.mono)
+        return away is not None and away >= EXPIRY_GRACE_MS
+
+    def _expiry_deferred(self, plan: Plan, now: Reading) -> bool:
+        """Expired, but the machine is not away (its link is up, or dropped just now) and
+        Control still holds attempts there: its reports are heard (a `stopped` one
+        reconciles; an `exited` frame ends the attempt), so expiry waits, looking again
+        every `EXPIRY_GRACE_MS` (a machine away by then is expired at that look)."""
+        row = plan.row
+        return (self.ctx.expire is not None and not self._away(row, now)
+                and expired(row, plan.state, now)
+                and self.ctx.holds(row.machine_id, row.assignment_id))  # fmt: skip
 
     async def _send_launches(self, launches: Sequence[LaunchAssignment], now_ms: int) -> None:
         """Send each launch; a sent one counts as sent at `now_ms`, the reading its tick took

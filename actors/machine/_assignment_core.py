@@ -21,6 +21,8 @@ from typing import Final
 import attrs
 
 from supervision.leases import (
+    MAX_ROUND_TRIP_MS,
+    STOP_BOUND_MS,
     ControlAction,
     ControlEvent,
     ControlPhase,
@@ -45,6 +47,12 @@ GRANT_TTL_MS: Final = 30_000  # the spec's example; within [MIN_TTL_MS, MAX_TTL_
 LEASE: Final = "lease"  # wake at the lease horizon
 BARRIER: Final = "barrier"  # wake at the restart barrier's floor
 RECONCILE: Final = "reconcile"  # wake to send a launch again (armed by the actor)
+EXPIRY: Final = "expiry"  # wake when the horizon and the Node's bounded stop have passed
+# Expiry reconciliation (spec MN0 item 10, MN2's): the Node's local deadline falls before
+# Control's horizon (items 2-4), and its bounded stop ends within STOP_BOUND_MS of that
+# deadline (item 8); a round trip more for its last report. Past this, with no report of a
+# stop still under way, no worker of the assignment's epochs runs on the Node.
+EXPIRY_GRACE_MS: Final = STOP_BOUND_MS + MAX_ROUND_TRIP_MS
 
 
 @attrs.frozen
@@ -135,10 +143,24 @@ def wakes(row: AssignmentRow, state: ControlState, now: Reading) -> dict[str, in
     horizon = lease.horizon_ms
     live = lease.phase in (ControlPhase.ACTIVE, ControlPhase.LAUNCHING)
     floor = lease.floor_ms if lease.barrier is not None else None
+    expiry = None if horizon is None else horizon + EXPIRY_GRACE_MS
     return {
         LEASE: horizon - now.mono if live and horizon is not None and horizon > now.mono else None,
         BARRIER: floor - now.mono if floor is not None and floor > now.mono else None,
+        EXPIRY: expiry - now.mono if live and expiry is not None and expiry > now.mono else None,
     }
+
+
+def expired(row: AssignmentRow, state: ControlState, now: Reading) -> bool:
+    """Whether the assignment is reconciled by expiry: live, its horizon `EXPIRY_GRACE_MS`
+    behind, and its Node's last report not `stopping` (a stop it said is under way, or
+    failed, leaves the assignment uncertain, item 8: only its `stopped` report ends it).
+    What still runs there at Control (a worker attempt not reported gone) is then over."""
+    lease = state.assignments[row.assignment_id]
+    live = lease.phase in (ControlPhase.ACTIVE, ControlPhase.LAUNCHING)
+    stopping = lease.last_report is not None and lease.last_report.phase == "stopping"
+    horizon = lease.horizon_ms
+    return live and not stopping and horizon is not None and (now.mono >= horizon + EXPIRY_GRACE_MS)
 
 
 def wants_launch(state: ControlState, assignment_id: str) -> bool:

@@ -101,7 +101,7 @@ class MachineKind:
         if rows:  # a Control start with assignments: the barrier's discontinuity
             relay.trace.emit("discontinuity", cause="control_restarted")
         ctx = AssignmentContext(store, relay.leases, relay.send, relay.trace, store.node_id,
-                                relay.ledger.taken_through)  # fmt: skip
+                                relay.ledger.taken_through, relay.expire, relay.holds)  # fmt: skip
 
         async def spawn(assignment_id: str) -> MachineAssignmentActor:
             return MachineAssignmentActor(ctx, runtime.write_path(ASSIGNMENTS, assignment_id),

@@ -9,9 +9,11 @@ worker starts beside the old one. At every hello of the machine each one is sett
 the Node no longer lists is closed; one it still runs is asked to stop (`stop_worker`,
 reason `control_restarted`), again at the first status `REASK_S` after the last ask while
 that link stays up (the relay's `ask_again`: a frame lost on a link that did not drop would
-otherwise wait for the next hello) and at each later hello, until its `exited` (or
-`refused`) frame comes, and then closed. A machine that never reconnects keeps them, and
-its Sessions held, for good.
+otherwise wait for the next hello; at most `MAX_REASKS` times per link, then its outcome is
+logged uncertain and it stays live) and at each later hello, until its `exited` (or
+`refused`) frame comes, and then closed. A machine that never reconnects keeps them until
+its assignment's lease expires (the horizon a maximum TTL after the restart, plus the
+Node's bounded stop): then they are closed by expiry (`MachineRelay.expire`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ log = logging.getLogger("maia.machines")
 STOP_REASON: Final = "control_restarted"
 GONE_AT_HELLO: Final = "control_restarted: not running at the Execution Node's hello"
 STOPPED: Final = "control_restarted: stopped by the Execution Node"
+EXPIRED: Final = "control_restarted: the machine's lease expired with no report of it"
 Send = Callable[[str, object], Awaitable[bool]]  # (machine, frame) -> False: link down
 # A stop asked is confirmed within the Execution Node's bounded stop and a round trip: no
 # `exited` frame by then, and the stop (or its answer) is taken as lost and asked again.
@@ -107,11 +110,14 @@ class RecoveredAttempts:
     async def ask(self, machine_id: str, send: Send) -> None:
         """Ask the machine to stop each of its attempts not yet reported gone."""
         for attempt in self.pending(machine_id):
-            frame = StopWorkerFrame("stop_worker", attempt.attempt_id, STOP_REASON)
-            if await send(machine_id, frame):  # not sent: the next hello asks again
-                self.stops_asked += 1
-                log.info("attempt %s (Session %s): asked %s to stop it", attempt.attempt_id,
-                         attempt.session_id, machine_id)  # fmt: skip
+            await self.ask_one(attempt, send)
+
+    async def ask_one(self, attempt: RecoveredAttempt, send: Send) -> None:
+        frame = StopWorkerFrame("stop_worker", attempt.attempt_id, STOP_REASON)
+        if await send(attempt.machine_id, frame):  # not sent: the next hello asks again
+            self.stops_asked += 1
+            log.info("attempt %s (Session %s): asked %s to stop it", attempt.attempt_id,
+                     attempt.session_id, attempt.machine_id)  # fmt: skip
 
     async def close(self, attempt: RecoveredAttempt, reason: str) -> None:
         """The Execution Node confirmed it gone: its row ends and its Session is free."""

@@ -25,11 +25,13 @@ from ._assignment_board import AssignmentBoard
 from ._assignment_messages import LeaseRequest, Status
 from ._evidence_ledger import EvidenceLedger
 from ._links import LinkBoard, LinkState
-from ._recovered import REASK_S, STOPPED, RecoveredAttempts
+from ._recovered import EXPIRED, REASK_S, STOPPED, RecoveredAttempts
 from ._relay_frames import (
+    AbandonFrame,
     AckFrame,
     LaunchWorkerFrame,
     RefusedFrame,
+    StopWorkerFrame,
     TurnEventFrame,
     WireSpec,
     WorkerFrame,
@@ -45,6 +47,14 @@ PLACEMENT_WAIT_S: Final = 20.0  # a launch waits this long for item 9 to hold, t
 # 10); only the Node's report then frees the Session, whichever way Control knows the attempt.
 RECONCILE_WAIT_S: Final = (MAX_TTL_MS + STOP_BOUND_MS) / 1000
 ASK_S: Final = 4.5
+# How many times one link re-asks an unconfirmed stop or fence (every `REASK_S`, 15 s) after
+# the hello's own ask. By then the Execution Node has had the longest lease and its bounded
+# stop (`RECONCILE_WAIT_S`, 70 s) since the first ask: a stop still unanswered on a link that
+# stayed up is taken as unanswerable there (spec MN0 item 8: the attempt stays uncertain).
+# Control stops asking on that link and logs it; the attempt stays live, so its Session
+# stays held (`attempt_live`: no replacement beside a worker that may still run, item 10),
+# until the Node reports it gone or a later hello (a new link) asks again, as often.
+MAX_REASKS: Final = -(-int(RECONCILE_WAIT_S) // int(REASK_S))
 
 
 def spec_digest(spec: WireSpec) -> str:
@@ -72,6 +82,8 @@ class MachineRelay:
         self.ledger = EvidenceLedger()  # what each shared spool's acknowledgement may cover
         self.trace = MachineTrace.from_env(clock)  # off unless a test asks (docs/machines.md)
         self._asked_ms: dict[str, int] = {}  # machine -> when its stops were last asked
+        self._reasks: dict[str, int] = {}  # attempt -> re-asks on its machine's current link
+        self.expired: dict[str, str] = {}  # attempt -> machine: ended by expiry (`expire`)
 
     # -- placement ---------------------------------------------------------------------
 
@@ -138,6 +150,8 @@ class MachineRelay:
         source = f"{machine_id}.{assignment_id}"
 
         async def send(frame: object) -> bool:
+            if isinstance(frame, AbandonFrame) and not carries_abandon():
+                return False  # an older Node would refuse it: asked again on a newer link
             return await self.send(machine_id, frame)
 
         async def acknowledge(sequence: int) -> None:
@@ -150,11 +164,12 @@ class MachineRelay:
             for sequence in sequences:
                 self.ledger.of(source).taken(sequence)
 
-        def connected() -> bool:
+        def carries_abandon() -> bool:  # the link is up and its Node acts on `abandon`
             link = self.links.get(machine_id)
-            return link is not None and link.send is not None
+            return link is not None and link.carries("abandon")
 
-        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release, connected)
+        handle = RemoteWorkerHandle(attempt_id, epoch, send, acknowledge, release,
+                                    carries_abandon)  # fmt: skip
         self.handles[attempt_id] = (machine_id, assignment_id, handle)
         return handle
 
@@ -179,23 +194,86 @@ class MachineRelay:
                 self.handles.pop(attempt_id, None)
             elif owner == machine_id:
                 await handle.send_abandon()  # a fence the link may have lost: once more
+        for attempt_id in [a for a in live if self.expired.get(a) == machine_id]:
+            # Ended here by expiry, yet the Node still runs it: its stop failed (or its clock
+            # did not hold the lease rules). Said loudly, and asked to stop it.
+            log.error("attempt %s: %s still runs it after its lease expired: asking it to stop",
+                      attempt_id, machine_id)  # fmt: skip
+            await self.send(machine_id, StopWorkerFrame("stop_worker", attempt_id, "lease_expired"))
         await self.recovered.on_hello(machine_id, live, self.send)
         self._asked_ms[machine_id] = self.clock.monotonic_ms()  # asked now: `ask_again`
+        for attempt_id in self._asking(machine_id):  # a new link asks again, as often
+            self._reasks.pop(attempt_id, None)
 
     async def ask_again(self, machine_id: str) -> None:
         """On each status of the machine (a heartbeat, every 5 s while its link is up):
         once `REASK_S` passed since the hello or the last ask, ask again for what the
         Execution Node has not confirmed yet, each recovered attempt's stop and each
         given-up turn's fence (`abandon`). A frame lost on a link that stays up is asked
-        again here, not only at the next hello (which may never come)."""
+        again here, not only at the next hello (which may never come); at most
+        `MAX_REASKS` times per attempt and link, then it is given up there (see there)."""
         now = self.clock.monotonic_ms()
         if now - self._asked_ms.get(machine_id, now) < REASK_S * 1000:
             return
         self._asked_ms[machine_id] = now
-        await self.recovered.ask(machine_id, self.send)
-        for owner, _, handle in list(self.handles.values()):
-            if owner == machine_id:
+        asking = self._asking(machine_id)
+        for attempt_id in [a for a in self._reasks if a not in asking]:
+            del self._reasks[attempt_id]  # confirmed gone since: forgotten
+        for attempt in self.recovered.pending(machine_id):
+            if self._reask(machine_id, attempt.attempt_id):
+                await self.recovered.ask_one(attempt, self.send)
+        for attempt_id, (owner, _, handle) in list(self.handles.items()):
+            fenced = owner == machine_id and handle.abandoned is not None
+            if fenced and self._reask(machine_id, attempt_id):
                 await handle.send_abandon()
+
+    def _asking(self, machine_id: str) -> set[str]:
+        """The machine's attempts with a stop or fence not yet confirmed."""
+        found = {a.attempt_id for a in self.recovered.pending(machine_id)}
+        return found | {a for a, (owner, _, handle) in self.handles.items()
+                        if owner == machine_id and handle.abandoned is not None}  # fmt: skip
+
+    def _reask(self, machine_id: str, attempt_id: str) -> bool:
+        """Whether to ask again for the attempt on this link (counts it); at the bound it is
+        logged once and given up on this link: its outcome is uncertain, its Session held."""
+        count = self._reasks.get(attempt_id, 0)
+        self._reasks[attempt_id] = count + 1
+        if count == MAX_REASKS:
+            log.error("attempt %s: %s confirmed no stop after %d asks on this link: its outcome"
+                      " is uncertain; its Session stays held until the Execution Node reports"
+                      " it gone (the next connection asks again)", attempt_id, machine_id,
+                      MAX_REASKS + 1)  # fmt: skip
+        return count < MAX_REASKS
+
+    def holds(self, machine_id: str, assignment_id: str) -> bool:
+        """Whether an attempt of the assignment is live here (not reported gone yet)."""
+        held = {(owner, assignment) for owner, assignment, _ in self.handles.values()}
+        recovered = {a.assignment_id for a in self.recovered.pending(machine_id)}
+        return (machine_id, assignment_id) in held or assignment_id in recovered
+
+    async def expire(self, machine_id: str, assignment_id: str) -> None:
+        """Expiry reconciliation of one assignment (its actor decides when: the horizon and
+        the Node's bounded stop have passed, `_assignment_core.expired`, and the machine's
+        link is down: while it is up its reports and exits are heard): the worker attempts
+        Control still holds live there are over. A handle's open turn ends `lost`, so it
+        fails `runtime_lost` as when the Node's hello reports the attempt gone, and its
+        Session may place a new worker (still only under item 9: a link and a confirmed
+        grant); an attempt an earlier Control run left live is closed. A machine that never
+        reconnects thus holds its Sessions no longer than its lease and the stop."""
+        for attempt_id, (owner, assignment, handle) in list(self.handles.items()):
+            if owner == machine_id and assignment == assignment_id:
+                log.warning("attempt %s: the lease on %s expired with no report of it: its"
+                            " turn is lost", attempt_id, machine_id)  # fmt: skip
+                await handle.ended(ExitInfo(None, None, "runtime_lost", "exited", (),
+                                            "the machine's lease expired"))  # fmt: skip
+                self.handles.pop(attempt_id, None)
+                self.expired[attempt_id] = machine_id
+                while len(self.expired) > 256:
+                    del self.expired[next(iter(self.expired))]
+        for attempt in self.recovered.pending(machine_id):
+            if attempt.assignment_id == assignment_id:
+                await self.recovered.close(attempt, EXPIRED)
+                self.expired[attempt.attempt_id] = machine_id
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
         if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):
@@ -210,7 +288,8 @@ class MachineRelay:
             return
         if entry is None or entry[0] != machine_id:
             if isinstance(frame, TurnEventFrame):  # nobody's record here: settled as dropped
-                self.ledger.of(frame.source_id).received(frame.sequence, kept=False)
+                if self.ledger.of(frame.source_id).received(frame.sequence, kept=False):
+                    self._settled(frame)
                 await self._flush(machine_id, frame.source_id)
             return  # an attempt this Control Node does not run there: changes nothing
         handle = entry[2]
@@ -229,7 +308,15 @@ class MachineRelay:
             fresh = ledger.received(frame.sequence, kept=True)  # before its actor can take it
             if not await handle.on_turn_event(frame) and fresh:
                 ledger.taken(frame.sequence)  # dropped by the handle: settled
+                self._settled(frame)
             await self._flush(machine_id, frame.source_id)
+
+    def _settled(self, frame: TurnEventFrame) -> None:
+        """A record Control settles on purpose, once, with no journal write: its turn ended
+        here before it came (given up, lost, expired) or no worker of this run holds it.
+        The trace counts it as accounted for (`record_stored`), like the admission record,
+        so "every acknowledged record stored once" still catches one lost or taken twice."""
+        self.trace.emit("record_stored", source=frame.source_id, sequence=frame.sequence)
 
     async def _on_recovered(self, machine_id: str, frame: WorkerFrame) -> None:
         """A phase of an attempt an earlier Control run left live: its exit closes it."""

@@ -61,7 +61,9 @@ class RemoteWorkerHandle:
         self._send = send
         self._acknowledge = acknowledge  # the Session actor took this record
         self._release = release  # these were queued but no actor will take them
-        self._connected = connected  # the machine's link is up (a frame sent now goes out)
+        # The machine's link is up and its Node acts on `abandon` (an older Node does not
+        # know the frame: `maia.machines._gate`), so a fence sent now goes out and holds.
+        self._connected = connected
         self.abandoned: AbandonFrame | None = None  # the fence sent for a turn given up
         self._open: set[int] = set()  # records queued for the actor, not taken yet
         self._spawned = trio.Event()
@@ -201,8 +203,9 @@ class RemoteWorkerHandle:
         any more) and mark the `abandon` frame `send_abandon` sends, on which the Execution
         Node drops the turn's prompt and fences and stops the worker at once. False, and
         nothing done, when the turn is not the running one, an event of it came (the worker
-        began it), or the link is down: a fence that cannot reach the Node now could not
-        keep the worker from starting the turn later, so the interrupt stays refused."""
+        began it), or the link is down or its Node is older and does not know the frame: a
+        fence that cannot reach the Node now (or that it would refuse) could not keep the
+        worker from starting the turn later, so the interrupt stays refused."""
         if self._turn_id != turn_id or self._turn_taken or self._stopped.is_set():
             return False
         if self.abandoned is not None or not self._connected():

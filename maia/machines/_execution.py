@@ -52,7 +52,7 @@ from ._frames import (
     decode_frame,
     encode_frame,
 )
-from ._gate import ENROLL_PATH, LINK_PATH
+from ._gate import ENROLL_PATH, FRAMES_HEADER, LINK_PATH, OPTIONAL_FRAMES
 from ._outbox_store import OutboxStore
 from ._tls import PinMismatch, open_link
 
@@ -80,6 +80,11 @@ class ExecutionState:
 
 def _bearer(secret: str) -> list[tuple[bytes, bytes]]:
     return [(b"Authorization", f"Bearer {secret}".encode())]
+
+
+def _link_headers(secret: str) -> list[tuple[bytes, bytes]]:
+    """The bearer and the optional frames this Node understands (`_gate.FRAMES_HEADER`)."""
+    return [*_bearer(secret), (FRAMES_HEADER, ",".join(sorted(OPTIONAL_FRAMES)).encode())]
 
 
 class ExecutionLink:
@@ -225,7 +230,8 @@ class ExecutionLink:
             )
 
     def _open(self, path: str, secret: str) -> Any:
-        return open_link(self.control_url, path, _bearer(secret), self.pin,
+        headers = _link_headers(secret) if path == LINK_PATH else _bearer(secret)
+        return open_link(self.control_url, path, headers, self.pin,
                          max_message_size=MAX_FRAME_BYTES,
                          connect_timeout=CONNECT_TIMEOUT_S)  # fmt: skip
 

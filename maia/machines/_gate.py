@@ -5,6 +5,11 @@ may reach it: nothing is upgraded without a bearer secret of the right grammar (
 enrollment token on `/machines/v1/enroll`, a machine credential on `/machines/v1`), and a
 browser (an `Origin`) is refused. The secret itself is judged on the first frame, against
 storage, before anything else is read.
+
+`Maia-Machine-Frames` (a header of the link's upgrade, comma-separated) names the optional
+Control -> Execution frames the Execution Node understands (`abandon`). An older Node sends
+no such header, and Control sends it none of them (the header, not a hello field: a field an
+older Control does not know would fail its hello, a header it ignores).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from maia.core import MaiaError
 
 LINK_PATH: Final = "/machines/v1"
 ENROLL_PATH: Final = "/machines/v1/enroll"
+FRAMES_HEADER: Final = b"Maia-Machine-Frames"
+OPTIONAL_FRAMES: Final = frozenset({"abandon"})  # sent only to a Node that names them
 
 
 @attrs.frozen
@@ -39,6 +46,7 @@ class Admitted:
 
     enroll: bool
     secret: str
+    frames: frozenset[str] = frozenset()  # the optional frames the Node understands
 
 
 def check_machine_upgrade(path: str, headers: Iterable[tuple[bytes, bytes]]) -> Admitted | Refusal:
@@ -65,7 +73,15 @@ def check_machine_upgrade(path: str, headers: Iterable[tuple[bytes, bytes]]) -> 
         what = "an enrollment token" if enroll else "a machine credential"
         return Refusal(401, MaiaError("unauthenticated", f"{what} is required (Authorization:"
                                       " Bearer)", {"header": "Authorization"}))  # fmt: skip
-    return Admitted(enroll, secret)
+    return Admitted(enroll, secret, _frames(found.get(FRAMES_HEADER.lower(), [])))
+
+
+def _frames(values: list[bytes]) -> frozenset[str]:
+    """The optional frames named (unknown names, a repeated or oversized header: ignored)."""
+    if len(values) != 1 or len(values[0]) > 256:
+        return frozenset()
+    names = {part.strip() for part in values[0].decode("ascii", "replace").split(",")}
+    return frozenset(names & OPTIONAL_FRAMES)
 
 
 def _bearer(values: list[bytes]) -> str | None:

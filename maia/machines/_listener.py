@@ -117,7 +117,7 @@ class MachineListener:
             if verdict.enroll:
                 await self._enroll(socket, verdict.secret, first)
             else:
-                await self._link(socket, verdict.secret, first)
+                await self._link(socket, verdict.secret, first, verdict.frames)
         except ConnectionClosed:
             pass
 
@@ -142,7 +142,8 @@ class MachineListener:
             await socket.get_message()
         await socket.aclose()
 
-    async def _link(self, socket: WebSocketConnection, secret: str, first: str | bytes) -> None:
+    async def _link(self, socket: WebSocketConnection, secret: str, first: str | bytes,
+                    frames: frozenset[str] = frozenset()) -> None:  # fmt: skip
         try:
             hello = decode_frame(first, {"hello": HelloFrame})
         except MaiaError as error:
@@ -167,7 +168,7 @@ class MachineListener:
                 self.acks.stored(frame.source_id, frame.through)
 
         with trio.CancelScope() as scope:  # cancelled by a revoke or a newer link
-            link = self._machines.links.open(record.machine_id, scope.cancel, send)
+            link = self._machines.links.open(record.machine_id, scope.cancel, send, frames)
             self.relay.link_opened(link)
             try:
                 await socket.send_message(encode_frame(WelcomeFrame(
@@ -177,7 +178,7 @@ class MachineListener:
                 await self.relay.on_hello(record.machine_id, hello.attempts)
                 await self._receive(socket, record, link, send)
             finally:
-                self._machines.links.drop(link)
+                self._machines.links.drop(link, self._clock.monotonic_ms())
         await socket.aclose()
 
     async def _receive(self, socket: WebSocketConnection, record: MachineRecord,

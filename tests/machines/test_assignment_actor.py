@@ -112,7 +112,7 @@ def test_a_control_restart_recovers_the_assignment_behind_a_stored_barrier(
                 assignment, Status(_running(machine.machine_id, assignment, 2, "b-1", 1))
             )
             assert service.relay.leases.blockers(assignment) == ()
-            assert {t.name for t in runtime.timers.armed("machine")} == {"lease"}
+            assert {t.name for t in runtime.timers.armed("machine")} == {"lease", "expiry"}
             return machine.machine_id, assignment
 
     async def second(machine_id: str, assignment: str) -> None:
@@ -121,7 +121,8 @@ def test_a_control_restart_recovers_the_assignment_behind_a_stored_barrier(
             row = await runtime.store.read(lambda c: get_assignment(c, assignment))
             assert (row.state, row.barrier, row.revision) == (AssignmentState.ACTIVE, (1, 1), 4)
             assert "barrier" in service.relay.leases.blockers(assignment)
-            assert {t.name for t in runtime.timers.armed("machine")} == {"lease", "barrier"}
+            armed = {t.name for t in runtime.timers.armed("machine")}
+            assert armed == {"lease", "barrier", "expiry"}
             await service.assignments.ask(
                 assignment, Status(_running(machine_id, assignment, 3, "b-1", 1))
             )
@@ -135,12 +136,12 @@ def test_a_control_restart_recovers_the_assignment_behind_a_stored_barrier(
             assert service.relay.leases.blockers(assignment) == ()
             row = await runtime.store.read(lambda c: get_assignment(c, assignment))
             assert (row.barrier, row.next_sequence) == (None, 3)
-            assert {t.name for t in runtime.timers.armed("machine")} == {"lease"}
+            assert {t.name for t in runtime.timers.armed("machine")} == {"lease", "expiry"}
 
     async def both() -> None:
         machine_id, assignment = await first()
         stored = _rows(path, "SELECT name FROM actor_timers WHERE kind = 'machine'")
-        assert stored == [("lease",)]  # durable: the row outlives the run
+        assert sorted(stored) == [("expiry",), ("lease",)]  # durable: they outlive the run
         await second(machine_id, assignment)
 
     trio.run(both)

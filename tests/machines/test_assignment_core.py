@@ -10,11 +10,13 @@ import attrs
 
 from actors.machine import (
     ASSIGNMENT_TABLE,
+    EXPIRY_GRACE_MS,
     AssignmentEvent,
     AssignmentRow,
     AssignmentState,
     Plan,
     decide,
+    expired,
     fresh,
     new_assignment,
     restart_barrier,
@@ -23,7 +25,9 @@ from actors.machine import (
 )
 from maia.core import FakeClock
 from supervision.leases import (
+    MAX_ROUND_TRIP_MS,
     MAX_TTL_MS,
+    STOP_BOUND_MS,
     ControlEvent,
     ControlState,
     EvidenceSpool,
@@ -211,7 +215,8 @@ def test_the_lease_timer_follows_the_horizon() -> None:
     with each grant) and cancelled once it is reached or the epoch is reconciled."""
     clock = FakeClock()
     one = _new(clock)
-    assert wakes(one.row, one.state, one.now()) == {"lease": None, "barrier": None}
+    assert wakes(one.row, one.state, one.now()) == {"lease": None, "barrier": None,
+                                                     "expiry": None}  # fmt: skip
     _placed(one)
     assert wakes(one.row, one.state, one.now())["lease"] == GRANT_MS
     clock.advance(10_000)
@@ -219,3 +224,31 @@ def test_the_lease_timer_follows_the_horizon() -> None:
     assert wakes(one.row, one.state, one.now())["lease"] == GRANT_MS
     clock.advance(GRANT_MS)
     assert wakes(one.row, one.state, one.now())["lease"] is None
+
+
+def test_the_lease_expires_at_its_horizon_plus_the_nodes_bounded_stop() -> None:
+    """Expiry reconciliation (spec MN0 item 10): the `expiry` wake is armed at the horizon
+    plus the bounded stop and a round trip, and moves with each grant; `expired` holds from
+    then on, never while a report says the Node's stop is still under way (`stopping`: the
+    assignment stays uncertain, item 8), nor once a `stopped` report reconciled it. With
+    the spec's example (grant issued at t=1, 30 s): Control's expiry t=31, the Node's stop
+    ends by t=38, expiry reconciliation at t=46."""
+    clock = FakeClock()
+    one = _new(clock)
+    _placed(one)
+    grace = STOP_BOUND_MS + MAX_ROUND_TRIP_MS
+    assert grace == EXPIRY_GRACE_MS
+    assert wakes(one.row, one.state, one.now())["expiry"] == GRANT_MS + grace
+    clock.advance(10_000)
+    one.request("b-2")  # a renewal moves the horizon, and the expiry with it
+    assert wakes(one.row, one.state, one.now())["expiry"] == GRANT_MS + grace
+    clock.advance(GRANT_MS + grace - 1)  # the machine went silent after that renewal
+    assert not expired(one.row, one.state, one.now())
+    clock.advance(1)
+    assert expired(one.row, one.state, one.now())
+    assert wakes(one.row, one.state, one.now())["expiry"] is None  # reached: not armed again
+    spool = EvidenceSpool(f"{M}.{one.id}").status(0)
+    one.status(3, MachineLeaseReport(one.id, 1, "stopping", None, None, 0, spool))
+    assert not expired(one.row, one.state, one.now())  # uncertain: only `stopped` ends it
+    one.status(4, MachineLeaseReport(one.id, 1, "stopped", None, None, 0, spool))
+    assert not expired(one.row, one.state, one.now())  # reconciled by the Node itself
