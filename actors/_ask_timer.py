@@ -26,7 +26,7 @@ TIMED_OUT: Any = object()  # what the timer wakes an expired asker with
 
 class _Reply(Protocol):
     """A parked task the timer may wake: an ask's reply (`_actor._Reply`) or a timed wait on
-    a change (`_notify.Change.wait_until`). `done` once answered, `abandoned` once given up
+    a change (`_notify.Wakeup.wait_until`). `done` once answered, `abandoned` once given up
     (the timer sets it when it wakes the task with `TIMED_OUT`)."""
 
     task: trio.lowlevel.Task

@@ -16,7 +16,7 @@ Only a waiter that answers with the ended turn's items (a waiting `turn.send`) a
 first item page (`subscribe(..., page=True)`); the commit builds that page in the writer
 thread only then (`page_wanted`), not for a `turn.wait` that answers with the turn alone.
 
-What a waiter waits on is a `Change` (set once, as a `trio.Event`), and its bounded wait
+What a waiter waits on is a `Wakeup` (set once, as a `trio.Event`), and its bounded wait
 (`wait_until`) keeps its deadline in the run's ask timer (`_ask_timer`) instead of a cancel
 scope: a `turn.send --wait` makes one such wait a turn, and a scope with a deadline was
 most of its cost. Each waiter parks on its own entry, so the timer wakes that one waiter.
@@ -43,7 +43,7 @@ RECENT_PAGES: Final = 32
 
 
 class _Parked:
-    """One task parked in `Change.wait_until`: woken by `set` (done) or by the ask timer at
+    """One task parked in `Wakeup.wait_until`: woken by `set` (done) or by the ask timer at
     its deadline (abandoned, `TIMED_OUT`), or cancelled (abandoned)."""
 
     __slots__ = ("abandoned", "done", "task")
@@ -54,7 +54,7 @@ class _Parked:
         self.abandoned = False
 
 
-class Change:
+class Wakeup:
     """Set once by `Notifier.notify`, as a `trio.Event` is; `wait` and `wait_until` are
     cancel points whether or not it is set."""
 
@@ -113,13 +113,13 @@ class Change:
 
 
 class Notifier:
-    """One `Change` per watched key, replaced after each notification; and the latest
+    """One `Wakeup` per watched key, replaced after each notification; and the latest
     committed snapshot of recently changed turns (bounded, least recently changed dropped),
     so `turn.wait` usually answers without reading storage."""
 
     def __init__(self) -> None:
-        self._events: dict[str, Change] = {}
-        self._waiters: dict[Change, int] = {}
+        self._events: dict[str, Wakeup] = {}
+        self._waiters: dict[Wakeup, int] = {}
         # Per watched key, the states its waiters wait for (None: any change).
         self._wanted: dict[str, tuple[str, ...] | None] = {}
         # The watched keys whose current event has a waiter that wants the item page.
@@ -176,7 +176,7 @@ class Notifier:
         event.set()
 
     def subscribe(self, key: str, wanted: Collection[str] | None = None, *,
-                  page: bool = False) -> Change:  # fmt: skip
+                  page: bool = False) -> Wakeup:  # fmt: skip
         """The event the next `notify(key)` sets; pair with `release`. With `wanted` (turn
         states), only a notification whose published snapshot is in one of them, or that
         has none, sets it (or one another waiter on `key` wants). With `page`, the commit
@@ -184,7 +184,7 @@ class Notifier:
         states = None if wanted is None else tuple(wanted)  # compared by ==, as waiters do
         event = self._events.get(key)
         if event is None:
-            event = self._events[key] = Change()
+            event = self._events[key] = Wakeup()
             self._wanted[key] = states
         else:
             held = self._wanted.get(key)
@@ -197,7 +197,7 @@ class Notifier:
         self._waiters[event] = self._waiters.get(event, 0) + 1
         return event
 
-    def release(self, key: str, event: Change) -> None:
+    def release(self, key: str, event: Wakeup) -> None:
         left = self._waiters.pop(event, 1) - 1
         if left:
             self._waiters[event] = left

@@ -135,7 +135,7 @@ async def _await_states(
             now = trio.current_time()
             if deadline <= now:
                 return False, turn
-            # The bound kept by the run's ask timer, not a cancel scope (`Change.wait_until`).
+            # The bound kept by the run's ask timer, not a cancel scope (`Wakeup.wait_until`).
             await changed.wait_until(min(deadline, now + reread))
         finally:
             notifier.release(turn_id, changed)

@@ -1,4 +1,4 @@
-"""A `Change`'s bounded wait (`wait_until`, its deadline kept by the run's ask timer instead of
+"""A `Wakeup`'s bounded wait (`wait_until`, its deadline kept by the run's ask timer instead of
 a cancel scope) answers as `with trio.move_on_at(deadline): await event.wait()` did, on a
 MockClock: each waiter at its own deadline whatever the others' (the timer wakes that one
 alone), every waiter when set first, an enclosing scope expiring first or at the same moment
@@ -13,13 +13,13 @@ import pytest
 import trio
 import trio.testing
 
-from actors._notify import Change, Notifier
+from actors._notify import Wakeup, Notifier
 
 
 async def test_each_waiter_times_out_at_its_own_deadline(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    change = Change()
+    change = Wakeup()
     ended: dict[float, tuple[float, bool]] = {}
 
     async def waiter(bound: float) -> None:
@@ -44,7 +44,7 @@ async def test_each_waiter_times_out_at_its_own_deadline(
 async def test_set_wakes_every_waiter_before_its_deadline(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    change = Change()
+    change = Wakeup()
     woken: list[tuple[str, bool, float]] = []
 
     async def waiter(name: str, deadline: float) -> None:
@@ -66,7 +66,7 @@ async def test_set_wakes_every_waiter_before_its_deadline(
 async def test_set_already_and_past_deadline_are_still_cancel_points(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    change = Change()
+    change = Wakeup()
     assert await change.wait_until(trio.current_time()) is False  # past: at once, not set
     with trio.CancelScope() as scope:
         scope.cancel()
@@ -85,7 +85,7 @@ async def test_set_already_and_past_deadline_are_still_cancel_points(
 async def test_an_enclosing_scope_expiring_first_or_together_wins(
     autojump_clock: trio.testing.MockClock, outer: float
 ) -> None:
-    change = Change()
+    change = Wakeup()
     with trio.move_on_after(outer) as scope:
         await change.wait_until(3.0)
         pytest.fail("the enclosing scope's cancel should have landed")
