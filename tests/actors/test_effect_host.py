@@ -38,13 +38,15 @@ async def test_close_cancels_every_running_effect(autojump_clock: trio.testing.M
         await trio.testing.wait_all_tasks_blocked()
         scope.start("three", lambda: effect("three"))  # into the host's nursery
         await trio.testing.wait_all_tasks_blocked()
-        assert scope.live == 3 and actor.vetoes == 3
+        assert scope.live == 3
+        assert actor.vetoes == 3
         scope.close()
         scope.start("late", lambda: effect("late"))  # a no-op once closed
     assert sorted(events) == sorted(
         f"{n} {w}" for n in ("one", "two", "three") for w in ("started", "cancelled")
     )
-    assert scope.live == 0 and actor.vetoes == 0
+    assert scope.live == 0
+    assert actor.vetoes == 0
 
 
 async def test_finished_effects_leave_the_count_and_the_host_stays(
@@ -62,7 +64,8 @@ async def test_finished_effects_leave_the_count_and_the_host_stays(
         for value in range(3):
             scope.start("e", lambda value=value: effect(value))  # type: ignore[misc]
             await trio.sleep(2.0)
-            assert scope.live == 0 and actor.vetoes == 0
+            assert scope.live == 0
+            assert actor.vetoes == 0
         assert done == [0, 1, 2]
         scope.close()  # the host task ends: the nursery can exit
 
@@ -83,7 +86,8 @@ async def test_closed_before_the_host_ran_the_effect_starts_cancelled(
         scope.start("e", effect)
         scope.close()
     assert reached == ["before the first checkpoint"]
-    assert scope.live == 0 and actor.vetoes == 0
+    assert scope.live == 0
+    assert actor.vetoes == 0
 
 
 async def test_a_failing_effect_crashes_its_actor_and_not_the_others(
