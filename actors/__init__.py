@@ -32,6 +32,7 @@ from ._errors import to_wire as to_wire
 from ._flush import FlushTimer as FlushTimer
 from ._graph import Edge as Edge
 from ._notify import Notifier as Notifier
+from ._notify import Wakeup as Wakeup
 from ._registry import ActorRegistry as ActorRegistry
 from ._registry import Behaviour as Behaviour
 from ._registry import RegistryStatistics as RegistryStatistics

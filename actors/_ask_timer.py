@@ -16,15 +16,22 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import outcome
 import trio
 
-if TYPE_CHECKING:
-    from ._actor import _Reply
-
 TIMED_OUT: Any = object()  # what the timer wakes an expired asker with
+
+
+class _Reply(Protocol):
+    """A parked task the timer may wake: an ask's reply (`_actor._Reply`) or a timed wait on
+    a change (`_notify.Wakeup.wait_until`). `done` once answered, `abandoned` once given up
+    (the timer sets it when it wakes the task with `TIMED_OUT`)."""
+
+    task: trio.lowlevel.Task
+    done: bool
+    abandoned: bool
 
 
 class AskTimer:

@@ -11,8 +11,11 @@ so the actor keeps taking messages while it runs. It belongs to the actor that s
 An effect that expects to fail (a worker that may not start) catches that failure itself and
 tells its actor a message; only a bug should reach the scope.
 
-The tasks run in the registry's nursery (a nursery per actor would cost every idle actor);
-the scope holds their cancel scopes.
+The tasks run in a nursery of the actor's own, opened by one host task in the registry's
+nursery at the actor's first effect and kept until the actor stops (a nursery per actor would
+cost every idle actor, and a Session with a worker has a live effect all along anyway);
+closing the scope cancels that nursery, and with it every effect. An effect so costs a task
+and no cancel scope of its own (a scope was ~50k instructions a turn, for the turn's pump).
 """
 
 from __future__ import annotations
@@ -28,45 +31,61 @@ from ._actor import Actor
 class EffectScope:
     """The effects of one actor incarnation."""
 
-    __slots__ = ("_actor", "_closed", "_nursery", "_scopes")
+    __slots__ = ("_actor", "_closed", "_host", "_live", "_nursery", "_queued")
 
     def __init__(self, actor: Actor[Any, Any], nursery: trio.Nursery) -> None:
         self._actor = actor
-        self._nursery = nursery
-        self._scopes: set[trio.CancelScope] | None = None  # made at the first effect
+        self._nursery = nursery  # the registry's: where the host task runs
+        self._host: trio.Nursery | None = None  # the effects' nursery, once the host runs
+        # Effects started before the host task opened its nursery (None: no host started).
+        self._queued: list[tuple[str, Callable[[], Awaitable[Any]]]] | None = None
+        self._live = 0
         self._closed = False
 
     @property
     def live(self) -> int:
         """How many effects are running."""
-        return len(self._scopes) if self._scopes is not None else 0
+        return self._live
 
     def start(self, name: str, effect: Callable[[], Awaitable[Any]]) -> None:
         """Run `effect()` as a task of this actor. A no-op once the actor stopped."""
         if self._closed:
             return
-        scope = trio.CancelScope()
-        if self._scopes is None:
-            self._scopes = set()
-        self._scopes.add(scope)
+        self._live += 1
         self._actor.vetoes += 1
-        self._nursery.start_soon(self._run, name, effect, scope, name=f"{self._actor.name}:{name}")
+        host = self._host
+        if host is not None:
+            host.start_soon(self._run, name, effect, name=f"{self._actor.name}:{name}")
+        elif self._queued is not None:
+            self._queued.append((name, effect))  # the host task has not run yet
+        else:
+            self._queued = [(name, effect)]
+            self._nursery.start_soon(self._host_task, name=f"{self._actor.name}:effects")
 
-    async def _run(
-        self, name: str, effect: Callable[[], Awaitable[Any]], scope: trio.CancelScope
-    ) -> None:
+    async def _host_task(self) -> None:
+        """Hold the effects' nursery until `close` cancels it."""
+        async with trio.open_nursery() as nursery:
+            if self._closed:  # closed before this ran: the queued effects start cancelled,
+                nursery.cancel_scope.cancel()  # as a cancelled scope of their own did
+            else:
+                self._host = nursery
+            queued, self._queued = self._queued or [], []
+            for name, effect in queued:
+                nursery.start_soon(self._run, name, effect, name=f"{self._actor.name}:{name}")
+            await trio.sleep_forever()
+
+    async def _run(self, name: str, effect: Callable[[], Awaitable[Any]]) -> None:
         try:
-            with scope:
-                await effect()
+            await effect()
         except Exception as error:  # a bug in the effect: the actor crashes, the Node does not
             self._actor.crash(name, error)
         finally:
-            assert self._scopes is not None
-            self._scopes.discard(scope)
+            self._live -= 1
             self._actor.vetoes -= 1
 
     def close(self) -> None:
         """Cancel every running effect (the actor stopped); later `start`s do nothing."""
         self._closed = True
-        for scope in list(self._scopes or ()):
-            scope.cancel()
+        host, self._host = self._host, None
+        if host is not None:
+            host.cancel_scope.cancel()

@@ -19,6 +19,14 @@ Profiling: `MAIA_BENCH_PYSPY=FILE` records the Node with py-spy (collapsed stack
 into .venv by hand, it is no dependency) during the measured run, `MAIA_BENCH_PYSPY_GIL=1`
 only the thread holding the GIL, `MAIA_BENCH_PYSPY_PHASE=latency` the one-in-flight run
 instead; `MAIA_BENCH_PER_LANE=N` lengthens the run.
+
+With `--instructions`: the same Node started under valgrind's callgrind with its
+instrumentation off (workers are not traced), one Session driven one turn at a time, and
+`callgrind_control` turning the count on around the measured turns only (after 10 warm-up
+turns); prints `node_instructions_per_turn_1` (every thread of the Node) and
+`node_main_thread_instructions_per_turn_1` (its trio thread). Instructions do not move with
+the machine's load as CPU time does (what waits for a timer or a read still may: compare
+trees interleaved). `MAIA_BENCH_TURNS=N` sets the measured turns (200, `--quick` 100).
 """
 
 from __future__ import annotations
@@ -369,7 +377,73 @@ async def main_api(quick: bool) -> Report:
     return report
 
 
+def _callgrind_totals(prefix: Path) -> dict[int, int]:
+    """Instructions per thread number in callgrind's first dump (`PREFIX.1-TT` files)."""
+    totals: dict[int, int] = {}
+    for path in prefix.parent.glob(f"{prefix.name}.1-*"):
+        for line in path.read_text().splitlines():
+            if line.startswith("totals:"):
+                totals[int(path.name.rsplit("-", 1)[1])] = int(line.split()[1])
+    return totals
+
+
+def _under_callgrind(home: Path, out: Path) -> subprocess.Popen[bytes]:
+    """The Node on `home` under callgrind, its instrumentation off until turned on."""
+    command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
+               f"--callgrind-out-file={out}", sys.executable, "-P", "-m", "maia.node",
+               "start", "--home", str(home)]  # fmt: skip
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _callgrind_control(pid: int, *steps: list[str]) -> None:
+    for step in steps:
+        subprocess.run(["callgrind_control", *step, str(pid)], check=True,
+                       stdout=subprocess.DEVNULL, timeout=120)  # fmt: skip
+
+
+async def main_instructions(quick: bool) -> Report:
+    """The `--instructions` measurement (see the module docstring)."""
+    import shutil
+
+    from maia.core import read_discovery
+
+    report = Report("turns")
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("bench/turns.py --instructions: valgrind (callgrind) is not installed")
+    turns = int(os.environ.get("MAIA_BENCH_TURNS", 100 if quick else 200))
+    with tempfile.TemporaryDirectory() as folder:
+        home, out = Path(folder) / "home", Path(folder) / "callgrind.out"
+        node = _under_callgrind(home, out)
+        try:
+            deadline = time.monotonic() + 600  # the Node's start runs ~20x slower here
+            while read_discovery(home / "node.json") is None:
+                if node.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("bench/turns.py --instructions: the Node did not start")
+                await trio.sleep(0.5)
+            session = await _api_sessions(home, 1)
+            log("warm-up: 10 turns")
+            await _api_run(home, session, 1, 10)
+            _callgrind_control(node.pid, ["-z"], ["-i", "on"])
+            log(f"counting: {turns} sequential turns on one Session")
+            await _api_run(home, session, 1, turns)
+            _callgrind_control(node.pid, ["-i", "off"], ["-d"])
+        finally:
+            node.terminate()
+            node.wait(timeout=300)
+        totals = _callgrind_totals(out)  # the dump's files, whole once the Node has exited
+    report.figures.update(
+        node_instructions_per_turn_1=sum(totals.values()) / turns,
+        node_main_thread_instructions_per_turn_1=totals.get(1, 0) / turns,
+    )
+    report.notes = (
+        "a real Node process under callgrind (workers untraced), one Session one turn at a "
+        f"time over the API (SDK send_and_wait); load {os.getloadavg()[0]:.1f}"
+    )
+    return report
+
+
 if __name__ == "__main__":
-    api = "--api" in sys.argv[1:]
-    args = parse_args(__doc__ or "turns", [a for a in sys.argv[1:] if a != "--api"])
-    trio.run(main_api if api else main, args.quick).emit(args.json)
+    modes = {"--api": main_api, "--instructions": main_instructions}
+    chosen = [modes[a] for a in sys.argv[1:] if a in modes]
+    args = parse_args(__doc__ or "turns", [a for a in sys.argv[1:] if a not in modes])
+    trio.run(chosen[0] if chosen else main, args.quick).emit(args.json)

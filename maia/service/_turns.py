@@ -132,11 +132,11 @@ async def _await_states(
                 reread = REREAD_S
             if turn.state in wanted:
                 return True, turn
-            left = deadline - trio.current_time()
-            if left <= 0:
+            now = trio.current_time()
+            if deadline <= now:
                 return False, turn
-            with trio.move_on_after(min(left, reread)):
-                await changed.wait()
+            # The bound kept by the run's ask timer, not a cancel scope (`Wakeup.wait_until`).
+            await changed.wait_until(min(deadline, now + reread))
         finally:
             notifier.release(turn_id, changed)
 
