@@ -302,10 +302,11 @@ async def open_client(
     of `home` (default `$MAIA_HOME` or `~/.maia`). `hello` (wire names: `protocol`,
     `registryDigest`, `clientName`, `clientVersion`; None drops one) goes over this SDK's
     own hello params: a connection says hello once, and a second `node.hello` on it is
-    refused `invalid_request` (`client.node.hello()` answers the connection's own hello). Raises `MaiaError`: unavailable (no Node, stale discovery,
-    refused TCP), unauthenticated (token), protocol_incompatible (another protocol version,
-    or, unless `require_registry_match=False`, another registry digest), or the hello's own
-    refusal (`validation_failed` naming the field).
+    refused `invalid_request` (`client.node.hello()` answers the connection's own hello).
+    Raises `MaiaError`: unavailable (no Node, stale discovery, refused TCP),
+    unauthenticated (token), protocol_incompatible (another protocol version, or, unless
+    `require_registry_match=False`, another registry digest), or the hello's own refusal
+    (`validation_failed` naming the field).
     """
     endpoint = locate_node(url, token=token, home=Path(home) if home is not None else None)
     try:

@@ -72,7 +72,7 @@ async def test_an_interrupt_while_the_worker_stops_names_the_running_state(
             await let_go.wait()
             return await plain_stop(reason)
 
-        handle.stop = slow_stop  # type: ignore[method-assign]
+        handle.stop = slow_stop
         await h.runtime.ask(session_id, StopSession(_command("stop"), None))
         with pytest.raises(MaiaError) as caught:
             await h.runtime.ask(session_id, InterruptTurn(_command("interrupt"), turn_id, None))

@@ -54,7 +54,7 @@ class _Counting(EventRecord):
     decoded = 0
 
     @classmethod
-    def from_row(cls, row: Any) -> EventRecord:  # type: ignore[override]
+    def from_row(cls, row: Any) -> EventRecord:
         _Counting.decoded += 1
         return EventRecord.from_row(row)
 
