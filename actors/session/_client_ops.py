@@ -157,6 +157,9 @@ class ClientOps:
                 )  # fmt: skip
             after, actions = q.step(self.core.queue, q.Interrupt(turn_id), self.core.now())
         except MaiaError as error:
+            if memo is not None and error.code == "invalid_state":
+                # The queue keeps no turn states: the one the actor holds is the turn's.
+                error.details.setdefault("state", memo.state.value)
             refusal = error
         started = self.buffer.started_unflushed(turn_id)
         abandoned = False

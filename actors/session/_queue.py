@@ -177,6 +177,16 @@ def _refuse(code: str, message: str, **details: object) -> MaiaError:
     return MaiaError(code, message, details)
 
 
+def _not_in_hand(state: QueueState, turn_id: str, why: str) -> MaiaError:
+    """`invalid_state` for a turn the ready worker does not hold. `details.state` is a turn
+    state: `queued` when the queue holds it; else the queue cannot tell (it keeps no turn
+    states: its active turn is dispatching or running), and the Session actor adds it."""
+    details: dict[str, object] = {"resource": "turn", "id": turn_id}
+    if turn_id in state.queued:
+        details["state"] = "queued"
+    return MaiaError("invalid_state", f"turn {turn_id} {why}", details)
+
+
 def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool = True) -> Step:
     """The next state and what to do. Raises `MaiaError` (state unchanged) for a refusal:
     `turn_queue_full`, `turn_not_queued`, `invalid_state`. With `may_dispatch` False (no
@@ -204,15 +214,13 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
             )
         case Interrupt(turn_id):
             if state.active != turn_id or state.worker is not Worker.READY:
-                raise _refuse("invalid_state", f"turn {turn_id} is not running",
-                              resource="turn", id=turn_id, state="not running")  # fmt: skip
+                raise _not_in_hand(state, turn_id, "is not running")
             if state.interrupting:
                 return state, ()
             return evolve(state, interrupting=True), (SendInterrupt(turn_id),)
         case Abandon(turn_id):
             if state.active != turn_id or state.worker is not Worker.READY:
-                raise _refuse("invalid_state", f"turn {turn_id} is not dispatched",
-                              resource="turn", id=turn_id, state="not dispatched")  # fmt: skip
+                raise _not_in_hand(state, turn_id, "is not dispatched")
             # The fenced worker's exit (expected: it is stopping) starts the next one.
             return evolve(state, active=None, worker=Worker.STOPPING, interrupting=False,
                           idle_since=None), ()  # fmt: skip

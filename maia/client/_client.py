@@ -47,6 +47,7 @@ DEFAULT_TIMEOUT_S = 10.0  # above the Node's own 5 s deadline, so its answer arr
 
 
 MAX_DEPRECATIONS = 16
+_HELLO = "node.hello"
 
 
 class _Slot:
@@ -151,12 +152,30 @@ class MaiaClient:
         """Call `op_id` with an input instance, a wire dict, or keyword fields; return the
         op's typed output.
 
+        `node.hello` is not sent again (a connection says hello once): with no params it
+        answers the hello this connection got (`client.hello`, decoded); with valid params
+        it is refused `invalid_request` here, naming `hello=`, the option that says them.
+
         Raises `MaiaError`: unknown_method or validation_failed locally (nothing sent), or
         what `request` raises.
         """
         descriptor = descriptor_of(op_id)
+        if op_id == _HELLO and self.hello and params is None and not fields:
+            return decode_result(descriptor, self.hello)
         wire = encode_params(descriptor, params, fields)
+        if op_id == _HELLO and self.hello:
+            raise self._hello_again()
         return decode_result(descriptor, await self.request(op_id, wire))
+
+    @staticmethod
+    def _hello_again() -> MaiaError:
+        return MaiaError(
+            "invalid_request",
+            "node.hello: this connection said its hello when it opened (client.hello is the "
+            "answer); to say other hello fields open a connection with "
+            "open_client(hello={...}) or connect_sync(hello={...})",
+            {"method": _HELLO, "option": "hello"},
+        )
 
     def __getattr__(self, name: str) -> Namespace:
         node = OPERATION_TREE.get(name)
@@ -283,10 +302,11 @@ async def open_client(
     of `home` (default `$MAIA_HOME` or `~/.maia`). `hello` (wire names: `protocol`,
     `registryDigest`, `clientName`, `clientVersion`; None drops one) goes over this SDK's
     own hello params: a connection says hello once, and a second `node.hello` on it is
-    refused `invalid_request`. Raises `MaiaError`: unavailable (no Node, stale discovery,
-    refused TCP), unauthenticated (token), protocol_incompatible (another protocol version,
-    or, unless `require_registry_match=False`, another registry digest), or the hello's own
-    refusal (`validation_failed` naming the field).
+    refused `invalid_request` (`client.node.hello()` answers the connection's own hello).
+    Raises `MaiaError`: unavailable (no Node, stale discovery, refused TCP),
+    unauthenticated (token), protocol_incompatible (another protocol version, or, unless
+    `require_registry_match=False`, another registry digest), or the hello's own refusal
+    (`validation_failed` naming the field).
     """
     endpoint = locate_node(url, token=token, home=Path(home) if home is not None else None)
     try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
@@ -90,47 +91,45 @@ async def console_main(options: ConsoleOptions) -> int:
         return await _serve(options, client, home)
 
 
-async def _seed(client: Any, cache: SessionCache) -> None:
-    params: dict[str, Any] = {"limit": 100}
+async def _seed_pages(
+    client: Any,
+    op_id: str,
+    params: dict[str, Any],
+    seed: Callable[[dict[str, Any]], None],
+    *,
+    optional: bool,
+) -> None:
+    """`seed` each page of `op_id`, at most SEED_PAGES (the caches keep 500); an `optional`
+    op a Node does not serve (an older one) is left out."""
     for _ in range(SEED_PAGES):
-        page = await client.request("session.list", params)
-        cache.seed(page["sessions"])
+        try:
+            page = await client.request(op_id, params)
+        except MaiaError as error:
+            if optional and error.code in ("unknown_method", "command_not_implemented"):
+                return
+            raise
+        seed(page)
         if not page.get("nextCursor"):
             return
-        params = {"limit": 100, "cursor": page["nextCursor"]}
+        params = {**params, "cursor": page["nextCursor"]}
+
+
+async def _seed(client: Any, cache: SessionCache) -> None:
+    await _seed_pages(client, "session.list", {"limit": 100},
+                      lambda page: cache.seed(page["sessions"]), optional=False)  # fmt: skip
 
 
 async def _seed_routines(client: Any, routines: RoutineCache) -> None:
     """Routine IDs for completion; a Node without routines (an older one) is left out."""
-    params: dict[str, Any] = {"limit": 100}
-    for _ in range(SEED_PAGES):
-        try:
-            page = await client.request("routine.list", params)
-        except MaiaError as error:
-            if error.code in ("unknown_method", "command_not_implemented"):
-                return
-            raise
-        routines.seed(page["routines"])
-        if not page.get("nextCursor"):
-            return
-        params = {"limit": 100, "cursor": page["nextCursor"]}
+    await _seed_pages(client, "routine.list", {"limit": 100},
+                      lambda page: routines.seed(page["routines"]), optional=True)  # fmt: skip
 
 
 async def _seed_approvals(client: Any, approvals: ApprovalCache) -> None:
-    """Pending approval IDs for completion, page after page (at most SEED_PAGES: the cache
-    keeps 500); a Node without approvals is left out."""
-    params: dict[str, Any] = {"state": "pending", "limit": 100}
-    for _ in range(SEED_PAGES):
-        try:
-            page = await client.request("approval.list", params)
-        except MaiaError as error:
-            if error.code in ("unknown_method", "command_not_implemented"):
-                return
-            raise
-        approvals.seed(page.get("approvals") or ())
-        if not page.get("nextCursor"):
-            return
-        params = {**params, "cursor": page["nextCursor"]}
+    """Pending approval IDs for completion; a Node without approvals is left out."""
+    await _seed_pages(client, "approval.list", {"state": "pending", "limit": 100},
+                      lambda page: approvals.seed(page.get("approvals") or ()),
+                      optional=True)  # fmt: skip
 
 
 async def _serve(options: ConsoleOptions, client: Any, home: Path) -> int:

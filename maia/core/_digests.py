@@ -77,4 +77,4 @@ def digest_json(value: Any) -> str:
 
 
 def is_digest(value: str) -> bool:
-    return _DIGEST_RE.match(value) is not None
+    return _DIGEST_RE.fullmatch(value) is not None

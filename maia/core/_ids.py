@@ -57,6 +57,8 @@ ID_PREFIXES: Final = frozenset(
     }
 )
 
+# The patterns end in `$` (ECMA-262 for the published schemas); Python must fullmatch them:
+# `match` lets a final newline through (`abc\n`).
 _WIRE_RE: Final = re.compile(WIRE_ID_PATTERN)
 _GENERATED_RE: Final = re.compile(GENERATED_ID_PATTERN)
 
@@ -95,7 +97,7 @@ def new_id(prefix: str) -> str:
 
 def is_wire_id(value: str) -> bool:
     """Whether `value` is an identifier the wire accepts."""
-    return 1 <= len(value) <= WIRE_ID_MAX_LENGTH and _WIRE_RE.match(value) is not None
+    return 1 <= len(value) <= WIRE_ID_MAX_LENGTH and _WIRE_RE.fullmatch(value) is not None
 
 
 def check_wire_id(value: str, field: str = "id") -> str:
@@ -111,6 +113,6 @@ def check_wire_id(value: str, field: str = "id") -> str:
 
 def id_prefix(value: str) -> str | None:
     """The type prefix of a generated ID, or None when `value` is not one."""
-    if _GENERATED_RE.match(value) is None:
+    if _GENERATED_RE.fullmatch(value) is None:
         return None
     return value.rsplit("_", 1)[0]

@@ -38,7 +38,7 @@ def parse_timestamp(text: str, field: str = "timestamp") -> int:
 
     Raises `validation_failed` naming `field` for any other form.
     """
-    if _TIMESTAMP_RE.match(text) is None:
+    if _TIMESTAMP_RE.fullmatch(text) is None:
         raise _error(
             "validation_failed",
             f"{field}: must be a UTC RFC 3339 timestamp with milliseconds",

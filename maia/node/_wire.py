@@ -150,7 +150,7 @@ def parse_request(frame: str | bytes) -> Request:
         unknown = sorted(set(value) - _ENVELOPE_KEYS)
         raise _invalid(f"unknown envelope field {unknown[0]!r}", request_id, unknown[0])
     method = value.get("method")
-    if not isinstance(method, str) or not _METHOD.match(method):
+    if not isinstance(method, str) or not _METHOD.fullmatch(method):
         raise _invalid("method must be an operation ID such as node.status", request_id, "method")
     params = value.get("params", {})
     if not isinstance(params, dict):

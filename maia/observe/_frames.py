@@ -32,8 +32,29 @@ def result_frame(request_id: Any, result: dict[str, Any]) -> str:
 
 
 def error_frame(request_id: Any, error: MaiaError) -> str:
-    """The terminal error in the envelope."""
-    return orjson.dumps({"id": request_id, "ok": False, "error": error.to_wire()}).decode()
+    """The terminal error in the envelope; never raises, whatever the error holds."""
+    try:
+        return orjson.dumps({"id": request_id, "ok": False, "error": error.to_wire()}).decode()
+    except TypeError:
+        # What orjson cannot write (a lone surrogate, an integer past 64 bits, a key that is
+        # not a string) must not turn the answer into a closed connection: the code and a
+        # plain message, the id only when it is one the envelope admits.
+        wire = {"code": error.code, "message": _printable(error.message),
+                "retryable": error.retryable, "details": {}}  # fmt: skip
+        return orjson.dumps({"id": _printable_id(request_id), "ok": False,
+                             "error": wire}).decode()  # fmt: skip
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _printable_id(request_id: Any) -> Any:
+    if isinstance(request_id, str) and 0 < len(request_id) <= 128:
+        return _printable(request_id)
+    if isinstance(request_id, int) and not isinstance(request_id, bool):
+        return request_id if 0 <= request_id <= 2**53 - 1 else None
+    return None
 
 
 def records_frame(request_id: Any, head: dict[str, Any], key: str, records: Sequence[bytes],

@@ -15,7 +15,7 @@ import attrs
 from maia.core import MaiaError
 from storage import EVENT_COLUMNS, EventRecord, oldest_retained_position
 
-from ._query import Matcher, ObservationQuery
+from ._query import DOMAIN_OF_PREFIX, Matcher, ObservationQuery
 
 REPLAY_PAGE: Final = 512
 SNAPSHOT_SCAN_MAX: Final = 20_000  # rows looked at for a tail snapshot before it is truncated
@@ -96,19 +96,21 @@ def tail_snapshot(conn: sqlite3.Connection, query: ObservationQuery) -> Snapshot
     `truncated` when older matching events exist (one more match is looked for) or the scan
     stopped at its bound before the journal's start."""
     head = int(conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0])
-    # limit 0 still looks for one match: `truncated` says whether the limit left any out
     if query.importance and "authoritative" not in query.importance:
         return Snapshot((), head, False)
     where, args = _where(query)
+    if query.limit == 0:  # `truncated` says whether the limit left any match out
+        return Snapshot((), head, _any_match(conn, query, head, where, args))
     matcher = Matcher(query)
     found: list[EventRecord] = []
     wanted = query.limit + 1  # one past the limit: whether the limit cut an older match off
     before, scanned = head + 1, 0
     while len(found) < wanted and scanned < SNAPSHOT_SCAN_MAX:
+        page = min(REPLAY_PAGE, SNAPSHOT_SCAN_MAX - scanned)  # never past the bound
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM events WHERE position < ?{where}"
             " ORDER BY position DESC LIMIT ?",
-            [before, *args, REPLAY_PAGE],
+            [before, *args, page],
         ).fetchall()
         if not rows:
             return Snapshot(tuple(reversed(found)), head, False)
@@ -119,7 +121,54 @@ def tail_snapshot(conn: sqlite3.Connection, query: ObservationQuery) -> Snapshot
                 found.append(event)
                 if len(found) == wanted:
                     break
-        if len(found) < wanted and len(rows) < REPLAY_PAGE:  # it read the journal's start
+        if len(found) < wanted and len(rows) < page:  # it read the journal's start
             return Snapshot(tuple(reversed(found)), head, False)
         before = rows[-1][0]
+    if len(found) < wanted:  # the scan stopped at its bound: truncated unless at the start
+        return Snapshot(tuple(reversed(found)), head, _older_than(conn, before))
     return Snapshot(tuple(reversed(found[: query.limit])), head, True)
+
+
+def _older_than(conn: sqlite3.Connection, position: int) -> bool:
+    """Whether the journal holds a row before `position` (one index probe)."""
+    return (
+        conn.execute("SELECT 1 FROM events WHERE position < ? LIMIT 1", [position]).fetchone()
+        is not None
+    )
+
+
+# An event type's first word (all of it when it has no dot), as `domain_of` reads it.
+_PREFIX: Final = "substr(event_type, 1, instr(event_type || '.', '.') - 1)"
+
+
+def _domain_clause(domains: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """SQL true for an event of one of `domains` (`domain_of` in SQL): its first word is a
+    listed prefix of one of them, or, for `node`, any word not listed for another."""
+    wanted = set(domains)
+    if "node" in wanted:
+        others = sorted(p for p, d in DOMAIN_OF_PREFIX.items() if d not in wanted)
+        return f"{_PREFIX} NOT IN ({', '.join('?' * len(others))})", others
+    mine = sorted(p for p, d in DOMAIN_OF_PREFIX.items() if d in wanted)
+    return f"{_PREFIX} IN ({', '.join('?' * len(mine))})", mine
+
+
+def _any_match(
+    conn: sqlite3.Connection, query: ObservationQuery, head: int, where: str, args: list[Any]
+) -> bool:
+    """A limit-0 snapshot's `truncated`, the answer `tail_snapshot`'s scan gives (a match
+    among the newest `SNAPSHOT_SCAN_MAX` rows the column filters pass; else, when the scan
+    met its bound, whether older rows remain), in SQL: the first statement stops at the
+    first match, and none decodes a row."""
+    newest = (
+        f"SELECT position, event_type FROM events WHERE position <= ?{where}"
+        " ORDER BY position DESC LIMIT ?"
+    )
+    scope = [head, *args, SNAPSHOT_SCAN_MAX]
+    clause, more = _domain_clause(query.domains) if query.domains else ("1", [])
+    found = conn.execute(f"SELECT 1 FROM ({newest}) WHERE {clause} LIMIT 1", [*scope, *more])
+    if found.fetchone() is not None:
+        return True
+    count, oldest = conn.execute(
+        f"SELECT count(*), min(position) FROM ({newest})", scope
+    ).fetchone()
+    return count == SNAPSHOT_SCAN_MAX and _older_than(conn, oldest)

@@ -22,7 +22,7 @@ from maia.protocol import ObservationQuery as ObservationQuery
 from maia.protocol import ObserveInput as ObserveInput
 
 # Event types by their first word: which observation domain they belong to.
-_DOMAIN_OF_PREFIX: Final = {
+DOMAIN_OF_PREFIX: Final = {
     "session": "agent",
     "turn": "agent",
     "item": "agent",
@@ -41,7 +41,7 @@ _DOMAIN_OF_PREFIX: Final = {
 
 def domain_of(event_type: str) -> str:
     """The observation domain of an event type (`node` when its prefix is not listed)."""
-    return _DOMAIN_OF_PREFIX.get(event_type.partition(".")[0], "node")
+    return DOMAIN_OF_PREFIX.get(event_type.partition(".")[0], "node")
 
 
 class Matcher:

@@ -115,11 +115,16 @@ def repeated_key(text: str) -> tuple[str, Any] | None:
     if path is None:
         return None
     request_id = value.get("id") if isinstance(value, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
-        request_id = None
-    if isinstance(request_id, str) and _SURROGATE.search(request_id):
-        request_id = None  # as `refuse_lone_surrogates` leaves such an id out
-    return path, request_id
+    return path, request_id if _envelope_id(request_id) else None
+
+
+def _envelope_id(value: Any) -> bool:
+    """Whether `value` is an id the envelope admits (a string of 1-128 characters, an
+    integer 0 to 2^53 - 1); only such an id is echoed. A lone surrogate is left out as
+    `refuse_lone_surrogates` leaves it out (no frame can carry it)."""
+    if isinstance(value, str):
+        return 0 < len(value) <= 128 and _SURROGATE.search(value) is None
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 2**53 - 1
 
 
 def _named(key: str) -> str:

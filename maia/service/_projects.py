@@ -66,11 +66,12 @@ async def project_add(ctx: ServiceContext, params: ProjectAddInput) -> ProjectRe
         if (row := taken.fetchone()) is not None:
             raise MaiaError("invalid_state", f"{root.path} is already Project {row[0]}",
                             {"resource": "project", "id": row[0], "state": "added"})  # fmt: skip
-        keys = [r[0] for r in conn.execute("SELECT project_key FROM projects")]
-        key = params.project_key or default_project_key(root.path, keys)
-        if key in keys:
+        holders = dict(conn.execute("SELECT project_key, project_id FROM projects"))
+        key = params.project_key or default_project_key(root.path, list(holders))
+        if key in holders:  # the Project holding the key, in its state (in the inventory)
             raise MaiaError("invalid_state", f"the project key {key} is taken",
-                            {"resource": "project", "id": key, "state": "taken"})  # fmt: skip
+                            {"resource": "project", "id": holders[key], "state": "added",
+                             "projectKey": key})  # fmt: skip
         repository = root.repository
         identity = repository.identity if repository is not None else None
         if identity is not None:

@@ -53,7 +53,7 @@ def _resolve(conn: sqlite3.Connection, params: ReferenceResolveInput) -> list[tu
     # resource's ID prefix names both, which is ambiguous, not the first kind found.
     found: dict[str, str] = {}
     digits = text[len(prefix) :] if text.startswith(prefix) else text
-    if _HEX.match(digits.lower()):
+    if _HEX.fullmatch(digits.lower()):
         for row_id, row_label in conn.execute(
             select + f"{column} LIKE ? ESCAPE '\\'{scope} LIMIT ?",
             [prefix.replace("_", "\\_") + digits.lower() + "%", *scope_args, MAX_CANDIDATES + 1],

@@ -78,7 +78,7 @@ def _judge(conn: sqlite3.Connection, project_id: str, root: ProjectRoot) -> tupl
         raise MaiaError(
             "invalid_state",
             f"project {project_id} is already at {root.path}",
-            {"resource": "project", "id": project_id, "state": "there"},
+            {"resource": "project", "id": project_id, "state": "added", "rootPath": root.path},
         )
     taken = conn.execute(
         "SELECT project_id FROM projects WHERE project_id != ? AND (root = ?"
@@ -99,7 +99,7 @@ def _judge(conn: sqlite3.Connection, project_id: str, root: ProjectRoot) -> tupl
             "invalid_state",
             f"project {project_id} has {sessions} Session(s) not archived; archive them "
             "before relocating (their start directories are inside the old root)",
-            {"resource": "project", "id": project_id, "state": "has_sessions"},
+            {"resource": "project", "id": project_id, "state": "added", "sessions": sessions},
         )
     revision = read_revision(conn, "projects", project_id)
     assert revision is not None

@@ -13,6 +13,7 @@ import pytest
 import trio
 
 from maia.client import read_discovery, read_token
+from tests._node_process import NodeProcess
 from tests.maia.node._raw import hello, open_observation_socket, port_of
 
 from ._api import api_of, real_node
@@ -20,10 +21,9 @@ from ._api import api_of, real_node
 PROJECTS = 6
 
 
-async def _snapshot(port: int, token: str, limit: int) -> tuple[bool, int]:
-    """(truncated, records) of the snapshot of project.added records with `limit`."""
+async def _snapshot(port: int, token: str, query: dict[str, Any]) -> tuple[bool, int]:
+    """(truncated, records) of the starting snapshot of `query`."""
     auth = [(b"Authorization", f"Bearer {token}".encode())]
-    query = {"eventTypes": ["project.added"], "limit": limit}
     records = 0
     async with open_observation_socket(port, auth) as ws:
         assert (await hello(ws))["ok"] is True
@@ -40,6 +40,14 @@ async def _snapshot(port: int, token: str, limit: int) -> tuple[bool, int]:
                     return bool(frame["truncated"]), records
 
 
+def snapshot_of(node: NodeProcess, query: dict[str, Any]) -> tuple[bool, int]:
+    """(truncated, records) of `query`'s snapshot at `node`'s observation socket."""
+    discovery = read_discovery(node.home / "node.json")
+    assert discovery is not None
+    token = read_token(node.home / "node.token")
+    return trio.run(_snapshot, port_of(discovery.url), token, query)
+
+
 @pytest.mark.parametrize(("limit", "truncated"), [(2, True), (PROJECTS, False), (100, False)])
 def test_truncated_says_whether_the_limit_cut_records(
     tmp_path: Path, limit: int, truncated: bool
@@ -48,8 +56,5 @@ def test_truncated_says_whether_the_limit_cut_records(
         with api_of(node) as api:
             for index in range(PROJECTS):
                 api.project(tmp_path / f"p{index}")
-        discovery = read_discovery(node.home / "node.json")
-        assert discovery is not None
-        token = read_token(node.home / "node.token")
-        found = trio.run(_snapshot, port_of(discovery.url), token, limit)
+        found = snapshot_of(node, {"eventTypes": ["project.added"], "limit": limit})
     assert found == (truncated, min(limit, PROJECTS))

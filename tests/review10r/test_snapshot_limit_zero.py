@@ -7,35 +7,11 @@ socket on loopback."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
-import trio
-
-from maia.client import read_discovery, read_token
-from tests.maia.node._raw import hello, open_observation_socket, port_of
 
 from ..review10o._api import api_of, real_node
-
-
-async def _snapshot(port: int, token: str, query: dict[str, Any]) -> tuple[bool, int]:
-    """(truncated, records) of the starting snapshot of `query`."""
-    auth = [(b"Authorization", f"Bearer {token}".encode())]
-    records = 0
-    async with open_observation_socket(port, auth) as ws:
-        assert (await hello(ws))["ok"] is True
-        await ws.send_message(orjson.dumps({"id": 1, "method": "observe.events",
-                                            "params": {"query": query}}))  # fmt: skip
-        while True:
-            with trio.fail_after(30):
-                answer = orjson.loads(await ws.get_message())
-            assert answer["ok"] is True, answer
-            frame: dict[str, Any] = answer["result"]["frame"]
-            if frame["type"] == "snapshot":
-                records += len(frame["records"])
-                if frame["final"]:
-                    return bool(frame["truncated"]), records
+from ..review10o.test_snapshot_truncated import snapshot_of
 
 
 @pytest.mark.parametrize(
@@ -50,9 +26,5 @@ def test_a_zero_limit_snapshot_says_whether_it_left_matches_out(
         with api_of(node) as api:
             api.project(tmp_path / "p0")
             api.project(tmp_path / "p1")
-        discovery = read_discovery(node.home / "node.json")
-        assert discovery is not None
-        token = read_token(node.home / "node.token")
-        query = {"eventTypes": [event_type], "limit": 0}
-        found = trio.run(_snapshot, port_of(discovery.url), token, query)
+        found = snapshot_of(node, {"eventTypes": [event_type], "limit": 0})
     assert found == (truncated, 0)
