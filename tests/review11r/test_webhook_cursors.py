@@ -57,8 +57,8 @@ async def test_forged_and_foreign_cursors_are_refused(ctx: ServiceContext) -> No
     assert await _refused(ctx, "webhooks.show", {"webhookId": one, "cursor": listed.next_cursor}
                           ) == "invalid_cursor"  # fmt: skip
     assert await _refused(ctx, "webhooks.list", {"cursor": shown.next_cursor}) == "invalid_cursor"
-    assert await _refused(ctx, "webhooks.list", {"cursor": listed.next_cursor,
-                                                 "includeRemoved": True}) == "invalid_cursor"  # fmt: skip
+    other = {"cursor": listed.next_cursor, "includeRemoved": True}
+    assert await _refused(ctx, "webhooks.list", other) == "invalid_cursor"
     # the genuine cursors still work, and page the right webhook
     again: Any = await call(ctx, "webhooks.show", {"webhookId": one, "cursor": shown.next_cursor})
     assert len(again.deliveries) == 5
