@@ -65,3 +65,27 @@ async def test_forged_and_foreign_cursors_are_refused(ctx: ServiceContext) -> No
     assert not {d.delivery_id for d in again.deliveries} & {d.delivery_id for d in shown.deliveries}
     rest: Any = await call(ctx, "webhooks.list", {"limit": 1, "cursor": listed.next_cursor})
     assert [w.webhook_id for w in rest.webhooks] == [two]
+
+
+async def test_list_pages_with_adds_and_removes_between_them(ctx: ServiceContext) -> None:
+    """Between pages a seen and an unseen webhook are removed and one is added: each webhook
+    alive throughout appears once, the unseen removed one not at all, the new one once (at
+    the end: oldest first), none twice."""
+
+    async def add(n: int) -> str:
+        spec = {**SPEC, "url": f"{SPEC['url']}{n}"}
+        return str((await _change(ctx, f"a{n}", {"kind": "add", "spec": spec})).webhook.webhook_id)
+
+    hooks = [await add(n) for n in range(7)]
+    first: Any = await call(ctx, "webhooks.list", {"limit": 2})
+    seen = [w.webhook_id for w in first.webhooks]
+    assert seen == hooks[:2]
+    await _change(ctx, "r0", {"kind": "remove", "webhookId": hooks[0]})
+    await _change(ctx, "r3", {"kind": "remove", "webhookId": hooks[3]})
+    new = await add(99)
+    cursor = first.next_cursor
+    while cursor is not None:
+        page: Any = await call(ctx, "webhooks.list", {"limit": 2, "cursor": cursor})
+        seen += [w.webhook_id for w in page.webhooks]
+        cursor = page.next_cursor
+    assert seen == [*hooks[:3], *hooks[4:], new]
