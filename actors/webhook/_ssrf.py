@@ -237,14 +237,20 @@ def _host_of(url: httpx.URL, text: str) -> tuple[str, IPAddress | None]:
 
 
 def _shown(url: str) -> str:
-    """`url` as a refusal may echo it: any userinfo (a password) before the host cut out."""
+    """`url` as a refusal may echo it: everything up to its last '@' (a password) cut out.
+
+    The cut does not trust the authority to end at the first '/', '?' or '#': a careless
+    password may hold one, and then the parser refuses the URL for another reason. A URL
+    with no '//' (`ftp:user:pw@host`) is cut after its scheme's ':'.
+    """
+    if "@" not in url:
+        return url
     scheme, sep, rest = url.partition("//")
     if not sep:
-        return url
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:
-        authority = "…@" + authority.rpartition("@")[2]
-    return f"{scheme}{sep}{authority}{slash}{path}"
+        scheme, sep, rest = url.partition(":")
+        if not sep:
+            return "…@" + url.rpartition("@")[2]
+    return f"{scheme}{sep}…@{rest.rpartition('@')[2]}"
 
 
 def check_url(url: str, allow: Sequence[IPNetwork] = ()) -> Target:
