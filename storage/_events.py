@@ -65,6 +65,7 @@ _NEXT: Final = (
 )
 _envelope = threading.local()
 _NUMBER_OWNER: Final = "INSERT INTO event_owners (owner_id) VALUES (?)"
+_NUMBER_NEW_OWNER: Final = "INSERT OR IGNORE INTO event_owners (owner_id) VALUES (?)"
 # The four columns an append decides first (`_appended`), then what the caller gives.
 _INSERT: Final = (
     "INSERT INTO events (position, event_id, owner_seq, owner_no, event_type, owner_type,"
@@ -250,6 +251,14 @@ def _appended(conn: sqlite3.Connection, owner_id: str, given: tuple[Any, ...]
     heads = active_heads(conn)
     if heads is not None and heads.newest is not None:
         kept = heads.owners.get(owner_id)
+        if kept is None and heads.all_pruned_numbered():
+            # An owner not kept may be new: numbering it first (ignored if it has a number)
+            # says so, and a new owner's first sequence is 1, since every owner with a
+            # pruned head has a number (`JournalHeads.all_pruned_numbered`). That saves the
+            # read of its head, which a Session's first event (session.create) paid.
+            numbered = conn.execute(_NUMBER_NEW_OWNER, (owner_id,))
+            if numbered.rowcount == 1 and numbered.lastrowid is not None:
+                kept = (numbered.lastrowid, 1)
         if kept is not None:
             number, next_seq = kept
             at = heads.newest + 1
