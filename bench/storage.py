@@ -160,7 +160,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     # 64 MiB, the actor's old cache (it now keeps 1 MiB by default): naive and raw are never
     # handicapped by a smaller cache than the actor's, so a ratio cannot gain from it.
     conn.execute("PRAGMA cache_size = -65536")
-    conn.execute("PRAGMA temp_store = FILE")  # the writer's (storage/_writer.py)
+    conn.execute("PRAGMA temp_store = MEMORY")
     return conn
 
 

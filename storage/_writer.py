@@ -157,15 +157,8 @@ class _StorageWriter:
             # Bounded (`cache_mib`, 1 MiB by default): a cache that grows with the database
             # grows the Node's RSS; pages it drops come back from the OS page cache.
             conn.execute(f"PRAGMA cache_size = -{self.cache_mib * 1024}")
-            conn.execute("PRAGMA temp_store = MEMORY")  # migrations: as before
+            conn.execute("PRAGMA temp_store = MEMORY")
             migrate(conn, self.path)
-            # From here on, the sub-journal a guarded request's savepoint fills (a copy of
-            # each page the transaction had already changed) is SQLite's file kind: in memory
-            # up to 64 KiB in one chunk, past that a deleted file in SQLite's temporary
-            # directory. MEMORY's kind grows by 1 KiB chunks, ~5 allocations per copied page
-            # and as many frees at RELEASE: ~47k of a bench mutation's 532k instructions
-            # (docs/performance.md, "Session 11").
-            conn.execute("PRAGMA temp_store = FILE")
             self.identity = open_node_identity(conn, self.clock.wall_ms())
             self._cursors = CursorSigner(
                 load_or_create_node_key(self._key_path),
