@@ -36,8 +36,8 @@ import orjson
 
 from maia.core import MaiaError
 
-from ._heads import JournalHeads, active_heads
-from ._ids import id_position, positioned_id
+from ._heads import JournalHeads, active_heads, current_heads
+from ._ids import id_position, positioned_event_id
 
 Classification = Literal["public", "operator", "project", "sensitive"]
 MAX_PAGE: Final = 1000
@@ -248,7 +248,9 @@ def _appended(conn: sqlite3.Connection, owner_id: str, given: tuple[Any, ...]
     """Insert the event (`given`: its columns after the first four of `_INSERT`) at the
     journal's head; its position, ID and owner sequence. From the writer's `JournalHeads`
     when it keeps this owner's (one statement, `storage/_heads.py`), else read first."""
-    heads = active_heads(conn)
+    heads = current_heads()
+    if heads is not None and heads.conn is not conn:
+        heads = None  # another connection's: this one reads
     if heads is not None and heads.newest is not None:
         kept = heads.owners.get(owner_id)
         if kept is None and heads.all_pruned_numbered():
@@ -262,7 +264,7 @@ def _appended(conn: sqlite3.Connection, owner_id: str, given: tuple[Any, ...]
         if kept is not None:
             number, next_seq = kept
             at = heads.newest + 1
-            kept_id = positioned_id("event", at)
+            kept_id = positioned_event_id(at)
             try:
                 # NULL: SQLite takes the rowid after the largest, the position expected
                 # when no event was removed or added behind the heads.
@@ -286,7 +288,7 @@ def _appended(conn: sqlite3.Connection, owner_id: str, given: tuple[Any, ...]
     if owner_no is None:  # its first event: number the owner (rolled back with the event)
         owner_no = conn.execute(_NUMBER_OWNER, (owner_id,)).lastrowid
     start = oldest_retained_position(conn) if newest is None else newest + 1
-    event_id = positioned_id("event", start)
+    event_id = positioned_event_id(start)
     conn.execute(_INSERT, (start, event_id, sequence, owner_no, *given))
     if heads is not None:
         heads.noted(owner_id, start, owner_no, sequence)

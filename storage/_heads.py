@@ -88,6 +88,12 @@ def use_heads(heads: JournalHeads | None) -> None:
     _active.heads = heads
 
 
+def current_heads() -> JournalHeads | None:
+    """The heads this thread keeps, for whichever connection (`active_heads` checks it)."""
+    heads: JournalHeads | None = getattr(_active, "heads", None)
+    return heads
+
+
 def active_heads(conn: sqlite3.Connection) -> JournalHeads | None:
     """The heads this thread keeps for `conn`, if any."""
     heads: JournalHeads | None = getattr(_active, "heads", None)
