@@ -62,7 +62,8 @@ class TurnRows:
         value, revision, turn_id, prior = state.value, after.revision, after.id, before.revision
         if state in TURN_TABLE.terminal:
             if started:
-                args = (value, revision, now_ms, now_ms, after.reason, turn_id, prior)
+                args: tuple[Any, ...] = (value, revision, now_ms, now_ms, after.reason,
+                                         turn_id, prior)  # fmt: skip
                 return conn.execute(_UPDATE_STARTED_ENDED, args).rowcount == 1
             args = (value, revision, now_ms, after.reason, turn_id, prior)
             return conn.execute(_UPDATE_ENDED, args).rowcount == 1
