@@ -36,8 +36,8 @@ import orjson
 
 from maia.core import MaiaError
 
-from ._heads import JournalHeads, active_heads
-from ._ids import id_position, positioned_id
+from ._heads import JournalHeads, active_heads, current_heads
+from ._ids import id_position, positioned_event_id
 
 Classification = Literal["public", "operator", "project", "sensitive"]
 MAX_PAGE: Final = 1000
@@ -65,6 +65,7 @@ _NEXT: Final = (
 )
 _envelope = threading.local()
 _NUMBER_OWNER: Final = "INSERT INTO event_owners (owner_id) VALUES (?)"
+_NUMBER_NEW_OWNER: Final = "INSERT OR IGNORE INTO event_owners (owner_id) VALUES (?)"
 # The four columns an append decides first (`_appended`), then what the caller gives.
 _INSERT: Final = (
     "INSERT INTO events (position, event_id, owner_seq, owner_no, event_type, owner_type,"
@@ -247,13 +248,23 @@ def _appended(conn: sqlite3.Connection, owner_id: str, given: tuple[Any, ...]
     """Insert the event (`given`: its columns after the first four of `_INSERT`) at the
     journal's head; its position, ID and owner sequence. From the writer's `JournalHeads`
     when it keeps this owner's (one statement, `storage/_heads.py`), else read first."""
-    heads = active_heads(conn)
+    heads = current_heads()
+    if heads is not None and heads.conn is not conn:
+        heads = None  # another connection's: this one reads
     if heads is not None and heads.newest is not None:
         kept = heads.owners.get(owner_id)
+        if kept is None and heads.all_pruned_numbered():
+            # An owner not kept may be new: numbering it first (ignored if it has a number)
+            # says so, and a new owner's first sequence is 1, since every owner with a
+            # pruned head has a number (`JournalHeads.all_pruned_numbered`). That saves the
+            # read of its head, which a Session's first event (session.create) paid.
+            numbered = conn.execute(_NUMBER_NEW_OWNER, (owner_id,))
+            if numbered.rowcount == 1 and numbered.lastrowid is not None:
+                kept = (numbered.lastrowid, 1)
         if kept is not None:
             number, next_seq = kept
             at = heads.newest + 1
-            kept_id = positioned_id("event", at)
+            kept_id = positioned_event_id(at)
             try:
                 # NULL: SQLite takes the rowid after the largest, the position expected
                 # when no event was removed or added behind the heads.
@@ -277,7 +288,7 @@ def _appended(conn: sqlite3.Connection, owner_id: str, given: tuple[Any, ...]
     if owner_no is None:  # its first event: number the owner (rolled back with the event)
         owner_no = conn.execute(_NUMBER_OWNER, (owner_id,)).lastrowid
     start = oldest_retained_position(conn) if newest is None else newest + 1
-    event_id = positioned_id("event", start)
+    event_id = positioned_event_id(start)
     conn.execute(_INSERT, (start, event_id, sequence, owner_no, *given))
     if heads is not None:
         heads.noted(owner_id, start, owner_no, sequence)

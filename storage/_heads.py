@@ -32,6 +32,10 @@ import sqlite3
 import threading
 from typing import Final
 
+_ALL_PRUNED_NUMBERED: Final = (
+    "SELECT NOT EXISTS (SELECT 1 FROM pruned_owner_heads"
+    " WHERE owner_id NOT IN (SELECT owner_id FROM event_owners))"
+)
 MAX_OWNERS: Final = 1024  # owners whose heads are kept; past it, the map starts again (~250 B each)
 _active = threading.local()
 
@@ -39,12 +43,25 @@ _active = threading.local()
 class JournalHeads:
     """One write connection's journal heads (the writer thread's, across its transactions)."""
 
-    __slots__ = ("conn", "newest", "owners")
+    __slots__ = ("_numbered", "conn", "newest", "owners")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.newest: int | None = None  # the position of the newest event this writer wrote
         self.owners: dict[str, tuple[int, int]] = {}  # owner ID -> (owner_no, next sequence)
+        self._numbered: bool | None = None  # `all_pruned_numbered`, once read
+
+    def all_pruned_numbered(self) -> bool:
+        """Whether every owner with a pruned head (`pruned_owner_heads`) has a number in
+        `event_owners`, so an owner that `event_owners` does not know has no event and no
+        pruned head: its first sequence is 1. True of every journal pruned since owners were
+        numbered (a prune records heads of owners with events, and every event's owner has a
+        number); a journal pruned before that may hold heads of owners never numbered. Read
+        once per writer (one pass over `pruned_owner_heads`): no writer of this schema makes
+        such a head again."""
+        if self._numbered is None:
+            self._numbered = bool(self.conn.execute(_ALL_PRUNED_NUMBERED).fetchone()[0])
+        return self._numbered
 
     def noted(self, owner_id: str, position: int, owner_no: int, sequence: int) -> None:
         """The event at `position` was appended for `owner_id` with `sequence`."""
@@ -69,6 +86,12 @@ def use_heads(heads: JournalHeads | None) -> None:
     """In the writer thread: appends on `heads.conn` use and update `heads` from now on
     (None: appends read the journal's heads each time)."""
     _active.heads = heads
+
+
+def current_heads() -> JournalHeads | None:
+    """The heads this thread keeps, for whichever connection (`active_heads` checks it)."""
+    heads: JournalHeads | None = getattr(_active, "heads", None)
+    return heads
 
 
 def active_heads(conn: sqlite3.Connection) -> JournalHeads | None:

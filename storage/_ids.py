@@ -70,6 +70,17 @@ def positioned_id(prefix: str, position: int) -> str:
     return f"{prefix}_{POSITIONED_MARK}{position:017x}{random_hex()}"
 
 
+_EVENT_HEAD: Final = f"event_{POSITIONED_MARK}"
+
+
+def positioned_event_id(position: int) -> str:
+    """`positioned_id("event", position)`, without looking the prefix up (an event's ID is
+    made at every append)."""
+    if not 1 <= position <= _MAX_POSITION:
+        raise ValueError(f"position {position} is outside 1..{_MAX_POSITION}")
+    return f"{_EVENT_HEAD}{position:017x}{random_hex()}"
+
+
 def id_position(prefix: str, value: str) -> int | None:
     """The position a `positioned_id` of `prefix` carries; None for any other string (a
     time-led or random ID, another prefix, a malformed one)."""

@@ -54,19 +54,23 @@ class TurnRows:
 
     def update(self, conn: sqlite3.Connection, before: TurnRecord, after: TurnRecord,
                now_ms: int) -> bool:  # fmt: skip
-        sets = "state = ?, revision = ?"
-        args: list[Any] = [after.state.value, after.revision]
-        if after.started or (after.state is TurnState.RUNNING
-                             and before.state is not TurnState.RUNNING):  # fmt: skip
-            sets += ", started_ms = ?"
-            args.append(now_ms)
-        if after.state in TURN_TABLE.terminal:
-            sets += ", finished_ms = ?, failure_reason = ?"
-            args += [now_ms, after.reason]
-        return conn.execute(
-            f"UPDATE turns SET {sets} WHERE turn_id = ? AND revision = ?",
-            (*args, after.id, before.revision),
-        ).rowcount == 1  # fmt: skip
+        state = after.state
+        started = after.started or (state is TurnState.RUNNING
+                                    and before.state is not TurnState.RUNNING)  # fmt: skip
+        # One of four statements built once (a string built per call is hashed again by the
+        # statement cache), its parameters in one tuple.
+        value, revision, turn_id, prior = state.value, after.revision, after.id, before.revision
+        if state in TURN_TABLE.terminal:
+            if started:
+                args: tuple[Any, ...] = (value, revision, now_ms, now_ms, after.reason,
+                                         turn_id, prior)  # fmt: skip
+                return conn.execute(_UPDATE_STARTED_ENDED, args).rowcount == 1
+            args = (value, revision, now_ms, after.reason, turn_id, prior)
+            return conn.execute(_UPDATE_ENDED, args).rowcount == 1
+        if started:
+            args = (value, revision, now_ms, turn_id, prior)
+            return conn.execute(_UPDATE_STARTED, args).rowcount == 1
+        return conn.execute(_UPDATE, (value, revision, turn_id, prior)).rowcount == 1
 
     def owner(self, record: TurnRecord) -> EventOwner:
         return EventOwner(record.session_id, "session", record.project_id, record.session_id)
@@ -78,6 +82,18 @@ class TurnRows:
         return {"turnId": after.id, "state": row.target.value, "turnRevision": after.revision}
 
 
+_UPDATE: Final = "UPDATE turns SET state = ?, revision = ? WHERE turn_id = ? AND revision = ?"
+_UPDATE_STARTED: Final = (
+    "UPDATE turns SET state = ?, revision = ?, started_ms = ? WHERE turn_id = ? AND revision = ?"
+)
+_UPDATE_ENDED: Final = (
+    "UPDATE turns SET state = ?, revision = ?, finished_ms = ?, failure_reason = ?"
+    " WHERE turn_id = ? AND revision = ?"
+)
+_UPDATE_STARTED_ENDED: Final = (
+    "UPDATE turns SET state = ?, revision = ?, started_ms = ?, finished_ms = ?,"
+    " failure_reason = ? WHERE turn_id = ? AND revision = ?"
+)
 TURN_ROWS = TurnRows()
 
 
@@ -121,30 +137,34 @@ ITEMS_OF_TURN: Final = (
 def insert_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, kind: str,
                 text: str, state: str, now_ms: int, data: str | None = None) -> None:  # fmt: skip
     """Raises sqlite3.IntegrityError for an unknown turn or a place already taken."""
-    conn.execute(
-        "INSERT INTO turn_items (item_key, item_id, turn_id, seq, kind, text, state, created_ms,"
-        f" updated_ms, data) VALUES ({_ITEM_KEY}, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (seq, turn_id, item_id, turn_id, seq, kind, text, state, now_ms, now_ms, data),
-    )
+    values = (seq, turn_id, item_id, turn_id, seq, kind, text, state, now_ms, now_ms, data)
+    conn.execute(_INSERT_ITEM, values)
+
+
+# The item statements, built once (an f-string in the call is a new string each time).
+_INSERT_ITEM: Final = (
+    "INSERT INTO turn_items (item_key, item_id, turn_id, seq, kind, text, state, created_ms,"
+    f" updated_ms, data) VALUES ({_ITEM_KEY}, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_UPDATE_ITEM: Final = (
+    f"UPDATE turn_items SET text = ?, state = ?, updated_ms = ? WHERE item_key = {_ITEM_KEY}"
+    " AND item_id = ?"
+)
+_TRUNCATE_ITEM: Final = (
+    f"UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_key = {_ITEM_KEY}"
+    " AND item_id = ?"
+)
 
 
 def update_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, text: str,
                 state: str, now_ms: int) -> None:  # fmt: skip
-    conn.execute(
-        "UPDATE turn_items SET text = ?, state = ?, updated_ms = ?"
-        f" WHERE item_key = {_ITEM_KEY} AND item_id = ?",
-        (text, state, now_ms, seq, turn_id, item_id),
-    )
+    conn.execute(_UPDATE_ITEM, (text, state, now_ms, seq, turn_id, item_id))
 
 
 def truncate_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int,
                   artifact: str) -> None:  # fmt: skip
     """The rest of the item's text is in the artifact."""
-    conn.execute(
-        f"UPDATE turn_items SET truncated = 1, artifact = ? WHERE item_key = {_ITEM_KEY}"
-        " AND item_id = ?",
-        (artifact, seq, turn_id, item_id),
-    )
+    conn.execute(_TRUNCATE_ITEM, (artifact, seq, turn_id, item_id))
 
 
 def placeholders(values: tuple[str, ...]) -> str:

@@ -6,9 +6,12 @@ import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from maia.core import ID_GRAMMAR_PATTERN, id_prefix, is_wire_id
 from storage import new_ordered_id
+from storage._ids import id_position, positioned_event_id, positioned_id
 
 
 def test_ordered_id_has_the_generated_id_shape() -> None:
@@ -63,3 +66,20 @@ def test_unknown_prefix_is_refused() -> None:
     """A prefix outside the protocol's set raises ValueError, as new_id does."""
     with pytest.raises(ValueError, match="unknown ID prefix"):
         new_ordered_id("nope")
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(position=st.integers(min_value=-5, max_value=16**17 + 5))
+def test_an_events_positioned_id_is_positioned_ids(position: int) -> None:
+    """`positioned_event_id` (an append's) gives `positioned_id("event", …)`'s shape and
+    position, and refuses the same positions with the same error."""
+    try:
+        expected = positioned_id("event", position)
+    except ValueError as error:
+        with pytest.raises(ValueError, match=re.escape(str(error))):
+            positioned_event_id(position)
+        return
+    made = positioned_event_id(position)
+    assert made[:24] == expected[:24]
+    assert len(made) == len(expected)
+    assert id_position("event", made) == position

@@ -89,19 +89,81 @@ def test_a_known_owner_appends_with_one_statement(tmp_path: Path) -> None:
         assert second == (first.position + 1, str(first.position + 1), "session_a", 2)
 
 
-def test_an_unknown_owner_or_a_new_journal_reads_first(tmp_path: Path) -> None:
-    """The first event of an owner (or of the journal) reads the heads, as without them."""
+def test_a_new_journal_reads_first(tmp_path: Path) -> None:
+    """The first event of the journal (no heads yet) reads the heads, as without them."""
     with _database(tmp_path, "m.db") as conn:
         use_heads(JournalHeads(conn))
         try:
             conn.execute("BEGIN IMMEDIATE")
             traced = _statements(conn, lambda: _append(conn, "session_a"))
-            later = _statements(conn, lambda: _append(conn, "session_b"))
             conn.execute("COMMIT")
         finally:
             use_heads(None)
         assert traced[0].startswith("SELECT")
-        assert later[0].startswith("SELECT")
+
+
+def test_a_new_owner_is_numbered_and_appended_without_a_read(tmp_path: Path) -> None:
+    """An owner the journal has never seen, once the heads are known: its number, then its
+    event (sequence 1, the next position), and no read of its head."""
+    with _database(tmp_path, "m.db") as conn:
+        heads = JournalHeads(conn)
+        use_heads(heads)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            first = _append(conn, "session_a")
+            assert heads.all_pruned_numbered()  # read once per writer, here before the trace
+            traced = _statements(conn, lambda: _append(conn, "session_b"))
+            conn.execute("COMMIT")
+        finally:
+            use_heads(None)
+        assert [t.split(" (")[0] for t in traced] == [
+            "INSERT OR IGNORE INTO event_owners",
+            "INSERT INTO events",
+        ]
+        assert _journal(conn)[-1] == (first.position + 1, str(first.position + 1), "session_b", 1)
+        owners = conn.execute("SELECT owner_id FROM event_owners ORDER BY owner_no").fetchall()
+        assert owners == [("session_a",), ("session_b",)]
+
+
+def test_an_owner_known_to_the_journal_but_not_kept_reads_its_head(tmp_path: Path) -> None:
+    """An owner with a number but not in the heads (the writer restarted): its numbering is
+    ignored and its head read, so its sequence runs on."""
+    with _database(tmp_path, "m.db") as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        _append(conn, "session_a")
+        _append(conn, "session_a")
+        conn.execute("COMMIT")
+        heads = JournalHeads(conn)
+        use_heads(heads)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            _append(conn, "session_b")  # the heads are known from here
+            assert heads.all_pruned_numbered()
+            traced = _statements(conn, lambda: _append(conn, "session_a"))
+            conn.execute("COMMIT")
+        finally:
+            use_heads(None)
+        assert [t.split()[0] for t in traced] == ["INSERT", "SELECT", "INSERT"]
+        assert _journal(conn)[-1] == (4, "4", "session_a", 3)
+
+
+def test_a_pruned_head_without_a_number_turns_the_new_owner_path_off(tmp_path: Path) -> None:
+    """A head pruned before owners were numbered (in `pruned_owner_heads`, not in
+    `event_owners`): that owner's next event continues its sequence, read as before."""
+    with _database(tmp_path, "m.db") as conn:
+        conn.execute("INSERT INTO pruned_owner_heads (owner_id, last_seq) VALUES ('session_p', 7)")
+        heads = JournalHeads(conn)
+        use_heads(heads)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            _append(conn, "session_a")
+            traced = _statements(conn, lambda: _append(conn, "session_p"))
+            conn.execute("COMMIT")
+        finally:
+            use_heads(None)
+        assert not heads.all_pruned_numbered()
+        assert traced[0].startswith("SELECT")
+        assert _journal(conn)[-1] == (2, "2", "session_p", 8)
 
 
 def test_heads_of_another_connection_are_not_used(tmp_path: Path) -> None:
@@ -312,12 +374,15 @@ async def test_two_requests_of_one_key_in_one_batch(tmp_path: Path) -> None:
 # another connection appending (another writer).
 # Appends and a request's own savepoints drawn most often: they make the stale heads.
 _APPEND = st.tuples(st.just("append"), st.sampled_from(OWNERS))
+# An owner no step named before (the journal's new owner: numbered without a read).
+_APPEND_NEW = st.tuples(st.just("append_new"))
 _OWN_SAVEPOINT = st.tuples(st.sampled_from(["savepoint", "rollback_to", "rollback_to"]))
 _STEPS = st.lists(
     st.one_of(
         _APPEND,
         _APPEND,
         _APPEND,
+        _APPEND_NEW,
         _OWN_SAVEPOINT,
         _OWN_SAVEPOINT,
         st.tuples(st.sampled_from(["release", "end", "raise", "end_replayable", "commit"])),
@@ -362,6 +427,9 @@ def _run(conn: sqlite3.Connection, other: sqlite3.Connection, heads: JournalHead
          steps: list[tuple[object, ...]]) -> list[tuple[int, str, int]]:  # fmt: skip
     """Run `steps` with `run_transaction` (with `heads`, or reading the heads each time);
     the events each commit hands its listeners, as (position, owner, sequence)."""
+    # Each new owner named by its step's index: the same names in both runs.
+    steps = [("append", f"session_new{i}") if step[0] == "append_new" else step
+             for i, step in enumerate(steps)]  # fmt: skip
     committed: list[storage.EventRecord] = []
     batch: list[Request] = []
     pending: list[tuple[object, ...]] = []
