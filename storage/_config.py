@@ -45,19 +45,29 @@ _COLUMNS: Final = (
 )
 
 
-def _snapshot(row: Any) -> ConfigSnapshot:
-    return ConfigSnapshot(row[0], row[1], row[2], orjson.loads(row[3]), *row[4:])
+def _snapshot(row: Any, *, lenient: bool = False) -> ConfigSnapshot:
+    try:
+        manifest = orjson.loads(row[3])
+    except (ValueError, TypeError):  # orjson's decode error is a ValueError
+        if not lenient:
+            raise
+        manifest = None
+    return ConfigSnapshot(row[0], row[1], row[2], manifest, *row[4:])
 
 
-def admitted_snapshot(conn: sqlite3.Connection, scope: str) -> ConfigSnapshot | None:
-    """The snapshot admitted now for `scope` ('user' or a project ID), or None."""
+def admitted_snapshot(
+    conn: sqlite3.Connection, scope: str, *, lenient: bool = False
+) -> ConfigSnapshot | None:
+    """The snapshot admitted now for `scope` ('user' or a project ID), or None. `lenient`:
+    a stored manifest that is not JSON (a corrupted row) reads as `manifest=None` instead of
+    raising."""
     row = conn.execute(
         f"SELECT {', '.join('s.' + c.strip() for c in _COLUMNS.split(','))}"
         " FROM config_admitted a JOIN config_snapshots s ON s.snapshot_id = a.snapshot_id"
         " WHERE a.scope = ?",
         (scope,),
     ).fetchone()
-    return None if row is None else _snapshot(row)
+    return None if row is None else _snapshot(row, lenient=lenient)
 
 
 def scope_revision(conn: sqlite3.Connection, scope: str) -> int:

@@ -75,16 +75,7 @@ def read_snapshot(conn: sqlite3.Connection, scope: str) -> ConfigSnapshot | None
     """`admitted_snapshot`, except that a stored manifest that is not JSON (a corrupted
     row) reads as `manifest=None` instead of failing every reader of the scope:
     `snapshot_problem` names it, and an admission replaces it."""
-    try:
-        return admitted_snapshot(conn, scope)
-    except (ValueError, TypeError):  # orjson's decode error is a ValueError
-        row = conn.execute(
-            "SELECT s.snapshot_id, s.scope, s.revision, s.manifest_digest, s.source_digest,"
-            " s.actor_id, s.admitted_ms FROM config_admitted a"
-            " JOIN config_snapshots s ON s.snapshot_id = a.snapshot_id WHERE a.scope = ?",
-            (scope,),
-        ).fetchone()
-        return None if row is None else ConfigSnapshot(row[0], row[1], row[2], None, *row[3:])
+    return admitted_snapshot(conn, scope, lenient=True)
 
 
 def _document_of(snapshot: ConfigSnapshot) -> tuple[Any, str | None]:
