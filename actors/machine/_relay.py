@@ -67,6 +67,9 @@ def wire_spec(spec: WorkerSpec) -> WireSpec:
     return WireSpec(tuple(spec.argv), spec.cwd, dict(spec.env), dict(spec.options), activation)
 
 
+EXPIRED_KEPT: Final = 256  # attempts ended by expiry that the relay remembers
+
+
 class MachineRelay:
     """See the module."""
 
@@ -267,13 +270,18 @@ class MachineRelay:
                 await handle.ended(ExitInfo(None, None, "runtime_lost", "exited", (),
                                             "the machine's lease expired"))  # fmt: skip
                 self.handles.pop(attempt_id, None)
-                self.expired[attempt_id] = machine_id
-                while len(self.expired) > 256:
-                    del self.expired[next(iter(self.expired))]
+                self._remember_expired(attempt_id, machine_id)
         for attempt in self.recovered.pending(machine_id):
             if attempt.assignment_id == assignment_id:
                 await self.recovered.close(attempt, EXPIRED)
-                self.expired[attempt.attempt_id] = machine_id
+                self._remember_expired(attempt.attempt_id, machine_id)
+
+    def _remember_expired(self, attempt_id: str, machine_id: str) -> None:
+        """Note an attempt ended by expiry (a machine that still runs it is asked to stop it
+        at its hello), keeping the newest `EXPIRED_KEPT` only."""
+        self.expired[attempt_id] = machine_id
+        while len(self.expired) > EXPIRED_KEPT:
+            del self.expired[next(iter(self.expired))]
 
     async def on_frame(self, machine_id: str, frame: Any) -> None:
         if isinstance(frame, TurnEventFrame) and frame.source_id.startswith(f"{machine_id}."):
