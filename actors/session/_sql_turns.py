@@ -133,6 +133,10 @@ ITEMS_OF_TURN: Final = (
     " AND (SELECT (turn_no << 24) + 16777215 FROM turns WHERE turn_id = ?)"
 )
 
+# The same range as a correlation, for a query over many turns: the items `i` of the turns
+# row `t` (no parameters).
+ITEMS_OF_TURN_ROW: Final = "i.item_key BETWEEN t.turn_no << 24 AND (t.turn_no << 24) + 16777215"
+
 
 def insert_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, kind: str,
                 text: str, state: str, now_ms: int, data: str | None = None) -> None:  # fmt: skip

@@ -17,7 +17,7 @@ import orjson
 from maia.core import INPUT_PREVIEW_MAX_BYTES, MaiaError, format_timestamp_ms
 from maia.protocol import Session, SessionPrompt, Turn, Usage
 
-from ._sql_turns import ITEMS_OF_TURN
+from ._sql_turns import ITEMS_OF_TURN, ITEMS_OF_TURN_ROW
 from ._status import status_of
 
 SETTLED_IDLE_MS: Final = 300_000
@@ -243,6 +243,16 @@ def ended_turn_view(base: Turn, state: str, revision: int, started_ms: int, fini
                 output_text=text, output_truncated=True if cut else None)  # fmt: skip
 
 
+# A failed turn's own message (its first `error` item) as turn.show carries it: cut here.
+FAILURE_MESSAGE_CHARS: Final = 4096
+# That message as a scalar subquery on a `turns` row named `t`, for a page of many turns in
+# one query (routine.show's failed fires).
+FAILURE_MESSAGE_OF_TURN_ROW: Final = (
+    f"(SELECT substr(i.text, 1, {FAILURE_MESSAGE_CHARS}) FROM turn_items i"
+    f" WHERE {ITEMS_OF_TURN_ROW} AND i.kind = 'error' ORDER BY i.item_key LIMIT 1)"
+)
+
+
 def turn_view(conn: sqlite3.Connection, turn_id: str) -> Turn:
     """Raises `resource_not_found`."""
     row = conn.execute(f"SELECT {TURN_COLUMNS} FROM turns WHERE turn_id = ?", (turn_id,)).fetchone()
@@ -255,7 +265,7 @@ def turn_view(conn: sqlite3.Connection, turn_id: str) -> Turn:
             " ORDER BY item_key",
             (turn_id, turn_id),
         ).fetchone()
-        failure = found[0][:4096] if found is not None else None
+        failure = found[0][:FAILURE_MESSAGE_CHARS] if found is not None else None
     # A queued turn has no items yet (only a dispatched turn's worker makes them).
     text, cut = (None, False) if row[2] == "queued" else _output(conn, turn_id)
     return turn_from_row(row, text, failure, cut)

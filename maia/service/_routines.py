@@ -46,6 +46,7 @@ from actors.routine import (
     routine_show,
     routine_view,
 )
+from actors.session import FAILURE_MESSAGE_OF_TURN_ROW
 from maia.core import MaiaError, digest_json, format_timestamp_ms
 from maia.protocol import (
     FireFailure,
@@ -403,19 +404,17 @@ async def routine_run_confirm(ctx: ServiceContext, params: RoutineConfirmInput) 
 # A fire's runtime failure, for every fire of a routine.show page in one read: its first
 # turn's first error item (the worker's own account, cut as turn.show cuts it), read only for
 # a failed turn; and for a fire whose Session failed before any turn, the Session's state and
-# failure message (session.show's). A turn's items are the key range of its turn_no
-# (storage: `item_key = turn_no << 24 | seq`).
+# failure message (session.show's). The turn's message is the Session actor's
+# (`FAILURE_MESSAGE_OF_TURN_ROW`: its items' layout and turn.show's cut are its own);
+# `{marks}` is filled per page.
 _FAILURES_SQL: Final = (
     "SELECT f.fire_id,"
-    " CASE WHEN t.state = 'failed' THEN (SELECT substr(i.text, 1, {cut}) FROM turn_items i"
-    " WHERE i.item_key BETWEEN t.turn_no << 24 AND (t.turn_no << 24) + 16777215"
-    " AND i.kind = 'error' ORDER BY i.item_key LIMIT 1) END,"
+    f" CASE WHEN t.state = 'failed' THEN {FAILURE_MESSAGE_OF_TURN_ROW} END,"
     " s.state, s.failure_message"
     " FROM routine_fires f LEFT JOIN turns t ON t.turn_id = f.turn_id"
     " LEFT JOIN sessions s ON s.session_id = f.session_id AND f.turn_id IS NULL"
     " WHERE f.fire_id IN ({marks})"
 )
-FAILURE_MESSAGE_CHARS: Final = 4096  # turn.show's cut of a turn's failure message
 
 
 def _fire_failures(conn: sqlite3.Connection,
@@ -429,7 +428,7 @@ def _fire_failures(conn: sqlite3.Connection,
               or (fire.turn_id is None and fire.session_id is not None)]  # fmt: skip
     found: dict[str, tuple[str | None, str | None, str | None]] = {}
     if wanted:
-        sql = _FAILURES_SQL.format(cut=FAILURE_MESSAGE_CHARS, marks=", ".join("?" * len(wanted)))
+        sql = _FAILURES_SQL.format(marks=", ".join("?" * len(wanted)))
         found = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(sql, wanted)}
     failures: list[FireFailure | None] = []
     for fire, _, reason in fires:
