@@ -79,6 +79,13 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _snapshot_unreadable(status: dict[str, Any]) -> bool:
+    """Whether the scope differs because its admitted snapshot cannot be read (the Node's
+    problem naming the database), not because its file was edited."""
+    return any(p.get("path") == "$" and "cannot be read by this Maia" in p.get("detail", "")
+               for p in status.get("problems", []))  # fmt: skip
+
+
 def render_config_show(result: dict[str, Any]) -> str:
     """`maia config show`: each file's state, then `key  value  (source)` lines."""
     from maia.config import EFFECTIVE_ALIASES
@@ -91,6 +98,8 @@ def render_config_show(result: dict[str, Any]) -> str:
         note = {"differs": "edited since admitted: `maia config admit` to apply",
                 "never-admitted": "never admitted", "invalid": "has problems (below)",
                 "admitted": "admitted"}[state]  # fmt: skip
+        if state == "differs" and _snapshot_unreadable(status):
+            note = "the admitted snapshot cannot be read: `maia config admit` (below) mends it"
         lines.append(f"{status['scope']} file  {status['source']}  {note}, revision "
                      f"{status['revision']}")  # fmt: skip
         lines += [f"  {p['source']}:{p.get('line', '?')}:{p.get('column', '?')}: "

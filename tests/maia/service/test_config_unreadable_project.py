@@ -124,6 +124,12 @@ def test_a_user_snapshot_that_is_not_json_is_reported_and_mended(tmp_path: Path)
         (problem,) = user["problems"]
         assert problem["source"] == str(home / "maia.db"), problem
         assert "stored manifest is not JSON" in problem["detail"], problem
+        # The human form says what is wrong: not an edit, an admitted snapshot it cannot read.
+        text = _maia(home, work, "config", "show").stdout
+        (header,) = [line for line in text.splitlines() if line.startswith("user file")]
+        assert "edited since admitted" not in header, header
+        assert "admitted snapshot cannot be read" in header, header
+        assert "maia config admit" in header, header
         created = _maia(home, work, "session", "create", "--title", "t", "--executor", "user:e")
         assert created.returncode == 0, created.stderr
         assert _maia(home, work, "config", "admit", "--yes").returncode == 0
