@@ -144,7 +144,6 @@ from ._usage_limits import check_daily_budget as check_daily_budget
 from ._usage_limits import overrun_message as overrun_message
 from ._usage_limits import spent_today as spent_today
 from ._usage_limits import token_overrun as token_overrun
-from ._views import FAILURE_MESSAGE_CHARS as FAILURE_MESSAGE_CHARS
 from ._views import FAILURE_MESSAGE_OF_TURN_ROW as FAILURE_MESSAGE_OF_TURN_ROW
 from ._views import SESSION_COLUMNS as SESSION_COLUMNS
 from ._views import TURN_COLUMNS as TURN_COLUMNS

@@ -135,7 +135,9 @@ ITEMS_OF_TURN: Final = (
 
 # The same range as a correlation, for a query over many turns: the items `i` of the turns
 # row `t` (no parameters).
-ITEMS_OF_TURN_ROW: Final = "i.item_key BETWEEN t.turn_no << 24 AND (t.turn_no << 24) + 16777215"
+ITEMS_OF_TURN_ROW: Final = (
+    f"i.item_key BETWEEN t.turn_no << 24 AND (t.turn_no << 24) + {LAST_ITEM_PLACE}"
+)
 
 
 def insert_item(conn: sqlite3.Connection, item_id: str, turn_id: str, seq: int, kind: str,

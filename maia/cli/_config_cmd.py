@@ -82,7 +82,9 @@ def _value(value: Any) -> str:
 def _snapshot_unreadable(status: dict[str, Any]) -> bool:
     """Whether the scope differs because its admitted snapshot cannot be read (the Node's
     problem naming the database), not because its file was edited."""
-    return any(p.get("path") == "$" and "cannot be read by this Maia" in p.get("detail", "")
+    from maia.config import UNREADABLE_SNAPSHOT
+
+    return any(p.get("path") == "$" and UNREADABLE_SNAPSHOT in p.get("detail", "")
                for p in status.get("problems", []))  # fmt: skip
 
 

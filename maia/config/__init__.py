@@ -40,6 +40,7 @@ from ._manifest import shown_changes as shown_changes
 from ._manifest import user_candidate as user_candidate
 from ._observability import ObservabilityPolicy as ObservabilityPolicy
 from ._observability import read_observability as read_observability
+from ._problems import UNREADABLE_SNAPSHOT as UNREADABLE_SNAPSHOT
 from ._problems import Checker as Checker
 from ._problems import Problem as Problem
 from ._problems import dotted as dotted

@@ -23,6 +23,9 @@ MAX_STRING: Final = 4096
 SELF_PREFIX: Final = "project:self/"
 MAX_REPORTED: Final = 100
 MAX_IN_MESSAGE: Final = 20
+# How the Node's problem about an admitted snapshot it cannot read says so (config.show,
+# node.status); `maia config show` recognises it by this phrase.
+UNREADABLE_SNAPSHOT: Final = "cannot be read by this Maia"
 
 
 def dotted(path: Path) -> str:

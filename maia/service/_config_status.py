@@ -14,6 +14,7 @@ from typing import Any
 import trio
 
 from maia.config import (
+    UNREADABLE_SNAPSHOT,
     Candidate,
     EffectiveConfig,
     UserConfig,
@@ -133,7 +134,7 @@ def _unreadable_problem(ctx: ServiceContext, snapshot: ConfigSnapshot, project_i
         instead = "the Project runs on its file (or defaults, if the file has problems)"
         admit = f"maia config admit --project-id {project_id}"
     detail = (f"the admitted snapshot {snapshot.snapshot_id} (revision {snapshot.revision}) "
-              f"cannot be read by this Maia; {instead} until it is admitted again ({admit}): "
+              f"{UNREADABLE_SNAPSHOT}; {instead} until it is admitted again ({admit}): "
               f"{why[:600]}")  # fmt: skip
     return {"source": str(ctx.home / "maia.db"), "path": "$", "detail": detail[:1024]}
 

@@ -30,7 +30,7 @@ INTERNAL = {
         "EVENT_TEXT_CHARS", "OUTPUT_TEXT_CHARS", "OUTPUT_TEXT_BYTES",
         "LAZY", "lazy_wake", "refire", "subject_now", "worker_gone", "wake_now", "flush_columns",
         "set_latest_turn", "items_unknown", "KnownItem", "assembled_output", "approval_position",
-        "placed_open_attempts",
+        "placed_open_attempts", "FAILURE_MESSAGE_CHARS",
     },
     "maia.service": {
         "command_of", "mutation_output", "not_found", "session_of_turn", "require_session",
