@@ -1,7 +1,8 @@
-"""What clients ask of a Session actor: send, cancel and interrupt turns; stop, rename and
-archive the Session. Each is one transaction with its receipt; a refusal is decided before
-the write but raised inside it, so a retried command that already ran is answered with its
-stored result (`duplicate`) rather than refused.
+"""What clients ask of a Session actor: cancel and interrupt turns; stop, rename and archive
+the Session. (A send is `SendBatch`'s, in `_batch`: every `turn.send` goes through it, so a
+refusal says one thing whichever way it came.) Each is one transaction with its receipt; a
+refusal is decided before the write but raised inside it, so a retried command that already
+ran is answered with its stored result (`duplicate`) rather than refused.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from storage import MutationResult, ReceiptTarget
 
 from . import _queue as q
 from . import _sql as sql
-from ._actor import SessionCore, new_turn_id, saturated
+from ._actor import SessionCore
 from ._attempt import TurnBuffer
 from ._capacity import Capacity
 from ._driver import WorkerDriver
@@ -25,16 +26,13 @@ from ._messages import (
     ArchiveSession,
     CancelTurn,
     InterruptTurn,
-    Reclaim,
     RenameSession,
-    SendTurn,
     StopSession,
 )
 from ._sql_turns import turn_state
 from ._store import (
     Draft,
     emit,
-    insert_turn,
     session_step,
     set_activity,
     touch_session,
@@ -57,7 +55,7 @@ def _revision_conflict(draft_revision: int, expected: int | None, session_id: st
 
 
 class ClientOps:
-    """Turn sends, cancels and interrupts; the Session's stop, rename and archive."""
+    """Turn cancels and interrupts; the Session's stop, rename and archive."""
 
     def __init__(self, core: SessionCore, capacity: Capacity, driver: WorkerDriver,
                  buffer: TurnBuffer) -> None:  # fmt: skip
@@ -65,49 +63,6 @@ class ClientOps:
         self.capacity = capacity
         self.driver = driver
         self.buffer = buffer
-
-    async def send_turn(self, message: SendTurn) -> MutationResult:
-        now = self.core.now()
-        turn_id = new_turn_id()
-        refusal: MaiaError | None = None
-        after: q.QueueState = self.core.queue
-        actions: tuple[q.QueueAction, ...] = ()
-        try:
-            after, actions = self.capacity.step(q.Send(turn_id), now)
-        except MaiaError as error:
-            refusal = error
-            refusal.details.setdefault("sessionId", self.core.session_id)
-        took = not self.capacity.holds_slot
-        if refusal is None and not self.capacity.need_slot(actions):
-            refusal = saturated(self.core.ctx.slots.refused)
-            victim = self.core.ctx.slots.victim(self.core.session_id)
-            if victim is not None:  # free a slot for the retry: the longest idle worker goes
-                self.core.tell_other(victim, Reclaim())
-        took = took and self.capacity.holds_slot
-
-        def apply(conn: sqlite3.Connection, draft: Draft) -> Any:
-            if refusal is not None:
-                raise refusal
-            insert_turn(conn, draft, turn_id, message.text)
-            self.core.apply_rows(conn, draft, after, actions)
-            return {"turn": to_json(turn_view(conn, turn_id)), "position": after.position(turn_id)}
-
-        try:
-            result = await self.core.mutate("turn.send", message.command, apply)
-        except BaseException:
-            if took:
-                self.capacity.release_slot()
-            self.capacity.settle_activation()
-            raise
-        if result.delivery == "new":
-            self.core.queue = after
-            self.driver.after_commit(actions)
-            self.core.notify(turn_id)
-        else:
-            if took:
-                self.capacity.release_slot()
-            self.capacity.settle_activation()
-        return result
 
     async def cancel_turn(self, message: CancelTurn) -> MutationResult:
         refusal: MaiaError | None = None

@@ -196,8 +196,11 @@ def step(state: QueueState, event: QueueEvent, now: int, *, may_dispatch: bool =
     match event:
         case Send(turn_id):
             if state.closed:
-                raise _refuse("invalid_state", "the Session is stopping or stopped",
-                              resource="session", state="stopped")  # fmt: skip
+                # No `state`: the queue cannot tell stopping, stopped, failed or archived
+                # apart. The actor refuses a closed Session's send before this, naming its
+                # true state (`closed_refusal`).
+                raise _refuse("invalid_state", "the Session takes no more turns",
+                              resource="session")  # fmt: skip
             if state.pending >= state.limit:
                 raise _refuse(
                     "turn_queue_full",

@@ -155,8 +155,9 @@ class SessionActor:
     async def _client(self, message: Message) -> MutationResult | None:
         client = self.client
         match message:
-            case SendTurn():
-                return await client.send_turn(message)
+            case SendTurn():  # a send alone is a batch of one: one path, one refusal
+                (answer,) = await self.sends.send_batch([message])
+                return answer.unwrap()
             case CancelTurn():
                 return await client.cancel_turn(message)
             case InterruptTurn():

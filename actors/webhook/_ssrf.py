@@ -85,9 +85,10 @@ _V6_BLOCKED: Final[tuple[tuple[ipaddress.IPv6Network, str], ...]] = (
 _NAT64: Final = _V6("64:ff9b::/96")
 _IETF_RESERVED: Final = _V6("::/8")  # IANA: reserved by the IETF (NAT64's prefix lies in it)
 _SIXTOFOUR: Final = _V6("2002::/16")
-_NUMBER_LABEL: Final = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)$")
-_DNS_LABEL: Final = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
-_CANONICAL_V4: Final = re.compile(r"^(0|[1-9][0-9]{0,2})(\.(0|[1-9][0-9]{0,2})){3}$")
+# Each used with `fullmatch`: `match` with `$` lets a trailing newline through.
+_NUMBER_LABEL: Final = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
+_DNS_LABEL: Final = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+_CANONICAL_V4: Final = re.compile(r"(0|[1-9][0-9]{0,2})(\.(0|[1-9][0-9]{0,2})){3}")
 
 
 class DestinationRefused(ValueError):
@@ -179,10 +180,10 @@ def _ipv4_number_form(host: str) -> ipaddress.IPv4Address | None:
     labels = host.split(".")
     if labels[-1] == "" and len(labels) > 1:
         labels = labels[:-1]
-    if not _NUMBER_LABEL.match(labels[-1]):
+    if not _NUMBER_LABEL.fullmatch(labels[-1]):
         return None
     invalid = DestinationRefused("host_invalid", f"host {host!r} is not a valid IPv4 address")
-    if len(labels) > 4 or not all(_NUMBER_LABEL.match(label) for label in labels):
+    if len(labels) > 4 or not all(_NUMBER_LABEL.fullmatch(label) for label in labels):
         raise invalid
     numbers: list[int] = []
     for label in labels:
@@ -221,7 +222,7 @@ def _host_of(url: httpx.URL, text: str) -> tuple[str, IPAddress | None]:
             raise DestinationRefused("host_invalid", f"{host!r} is not an IPv6 address") from None
     number = _ipv4_number_form(host)
     if number is not None:
-        if not _CANONICAL_V4.match(host):
+        if not _CANONICAL_V4.fullmatch(host):
             where = blocked_class(number)
             what = f"a {where} address" if where else "an address"
             raise DestinationRefused(
@@ -231,7 +232,7 @@ def _host_of(url: httpx.URL, text: str) -> tuple[str, IPAddress | None]:
             )
         return host, number
     name = host[:-1] if host.endswith(".") else host
-    if len(name) > 253 or not all(_DNS_LABEL.match(label) for label in name.split(".")):
+    if len(name) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in name.split(".")):
         raise DestinationRefused("host_invalid", f"host {host!r} is not a valid DNS name")
     return name, None
 

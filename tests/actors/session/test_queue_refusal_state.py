@@ -55,6 +55,19 @@ def test_the_queue_names_no_state_it_does_not_hold() -> None:
         assert caught.value.message.startswith(f"turn {event.turn_id} is not ")
 
 
+def test_a_closed_queue_claims_no_session_state() -> None:
+    """A send to a closed queue (stopping, stopped, failed or archived alike) is refused
+    `invalid_state` with no `state`: it said `stopped` of a stopping Session. The actor names
+    the true state (`closed_refusal`, tests/actors/session/test_send_to_closed.py)."""
+    state, _ = step(QueueState(worker=Worker.READY), Send("t1"), 0)
+    closing, _ = step(state, Close(), 0)
+    assert (closing.closed, closing.worker) == (True, Worker.STOPPING)  # a stopping Session
+    with pytest.raises(MaiaError) as caught:
+        step(closing, Send("t2"), 0)
+    assert (caught.value.code, caught.value.details) == ("invalid_state", {"resource": "session"})
+    assert "stopped" not in caught.value.message
+
+
 async def test_an_interrupt_while_the_worker_stops_names_the_running_state(
     tmp_path: Path, jump_clock: trio.testing.MockClock
 ) -> None:

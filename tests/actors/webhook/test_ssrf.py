@@ -21,6 +21,8 @@ from actors.webhook import (
     resolve_destination,
 )
 
+from actors.webhook._ssrf import _host_of
+
 from ._receiver import RefusingConnector, static_resolver
 
 NAMES = {
@@ -231,3 +233,32 @@ def test_any_host_text_is_judged_without_surprises(host: str) -> None:
         return
     if target.literal is not None:
         assert blocked_class(target.literal) is None
+
+
+class _ParsedHost:
+    """A parsed URL's host as a parser that let a newline through would give it (httpx
+    refuses the character today: the guard's own rules must not lean on that)."""
+
+    def __init__(self, host: str) -> None:
+        self.raw_host = host.encode("ascii")
+
+
+@pytest.mark.parametrize("host", ["example.com\n", "8.8.8.8\n", "93.184.215.14\n",
+                                  "public.test.\n", "8.8.8.8\n.example.com"])  # fmt: skip
+def test_a_host_ending_in_a_newline_is_refused(host: str) -> None:
+    """The host rules match whole labels (`fullmatch`): `$` let a trailing newline pass, so
+    `8.8.8.8\\n` read as a canonical address and `example.com\\n` as a DNS name."""
+    with pytest.raises(DestinationRefused) as refused:
+        _host_of(_ParsedHost(host), f"http://{host}/")  # type: ignore[arg-type]
+    assert refused.value.reason == "host_invalid", refused.value.message
+
+
+@pytest.mark.parametrize(("host", "name", "literal"), [
+    ("example.com", "example.com", None), ("public.test.", "public.test", None),
+    ("8.8.8.8", "8.8.8.8", ipaddress.IPv4Address("8.8.8.8")),
+])  # fmt: skip
+def test_a_host_without_the_newline_still_passes(
+    host: str, name: str, literal: ipaddress.IPv4Address | None
+) -> None:
+    """The same hosts without the newline are a name and an address, as before."""
+    assert _host_of(_ParsedHost(host), f"http://{host}/") == (name, literal)  # type: ignore[arg-type]
