@@ -8,7 +8,7 @@ lists the kinds.
 The machine, webhook and routine kinds are `OnDemand`: a Node opens one at its start when
 the kind's tables hold work (a row; for webhooks an active webhook, the only kind of webhook
 with deliveries to send or events to take: removed ones stay, and would open the kind at
-every start for nothing), so recovery finds every assignment, delivery and routine with
+every start for nothing; or an attempt a dead Node left in flight), so recovery finds every assignment, delivery and routine with
 work and resumes it before the Node serves, else at the first operation that needs it
 (`running_kind`, which every handler of the kind goes through). Until then the kind's modules
 are never imported: about 2.3 MiB of an idle Node. Their events are declared here
@@ -209,10 +209,16 @@ _MACHINES: Final = OnDemand(
 )  # fmt: skip
 _WEBHOOKS: Final = OnDemand(
     "webhook", "actors.webhook:WEBHOOKS",
-    # Pending deliveries are an active webhook's (a remove or a 410 cancels them), and an
-    # attempt a stopped Node left in flight is a pending delivery's: an active webhook is
-    # all the recovery needs (`webhooks_by_state`: one index probe).
-    ("webhooks WHERE state = 'active'",),
+    # Pending deliveries are an active webhook's (a remove or a 410 cancels them): an
+    # active webhook is work (`webhooks_by_state`: one index probe). So is an attempt a
+    # stopped Node left `sending` after its webhook stopped being active (the last webhook
+    # removed mid-attempt): the kind's recovery settles it `unknown`. Its delivery was
+    # pending when the remove came, so it is cancelled: the probe walks only the cancelled
+    # deliveries of webhooks that are not active (indexes all the way), not every attempt.
+    ("webhooks WHERE state = 'active'",
+     "webhooks w JOIN webhook_deliveries d ON d.webhook_id = w.webhook_id"
+     " AND d.state = 'cancelled' JOIN webhook_attempts a ON a.delivery_id = d.delivery_id"
+     " AND a.outcome = 'sending' WHERE w.state IN ('removed', 'disabled')"),
     frozenset({"webhook.added", "webhook.disabled", "webhook.redelivery_requested",
                "webhook.removed", "webhook.tested"}),
 )  # fmt: skip

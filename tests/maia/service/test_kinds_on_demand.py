@@ -6,6 +6,7 @@ own; a machine kind opened late routes the Session kind's worker starts to its p
 from __future__ import annotations
 
 import re
+import sqlite3
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -100,6 +101,52 @@ async def test_a_database_with_a_routine_opens_the_routine_kind_at_the_start(
         assert is_open(ctx.runtime, "routine")
     async with _services(home) as ctx:
         assert [is_open(ctx.runtime, name) for name in ON_DEMAND] == [False, False, True]
+
+
+_HOOK = "hook_" + "a" * 32
+_STUCK = (
+    "INSERT INTO webhooks (webhook_id, url, event_types, secret_env, state, state_reason,"
+    " revision, after_position, created_ms, updated_ms) VALUES (?, 'https://example.com/in',"
+    " '[\"turn.completed\"]', 'HOOK_SECRET', 'removed', 'removed by the operator', 2, 0,"
+    " 1000, 2000)",
+    "INSERT INTO webhook_deliveries (delivery_id, webhook_id, seq, message_id, event_id,"
+    " event_type, body, state, attempts, last_reason, created_ms, updated_ms, finished_ms)"
+    " VALUES ('dlv_1', ?, 1, 'msg_1', 'evt_1', 'turn.completed', X'7B7D', 'cancelled', 0,"
+    " 'webhook removed', 1000, 2000, 2000)",
+    "INSERT INTO webhook_attempts (delivery_id, number, started_ms, outcome)"
+    " SELECT 'dlv_1', 1, 1500, 'sending' WHERE ? IS NOT NULL",
+)
+
+
+async def test_an_attempt_a_dead_node_left_sending_is_settled_with_no_active_webhook(
+    tmp_path: Path,
+) -> None:
+    """The last webhook removed while its attempt was in flight, then the Node died (and no
+    rescue timer is left): the next start opens the webhook kind for that attempt alone,
+    whose recovery settles it `unknown` (`webhooks.show` says so; it stayed `sending`
+    forever, since with no active webhook and no timer the kind never opened at the start);
+    the start after that finds no work and leaves the kind closed."""
+    from maia.service._webhooks import webhooks_show
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    async with _services(home) as ctx:
+        assert not is_open(ctx.runtime, "webhook")
+    with sqlite3.connect(home / "maia.db") as conn:  # the state a SIGKILL mid-attempt left
+        for statement in _STUCK:
+            conn.execute(statement, (_HOOK,))
+        assert conn.execute("SELECT count(*) FROM actor_timers").fetchone() == (0,)
+    conn.close()
+    async with _services(home) as ctx:
+        assert is_open(ctx.runtime, "webhook")
+        shown = await webhooks_show(ctx, params("webhooks.show", {"webhookId": _HOOK}))
+    (delivery,) = shown.deliveries
+    assert delivery.state == "cancelled"
+    ((attempt),) = delivery.attempt_log
+    assert (attempt.outcome, attempt.reason) == ("unknown", "the Node stopped during the attempt")
+    assert attempt.finished_at is not None
+    async with _services(home) as ctx:
+        assert [is_open(ctx.runtime, name) for name in ON_DEMAND] == [False, False, False]
 
 
 async def test_a_machine_kind_opened_late_places_the_sessions_workers(tmp_path: Path) -> None:
