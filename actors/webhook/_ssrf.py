@@ -280,6 +280,12 @@ def check_url(url: str, allow: Sequence[IPNetwork] = ()) -> Target:
             "credentials in the URL (user:password@ before "
             "the host) are refused; the receiver verifies the signature",
         )
+    if len(str(parsed)) > MAX_URL_LENGTH:  # what is stored and shown: `"` becomes `%22`
+        raise DestinationRefused(
+            "url_invalid",
+            f"the URL is over {MAX_URL_LENGTH} characters once percent-encoded "
+            f"({len(str(parsed))}); encode it shorter",
+        )
     host, literal = _host_of(parsed, url)
     default = 443 if parsed.scheme == "https" else 80
     port = parsed.port if parsed.port is not None else default

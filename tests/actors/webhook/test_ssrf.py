@@ -262,3 +262,15 @@ def test_a_host_without_the_newline_still_passes(
 ) -> None:
     """The same hosts without the newline are a name and an address, as before."""
     assert _host_of(_ParsedHost(host), f"http://{host}/") == (name, literal)  # type: ignore[arg-type]
+
+
+def test_the_url_limit_holds_for_the_url_as_parsed() -> None:
+    """2,048 characters bound the URL as stored and shown (percent-encoded), not only as
+    given: `"` is `%22`, so 675 of them after a 21-character base pass (2,046) and 676 do
+    not (2,049)."""
+    base = "http://93.184.215.14/"
+    assert len(check_url(base + '"' * 675).url) == 2046
+    with pytest.raises(DestinationRefused) as refused:
+        check_url(base + '"' * 676)
+    assert refused.value.reason == "url_invalid"
+    assert "percent-encoded (2049)" in refused.value.message
