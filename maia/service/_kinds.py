@@ -8,11 +8,11 @@ lists the kinds.
 The machine, webhook and routine kinds are `OnDemand`: a Node opens one at its start when
 the kind's tables hold work (a row; for webhooks an active webhook, the only kind of webhook
 with deliveries to send or events to take: removed ones stay, and would open the kind at
-every start for nothing; or an attempt a dead Node left in flight), so recovery finds every assignment, delivery and routine with
-work and resumes it before the Node serves, else at the first operation that needs it
-(`running_kind`, which every handler of the kind goes through). Until then the kind's modules
-are never imported: about 2.3 MiB of an idle Node. Their events are declared here
-(`emits`); a test holds each list to the kind's tables.
+every start for nothing; or an attempt a dead Node left in flight), so recovery finds every
+assignment, delivery and routine with work and resumes it before the Node serves, else at
+the first operation that needs it (`running_kind`, which every handler of the kind goes
+through). Until then the kind's modules are never imported: about 2.3 MiB of an idle Node.
+Their events are declared here (`emits`); a test holds each list to the kind's tables.
 """
 
 from __future__ import annotations

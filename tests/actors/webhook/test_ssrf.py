@@ -20,7 +20,6 @@ from actors.webhook import (
     parse_allow_addresses,
     resolve_destination,
 )
-
 from actors.webhook._ssrf import _host_of
 
 from ._receiver import RefusingConnector, static_resolver
