@@ -17,6 +17,7 @@ from ._assignment_core import GRANT_TTL_MS as GRANT_TTL_MS
 from ._assignment_core import Plan as Plan
 from ._assignment_core import decide as decide
 from ._assignment_core import expired as expired
+from ._assignment_core import expiry_reconciled as expiry_reconciled
 from ._assignment_core import fresh as fresh
 from ._assignment_core import plan_row as plan_row
 from ._assignment_core import restart_barrier as restart_barrier

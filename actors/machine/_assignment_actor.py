@@ -10,13 +10,15 @@ timers in ONE write before any frame goes out. Its durable timers: `lease` at th
 horizon, `barrier` at the restart barrier's floor, `reconcile` every few seconds while a
 launch is unanswered (it sends the launch again), `expiry` once the horizon and the Node's
 bounded stop have passed (`_assignment_core.expired`: the worker attempts Control still
-holds live there are reconciled by expiry, `MachineRelay.expire`). The actor is never
-passivated: its machine's memory (grants in flight, heartbeats) is not durable, and losing
-it would be a discontinuity; assignments are few (one per Project and machine).
+holds live there are reconciled by expiry, `MachineRelay.expire`, and then the lease epoch,
+`expiry_reconciled`). The actor is never passivated: its machine's memory (grants in
+flight, heartbeats) is not durable, and losing it would be a discontinuity; assignments are
+few (one per Project and machine).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -26,9 +28,11 @@ import trio
 from actors import NODE, Change, EffectScope, Envelope, Wake, Write, WritePath
 from maia.core import MaiaError
 from supervision.leases import (
+    ControlPhase,
     LaunchAssignment,
     MachineAssignment,
     MachineLeaseGrant,
+    NodeStatus,
     Reading,
     RegistrationRecord,
     RequestArrived,
@@ -48,6 +52,7 @@ from ._assignment_core import (
     Plan,
     decide,
     expired,
+    expiry_reconciled,
     fresh,
     plan_row,
     restore,
@@ -67,6 +72,7 @@ from ._assignments import ASSIGNMENT_ROWS, AssignmentRow, creation_write, get_as
 from ._relay_frames import GrantFrame, LaunchAssignmentFrame, RefusedFrame
 from ._sql import get_machine
 
+log = logging.getLogger("maia.machines")
 RESEND_LAUNCH_MS: Final = 5_000
 SEND_BOUND_S: Final = 10.0
 KEPT_GRANTS: Final = 16  # grants remembered as sent, for retried requests
@@ -84,6 +90,9 @@ class MachineAssignmentActor:
         self._armed: dict[str, object] = {}  # timer name -> due (monotonic ms) or None
         self._launch_sent: dict[int, int] = {}  # epoch -> last send (monotonic ms)
         self._grants: dict[str, MachineLeaseGrant] = {}  # request ID -> the grant as sent
+        # The Node's newest status reports the row's epoch in a phase other than `stopped`:
+        # work of it may still run there, so a reconciled machine launches no next epoch.
+        self._epoch_unstopped = False
 
     def attach(self, scope: EffectScope) -> None:
         """It starts no effects: every send is bounded and done in its own step."""
@@ -105,8 +114,12 @@ class MachineAssignmentActor:
             await self._commit(plan)
             return self._answers(plan)
         if isinstance(message, Status):
-            plan = decide(lease.row, lease.state, StatusArrived(message.status),
+            status = message.status
+            plan = decide(lease.row, lease.state, StatusArrived(status),
                           self.ctx.board.now())  # fmt: skip
+            node = plan.state.nodes[lease.row.machine_id]
+            if node.last_report_sequence == status.report_sequence:  # taken, not stale
+                self._epoch_unstopped = _unstopped(status, lease.row)
             await self._commit(plan)
         await self._tick()  # Status, Restarted, Fired: launch what the machine asks for
         return None
@@ -212,8 +225,15 @@ class MachineAssignmentActor:
         return sent
 
     async def _tick(self) -> None:
-        """Step the machine with `Tick` and send the launches it asks for (written first)."""
+        """Step the machine with `Tick` and send the launches it asks for (written first).
+        A reconciled machine whose Node still reports that epoch in another phase than
+        `stopped` (after expiry reconciliation: `stopping`, its stop under way or failed,
+        item 8) launches nothing until it reports `stopped`: the next epoch never runs
+        beside the old one's work (item 10)."""
         lease = await self._loaded()
+        phase = lease.state.assignments[self.assignment_id].phase
+        if phase is ControlPhase.RECONCILED and self._epoch_unstopped:
+            return
         plan = decide(lease.row, lease.state, Tick(), self.ctx.board.now())
         launches = [a for a in plan.actions if isinstance(a, LaunchAssignment)]
         now_ms = self.ctx.board.now().mono
@@ -222,11 +242,25 @@ class MachineAssignmentActor:
                >= RESEND_LAUNCH_MS]  # fmt: skip
         await self._commit(plan, launching=bool(due))
         await self._send_launches(due, now_ms)
+        await self._expire()
+
+    async def _expire(self) -> None:
+        """Expiry reconciliation, when `expired` holds with the machine away: the relay ends
+        what Control holds live there, then (the machine still away) the epoch ends too, as
+        a `stopped` report would end it (`expiry_reconciled`, the row's `expired`, written
+        before any launch of the next epoch). A machine back meanwhile keeps its epoch: its
+        hello and reports reconcile it."""
         lease = await self._loaded()
         now = self.ctx.board.now()
-        if (self.ctx.expire is not None and self._away(lease.row, now)
-                and expired(lease.row, lease.state, now)):  # fmt: skip
-            await self.ctx.expire(lease.row.machine_id, lease.row.assignment_id)
+        if (self.ctx.expire is None or not self._away(lease.row, now)
+                or not expired(lease.row, lease.state, now)):  # fmt: skip
+            return
+        if await self.ctx.expire(lease.row.machine_id, lease.row.assignment_id):
+            lease = await self._loaded()
+            log.warning("assignment %s: its lease on %s expired with no report of it: epoch"
+                        " %d is reconciled by expiry", lease.row.assignment_id,
+                        lease.row.machine_id, lease.row.lease_epoch)  # fmt: skip
+            await self._commit(expiry_reconciled(lease.row, lease.state))
 
     def _away(self, row: AssignmentRow, now: Reading) -> bool:
         """Whether the machine has had no link for `EXPIRY_GRACE_MS` at least: a link that
@@ -267,6 +301,12 @@ class MachineAssignmentActor:
                                         assignment_id=row.assignment_id,
                                         lease_epoch=launch.lease_epoch)  # fmt: skip
                 self._launch_sent[launch.lease_epoch] = now_ms
+
+
+def _unstopped(status: NodeStatus, row: AssignmentRow) -> bool:
+    """Whether `status` reports the row's epoch in a phase other than `stopped`."""
+    return any(report.assignment_id == row.assignment_id and report.lease_epoch == row.lease_epoch
+               and report.phase != "stopped" for report in status.reports)  # fmt: skip
 
 
 def _wake(name: str, due_mono: int | None, now_mono: int) -> Wake:

@@ -14,6 +14,7 @@ import attrs
 
 from maia.core import Clock
 from supervision.leases import (
+    ControlPhase,
     ControlState,
     Reading,
     RegistrationRecord,
@@ -77,8 +78,13 @@ class AssignmentBoard:
                    for lease in self.of_machine(machine_id))  # fmt: skip
 
     def horizon_in_ms(self, machine_id: str) -> int | None:
-        """The latest horizon of the machine's assignments, from now (negative: reached)."""
-        horizons = [lease.state.assignments[lease.row.assignment_id].horizon_ms
-                    for lease in self.of_machine(machine_id)]  # fmt: skip
+        """The latest horizon of the machine's live assignments (launching or active), from
+        now (negative: reached); None when none is live. A reconciled one holds no lease,
+        though its machine keeps a horizon (a Control start moves every one a maximum TTL
+        out)."""
+        live = (ControlPhase.ACTIVE, ControlPhase.LAUNCHING)
+        assignments = [lease.state.assignments[lease.row.assignment_id]
+                       for lease in self.of_machine(machine_id)]  # fmt: skip
+        horizons = [a.horizon_ms for a in assignments if a.phase in live]
         known = [h for h in horizons if h is not None]
         return max(known) - self.now().mono if known else None

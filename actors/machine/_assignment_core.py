@@ -8,9 +8,10 @@ TTL out, spec MN0 item 4). `decide(row, state, event, now)` steps the machine an
 row's table events (`launch` when a new epoch goes out, `grant` when a renewal sequence is
 issued, `stopped` on cleanup reconciliation, `confirmed` when the barrier clears, `restart`
 when it is raised), so the actor writes the epoch or sequence before the frame goes out
-and a restart never issues one twice. `wakes` names the durable timers the state asks
-for: the lease horizon and the barrier's floor (a replacement still comes only from a
-`stopped` report, item 10: the timers only let the machine look again). No I/O, no clock.
+and a restart never issues one twice; `expiry_reconciled` ends the epoch by expiry (the
+row's `expired`). `wakes` names the durable timers the state asks for: the lease horizon and
+the barrier's floor (a replacement still comes only from a `stopped` report or expiry
+reconciliation, item 10: the timers only let the machine look again). No I/O, no clock.
 """
 
 from __future__ import annotations
@@ -103,8 +104,10 @@ def decide(row: AssignmentRow, state: ControlState, event: ControlEvent, now: Re
 
 
 def plan_row(row: AssignmentRow, state: ControlState,
-             actions: tuple[ControlAction, ...] = ()) -> Plan:  # fmt: skip
-    """The row's events and fields for the machine `state` after `actions`."""
+             actions: tuple[ControlAction, ...] = (), *,
+             reconciled_by: AssignmentEvent = AssignmentEvent.STOPPED) -> Plan:  # fmt: skip
+    """The row's events and fields for the machine `state` after `actions`; a machine now
+    reconciled moves the row by `reconciled_by` (`stopped`, or `expired`)."""
     lease = state.assignments[row.assignment_id]
     events: list[AssignmentEvent] = []
     at = row.state
@@ -126,7 +129,7 @@ def plan_row(row: AssignmentRow, state: ControlState,
             after = attrs.evolve(after, next_sequence=action.grant.renewal_sequence + 1)
     if lease.phase is ControlPhase.RECONCILED and at in (AssignmentState.LAUNCHING,
                                                          AssignmentState.ACTIVE):  # fmt: skip
-        apply(AssignmentEvent.STOPPED)
+        apply(reconciled_by)
     if after.barrier is not None and lease.barrier is None:
         apply(AssignmentEvent.CONFIRMED)
         if events and events[-1] is AssignmentEvent.CONFIRMED:
@@ -161,6 +164,23 @@ def expired(row: AssignmentRow, state: ControlState, now: Reading) -> bool:
     stopping = lease.last_report is not None and lease.last_report.phase == "stopping"
     horizon = lease.horizon_ms
     return live and not stopping and horizon is not None and (now.mono >= horizon + EXPIRY_GRACE_MS)
+
+
+def expiry_reconciled(row: AssignmentRow, state: ControlState) -> Plan:
+    """Expiry reconciliation of the assignment's epoch (spec MN0 item 10: the explicit one
+    MN2 defines, with the overlapping-execution test), once `expired` holds with the
+    machine away: the machine as a `stopped` report leaves it (reconciled, the epoch's
+    grants dropped, its horizon and last report kept), the row `expired`. Its next `Tick`
+    launches the next epoch once the machine is reachable again; a Node whose stop of the
+    old epoch has not ended ignores that launch until it has (no `launch` while stopping),
+    so the next epoch never runs beside the old one."""
+    lease = state.assignments[row.assignment_id]
+    if lease.phase not in (ControlPhase.ACTIVE, ControlPhase.LAUNCHING):
+        return plan_row(row, state)
+    lease = evolve(lease, phase=ControlPhase.RECONCILED, grants=(),
+                   previous_node_id=lease.node_id)  # fmt: skip
+    state = evolve(state, assignments={**state.assignments, row.assignment_id: lease})
+    return plan_row(row, state, reconciled_by=AssignmentEvent.EXPIRED)
 
 
 def wants_launch(state: ControlState, assignment_id: str) -> bool:

@@ -62,9 +62,10 @@ class AssignmentContext:
     control_node_id: str
     # What Control took of a source (its evidence ledger): a grant acknowledges no more.
     taken_through: Callable[[str], int] = lambda source: 0
-    # Expiry reconciliation: (machine, assignment) -> end what Control still holds live there;
-    # `holds`: whether it holds anything live there (worker attempts not reported gone).
-    expire: Callable[[str, str], Awaitable[None]] | None = None
+    # Expiry reconciliation: (machine, assignment) -> end what Control still holds live there,
+    # True when done with the machine still away (the epoch then ends too); `holds`: whether
+    # it holds anything live there (worker attempts not reported gone).
+    expire: Callable[[str, str], Awaitable[bool]] | None = None
     holds: Callable[[str, str], bool] = lambda machine, assignment: False
 
 

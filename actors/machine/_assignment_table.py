@@ -5,10 +5,12 @@ one Execution Node; its row is `machine_assignments`).
 `supervision.leases` (the actor's core) decides when it moves: `launch` (a new lease epoch,
 written before the launch goes out) to `launching`; `grant` (a renewal sequence, written
 before the grant goes out) to `active`; `stopped` (the Node reported the epoch stopped:
-cleanup reconciled) to `reconciled`, from where only the next `launch` leaves. `restart` is
-the recovery column: a Control start keeps every assignment in its state and raises its
-barrier (the newest pair issued before the start, stored in the row); `confirmed` clears it
-once a running report confirms a grant issued after it. All by the Node; no receipt (no
+cleanup reconciled) or `expired` (expiry reconciliation: the machine away past the lease
+horizon and the Node's bounded stop, `_assignment_core.expired`) to `reconciled`, from where
+only the next `launch` leaves. `restart` is the recovery column: a Control start keeps every
+assignment in its state and raises its barrier (the newest pair issued before the start,
+stored in the row); `confirmed` clears it once a running report confirms a grant issued
+after it. All by the Node; no receipt (no
 client asks for any of them), and no journal event: a renewal every few seconds per
 assignment is not worth a line in the journal (`machine.show` shows where it stands).
 """
@@ -32,6 +34,7 @@ class AssignmentEvent(enum.Enum):
     LAUNCH = "launch"
     GRANT = "grant"
     STOPPED = "stopped"
+    EXPIRED = "expired"  # expiry reconciliation: the machine away past the horizon and stop
     CONFIRMED = "confirmed"  # a running report confirmed a grant issued after the barrier
     RESTART = "restart"  # Control started: the recovery column
 
@@ -53,6 +56,8 @@ def _assignment_table() -> TransitionTable[AssignmentState, AssignmentEvent]:
             row(s.ACTIVE, e.GRANT, s.ACTIVE, NODE),
             row(s.LAUNCHING, e.STOPPED, s.RECONCILED, NODE, recovery=s.RECONCILED),
             row(s.ACTIVE, e.STOPPED, s.RECONCILED, NODE),
+            row(s.LAUNCHING, e.EXPIRED, s.RECONCILED, NODE),
+            row(s.ACTIVE, e.EXPIRED, s.RECONCILED, NODE),
             row(s.ACTIVE, e.CONFIRMED, s.ACTIVE, NODE),
             row(s.UNPLACED, e.RESTART, s.UNPLACED, NODE),
             row(s.LAUNCHING, e.RESTART, s.LAUNCHING, NODE),

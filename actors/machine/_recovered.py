@@ -119,6 +119,10 @@ class RecoveredAttempts:
             log.info("attempt %s (Session %s): asked %s to stop it", attempt.attempt_id,
                      attempt.session_id, attempt.machine_id)  # fmt: skip
 
+    def take(self, attempt_id: str) -> RecoveredAttempt | None:
+        """Stop holding the attempt (its close follows: `close`); None if it is not held."""
+        return self.attempts.pop(attempt_id, None)
+
     async def close(self, attempt: RecoveredAttempt, reason: str) -> None:
         """The Execution Node confirmed it gone: its row ends and its Session is free."""
         now = self.clock.wall_ms()

@@ -254,7 +254,7 @@ class MachineRelay:
         recovered = {a.assignment_id for a in self.recovered.pending(machine_id)}
         return (machine_id, assignment_id) in held or assignment_id in recovered
 
-    async def expire(self, machine_id: str, assignment_id: str) -> None:
+    async def expire(self, machine_id: str, assignment_id: str) -> bool:
         """Expiry reconciliation of one assignment (its actor decides when: the horizon and
         the Node's bounded stop have passed, `_assignment_core.expired`, and the machine's
         link is down: while it is up its reports and exits are heard): the worker attempts
@@ -262,19 +262,39 @@ class MachineRelay:
         fails `runtime_lost` as when the Node's hello reports the attempt gone, and its
         Session may place a new worker (still only under item 9: a link and a confirmed
         grant); an attempt an earlier Control run left live is closed. A machine that never
-        reconnects thus holds its Sessions no longer than its lease and the stop."""
+        reconnects thus holds its Sessions no longer than its lease and the stop.
+
+        True when it ended them all with the machine still away (its actor then ends the
+        lease epoch too, `expiry_reconciled`). A link that opens meanwhile stops it: that
+        machine's hello reconciles what is left (the attempts it no longer runs end, the
+        others are fenced or asked to stop) and its reports are heard again, so nothing it
+        still runs is ended here. Each attempt leaves Control's hold, and is noted expired,
+        before the first checkpoint of its ending, so a hello arriving during that end finds
+        it either still held or already expired (asked to stop if the Node still runs it),
+        never in between (it was: ended after the hello had judged it held and live)."""
         for attempt_id, (owner, assignment, handle) in list(self.handles.items()):
-            if owner == machine_id and assignment == assignment_id:
-                log.warning("attempt %s: the lease on %s expired with no report of it: its"
-                            " turn is lost", attempt_id, machine_id)  # fmt: skip
-                await handle.ended(ExitInfo(None, None, "runtime_lost", "exited", (),
-                                            "the machine's lease expired"))  # fmt: skip
-                self.handles.pop(attempt_id, None)
-                self._remember_expired(attempt_id, machine_id)
+            if owner != machine_id or assignment != assignment_id:
+                continue
+            if self.links.get(machine_id) is not None:
+                return False  # back: its hello reconciles it
+            if self.handles.get(attempt_id, (None, None, None))[2] is not handle:
+                continue  # ended meanwhile (its exit, or the hello)
+            del self.handles[attempt_id]
+            self._remember_expired(attempt_id, machine_id)
+            log.warning("attempt %s: the lease on %s expired with no report of it: its"
+                        " turn is lost", attempt_id, machine_id)  # fmt: skip
+            await handle.ended(ExitInfo(None, None, "runtime_lost", "exited", (),
+                                        "the machine's lease expired"))  # fmt: skip
         for attempt in self.recovered.pending(machine_id):
-            if attempt.assignment_id == assignment_id:
-                await self.recovered.close(attempt, EXPIRED)
-                self._remember_expired(attempt.attempt_id, machine_id)
+            if attempt.assignment_id != assignment_id:
+                continue
+            if self.links.get(machine_id) is not None:
+                return False
+            if self.recovered.take(attempt.attempt_id) is None:
+                continue  # closed meanwhile
+            self._remember_expired(attempt.attempt_id, machine_id)
+            await self.recovered.close(attempt, EXPIRED)
+        return self.links.get(machine_id) is None
 
     def _remember_expired(self, attempt_id: str, machine_id: str) -> None:
         """Note an attempt ended by expiry (a machine that still runs it is asked to stop it

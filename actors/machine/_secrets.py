@@ -30,12 +30,12 @@ TOKEN_PREFIX: Final = "mtok1"
 CREDENTIAL_PREFIX: Final = "mcred1"
 MAX_SECRET_LENGTH: Final = 256
 _MACHINE_ID = r"machine_[0-9a-f]{32}"
-_TOKEN = re.compile(
-    rf"^{TOKEN_PREFIX}\.({_MACHINE_ID})\.([1-9][0-9]{{0,8}})\.([A-Za-z0-9_-]{{43}})$"
-)
-_PINNED = re.compile(r"^(.+)\.([0-9a-f]{64})$")
+# Each grammar is matched against the whole text (`fullmatch`): `re.match` with `$` would
+# accept a trailing newline (`$` matches before a final "\n").
+_TOKEN = re.compile(rf"{TOKEN_PREFIX}\.({_MACHINE_ID})\.([1-9][0-9]{{0,8}})\.([A-Za-z0-9_-]{{43}})")
+_PINNED = re.compile(r"(.+)\.([0-9a-f]{64})")
 FINGERPRINT_ROW: Final = "listener_fingerprint"
-_CREDENTIAL = re.compile(rf"^{CREDENTIAL_PREFIX}\.({_MACHINE_ID})\.([A-Za-z0-9_-]{{43}})$")
+_CREDENTIAL = re.compile(rf"{CREDENTIAL_PREFIX}\.({_MACHINE_ID})\.([A-Za-z0-9_-]{{43}})")
 
 
 def new_machine_id() -> str:
@@ -71,7 +71,7 @@ class TokenParts:
 
 def parse_token(text: str) -> TokenParts | None:
     """The machine and incarnation a well-formed token names, or None."""
-    found = _TOKEN.match(text) if len(text) <= MAX_SECRET_LENGTH else None
+    found = _TOKEN.fullmatch(text) if len(text) <= MAX_SECRET_LENGTH else None
     return None if found is None else TokenParts(found.group(1), int(found.group(2)))
 
 
@@ -81,7 +81,7 @@ def make_credential(machine_id: str) -> str:
 
 def credential_machine(text: str) -> str | None:
     """The machine a well-formed credential names, or None."""
-    found = _CREDENTIAL.match(text) if len(text) <= MAX_SECRET_LENGTH else None
+    found = _CREDENTIAL.fullmatch(text) if len(text) <= MAX_SECRET_LENGTH else None
     return None if found is None else found.group(1)
 
 
@@ -97,7 +97,7 @@ def pin_token(token: str, fingerprint: str | None) -> str:
 
 def split_token(text: str) -> tuple[str, str | None]:
     """(the token Control checks, the pinned fingerprint or None)."""
-    found = _PINNED.match(text) if len(text) <= MAX_SECRET_LENGTH else None
+    found = _PINNED.fullmatch(text) if len(text) <= MAX_SECRET_LENGTH else None
     return (text, None) if found is None else (found.group(1), found.group(2))
 
 

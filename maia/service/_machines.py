@@ -229,8 +229,9 @@ async def machine_show(ctx: ServiceContext, params: MachineRef) -> MachineShowOu
         raise not_found("machine", params.name, path="name")
     service = await _service(ctx)
     link = service.links.get(record.machine_id)
-    wire = machine_wire(record, link=link, now_mono_ms=ctx.clock.monotonic_ms())
     leases = service.relay.leases
+    wire = machine_wire(record, link=link, now_mono_ms=ctx.clock.monotonic_ms(),
+                        barrier=leases.barrier(record.machine_id))  # fmt: skip
     wire["link"]["assignments"] = len(leases.of_machine(record.machine_id))
     horizon = leases.horizon_in_ms(record.machine_id)
     if horizon is not None:

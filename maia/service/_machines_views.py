@@ -13,8 +13,11 @@ def _at(ms: int | None) -> str | None:
 
 
 def machine_wire(record: MachineRecord, *, link: LinkState | None = None,
-                 now_mono_ms: int | None = None) -> dict[str, Any]:  # fmt: skip
-    """A `Machine` as JSON; `link` only when `now_mono_ms` is given (machine.show)."""
+                 now_mono_ms: int | None = None,
+                 barrier: bool = True) -> dict[str, Any]:  # fmt: skip
+    """A `Machine` as JSON; `link` only when `now_mono_ms` is given (machine.show), with
+    `barrier` (whether a placement barrier stands on any of its assignments) when no link
+    is open (an open link carries its own)."""
     wire: dict[str, Any] = {
         "machineId": record.machine_id, "name": record.name, "state": record.state.value,
         "incarnation": record.incarnation, "revocationRevision": record.revocation_revision,
@@ -29,13 +32,14 @@ def machine_wire(record: MachineRecord, *, link: LinkState | None = None,
         if value is not None:
             wire[key] = value
     if now_mono_ms is not None:
-        wire["link"] = _link(link, now_mono_ms)
+        wire["link"] = _link(link, now_mono_ms, barrier)
     return wire
 
 
-def _link(link: LinkState | None, now_mono_ms: int) -> dict[str, Any]:
-    if link is None:
-        return {"connected": False, "heartbeats": 0, "lastReportSequence": 0}
+def _link(link: LinkState | None, now_mono_ms: int, barrier: bool) -> dict[str, Any]:
+    if link is None:  # the barrier said, not left to the field's default (true)
+        return {"connected": False, "heartbeats": 0, "lastReportSequence": 0,
+                "barrier": barrier}  # fmt: skip
     wire: dict[str, Any] = {
         "connected": True,
         "heartbeats": link.heartbeats,

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from maia.client import open_client
 from maia.protocol import MaiaError
@@ -59,6 +60,17 @@ async def _interrupt(client: Any, command_id: str, turn_id: str) -> Any:
         return await client.call("turn.interrupt", command_id=command_id, turn_id=turn_id)
     except MaiaError as error:
         return error
+
+
+async def _waiting(client: Any, turn_id: str) -> None:
+    """Return once the interrupt sent on `client` (in a task of its own) has reached the
+    Node, which then waits up to 3 s for the dispatch: its frame is out (its task is blocked
+    on the answer), and a request sent after it on the same connection, which the Node
+    reads in order, has been answered. In place of a fixed sleep, which could end before
+    the frame left. (What each test asserts holds too if the wait ended first.)"""
+    with trio.fail_after(60):
+        await trio.testing.wait_all_tasks_blocked()
+        await client.call("turn.show", turn_id=turn_id)
 
 
 async def _both(home: Path, first: str, second: str, turn_id: str) -> list[Any]:
@@ -136,7 +148,7 @@ async def test_a_node_killed_while_the_interrupt_waits_leaves_no_frozen_worker(
             session_id, turn_id, pid = await _frozen_turn(client, node.home, tmp_path / "proj")
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_interrupt, client, "i1", turn_id)
-                await trio.sleep(0.5)  # the interrupt is waiting for the dispatch (3 s)
+                await _waiting(client, turn_id)  # it waits for the dispatch (3 s)
                 await trio.to_thread.run_sync(node.kill)
                 nursery.cancel_scope.cancel()
         node.start()
@@ -213,7 +225,7 @@ async def test_a_stop_while_the_interrupt_waits_ends_the_turn_once(
             with trio.fail_after(60):
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(interrupt)
-                    await trio.sleep(0.5)  # the interrupt is waiting for the dispatch
+                    await _waiting(client, turn_id)  # it waits for the dispatch
                     await client.call("session.stop", command_id="stop1", session_id=session_id)
             (answer,) = answers
             if isinstance(answer, MaiaError):
