@@ -17,7 +17,8 @@ it, fsyncs and pipe and socket writes among it; `node_main_thread_cpu_ms_per_tur
 trio loop's thread alone, the rest being the storage writer's and readers' threads).
 Profiling: `MAIA_BENCH_PYSPY=FILE` records the Node with py-spy (collapsed stacks; install it
 into .venv by hand, it is no dependency) during the measured run, `MAIA_BENCH_PYSPY_GIL=1`
-only the thread holding the GIL, `MAIA_BENCH_PYSPY_PHASE=latency` the one-in-flight run
+only the thread holding the GIL, `MAIA_BENCH_PYSPY_IDLE=1` idle
+threads' samples too, `MAIA_BENCH_PYSPY_PHASE=latency` the one-in-flight run
 instead; `MAIA_BENCH_PER_LANE=N` lengthens the run.
 
 With `--instructions`: the same Node started under valgrind's callgrind with its
@@ -311,6 +312,8 @@ def _start_profiler(pid: int, phase: str) -> subprocess.Popen[bytes] | None:
     command += ["--rate", "250", "--nonblocking"]
     if os.environ.get("MAIA_BENCH_PYSPY_GIL"):
         command.append("--gil")
+    if os.environ.get("MAIA_BENCH_PYSPY_IDLE"):
+        command.append("--idle")  # waiting threads too: where a thread sits, not just runs
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.0)  # let it attach before the run starts
     return process

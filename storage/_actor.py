@@ -39,7 +39,7 @@ from maia.core import Clock, MaiaError
 
 from ._batch import Request, unavailable
 from ._cursors import CursorSigner
-from ._writer import _STOP, CommitListener, _Outside, _StorageWriter
+from ._writer import CommitListener, Outside, _StorageWriter
 
 T = TypeVar("T")
 WriteFn = Callable[[sqlite3.Connection], T]  # what write and read run, in a storage thread
@@ -149,7 +149,8 @@ class Storage(_StorageWriter):
                 raise unavailable(self._failure or "the storage actor is stopped") from None
         request = Request(fn, trio.lowlevel.current_task(), replayable)
         self._pending.add(request)
-        self._queue.put(request)
+        self._waiting.append(request)
+        self._arrived.unpark()
 
         def abort(_: Any) -> trio.lowlevel.Abort:
             request.abandoned = True  # it still runs; its answer is dropped
@@ -201,9 +202,10 @@ class Storage(_StorageWriter):
         )
 
     def writer_cpu_s(self) -> float:
-        """The CPU time the writer thread has used, in seconds, while the actor runs (its
-        thread clock; 0.0 before it started, after it ended, or where the platform has none).
-        For benchmarks: steadier than rates."""
+        """The CPU time the writer's work has used, in seconds, while the actor runs: the
+        writer thread's clock (COMMITs, backups) plus the trio thread's CPU in the batches'
+        fns (`begin_batch`, timed by the batch loop). 0.0 before it started, after it ended,
+        or where the platform has no thread clocks. For benchmarks: steadier than rates."""
         ident = self._thread.ident
         # An ended thread's ID may name another thread's clock, or none: ask only a live one.
         if ident is None or not self._thread.is_alive() or self._closed:
@@ -211,7 +213,7 @@ class Storage(_StorageWriter):
         if not hasattr(time, "pthread_getcpuclockid"):
             return 0.0
         try:
-            return time.clock_gettime(time.pthread_getcpuclockid(ident))
+            return time.clock_gettime(time.pthread_getcpuclockid(ident)) + self._bodies_cpu_s
         except OSError:
             return 0.0
 
@@ -228,13 +230,13 @@ class Storage(_StorageWriter):
             finally:
                 destination.close()
 
-        await self.write(_Outside(copy))
+        await self.write(Outside(copy))
 
     async def aclose(self, timeout_s: float = 30.0) -> None:
         """Stop taking requests, finish the batch in progress, fail what is still queued."""
         if not self._closed:
             self._closed = True
-            self._queue.put(_STOP)
+            self._arrived.unpark_all()  # the batch loop ends once the mailbox is empty
         with trio.CancelScope(shield=True):
             await self._join(timeout_s)
             self._readers.close()

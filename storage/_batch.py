@@ -73,11 +73,37 @@ def run_transaction(
 ) -> None:
     """Run `batch` in one transaction and set every request's answer; on commit, add the
     batch's surviving events to `committed` in journal order. Raises nothing of SQLite's.
-    `heads`: the connection's journal heads, kept across transactions (`storage/_heads.py`)."""
+    `heads`: the connection's journal heads, kept across transactions (`storage/_heads.py`).
+
+    The three steps the storage actor runs apart (the bodies in the trio thread, the COMMIT
+    with its fsync in the writer thread): `begin_batch`, `commit_batch`, `end_batch`."""
+    prepared = begin_batch(conn, batch, failures, heads)
+    if prepared is not None:
+        end_batch(conn, prepared, commit_batch(conn), committed, failures, heads)
+
+
+@attrs.define(eq=False)
+class Prepared:
+    """A batch whose requests all ran in an open transaction, waiting for its COMMIT."""
+
+    batch: list[Request]
+    surviving: list[EventRecord]  # the events its rows still hold, in journal order
+
+
+def begin_batch(
+    conn: sqlite3.Connection,
+    batch: list[Request],
+    failures: FailureCounts,
+    heads: JournalHeads | None = None,
+) -> Prepared | None:
+    """BEGIN IMMEDIATE and run every request of `batch`, each answered (a request that raised
+    rolled back alone); the transaction is left open for `commit_batch`. None when SQLite
+    failed on the batch's own statements: then nothing of it is written and every request
+    is answered `unavailable`. Raises nothing of SQLite's."""
     appended: list[EventRecord] = []
     collect_appended(appended)
     use_heads(heads)
-    # One cursor for the batch's own statements (BEGIN, the savepoints, COMMIT): cheaper than
+    # One cursor for the batch's own statements (BEGIN, the savepoints): cheaper than
     # `conn.execute`, which makes a cursor per call, twice per request.
     control = conn.cursor()
     failed_before = failures.requests
@@ -97,22 +123,58 @@ def run_transaction(
         if heads is not None and failures.requests != failed_before:
             heads.forget()  # a failed request's events were rolled back: read them again
         # What the commit listeners get: a savepoint of a fn's own may have taken some out.
-        surviving = still_stored(conn, appended, heads)
-        control.execute("COMMIT")
-        committed.extend(surviving)
+        return Prepared(batch, still_stored(conn, appended, heads))
     except sqlite3.Error as error:
-        if heads is not None:
-            heads.forget()  # rolled back: what the batch appended is gone
-        failures.commits += 1
-        if conn.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-        failure = unavailable(f"the transaction failed ({error}); nothing was written")
-        for request in batch:
-            request.answer = outcome.Error(failure)
+        _failed(conn, batch, error, failures, heads)
+        return None
     finally:
         collect_appended(None)
         use_heads(None)
+
+
+def commit_batch(conn: sqlite3.Connection) -> sqlite3.Error | None:
+    """COMMIT the open transaction (its fsync: the step the writer thread runs); the error
+    SQLite raised, if it did."""
+    try:
+        conn.execute("COMMIT")
+    except sqlite3.Error as error:
+        return error
+    return None
+
+
+def end_batch(
+    conn: sqlite3.Connection,
+    prepared: Prepared,
+    error: BaseException | None,
+    committed: list[EventRecord],
+    failures: FailureCounts,
+    heads: JournalHeads | None = None,
+) -> None:
+    """After `commit_batch`: the batch's surviving events to `committed`, or, if the COMMIT
+    failed (or never ran: `error` is then why), every request answered `unavailable` and
+    the transaction rolled back (nothing of the batch is written)."""
+    if error is None:
+        committed.extend(prepared.surviving)
+    else:
+        _failed(conn, prepared.batch, error, failures, heads)
+
+
+def _failed(
+    conn: sqlite3.Connection,
+    batch: list[Request],
+    error: BaseException,
+    failures: FailureCounts,
+    heads: JournalHeads | None,
+) -> None:
+    if heads is not None:
+        heads.forget()  # rolled back: what the batch appended is gone
+    failures.commits += 1
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+    failure = unavailable(f"the transaction failed ({error}); nothing was written")
+    for request in batch:
+        request.answer = outcome.Error(failure)
 
 
 def _first(

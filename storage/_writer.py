@@ -1,15 +1,21 @@
-"""The storage actor's writer thread: the one write connection, the batch loop, the answers.
+"""The storage actor's writer: the one write connection, the batch loop, the answers.
 
-The thread opens (and migrates) the database, then takes every pending request from the
-mailbox queue up to `max_batch`, runs them as one transaction (`_batch.run_transaction`) and
-hands the batch back to the trio thread, where `_deliver` tells the commit listeners and
-answers the callers. The state both sides share is set up here; the trio side (admission,
-reads, statistics, close) is `Storage` in `_actor`.
+The writer thread opens (and migrates) the database; from then on the batch loop, a trio
+system task, takes every pending request from the mailbox up to `max_batch` and runs their
+fns in the trio thread as one open transaction (`_batch.begin_batch`), then hands only the
+COMMIT, with its fsync, to the writer thread (`_batch.commit_batch`), and answers the callers
+once it returns (`_deliver`, after the commit listeners). The fns run where the rest of the
+Node's Python runs because, run in the thread, every statement released and took back the
+GIL, and each time it had to wait for the trio thread to let go of it (docs/performance.md,
+"The writer's bodies in the trio thread"). The thread still runs what blocks: the COMMIT
+(fsync), backups (`Outside`), the final checkpoint. The state both sides share is set up
+here; the trio side of the API (admission, reads, statistics, close) is `Storage` in `_actor`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import queue
 import sqlite3
@@ -26,7 +32,7 @@ import trio
 
 from maia.core import Clock
 
-from ._batch import FailureCounts, Request, run_transaction, unavailable
+from ._batch import FailureCounts, Request, begin_batch, commit_batch, end_batch, unavailable
 from ._cursors import CursorSigner, load_or_create_node_key
 from ._events import EventRecord
 from ._heads import JournalHeads
@@ -38,6 +44,9 @@ CommitListener = Callable[[tuple[EventRecord, ...]], None]
 
 _STOP: Final = object()
 _LATENCY_WINDOW: Final = 1024
+# How long one batch's fns may hold the trio thread, as the batch loop sizes a batch from the
+# recent time per request: the Node's other tasks (API, worker pipes) wait for it meanwhile.
+BATCH_BODIES_BUDGET_S: Final = 0.025
 log = logging.getLogger("maia.storage")
 
 
@@ -68,6 +77,10 @@ class _StorageWriter:
         self._admission_timeout_s = admission_timeout_s
         self._max_batch = max_batch
         self._slots = trio.Semaphore(mailbox_size)
+        self._waiting: deque[Request] = deque()  # the mailbox: admitted, not yet in a batch
+        self._arrived = trio.lowlevel.ParkingLot()  # where the batch loop waits for requests
+        self._conn: sqlite3.Connection | None = None  # the write connection, once open
+        # The writer thread's jobs: (the batch loop's task, a function to run) or _STOP.
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._token = trio.lowlevel.current_trio_token()
         self._closed = False
@@ -84,6 +97,8 @@ class _StorageWriter:
         self._last_batch = 0
         self._max_batch_seen = 0
         self._latencies: deque[float] = deque(maxlen=_LATENCY_WINDOW)
+        self._bodies_cpu_s = 0.0  # the trio thread's CPU in `begin_batch` (`writer_cpu_s`)
+        self._s_per_request = 0.0  # recent wall time of a request's fn (moving average)
         self._pending: set[Request] = set()  # trio side: admitted and not yet answered
         self._commit_listeners: list[CommitListener] = []
 
@@ -116,6 +131,9 @@ class _StorageWriter:
         if self._open_error is not None:
             await self._join(open_timeout_s)
             raise self._open_error
+        # A system task, like the thread it replaces: the caller's cancel scopes do not reach
+        # it; it ends when the actor closes (or the run does).
+        trio.lowlevel.spawn_system_task(self._batch_loop, name=f"storage:{self.path.name}")
         self._readers.open()
 
     async def _join(self, timeout_s: float) -> None:
@@ -134,8 +152,9 @@ class _StorageWriter:
                 self._closed = True
                 self._signal(self._ready)
                 return
+            self._conn = conn
             self._signal(self._ready)
-            self._serve(conn)
+            self._serve()
             _checkpoint_truncate(conn)
         except BaseException as error:  # a bug in the loop itself: fail loudly, not silently
             self._failure = f"the writer thread died: {error!r}"
@@ -171,74 +190,124 @@ class _StorageWriter:
             raise
         return conn
 
-    def _serve(self, conn: sqlite3.Connection) -> None:
-        heads = JournalHeads(conn)  # what this connection's appends left (storage/_heads.py)
+    def _serve(self) -> None:
+        """The writer thread's loop: run each job the batch loop hands over, until _STOP."""
         while True:
-            first = self._queue.get()
-            if first is _STOP:
+            item = self._queue.get()
+            if item is _STOP:
                 return
-            batch: list[Request] = [first]
-            committed: list[EventRecord] = []
-            stop = False
-            while len(batch) < self._max_batch:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is _STOP:
-                    stop = True
-                    break
-                batch.append(item)
-            try:
-                self._run_batch(conn, batch, committed, heads)
-            finally:
-                # Even if the loop itself broke, every request of the batch gets an answer.
-                for request in batch:
-                    if request.answer is None:
-                        request.answer = outcome.Error(unavailable("the writer failed"))
-                with contextlib.suppress(trio.RunFinishedError):
-                    self._token.run_sync_soon(self._deliver, batch, tuple(committed))
-            if stop:
-                return
+            task, job = item
+            self._wake(task, outcome.capture(job))
 
-    def _run_batch(
-        self,
-        conn: sqlite3.Connection,
-        batch: list[Request],
-        committed: list[EventRecord],
-        heads: JournalHeads | None = None,
-    ) -> None:
-        started = time.perf_counter()  # statistics only; decides nothing
-        outside = [r for r in batch if isinstance(r.fn, _Outside)]
-        inside = [r for r in batch if not isinstance(r.fn, _Outside)]
-        if inside:
-            run_transaction(conn, inside, committed, self._failures, heads)
-        for request in outside:
-            request.answer = outcome.capture(request.fn, conn)
-        self._batches += 1
-        self._requests += len(batch)
-        self._last_batch = len(batch)
-        self._max_batch_seen = max(self._max_batch_seen, len(batch))
-        self._latencies.append((time.perf_counter() - started) * 1000.0)
+    def _wake(self, task: trio.lowlevel.Task, result: outcome.Outcome[Any]) -> None:
+        with contextlib.suppress(trio.RunFinishedError):
+            self._token.run_sync_soon(trio.lowlevel.reschedule, task, outcome.Value(result))
 
     def _fail_queued(self) -> None:
-        """Answer every request still in the mailbox with `unavailable`."""
-        leftovers: list[Request] = []
+        """In the writer thread, as it ends: answer every job still queued `unavailable`."""
         while True:
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
-                break
+                return
             if item is not _STOP:
-                item.answer = outcome.Error(unavailable(self._failure or "storage stopped"))
-                leftovers.append(item)
-        if leftovers:
-            with contextlib.suppress(trio.RunFinishedError):
-                self._token.run_sync_soon(self._deliver, leftovers)
+                error = unavailable(self._failure or "the writer thread stopped")
+                self._wake(item[0], outcome.Error(error))
+
+    # -- the batch loop (trio thread) ------------------------------------------------------
+
+    async def _in_thread(self, job: Callable[[], Any]) -> outcome.Outcome[Any]:
+        """Run `job` in the writer thread; its outcome. Not cancellable: the connection is
+        the thread's until the job returns."""
+        if not self._thread.is_alive():
+            return outcome.Error(unavailable(self._failure or "the writer thread stopped"))
+        self._queue.put((trio.lowlevel.current_task(), job))
+        result: outcome.Outcome[Any] = await trio.lowlevel.wait_task_rescheduled(
+            lambda _: trio.lowlevel.Abort.FAILED
+        )
+        return result
+
+    async def _batch_loop(self) -> None:
+        """Take every waiting request (up to `max_batch`) as one batch, until closed and the
+        mailbox is empty; then stop the writer thread (which checkpoints and closes)."""
+        conn = self._conn
+        assert conn is not None
+        heads = JournalHeads(conn)  # what this connection's appends left (storage/_heads.py)
+        try:
+            while True:
+                if not self._waiting:
+                    if self._closed:
+                        return
+                    await self._arrived.park()
+                    continue
+                count = min(len(self._waiting), self._max_batch, self._batch_room())
+                taken = [self._waiting.popleft() for _ in range(count)]
+                # A close that timed out answered some already: they must not run after that.
+                batch = [request for request in taken if request in self._pending]
+                if batch:
+                    await self._run_batch(conn, batch, heads)
+        except trio.Cancelled:
+            raise  # the run ends: the finally below still stops the thread
+        except BaseException as error:  # a bug in the loop itself: fail loudly, not silently
+            log.exception("the storage batch loop failed")
+            self._failure = f"the writer failed: {error!r}"
+            self._closed = True
+        finally:
+            leftovers = list(self._waiting)
+            self._waiting.clear()
+            for request in leftovers:
+                request.answer = outcome.Error(unavailable(self._failure or "storage stopped"))
+            self._deliver(leftovers)
+            self._queue.put(_STOP)
+
+    def _batch_room(self) -> int:
+        """How many requests the next batch may take to stay within the bodies' budget."""
+        if self._s_per_request <= 0.0:
+            return self._max_batch
+        return max(1, int(BATCH_BODIES_BUDGET_S / self._s_per_request))
+
+    async def _run_batch(
+        self, conn: sqlite3.Connection, batch: list[Request], heads: JournalHeads
+    ) -> None:
+        started = time.perf_counter()  # statistics only; decides nothing
+        committed: list[EventRecord] = []
+        try:
+            inside = [r for r in batch if not isinstance(r.fn, Outside)]
+            if inside:
+                cpu_started = time.thread_time()
+                prepared = begin_batch(conn, inside, self._failures, heads)
+                self._bodies_cpu_s += time.thread_time() - cpu_started
+                per_request = (time.perf_counter() - started) / len(inside)
+                if self._s_per_request <= 0.0:
+                    self._s_per_request = per_request
+                else:
+                    self._s_per_request += (per_request - self._s_per_request) * 0.2
+                if prepared is not None:
+                    done = await self._in_thread(functools.partial(commit_batch, conn))
+                    error = done.error if isinstance(done, outcome.Error) else done.unwrap()
+                    end_batch(conn, prepared, error, committed, self._failures, heads)
+            for request in batch:
+                if isinstance(request.fn, Outside):
+                    request.answer = await self._in_thread(
+                        functools.partial(outcome.capture, request.fn, conn)
+                    )
+                    if isinstance(request.answer, outcome.Value):
+                        request.answer = request.answer.value  # the fn's own outcome
+        finally:
+            # Even if the loop itself broke, every request of the batch gets an answer.
+            for request in batch:
+                if request.answer is None:
+                    request.answer = outcome.Error(unavailable("the writer failed"))
+            self._batches += 1
+            self._requests += len(batch)
+            self._last_batch = len(batch)
+            self._max_batch_seen = max(self._max_batch_seen, len(batch))
+            self._latencies.append((time.perf_counter() - started) * 1000.0)
+            self._deliver(batch, tuple(committed))
 
 
 @attrs.frozen
-class _Outside:
+class Outside:
     """Marks a writer-thread job that must run outside any transaction (backup)."""
 
     fn: Callable[[sqlite3.Connection], Any]

@@ -12,6 +12,7 @@ import trio
 
 from maia.core import MaiaError
 from maia.service import ServiceContext
+from storage._writer import Outside
 
 from ..maia.service.test_routines import call, create, create_body, project, proof_of
 
@@ -47,7 +48,7 @@ async def test_racing_confirms_never_exceed_twenty_live_routines(
 
     with trio.fail_after(BOUND_S):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(rctx.store.write, hold_the_writer)
+            nursery.start_soon(rctx.store.write, Outside(hold_the_writer))
             await trio.to_thread.run_sync(held.wait, BOUND_S)
             for body in confirms:
                 nursery.start_soon(confirm, body)

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import storage
 from maia.core import FakeClock
+from storage._writer import Outside
 
 OWNERS = ("session_a", "session_b", "session_c")
 _OP = st.one_of(
@@ -87,7 +88,7 @@ async def _batched(store: storage.Storage, batch: list[Request]) -> None:
         release.wait(10)
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(store.write, gate)
+        nursery.start_soon(store.write, Outside(gate))
         assert await trio.to_thread.run_sync(entered.wait, 10)
         for request in batch:
             nursery.start_soon(_write, store, request)

@@ -29,6 +29,7 @@ import trio.testing
 
 import storage
 from maia.core import FakeClock
+from storage._writer import Outside
 
 _OTHER_WRITER = textwrap.dedent(
     """
@@ -111,7 +112,7 @@ async def _batch_of_two(
 
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(store.write, gate)
+            nursery.start_soon(store.write, Outside(gate))
             assert await trio.to_thread.run_sync(gate.entered.wait, 10)
             nursery.start_soon(call, first)
             await trio.testing.wait_all_tasks_blocked()

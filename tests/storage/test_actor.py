@@ -14,6 +14,7 @@ import trio.testing
 
 import storage
 from maia.core import FakeClock, MaiaError
+from storage._writer import Outside
 
 
 def _insert_counter(name: str, value: int = 1) -> storage.WriteFn[str]:
@@ -25,7 +26,8 @@ def _insert_counter(name: str, value: int = 1) -> storage.WriteFn[str]:
 
 
 class Gate:
-    """Holds the writer thread inside one request until opened, so later requests queue."""
+    """Holds the writer until opened, so later requests queue: submitted as `Outside(gate)`,
+    it runs in the writer thread, where the batch loop waits for it."""
 
     def __init__(self) -> None:
         self._entered = threading.Event()
@@ -60,8 +62,8 @@ async def test_write_commits_and_read_sees_it(tmp_path: Path) -> None:
 
 
 async def test_writer_cpu_counts_the_writer_threads_work(tmp_path: Path) -> None:
-    """writer_cpu_s is the writer thread's own clock: it grows by at least the CPU a request
-    spends in that thread, and not by work done on the trio thread."""
+    """writer_cpu_s counts the writer's work: it grows by at least the CPU a request's fn
+    spends (run by the batch loop), and not by other work done on the trio thread."""
 
     def spin(conn: sqlite3.Connection) -> None:
         deadline = time.thread_time() + 0.05
@@ -75,7 +77,7 @@ async def test_writer_cpu_counts_the_writer_threads_work(tmp_path: Path) -> None
         assert spent >= 0.05
         idle = store.writer_cpu_s()
         deadline = time.thread_time() + 0.05
-        while time.thread_time() < deadline:  # the trio thread's CPU, not the writer's
+        while time.thread_time() < deadline:  # the trio thread's own CPU, not the writer's
             pass
         assert store.writer_cpu_s() - idle < 0.05
     assert store.writer_cpu_s() == 0.0  # the thread ended
@@ -99,7 +101,7 @@ async def test_failing_request_in_a_batch_does_not_affect_the_others(tmp_path: P
 
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(call, "blocker", gate)
+                nursery.start_soon(call, "blocker", Outside(gate))
                 await gate.wait_entered()
                 nursery.start_soon(call, "one", _insert_counter("one"))
                 nursery.start_soon(call, "bad", failing)
@@ -149,7 +151,7 @@ async def test_a_failing_first_request_is_rolled_back_alone_without_a_savepoint(
 
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(call, "blocker", gate)
+                nursery.start_soon(call, "blocker", Outside(gate))
                 await gate.wait_entered()
                 nursery.start_soon(call, "bad", failing)
                 await trio.testing.wait_all_tasks_blocked()
@@ -195,7 +197,7 @@ async def test_failed_commit_acknowledges_no_request_of_the_batch(tmp_path: Path
 
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(call, gate)
+                nursery.start_soon(call, Outside(gate))
                 await gate.wait_entered()
                 nursery.start_soon(call, _insert_counter("good"))
                 nursery.start_soon(call, dangling)
@@ -263,7 +265,7 @@ async def test_full_mailbox_waits_then_refuses_overloaded(tmp_path: Path) -> Non
     ) as store:
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(store.write, gate)
+                nursery.start_soon(store.write, Outside(gate))
                 await gate.wait_entered()
                 assert store.statistics().mailbox_depth == 1
                 with pytest.raises(MaiaError) as caught:
@@ -289,7 +291,7 @@ async def test_stopped_actor_fails_pending_and_new_requests(tmp_path: Path) -> N
 
             with trio.fail_after(10):
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(call, gate)
+                    nursery.start_soon(call, Outside(gate))
                     await gate.wait_entered()
                     nursery.start_soon(call, _insert_counter("queued"))
                     await trio.testing.wait_all_tasks_blocked()
@@ -322,3 +324,37 @@ async def test_bad_settings_are_refused(tmp_path: Path) -> None:
         async with storage.open_storage(tmp_path / "m.db", clock=FakeClock(), synchronous="FAST"):
             pass
     assert not (tmp_path / "m.db").exists()
+
+
+async def test_slow_requests_are_batched_within_the_bodies_budget(tmp_path: Path) -> None:
+    """The batch loop runs the fns in the trio thread, so it sizes a batch from the recent
+    time per request: requests of 10 ms each, queued together, go in batches of at most
+    BATCH_BODIES_BUDGET_S / 10 ms (2), not all in one that holds the thread for 80 ms."""
+    from storage._writer import BATCH_BODIES_BUDGET_S
+
+    def slow(name: str) -> storage.WriteFn[str]:
+        insert = _insert_counter(name)
+
+        def fn(conn: sqlite3.Connection) -> str:
+            time.sleep(0.01)  # the fn's own time, which the loop measures
+            return insert(conn)
+
+        return fn
+
+    room = int(BATCH_BODIES_BUDGET_S / 0.01)
+    gate = Gate()
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        assert await store.write(slow("first")) == "first"
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(store.write, Outside(gate))
+                await gate.wait_entered()
+                for index in range(8):
+                    nursery.start_soon(store.write, slow(f"n{index}"))
+                await trio.testing.wait_all_tasks_blocked()
+                before = store.statistics().batches
+                gate.set()
+        stats = store.statistics()
+    assert stats.batches - before >= 1 + 8 // room  # the gate's batch, then the slow ones
+    assert stats.last_batch_size <= room
+    assert {"first", *(f"n{i}" for i in range(8))} <= set(_counters(tmp_path / "m.db"))

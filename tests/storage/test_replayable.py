@@ -13,6 +13,7 @@ import trio.testing
 
 import storage
 from maia.core import FakeClock
+from storage._writer import Outside
 
 from ._fixtures import create_session_apply, seed_project, session_row
 from .test_actor import Gate
@@ -69,7 +70,7 @@ async def _one_batch(
 
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(store.write, gate)
+            nursery.start_soon(store.write, Outside(gate))
             await gate.wait_entered()
             for name, fn, replayable in requests:
                 nursery.start_soon(call, name, fn, replayable)

@@ -23,6 +23,7 @@ import trio.testing
 from actors.session import turn_view
 from maia.config import UserConfig
 from storage import Storage, open_storage
+from storage._writer import Outside
 
 from .._virtual_time import driven_clock
 from ._fake_workers import FakeWorkers
@@ -83,7 +84,7 @@ class SiblingFails:
                 box["failed"] = True
 
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._store.write, gate)
+            nursery.start_soon(self._store.write, Outside(gate))
             assert await trio.to_thread.run_sync(gate.entered.wait, 10)
             nursery.start_soon(mine)
             await self._queued(counted)  # mine first, then its sibling: mine is replayed
