@@ -1,16 +1,18 @@
-"""The storage actor: one writer thread, one SQLite connection, group commit.
+"""The storage actor: one write connection, a batch loop, group commit.
 
 All writes of the Node go through `Storage.write(fn)`. Trio tasks put requests in a bounded
-mailbox; one dedicated thread owns the write connection, takes every pending request (up to
-`max_batch`), opens one `BEGIN IMMEDIATE` transaction, runs each request's `fn` inside its own
-SAVEPOINT (a request that raises rolls back only its savepoint), commits once, and only then
-answers each caller from the trio thread. If the commit fails, no request of the batch is
-acknowledged: each gets `unavailable`. One fsync serves the whole batch, which is where the
-throughput comes from (see docs/storage.md for the figures).
+mailbox; the batch loop (a trio system task) takes every pending request (up to `max_batch`,
+fewer when recent requests were slow: `BATCH_BODIES_BUDGET_S`), opens one `BEGIN IMMEDIATE`
+transaction, runs each request's `fn` inside its own SAVEPOINT (a request that raises rolls
+back only its savepoint), hands the COMMIT to the writer thread, and only then answers each
+caller. If the commit fails, no request of the batch is acknowledged: each gets
+`unavailable`. One fsync serves the whole batch, which is where the throughput comes from
+(see docs/storage.md for the figures). The fns run in the trio thread, so they must not
+block; the writer thread runs what does (the COMMIT's fsync, backups, the last checkpoint).
 
 Requests submitted with `replayable=True` share one savepoint instead (see `_batch`).
 
-Reads run on a small pool of read-only connections in trio's worker threads (WAL lets them
+Reads run on a small pool of read-only connections in their own threads (WAL lets them
 read beside the writer), each `fn` in its own short read transaction.
 
 When the actor stops, requests still queued fail with `unavailable`; nothing waits forever.
@@ -18,7 +20,7 @@ A caller cancelled while its request is queued does not learn whether it committ
 what idempotency keys are for.
 
 This module is the trio side (admission to the mailbox, reads, statistics, close); the
-writer thread and the state both sides share live in `_writer`.
+batch loop, the writer thread and the state they share live in `_writer`.
 """
 
 from __future__ import annotations
@@ -117,7 +119,8 @@ class Storage(_StorageWriter):
         return self._closed
 
     async def write(self, fn: Callable[[sqlite3.Connection], T], *, replayable: bool = False) -> T:
-        """Run `fn(conn)` in the writer thread; return its result once its batch committed.
+        """Run `fn(conn)` in the next batch (in the trio thread: it must not block); return its
+        result once its batch committed.
 
         `replayable=True` declares that `fn` has no effect outside the connection (no Python
         state changed, nothing sent), so it may run a second time after its first run was
