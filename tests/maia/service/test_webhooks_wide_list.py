@@ -11,28 +11,23 @@ end before `limit` with `nextCursor`, and following it lists every webhook exact
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
 from actors.webhook import MAX_WEBHOOKS
-from maia.config import UserConfig
-from maia.core import MaiaError, SystemClock, to_json
+from maia.core import MaiaError, to_json
 from maia.protocol import WebhookListOutput
-from maia.service import ServiceContext, _webhooks, open_services
+from maia.service import ServiceContext, _webhooks
 from maia.service._event_types import journal_event_types
 from maia.service._page_bytes import PAGE_BUDGET_BYTES, webhook_bytes
 from maia.service._webhooks import (
-    webhooks_change_confirm,
-    webhooks_change_preview,
     webhooks_list,
 )
-from storage import open_storage
 
 from ._helpers import params
+from .test_webhooks import _change
 
 BOUND = 1_048_576
 # The widest a webhook gets: a public literal (an add resolves nothing and sends nothing),
@@ -43,25 +38,6 @@ WIDE_TYPES = sorted((t for t in journal_event_types() if not t.startswith("webho
                     key=len, reverse=True)[:32]  # fmt: skip
 WIDE_DESCRIPTION = "\x01" * 256  # 6 bytes each as JSON
 WIDE_SECRET_ENV = "H" * 128
-
-
-@pytest.fixture
-async def ctx(tmp_path: Path) -> AsyncIterator[ServiceContext]:
-    home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    async with (
-        open_storage(home / "maia.db", clock=SystemClock(), synchronous="NORMAL") as store,
-        open_services(store, clock=SystemClock(), home=home, config=UserConfig()) as services,
-    ):
-        yield services
-
-
-async def _change(ctx: ServiceContext, command: str, change: dict[str, Any]) -> Any:
-    body: dict[str, Any] = {"commandId": command, "change": change}
-    preview = await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
-    proof = {"inputDigest": preview.input_digest, "previewId": preview.preview_id,
-             "proof": preview.proof}  # fmt: skip
-    return await webhooks_change_confirm(ctx, params("webhooks.change.confirm", body | proof))
 
 
 def _spec(index: int) -> dict[str, Any]:
