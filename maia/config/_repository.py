@@ -21,8 +21,9 @@ import attrs
 
 MAX_GIT_FILE: Final = 1 << 20
 _SECTION: Final = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
-_SCP: Final = re.compile(r"^(?:([^@/]+)@)?([^:/]+):(?!//)(.+)$")
-_SCHEME: Final = re.compile(r"^([a-z][a-z0-9+.-]*)://(?:[^@/]*@)?([^/]*)(/.*)?$", re.IGNORECASE)
+# Matched with fullmatch: `re.match` with `$` would also take a text ending in "\n".
+_SCP: Final = re.compile(r"(?:([^@/]+)@)?([^:/]+):(?!//)(.+)")
+_SCHEME: Final = re.compile(r"([a-z][a-z0-9+.-]*)://(?:[^@/]*@)?([^/]*)(/.*)?", re.IGNORECASE)
 
 
 @attrs.frozen
@@ -96,12 +97,12 @@ def normalize_remote(url: str) -> str:
     and `ssh://git@github.com/Org/App.git` all give `github.com/Org/App` (host lowered,
     user, scheme, a trailing `.git` and slashes dropped); a local path gives `file://<path>`."""
     text = url.strip()
-    match = _SCHEME.match(text)
+    match = _SCHEME.fullmatch(text)
     if match and match.group(1).lower() != "file":
         host, path = match.group(2).lower(), match.group(3) or ""
     elif match:
         return "file://" + (_trim(os.path.normpath(match.group(3) or "/")) or "/")
-    elif (scp := _SCP.match(text)) and not text.startswith(("/", ".")):
+    elif (scp := _SCP.fullmatch(text)) and not text.startswith(("/", ".")):
         host, path = scp.group(2).lower(), "/" + scp.group(3)
     else:
         return "file://" + (_trim(os.path.normpath(text)) or "/")

@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any, Final
 
-_WHOLE: Final = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
+_WHOLE: Final = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")  # fullmatch: `$` passes a final \n
 _INLINE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*(?::[0-9]{1,7})?)\}")
 MAX_PAD: Final = 2 * 1024 * 1024  # `${pad:N}`: N characters, for a frame past a size bound
 _STEP: Final = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -32,7 +32,7 @@ def fresh_command_id() -> str:
 def substitute(value: Any, saved: Mapping[str, Any]) -> Any:
     """`value` with every placeholder replaced. Raises PlaceholderError for an unknown one."""
     if isinstance(value, str):
-        whole = _WHOLE.match(value)
+        whole = _WHOLE.fullmatch(value)
         if whole is not None:
             return _lookup(whole.group(1), saved)
         return _INLINE.sub(lambda m: str(_lookup(m.group(1), saved)), value)

@@ -109,6 +109,15 @@ def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
 
 
+def test_duration_is_stripped_before_the_pattern() -> None:
+    """Whitespace around the value (a final newline from `$(cat file)`) is stripped first,
+    so `$` never meets a final newline; a newline inside the value is refused."""
+    assert parse_duration(" 30s\n") == 30.0
+    for text in ("30s\nx", "3\n0s", "30s\n\n1"):
+        with pytest.raises(click.BadParameter):
+            parse_duration(text)
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -140,3 +140,34 @@ def test_normalize_remote_is_total(url: str) -> None:
     trailing slash or .git."""
     normalized = normalize_remote(url)
     assert not normalized.endswith((".git", "/")) or normalized == "file:///"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/Org/App\n",
+        "git@github.com:Org/App.git\n",
+        "ssh://git@github.com/Org/App.git\n",
+    ],
+)
+def test_remote_with_a_final_newline_is_the_same_remote(url: str) -> None:
+    """A final newline (what `$` lets through in `re.match`) makes no other remote: the
+    URL is stripped, and the patterns match the whole text, never a prefix before `\\n`."""
+    assert normalize_remote(url) == "github.com/Org/App"
+
+
+def test_remote_url_escaped_newline_in_git_config(tmp_path: Path) -> None:
+    """`url = "https://h.org/o/r\\n"` (git's escape for a newline) reads as h.org/o/r."""
+    _repo(tmp_path, '[remote "origin"]\n url = "https://h.org/o/r\\n"\n')
+    block = read_repository(tmp_path)
+    assert block is not None
+    assert block.normalized_remote == "h.org/o/r"
+
+
+@pytest.mark.parametrize("url", ["https://h.org/o/r\nx", "git@h.org:o/r\nx", "ssh://h.org/o\n/r"])
+def test_remote_with_an_inner_newline_is_not_a_host_path(url: str) -> None:
+    """A newline inside the URL is no scheme or scp URL: it stays a file:// path, a remote
+    of its own, never shortened to the host path before the newline."""
+    normalized = normalize_remote(url)
+    assert normalized.startswith("file://")
+    assert "\n" in normalized
