@@ -14,7 +14,8 @@ over the WebSocket API by the SDK (`send_and_wait`: one `turn.send` that waits f
 process's own CPU (utime + stime of /proc/PID/stat, all its threads, not its workers) over
 the measured run divided by its turns (`node_sys_cpu_ms_per_turn_50`: the kernel's part of
 it, fsyncs and pipe and socket writes among it; `node_main_thread_cpu_ms_per_turn_50`: its
-trio loop's thread alone, the rest being the storage writer's and readers' threads).
+trio loop's thread alone, the rest being the storage writer's and readers' threads; since
+session 13 the trio thread runs the storage batches' fns too, the writer thread only COMMITs).
 Profiling: `MAIA_BENCH_PYSPY=FILE` records the Node with py-spy (collapsed stacks; install it
 into .venv by hand, it is no dependency) during the measured run, `MAIA_BENCH_PYSPY_GIL=1`
 only the thread holding the GIL, `MAIA_BENCH_PYSPY_IDLE=1` idle
@@ -246,7 +247,7 @@ def node_cpu_s(pid: int) -> tuple[float, float]:
 
 def main_thread_cpu_s(pid: int) -> float:
     """The CPU seconds of the Node's main thread (its trio loop) alone: the rest of
-    `node_cpu_s` is the storage writer thread and its reader threads."""
+    `node_cpu_s` is the storage writer thread (COMMITs) and its reader threads."""
     fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 

@@ -1,4 +1,4 @@
-"""One group-commit transaction in the writer thread: each request isolated from the others.
+"""One group-commit transaction of the storage actor: each request isolated from the others.
 
 `run_transaction` opens `BEGIN IMMEDIATE`, runs every request of a batch and commits once.
 Guarded requests (the default) run each in its own SAVEPOINT, so one that raises rolls back
@@ -53,7 +53,7 @@ class Request:
 
 @attrs.define
 class FailureCounts:
-    """Failures seen by the writer thread (for `Storage.statistics`)."""
+    """Failures seen by the batch loop (for `Storage.statistics`)."""
 
     requests: int = 0  # requests whose fn raised (their writes rolled back)
     commits: int = 0  # transactions that failed (none of their requests acknowledged)
@@ -108,7 +108,8 @@ def begin_batch(
     control = conn.cursor()
     failed_before = failures.requests
     try:
-        control.execute("BEGIN IMMEDIATE")
+        if not conn.in_transaction:  # the storage actor's loop began it already
+            control.execute("BEGIN IMMEDIATE")
         fresh = True  # nothing of the batch written yet: its first request needs no savepoint
         for request in batch:
             if request.replayable:
@@ -125,7 +126,7 @@ def begin_batch(
         # What the commit listeners get: a savepoint of a fn's own may have taken some out.
         return Prepared(batch, still_stored(conn, appended, heads))
     except sqlite3.Error as error:
-        _failed(conn, batch, error, failures, heads)
+        fail_batch(conn, batch, error, failures, heads)
         return None
     finally:
         collect_appended(None)
@@ -156,21 +157,23 @@ def end_batch(
     if error is None:
         committed.extend(prepared.surviving)
     else:
-        _failed(conn, prepared.batch, error, failures, heads)
+        fail_batch(conn, prepared.batch, error, failures, heads)
 
 
-def _failed(
+def fail_batch(
     conn: sqlite3.Connection,
     batch: list[Request],
     error: BaseException,
     failures: FailureCounts,
-    heads: JournalHeads | None,
+    heads: JournalHeads | None = None,
 ) -> None:
+    """Roll the batch's transaction back (if one is open) and answer every request
+    `unavailable`: nothing of it is written."""
     if heads is not None:
         heads.forget()  # rolled back: what the batch appended is gone
     failures.commits += 1
-    if conn.in_transaction:
-        with contextlib.suppress(sqlite3.Error):
+    with contextlib.suppress(sqlite3.Error):  # a closed connection raises for the check too
+        if conn.in_transaction:
             conn.execute("ROLLBACK")
     failure = unavailable(f"the transaction failed ({error}); nothing was written")
     for request in batch:

@@ -41,7 +41,7 @@ from ._ids import id_position, positioned_event_id
 
 Classification = Literal["public", "operator", "project", "sensitive"]
 MAX_PAGE: Final = 1000
-# The writer thread collects the events a batch appends, to hand them to commit listeners
+# The batch loop collects the events a batch appends, to hand them to commit listeners
 # once the batch committed (see `Storage.add_commit_listener`). Unset outside the writer.
 _collected = threading.local()
 
@@ -329,7 +329,7 @@ def _event_row(conn: sqlite3.Connection, columns: str, event_id: str) -> Any:
 
 
 def collect_appended(events: list[EventRecord] | None) -> None:
-    """In the writer thread: collect every event appended from now on into `events` (None:
+    """In the batch loop: collect every event appended from now on into `events` (None:
     stop collecting)."""
     _collected.events = events
 

@@ -83,7 +83,7 @@ class JournalHeads:
 
 
 def use_heads(heads: JournalHeads | None) -> None:
-    """In the writer thread: appends on `heads.conn` use and update `heads` from now on
+    """In the batch loop: appends on `heads.conn` use and update `heads` from now on
     (None: appends read the journal's heads each time)."""
     _active.heads = heads
 

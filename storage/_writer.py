@@ -32,7 +32,15 @@ import trio
 
 from maia.core import Clock
 
-from ._batch import FailureCounts, Request, begin_batch, commit_batch, end_batch, unavailable
+from ._batch import (
+    FailureCounts,
+    Request,
+    begin_batch,
+    commit_batch,
+    end_batch,
+    fail_batch,
+    unavailable,
+)
 from ._cursors import CursorSigner, load_or_create_node_key
 from ._events import EventRecord
 from ._heads import JournalHeads
@@ -43,6 +51,10 @@ from ._schema import migrate, read_schema_version, refuse_newer
 CommitListener = Callable[[tuple[EventRecord, ...]], None]
 
 _STOP: Final = object()
+BUSY_TIMEOUT_MS: Final = 5000  # how long a BEGIN waits for another process's write lock
+# What one batch's fns may do at least, whatever the recent time per request: a few slow
+# requests do not shrink the batches of the many fast ones after them to one each.
+MIN_BATCH_ROOM: Final = 16
 _LATENCY_WINDOW: Final = 1024
 # How long one batch's fns may hold the trio thread, as the batch loop sizes a batch from the
 # recent time per request: the Node's other tasks (API, worker pipes) wait for it meanwhile.
@@ -51,7 +63,8 @@ log = logging.getLogger("maia.storage")
 
 
 class _StorageWriter:
-    """The actor's shared state and its writer thread; `Storage` is the trio side."""
+    """The actor's shared state, its batch loop and its writer thread; `Storage` is the
+    trio side of the API."""
 
     def __init__(
         self,
@@ -82,6 +95,8 @@ class _StorageWriter:
         self._conn: sqlite3.Connection | None = None  # the write connection, once open
         # The writer thread's jobs: (the batch loop's task, a function to run) or _STOP.
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._in_flight: trio.lowlevel.Task | None = None  # whose job the thread runs now
+        self._job_waiter: trio.lowlevel.Task | None = None  # the loop, while it waits for one
         self._token = trio.lowlevel.current_trio_token()
         self._closed = False
         self._failure: str | None = None
@@ -90,7 +105,7 @@ class _StorageWriter:
         self._open_error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=f"storage:{path.name}", daemon=True)
         self._readers = ReaderPool(path, readers)
-        # Counters, written by the writer thread only; read as a racy but harmless snapshot.
+        # Counters, written by the batch loop (trio thread) only.
         self._batches = 0
         self._requests = 0
         self._failures = FailureCounts()
@@ -160,6 +175,9 @@ class _StorageWriter:
             self._failure = f"the writer thread died: {error!r}"
             self._closed = True
         finally:
+            if self._in_flight is not None:  # the thread broke between a job and its answer
+                broken = unavailable(self._failure or "the writer thread stopped")
+                self._wake(self._in_flight, outcome.Error(broken))
             self._fail_queued()
             if conn is not None:
                 conn.close()
@@ -185,6 +203,9 @@ class _StorageWriter:
                 node_epoch=self.identity.epoch,
                 clock=self.clock,
             )
+            # From here on the batch loop runs BEGIN in the trio thread: it must never wait for
+            # another process's lock there (`_begin` waits in this thread instead).
+            conn.execute("PRAGMA busy_timeout = 0")
         except BaseException:
             conn.close()
             raise
@@ -197,11 +218,21 @@ class _StorageWriter:
             if item is _STOP:
                 return
             task, job = item
-            self._wake(task, outcome.capture(job))
+            self._in_flight = task
+            result = outcome.capture(job)
+            self._in_flight = None
+            self._wake(task, result)
 
     def _wake(self, task: trio.lowlevel.Task, result: outcome.Outcome[Any]) -> None:
         with contextlib.suppress(trio.RunFinishedError):
-            self._token.run_sync_soon(trio.lowlevel.reschedule, task, outcome.Value(result))
+            self._token.run_sync_soon(self._answer_job, task, result)
+
+    def _answer_job(self, task: trio.lowlevel.Task, result: outcome.Outcome[Any]) -> None:
+        """In the trio thread: wake the batch loop with its job's outcome, unless it gave up
+        waiting (the run ended after a close that timed out)."""
+        if self._job_waiter is task:
+            self._job_waiter = None
+            trio.lowlevel.reschedule(task, outcome.Value(result))
 
     def _fail_queued(self) -> None:
         """In the writer thread, as it ends: answer every job still queued `unavailable`."""
@@ -221,10 +252,19 @@ class _StorageWriter:
         the thread's until the job returns."""
         if not self._thread.is_alive():
             return outcome.Error(unavailable(self._failure or "the writer thread stopped"))
-        self._queue.put((trio.lowlevel.current_task(), job))
-        result: outcome.Outcome[Any] = await trio.lowlevel.wait_task_rescheduled(
-            lambda _: trio.lowlevel.Abort.FAILED
-        )
+        task = trio.lowlevel.current_task()
+        self._job_waiter = task
+        self._queue.put((task, job))
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            # Only once the actor is closed (the run ends after `aclose` gave up on a stuck
+            # job): the loop then leaves the connection to the thread and never touches it.
+            if not self._closed:
+                return trio.lowlevel.Abort.FAILED
+            self._job_waiter = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        result: outcome.Outcome[Any] = await trio.lowlevel.wait_task_rescheduled(abort)
         return result
 
     async def _batch_loop(self) -> None:
@@ -260,11 +300,32 @@ class _StorageWriter:
             self._deliver(leftovers)
             self._queue.put(_STOP)
 
+    async def _begin(self, conn: sqlite3.Connection, batch: list[Request]) -> bool:
+        """BEGIN IMMEDIATE for `batch`, at once in the trio thread when the write lock is
+        free, else waiting for it (up to BUSY_TIMEOUT_MS) in the writer thread. False, with
+        every request answered `unavailable`, when SQLite could not begin."""
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return True
+        except sqlite3.OperationalError as refused:
+            if refused.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+                fail_batch(conn, batch, refused, self._failures)
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return False
+        done = await self._in_thread(functools.partial(_begin_waiting, conn))
+        failure: BaseException | None = (
+            done.error if isinstance(done, outcome.Error) else done.unwrap()
+        )
+        if failure is None:
+            return True
+        fail_batch(conn, batch, failure, self._failures)
+        return False
+
     def _batch_room(self) -> int:
         """How many requests the next batch may take to stay within the bodies' budget."""
         if self._s_per_request <= 0.0:
             return self._max_batch
-        return max(1, int(BATCH_BODIES_BUDGET_S / self._s_per_request))
+        return max(MIN_BATCH_ROOM, int(BATCH_BODIES_BUDGET_S / self._s_per_request))
 
     async def _run_batch(
         self, conn: sqlite3.Connection, batch: list[Request], heads: JournalHeads
@@ -273,6 +334,8 @@ class _StorageWriter:
         committed: list[EventRecord] = []
         try:
             inside = [r for r in batch if not isinstance(r.fn, Outside)]
+            if inside and not await self._begin(conn, inside):
+                inside = []  # answered `unavailable`: SQLite could not begin
             if inside:
                 cpu_started = time.thread_time()
                 prepared = begin_batch(conn, inside, self._failures, heads)
@@ -282,12 +345,14 @@ class _StorageWriter:
                     self._s_per_request = per_request
                 else:
                     self._s_per_request += (per_request - self._s_per_request) * 0.2
-                if prepared is not None:
+                if prepared is None:  # answered `unavailable`: let the rest of the Node run
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                else:
                     done = await self._in_thread(functools.partial(commit_batch, conn))
                     error = done.error if isinstance(done, outcome.Error) else done.unwrap()
                     end_batch(conn, prepared, error, committed, self._failures, heads)
             for request in batch:
-                if isinstance(request.fn, Outside):
+                if isinstance(request.fn, Outside) and request in self._pending:
                     request.answer = await self._in_thread(
                         functools.partial(outcome.capture, request.fn, conn)
                     )
@@ -316,9 +381,24 @@ class Outside:
         return self.fn(conn)
 
 
+def _begin_waiting(conn: sqlite3.Connection) -> BaseException | None:
+    """In the writer thread: BEGIN IMMEDIATE, waiting up to BUSY_TIMEOUT_MS for another
+    process's write lock; the error if it could not."""
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        finally:
+            conn.execute("PRAGMA busy_timeout = 0")
+    except sqlite3.Error as error:
+        return error
+    return None
+
+
 def _checkpoint_truncate(conn: sqlite3.Connection) -> None:
     """On a clean stop, move every committed page into the database file and empty the WAL,
     so `maia.db` alone is complete (a copy of it without `-wal` loses nothing). A reader
     still inside a read leaves the checkpoint partial: the WAL is then kept, never lost."""
     with contextlib.suppress(sqlite3.Error):
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")  # the thread may wait
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()

@@ -41,6 +41,9 @@ PROCESSOR_VERSION: Final = "1"
 PARTITION: Final = 0
 INPUT_SCHEMA_DIGEST: Final = "maia.event.v1"
 MAX_BATCH_RECORDS: Final = 128
+# Deliveries one batch may write (events × active webhooks): the write holds the Node's trio
+# thread while it runs (docs/storage.md), ~400 ms for 128 events × 64 webhooks; 512 is ~25 ms.
+MAX_BATCH_DELIVERIES: Final = 512
 MAX_BODY_BYTES: Final = 256 * 1024
 
 
@@ -121,6 +124,7 @@ def process_batch(
         if head != checkpoint.acknowledged_sequence:
             _advance(conn, checkpoint, int(head), now_ms)
         return ProcessedBatch(0, {}, int(head), False)
+    limit = min(limit, max(1, MAX_BATCH_DELIVERIES // len(hooks)))
     start = max(checkpoint.acknowledged_sequence, min(h.after_position for h in hooks))
     rows = conn.execute(
         "SELECT position, event_id, event_type, owner_type, owner_id, owner_seq,"

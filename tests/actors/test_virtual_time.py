@@ -39,7 +39,7 @@ async def test_the_clock_stands_still_while_storage_works(
         woke.append(trio.current_time())
 
     def slow(conn: sqlite3.Connection) -> int:
-        time.sleep(1.2)  # real time, in the storage thread
+        time.sleep(1.2)  # real time, in a storage fn (the write blocks the loop meanwhile)
         return int(conn.execute("SELECT 1").fetchone()[0])
 
     async with (

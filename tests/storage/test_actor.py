@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sqlite3
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -328,20 +330,22 @@ async def test_bad_settings_are_refused(tmp_path: Path) -> None:
 
 async def test_slow_requests_are_batched_within_the_bodies_budget(tmp_path: Path) -> None:
     """The batch loop runs the fns in the trio thread, so it sizes a batch from the recent
-    time per request: requests of 10 ms each, queued together, go in batches of at most
-    BATCH_BODIES_BUDGET_S / 10 ms (2), not all in one that holds the thread for 80 ms."""
-    from storage._writer import BATCH_BODIES_BUDGET_S
+    time per request: 40 requests of 5 ms each, queued together, go in batches of at most
+    MIN_BATCH_ROOM (the budget allows fewer, the floor keeps 16), not all in one that holds
+    the thread for 200 ms."""
+    from storage._writer import BATCH_BODIES_BUDGET_S, MIN_BATCH_ROOM
 
     def slow(name: str) -> storage.WriteFn[str]:
         insert = _insert_counter(name)
 
         def fn(conn: sqlite3.Connection) -> str:
-            time.sleep(0.01)  # the fn's own time, which the loop measures
+            time.sleep(0.005)  # the fn's own time, which the loop measures
             return insert(conn)
 
         return fn
 
-    room = int(BATCH_BODIES_BUDGET_S / 0.01)
+    room = max(MIN_BATCH_ROOM, int(BATCH_BODIES_BUDGET_S / 0.005))
+    assert room < 40
     gate = Gate()
     async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
         assert await store.write(slow("first")) == "first"
@@ -349,12 +353,73 @@ async def test_slow_requests_are_batched_within_the_bodies_budget(tmp_path: Path
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(store.write, Outside(gate))
                 await gate.wait_entered()
-                for index in range(8):
+                for index in range(40):
                     nursery.start_soon(store.write, slow(f"n{index}"))
                 await trio.testing.wait_all_tasks_blocked()
                 before = store.statistics().batches
                 gate.set()
         stats = store.statistics()
-    assert stats.batches - before >= 1 + 8 // room  # the gate's batch, then the slow ones
-    assert stats.last_batch_size <= room
-    assert {"first", *(f"n{i}" for i in range(8))} <= set(_counters(tmp_path / "m.db"))
+    assert stats.batches - before >= 1 + -(-40 // room)  # the gate's batch, then the slow ones
+    assert stats.max_batch_size <= room
+    assert {"first", *(f"n{i}" for i in range(40))} <= set(_counters(tmp_path / "m.db"))
+
+
+async def test_a_lock_held_by_another_process_leaves_the_trio_thread_free(
+    tmp_path: Path,
+) -> None:
+    """While another connection holds the write lock, a write's BEGIN waits in the writer
+    thread, not in the trio thread: other tasks run meanwhile, and the write commits once
+    the lock is released (here by this very thread, which a blocked loop could not do)."""
+    path = tmp_path / "m.db"
+    async with storage.open_storage(path, clock=FakeClock()) as store:
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            done: list[str] = []
+
+            async def write() -> None:
+                done.append(await store.write(_insert_counter("waited")))
+
+            with trio.fail_after(10):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(write)
+                    await trio.sleep(0.3)  # returns only if the loop is not stuck in BEGIN
+                    assert done == []
+                    other.execute("COMMIT")
+        finally:
+            other.close()
+        assert done == ["waited"]
+    assert _counters(path)["waited"] == 1
+
+
+async def test_a_backup_queued_behind_a_stuck_writer_does_not_run_after_close(
+    tmp_path: Path,
+) -> None:
+    """A close that times out answers a queued backup `unavailable`; when the writer comes
+    free, the backup is not taken after all."""
+    gate = Gate()
+    target = tmp_path / "copy.db"
+    codes: list[str] = []
+    try:
+        async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+
+            async def answered(job: Callable[[], Awaitable[object]]) -> None:
+                try:
+                    await job()
+                except MaiaError as error:
+                    codes.append(error.code)
+
+            with trio.fail_after(10):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(answered, functools.partial(store.write, Outside(gate)))
+                    await gate.wait_entered()
+                    nursery.start_soon(answered, functools.partial(store.backup_to, target))
+                    await trio.testing.wait_all_tasks_blocked()
+                    await store.aclose(timeout_s=0.1)
+            gate.set()
+            with trio.fail_after(10):
+                await store._join(10)  # the thread ends once the gate's job returned
+    finally:
+        gate.set()
+    assert codes == ["unavailable", "unavailable"]  # the gate's caller and the backup's
+    assert not target.exists()

@@ -118,3 +118,18 @@ def test_the_migration_adds_the_webhook_tables(tmp_path: Path) -> None:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert {"webhooks", "webhook_deliveries", "webhook_attempts",
                 "processor_checkpoints"} <= names  # fmt: skip
+
+
+def test_a_batch_writes_a_bounded_number_of_deliveries(tmp_path: Path) -> None:
+    """With many webhooks a batch takes fewer events: at most MAX_BATCH_DELIVERIES // hooks
+    (the write runs in the Node's trio thread), and the next batches resume after it."""
+    from actors.webhook._outbox import MAX_BATCH_DELIVERIES
+
+    with open_db(tmp_path) as conn:
+        hooks = [add(conn, f"c{i}") for i in range(64)]
+        per_batch = MAX_BATCH_DELIVERIES // len(hooks)
+        for _ in range(per_batch * 2 + 1):
+            event(conn, "turn.completed")
+        assert _batch(conn) == dict.fromkeys(hooks, per_batch)
+        assert _batch(conn) == dict.fromkeys(hooks, per_batch)
+        assert _batch(conn) == dict.fromkeys(hooks, 1)
