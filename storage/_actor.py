@@ -177,7 +177,9 @@ class Storage(_StorageWriter):
         before any caller of that batch is answered; returns the function that removes it.
 
         `events` are the batch's committed events in journal order (rolled-back savepoints
-        left out). A listener must not block; one that raises is logged and kept.
+        left out). A listener must not block; one that raises an Exception is logged and kept.
+        One that raises anything else stops the writer (later calls are `unavailable`), after
+        the batch's callers are answered.
         """
         self._commit_listeners.append(listener)
 

@@ -119,13 +119,19 @@ class _StorageWriter:
 
     def _deliver(self, batch: list[Request], events: tuple[EventRecord, ...] = ()) -> None:
         """In the trio thread: tell the commit listeners, then answer every caller of a
-        committed (or failed) batch."""
-        if events:
-            for listener in tuple(self._commit_listeners):
-                try:
-                    listener(events)
-                except Exception:
-                    log.exception("a storage commit listener failed")
+        committed (or failed) batch; the callers even when a listener raises what is not an
+        Exception (it then propagates, after them)."""
+        try:
+            if events:
+                for listener in tuple(self._commit_listeners):
+                    try:
+                        listener(events)
+                    except Exception:
+                        log.exception("a storage commit listener failed")
+        finally:
+            self._answer(batch)
+
+    def _answer(self, batch: list[Request]) -> None:
         for request in batch:
             if request not in self._pending:
                 continue  # already failed by a close that timed out

@@ -18,14 +18,12 @@ import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Final
 from urllib.parse import urlsplit
 
 import attrs
 import trio
 from trio_websocket import WebSocketConnection, open_websocket_url, wrap_client_stream
 
-FINGERPRINT: Final = re.compile(r"^[0-9a-f]{64}$")
 _PEM_CERT = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.DOTALL)
 
 

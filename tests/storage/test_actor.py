@@ -423,3 +423,33 @@ async def test_a_backup_queued_behind_a_stuck_writer_does_not_run_after_close(
         gate.set()
     assert codes == ["unavailable", "unavailable"]  # the gate's caller and the backup's
     assert not target.exists()
+
+
+async def test_a_listener_raising_a_base_exception_still_answers_the_batch(
+    tmp_path: Path,
+) -> None:
+    """A commit listener that raises what is not an Exception stops the writer loudly, but
+    the batch it was told of is answered first (its write committed); later writes are
+    refused `unavailable`, none hangs."""
+
+    class Broken(BaseException):
+        pass
+
+    def listener(events: object) -> None:
+        raise Broken
+
+    def with_event(conn: sqlite3.Connection) -> str:
+        storage.append_event(conn, owner_id="session_x", event_type="x.happened",
+                             payload={}, now_ms=1)  # fmt: skip
+        return _insert_counter("told")(conn)
+
+    async with storage.open_storage(tmp_path / "m.db", clock=FakeClock()) as store:
+        store.add_commit_listener(listener)
+        with trio.fail_after(10):
+            assert await store.write(with_event) == "told"
+            with pytest.raises(MaiaError) as refused:
+                await store.write(_insert_counter("after"))
+    assert refused.value.code == "unavailable"
+    counters = _counters(tmp_path / "m.db")
+    assert "told" in counters
+    assert "after" not in counters
