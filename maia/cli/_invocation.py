@@ -35,7 +35,7 @@ import click
 
 from ._flags import FROM_FILE, op_params, reference_fields, takes_command_id, wire_params
 from ._pairs import pair_params, pairs
-from ._schema_mode import parse_schema_tokens, wants_schema
+from ._schema_mode import MESSAGE_MAX, parse_schema_tokens, wants_schema
 
 Output = Literal["human", "json", "jsonl"]
 # Commands that run without an op: (path) -> help line. Their arguments are passed through.
@@ -350,22 +350,52 @@ def _local_callback(path: tuple[str, ...]) -> Callable[..., None]:
     return run
 
 
-def _group(name: str, help_text: str) -> click.Group:
+class _Noun(click.Group):
+    """A group of commands whose refusal of an unknown word says what the group takes: its
+    commands, or, for a pair command (`maia routine run`), that its fields are options."""
+
+    fields: tuple[str, ...] = ()  # a pair command's field options (`_attach_pair`)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0]
+        if (not ctx.resilient_parsing and not name.startswith("-")
+                and self.get_command(ctx, name) is None):  # fmt: skip
+            ctx.fail(self._unknown(ctx, name))
+        return super().resolve_command(ctx, args)
+
+    def _unknown(self, ctx: click.Context, name: str) -> str:
+        path = ctx.command_path
+        if self.fields:
+            shown = ", ".join(self.fields[:4]) + (", …" if len(self.fields) > 4 else "")
+            return (f"No such command {name!r}: `{path}` takes its fields as options ({shown});"
+                    f" `{path} --help` lists them.")  # fmt: skip
+        commands = self.list_commands(ctx)
+        if not commands:
+            return f"No such command {name!r}."
+        listed = f"No such command {name!r}; `{path}` has: {', '.join(commands)}."
+        if len(listed) <= MESSAGE_MAX:  # a refusal is one line of at most this many
+            return listed
+        return f"No such command {name!r}; `{path} --help` lists its commands."
+
+
+def _group(name: str, help_text: str) -> _Noun:
     @click.pass_context
     def run(ctx: click.Context) -> None:
         if ctx.invoked_subcommand is None:
             local = ("home",) if ctx.parent is None else ("help",)
             raise _Done(Invocation(None, local=local, text=ctx.get_help()))
 
-    return click.Group(
+    return _Noun(
         name=name, callback=run, help=help_text, invoke_without_command=True,
         add_help_option=False, params=[_help_option()],
     )  # fmt: skip
 
 
-def _child(parent: click.Group, name: str) -> click.Group:
+def _child(parent: click.Group, name: str) -> _Noun:
     found = parent.commands.get(name)
-    if not isinstance(found, click.Group):
+    if not isinstance(found, _Noun):
         found = _group(name, GROUP_HELP.get(name, f"{name} commands."))
         parent.add_command(found)
     return found
@@ -473,7 +503,10 @@ def _attach_pair(root: click.Group, stem: tuple[str, ...], op: Any) -> None:
                   f"--yes confirms without asking, --dry-run only previews. Operations "
                   f"{preview} then {op.operation_id} ('{' '.join(stem)} preview' and "
                   f"'{' '.join(stem)} confirm' run one each, for scripts).")  # fmt: skip
-    group.params = [_help_option(), *pair_params(op), *_runtime_options(op.operation_id, True)]
+    fields = pair_params(op)
+    group.params = [_help_option(), *fields, *_runtime_options(op.operation_id, True)]
+    group.fields = tuple(p.opts[0] for p in fields
+                         if isinstance(p, click.Option) and p.name != "command_id")  # fmt: skip
 
 
 _TREES: dict[tuple[str, ...], click.Group] = {}  # bounded: one per command path at most
