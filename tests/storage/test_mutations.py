@@ -471,3 +471,40 @@ def test_a_claim_after_a_receipt_of_apply_is_stale_and_the_receipt_stays_indexed
     _assert_indexed_by_its_first_target(conn, session_id)
     assert storage.get_receipt(conn, outer.receipt.receipt_id) == outer.receipt
     conn.close()
+
+
+async def test_a_proof_never_begins_with_a_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI takes a proof as a positional word, which click would read as an option if it
+    began with '-' (one base64url draw in 64): such a draw is replaced by the next, and the
+    proof it gives is the one the confirm accepts."""
+    import secrets
+
+    draws = iter(["-Lfirst" + "a" * 36, "Bsecond" + "b" * 36])
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda n: next(draws))
+    clock = FakeClock()
+    digest = digest_json({"title": "t"})
+    async with storage.open_storage(tmp_path / "m.db", clock=clock) as store:
+        epoch = store.node_epoch
+        await store.write(seed_project)
+
+        def preview(conn: sqlite3.Connection) -> storage.IssuedPreview:
+            return storage.issue_preview(conn, actor_id="actor_local_user",
+                                         operation_id="session.create", input_digest=digest,
+                                         clock=clock, node_epoch=epoch, ttl_ms=30_000)  # fmt: skip
+
+        issued = await store.write(preview)
+        monkeypatch.undo()  # the confirm and everything after draw for real
+        assert issued.proof == "Bsecond" + "b" * 36
+        key = storage.MutationKey("actor_local_user", "session.create", "cmd-dash")
+        spend = storage.Confirmation(issued.preview_id, issued.proof)
+
+        def confirm(conn: sqlite3.Connection) -> storage.MutationResult:
+            apply = create_session_apply(session_row(), 10)
+            return storage.run_mutation(conn, key=key, input_digest=digest, now_ms=10,
+                                        apply=apply, confirmation=spend, clock=clock,
+                                        node_epoch=epoch)  # fmt: skip
+
+        done = await store.write(confirm)
+    assert done.delivery == "new"
