@@ -91,10 +91,11 @@ async def confirmed(
     if not invocation.yes:
         if not interactive:
             raise Refused(
-                f"{op.operation_id} needs confirmation: run it in a terminal, or pass --yes"
+                f"{op.operation_id} needs confirmation: run it in a terminal, or pass --yes",
+                op.operation_id,
             )
         if not await _ask(confirm, "Proceed?"):
-            raise Refused("not confirmed; nothing was changed")
+            raise Refused("not confirmed; nothing was changed", op.operation_id)
     confirm_wires = _wires(op.input_type)
     extra = {k: v for k, v in answer.items() if k in confirm_wires and k not in params}
     result = await call(client, op.operation_id, {**params, **extra}, out)

@@ -40,7 +40,15 @@ class Requester(Protocol):
 
 
 class Refused(Exception):
-    """The person (or the lack of a terminal) declined a confirmation (exit 1)."""
+    """The person (or the lack of a terminal) declined a confirmation (exit 1); with --json
+    the one document is a `confirmation_required` error naming `operation_id`."""
+
+    def __init__(self, message: str, operation_id: str) -> None:
+        super().__init__(message)
+        self.operation_id = operation_id
+
+    def as_error(self) -> MaiaError:
+        return MaiaError("confirmation_required", str(self), {"method": self.operation_id})
 
 
 async def resolve(client: Requester, reference: str, kind: str, path: str) -> str:
@@ -179,7 +187,7 @@ async def execute(
     except Ambiguous as ambiguous:
         return ambiguous_exit(ambiguous, out)
     except Refused as refused:
-        out.message(str(refused))
+        out.error(refused.as_error())
         return _exit.ERROR
     except MaiaError as error:
         out.error(error)
