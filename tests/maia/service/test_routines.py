@@ -152,6 +152,8 @@ async def test_confirm_without_preview_expired_spent_or_other_values_is_refused(
         ({"cron": "*/5 * * * *", "timezone": "UTC"}, "routine_interval_too_short", None),
         ({"cron": "50 1,2 * * *", "timezone": "America/New_York"},
          "routine_interval_too_short", None),
+        # Every minute of an hour on 29 Feb 2028, more than a year after START.
+        ({"cron": "* 3 29 2 *", "timezone": "UTC"}, "routine_interval_too_short", None),
         ({"cron": "0 9 * *", "timezone": "UTC"}, "routine_schedule_invalid", "schedule.cron"),
         ({"cron": "0 9 * * *", "timezone": "Nowhere/Land"}, "routine_schedule_invalid",
          "schedule.timezone"),
