@@ -316,6 +316,28 @@ async def test_the_confirm_checks_the_executor_as_admitted_now(
     assert "user:later" in error.message
 
 
+async def test_a_retried_create_previews_after_its_executor_was_removed(
+    rctx: ServiceContext, tmp_path: Path
+) -> None:
+    """A create its commandId confirmed previews again after an admission removed its
+    executor (it is not judged again) and its confirm answers the stored result, so
+    `maia routine create --command-id C --yes` run twice exits 0; a new commandId with
+    those values is configuration_invalid as before."""
+    project_id = await project(rctx, tmp_path)
+    await _admit_user(rctx, {"executors": {"later": {"kind": "echo"}}}, "a1")
+    body = create_body(project_id)
+    body["template"] = {**body["template"], "executor": "user:later"}
+    made = await call(rctx, "routine.create.preview", body)
+    first = await call(rctx, "routine.create.confirm", {**body, **proof_of(made)})
+    await _admit_user(rctx, {}, "a2")
+    again = await call(rctx, "routine.create.preview", body)
+    assert (again.routine_id, again.input_digest) == (made.routine_id, made.input_digest)
+    replayed = await call(rctx, "routine.create.confirm", {**body, **proof_of(again)})
+    assert (replayed.delivery, replayed.receipt_id) == ("duplicate", first.receipt_id)
+    other = await refused(rctx, "routine.create.preview", {**body, "commandId": "c2"})
+    assert other.code == "configuration_invalid"
+
+
 async def test_pause_and_resume_answer_a_reused_command_id_as_idempotency_conflict(
     rctx: ServiceContext, tmp_path: Path
 ) -> None:
