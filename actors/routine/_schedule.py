@@ -11,9 +11,9 @@ only guards (docs/routines.md, "Schedules and DST"):
 Every instant is integer milliseconds since the epoch (UTC); fires are strictly after the
 instant asked about and strictly increasing, so a slot is a number that names itself.
 
-The 15-minute rule is judged in real elapsed time between consecutive fires over the next
-year, so a schedule that is fine on ordinary days but bunches up on a DST night (`50 1,2 * *
-*` in New York fires 10 minutes apart on the spring-forward night) is refused.
+The 15-minute rule is judged in real elapsed time between consecutive fires over a year from
+the first fire, so a schedule that is fine on ordinary days but bunches up on a DST night
+(`50 1,2 * * *` in New York fires 10 minutes apart on the spring-forward night) is refused.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ class Schedule:
         return datetime.fromtimestamp(at_ms / 1000, tz=UTC).astimezone(self.zone).isoformat()
 
     def check_interval(self, from_ms: int) -> None:
-        """Refuse fires under 15 minutes apart in real time over the next year.
+        """Refuse fires under 15 minutes apart in real time over a year from the first fire.
 
         Raises `routine_interval_too_short` naming the first offending pair, and
         `routine_schedule_invalid` when the schedule never fires after `from_ms`.
@@ -150,11 +150,15 @@ class Schedule:
         minutes apart only walks the days around the zone's offset changes, the one place
         real time and wall time part; any other schedule, and every refusal, walks it all.
         """
-        if self.next_after(from_ms) is None:
+        first = self.next_after(from_ms)
+        if first is None:
             raise _invalid("never fires", "cron")
-        horizon = from_ms + INTERVAL_HORIZON_MS
+        # The year is the schedule's first year of fires, not the calendar year from now: a
+        # leap-day schedule (`* 3 29 2 *`) fires first in up to four years, and its fires
+        # must be judged whatever day it was created on.
+        horizon = first + INTERVAL_HORIZON_MS
         if _day_gaps_at_least(self.cron, MIN_INTERVAL_MS // 60_000):
-            windows = _offset_change_windows(self.zone, from_ms, horizon)
+            windows = _offset_change_windows(self.zone, first - 1, horizon)
             if all(self._gaps_fine(start, end) for start, end in windows):
                 return
         self._check_walk(from_ms, horizon)

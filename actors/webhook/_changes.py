@@ -84,12 +84,25 @@ def not_found(resource: str, row_id: str) -> MaiaError:
     )
 
 
-def _spend(command: Command, proof: Proof) -> SqlFn:
+def _spend(command: Command, proof: Proof, webhook_id: str) -> SqlFn:
+    """Spend the proof of a preview that named this webhook. The digest is the change's
+    alone, so an add's proof would also pass under another commandId, which names another
+    webhook than the one the preview answered: that is `preview_mismatch`."""
+
     def spend(conn: sqlite3.Connection, _: tuple[Any, ...]) -> None:
-        consume_preview(conn, preview_id=proof.preview_id, proof=proof.proof,
-                        actor_id=command.actor_id, operation_id=command.operation,
-                        input_digest=command.digest, command_id=command.command_id,
-                        clock=proof.clock, node_epoch=proof.node_epoch)  # fmt: skip
+        targets = consume_preview(
+            conn, preview_id=proof.preview_id, proof=proof.proof, actor_id=command.actor_id,
+            operation_id=command.operation, input_digest=command.digest,
+            command_id=command.command_id, clock=proof.clock, node_epoch=proof.node_epoch,
+        )  # fmt: skip
+        named = {t.target_id for t in targets if t.target_type == TARGET_TYPE}
+        if named and webhook_id not in named:
+            raise MaiaError(
+                "preview_mismatch",
+                f"preview {proof.preview_id} named webhook {min(named)}, not {webhook_id}: "
+                "confirm with the commandId it was previewed with",
+                {"previewId": proof.preview_id, "commandId": command.command_id},
+            )
 
     return spend
 
@@ -141,7 +154,7 @@ def add_write(webhook_id: str, spec: WebhookSpec, command: Command, proof: Proof
 
     change = Change(WEBHOOK_ROWS, WEBHOOK_TABLE, None, record, (WebhookEvent.ADD,), CLIENT)
     return Write(changes=(change,), command=command, result=_result(),
-                 sql=_all(_spend(command, proof), limit))  # fmt: skip
+                 sql=_all(_spend(command, proof, webhook_id), limit))  # fmt: skip
 
 
 def remove_write(record: WebhookRecord, expected_revision: int, command: Command,
@@ -152,7 +165,7 @@ def remove_write(record: WebhookRecord, expected_revision: int, command: Command
                     expected_revision)  # fmt: skip
     cancel_all = _cancel_pending(record.webhook_id, now_ms, "webhook removed")
     return Write(changes=(change,), command=command, result=_result(),
-                 sql=_all(_spend(command, proof), cancel_all))  # fmt: skip
+                 sql=_all(_spend(command, proof, record.webhook_id), cancel_all))  # fmt: skip
 
 
 def ping_write(record: WebhookRecord, expected_revision: int, command: Command, proof: Proof,
@@ -175,7 +188,7 @@ def ping_write(record: WebhookRecord, expected_revision: int, command: Command, 
         return delivery_ids(hook, latest_event(conn, hook)[0])[0]
 
     return Write(changes=(change,), command=command, result=_result(queued),
-                 sql=_all(_spend(command, proof), queue))  # fmt: skip
+                 sql=_all(_spend(command, proof, record.webhook_id), queue))  # fmt: skip
 
 
 def redeliver_write(record: WebhookRecord, delivery_id: str, expected_revision: int,
@@ -194,7 +207,7 @@ def redeliver_write(record: WebhookRecord, delivery_id: str, expected_revision: 
         save_status(conn, delivery_id, status, now_ms)
 
     return Write(changes=(change,), command=command, result=_result(lambda _: delivery_id),
-                 sql=_all(_spend(command, proof), requeue))  # fmt: skip
+                 sql=_all(_spend(command, proof, record.webhook_id), requeue))  # fmt: skip
 
 
 def gone_write(record: WebhookRecord, reason: str, now_ms: int) -> Write:

@@ -160,16 +160,20 @@ def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None
     return None
 
 
+def _a(word: str) -> str:
+    """`word` after its indefinite article: "a loopback", "an unspecified"."""
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+
 def admit(address: IPAddress, allow: Sequence[IPNetwork], shown: str) -> None:
     """Raise DestinationRefused unless `address` is public or inside the allow-list."""
     if any(address.version == net.version and address in net for net in allow):
         return
     reason = blocked_class(address)
     if reason is not None:
-        article = "an" if reason[0] in "aeiou" else "a"
         raise DestinationRefused(
             reason.split(" ")[0],
-            f"{shown} is {article} {reason} address; webhooks reach public addresses only "
+            f"{shown} is {_a(reason)} address; webhooks reach public addresses only "
             "(webhooks.allowAddresses in config.jsonc admits others)",
         )
 
@@ -224,7 +228,7 @@ def _host_of(url: httpx.URL, text: str) -> tuple[str, IPAddress | None]:
     if number is not None:
         if not _CANONICAL_V4.fullmatch(host):
             where = blocked_class(number)
-            what = f"a {where} address" if where else "an address"
+            what = f"{_a(where)} address" if where else "an address"
             raise DestinationRefused(
                 where or "host_noncanonical",
                 f"host {host!r} is {what} ({number}) in a non-canonical IPv4 form; "

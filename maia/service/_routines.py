@@ -251,8 +251,6 @@ async def routine_create_preview(
     `routine_limit_reached`, `configuration_invalid`, `resource_not_found`,
     `storage_conflict` (the routine this commandId names exists)."""
     now = ctx.now()
-    schedule = await _checked_schedule(params, now)
-    await _checked_executor(ctx, params.template)
     routine_id = routine_id_for(ctx.actor_id, params.command_id)
     digest = _digest(ctx, params, routineId=routine_id)
 
@@ -264,7 +262,15 @@ async def routine_create_preview(
                             {"routineId": routine_id})  # fmt: skip
         _project_room(conn, params.template.project_id)
 
-    await ctx.read(judge)
+    # A retry of a create this commandId confirmed is not judged again: an executor removed
+    # by an admission since does not stop `maia routine create --command-id C --yes` twice.
+    if await ctx.read(lambda c: _confirmed_before(ctx, c, "routine.create.confirm", params,
+                                                  digest)):  # fmt: skip
+        schedule = Schedule.parse(params.schedule.cron, params.schedule.timezone)
+    else:
+        schedule = await _checked_schedule(params, now)
+        await _checked_executor(ctx, params.template)
+        await ctx.read(judge)
     preview = await ctx.store.write(_issue(ctx, "routine.create.confirm", digest, routine_id, None))
     fires = tuple(NextFire(at=format_timestamp_ms(s.at_ms), local=s.local)
                   for s in schedule.next_fires(now, 3))  # fmt: skip

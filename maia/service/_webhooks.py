@@ -194,19 +194,32 @@ async def webhooks_change_preview(
     change = params.change
     digest = _digest(change)
     url = None
-    if isinstance(change, WebhookAddChange):
+    # A retry of an add this commandId confirmed is not judged again (its confirm answers the
+    # stored result), so an admission that narrowed webhooks.allowAddresses since, or a
+    # Project or Session gone, does not stop `maia webhook add --command-id C --yes` twice.
+    done = await ctx.read(lambda c: _unused_command(c, params.command_id, digest))
+    if isinstance(change, WebhookAddChange) and not done:
         url = _checked_url(await _allow(ctx), change.spec.url)
 
     def preview(conn: sqlite3.Connection) -> dict[str, Any]:
         replay = _unused_command(conn, params.command_id, digest)
         wire: dict[str, Any] = {"action": change.kind}
         if isinstance(change, WebhookAddChange):
-            _checked_spec(conn, change)
             webhook_id = webhook_id_for(LOCAL_ACTOR, params.command_id)
-            if get_webhook(conn, webhook_id) is None and count_live_webhooks(conn) >= MAX_WEBHOOKS:
-                raise MaiaError("webhook_limit_reached", f"the Node has {MAX_WEBHOOKS} webhooks;"
-                                " remove one first", {"limit": MAX_WEBHOOKS})  # fmt: skip
-            wire |= {"webhookId": webhook_id, "url": url}
+            made = get_webhook(conn, webhook_id)
+            if replay and made is not None:
+                wire |= {"webhookId": webhook_id, "url": made.url}
+            else:
+                if url is None:  # the look-up saw its receipt, which cannot have gone since
+                    raise MaiaError("storage_conflict", f"command {params.command_id} changed "
+                                    "while previewed; preview again",
+                                    {"commandId": params.command_id})  # fmt: skip
+                _checked_spec(conn, change)
+                if made is None and count_live_webhooks(conn) >= MAX_WEBHOOKS:
+                    raise MaiaError("webhook_limit_reached", f"the Node has {MAX_WEBHOOKS} "
+                                    "webhooks; remove one first",
+                                    {"limit": MAX_WEBHOOKS})  # fmt: skip
+                wire |= {"webhookId": webhook_id, "url": url}
             target = ExpectedTarget("webhook", webhook_id, None)
         else:
             record, delivery = _judge(conn, change, replay)

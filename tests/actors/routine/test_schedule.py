@@ -108,6 +108,17 @@ def test_under_fifteen_minutes_is_refused(cron: str) -> None:
     assert caught.value.code == "routine_interval_too_short"
 
 
+@pytest.mark.parametrize("cron", ["* 3 29 2 *", "0,5 0 29 2 *", "0,10 9 29 2 *"])
+@pytest.mark.parametrize("created", ["2026-01-01T00:00", "2026-12-03T16:00", "2027-03-01T00:00"])
+def test_leap_day_fires_are_judged_whenever_the_routine_is_created(cron: str, created: str) -> None:
+    """A leap-day schedule's fires under 15 minutes apart are refused even when its first
+    fire (29 Feb 2028) is more than a year after the day it is created."""
+    with pytest.raises(MaiaError) as caught:
+        Schedule.parse(cron, NY).check_interval(ms(created))
+    assert caught.value.code == "routine_interval_too_short"
+    assert caught.value.details["first"] >= ms("2028-02-29T00:00")
+
+
 @pytest.mark.parametrize("cron", ["*/15 * * * *", "0 9 * * 1-5", "0 0 29 2 *", "0,15 9 * * *"])
 def test_fifteen_minutes_or_more_is_accepted(cron: str) -> None:
     """Exactly 15 minutes, weekdays and leap days pass the one-year check."""

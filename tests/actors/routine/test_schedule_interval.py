@@ -31,9 +31,10 @@ def verdict(check: Any) -> dict[str, Any] | None:
 
 def whole_walk(schedule: Schedule, from_ms: int) -> dict[str, Any] | None:
     def check() -> None:
-        if schedule.next_after(from_ms) is None:
+        first = schedule.next_after(from_ms)
+        if first is None:
             raise MaiaError("routine_schedule_invalid", "never fires", {})
-        schedule._check_walk(from_ms, from_ms + 366 * 24 * 3600 * 1000)
+        schedule._check_walk(from_ms, first + 366 * 24 * 3600 * 1000)
 
     return verdict(check)
 

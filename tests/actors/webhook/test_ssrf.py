@@ -273,3 +273,17 @@ def test_the_url_limit_holds_for_the_url_as_parsed() -> None:
         check_url(base + '"' * 676)
     assert refused.value.reason == "url_invalid"
     assert "percent-encoded (2049)" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [("http://0/", "is an unspecified address (0.0.0.0) in a non-canonical IPv4 form"),
+     ("http://0x7f.1/", "is a loopback address (127.0.0.1) in a non-canonical IPv4 form"),
+     ("http://0.0.0.0/", "0.0.0.0 is an unspecified address;"),
+     ("http://[::ffff:a00:1]/", "is an ipv4-mapped address;")],
+)  # fmt: skip
+def test_a_refusal_reads_as_english(url: str, said: str) -> None:
+    """The refusal names the class with its article: an unspecified, a loopback address."""
+    with pytest.raises(DestinationRefused) as caught:
+        check_url(url)
+    assert said in caught.value.message

@@ -152,6 +152,8 @@ async def test_confirm_without_preview_expired_spent_or_other_values_is_refused(
         ({"cron": "*/5 * * * *", "timezone": "UTC"}, "routine_interval_too_short", None),
         ({"cron": "50 1,2 * * *", "timezone": "America/New_York"},
          "routine_interval_too_short", None),
+        # Every minute of an hour on 29 Feb 2028, more than a year after START.
+        ({"cron": "* 3 29 2 *", "timezone": "UTC"}, "routine_interval_too_short", None),
         ({"cron": "0 9 * *", "timezone": "UTC"}, "routine_schedule_invalid", "schedule.cron"),
         ({"cron": "0 9 * * *", "timezone": "Nowhere/Land"}, "routine_schedule_invalid",
          "schedule.timezone"),
@@ -312,6 +314,28 @@ async def test_the_confirm_checks_the_executor_as_admitted_now(
     error = await refused(rctx, "routine.create.confirm", {**body, **proof_of(preview)})
     assert error.code == "configuration_invalid"
     assert "user:later" in error.message
+
+
+async def test_a_retried_create_previews_after_its_executor_was_removed(
+    rctx: ServiceContext, tmp_path: Path
+) -> None:
+    """A create its commandId confirmed previews again after an admission removed its
+    executor (it is not judged again) and its confirm answers the stored result, so
+    `maia routine create --command-id C --yes` run twice exits 0; a new commandId with
+    those values is configuration_invalid as before."""
+    project_id = await project(rctx, tmp_path)
+    await _admit_user(rctx, {"executors": {"later": {"kind": "echo"}}}, "a1")
+    body = create_body(project_id)
+    body["template"] = {**body["template"], "executor": "user:later"}
+    made = await call(rctx, "routine.create.preview", body)
+    first = await call(rctx, "routine.create.confirm", {**body, **proof_of(made)})
+    await _admit_user(rctx, {}, "a2")
+    again = await call(rctx, "routine.create.preview", body)
+    assert (again.routine_id, again.input_digest) == (made.routine_id, made.input_digest)
+    replayed = await call(rctx, "routine.create.confirm", {**body, **proof_of(again)})
+    assert (replayed.delivery, replayed.receipt_id) == ("duplicate", first.receipt_id)
+    other = await refused(rctx, "routine.create.preview", {**body, "commandId": "c2"})
+    assert other.code == "configuration_invalid"
 
 
 async def test_pause_and_resume_answer_a_reused_command_id_as_idempotency_conflict(

@@ -112,6 +112,24 @@ async def test_confirm_needs_the_preview(ctx: ServiceContext) -> None:
     assert (await webhooks_list(ctx, params("webhooks.list", {}))).webhooks == ()
 
 
+async def test_an_add_confirms_only_under_the_commandid_it_previewed(ctx: ServiceContext) -> None:
+    """An add's proof spent under another commandId would create another webhook than the
+    one its preview named: preview_mismatch, nothing added; the proof still confirms the
+    preview's own commandId, which creates the webhook the preview named."""
+    body: dict[str, Any] = {"commandId": "c1", "change": {"kind": "add", "spec": SPEC}}
+    preview = await webhooks_change_preview(ctx, params("webhooks.change.preview", body))
+    proof = {"inputDigest": preview.input_digest, "previewId": preview.preview_id,
+             "proof": preview.proof}  # fmt: skip
+    other = body | {"commandId": "c2"}
+    with pytest.raises(MaiaError) as refused:
+        await webhooks_change_confirm(ctx, params("webhooks.change.confirm", other | proof))
+    assert refused.value.code == "preview_mismatch"
+    assert preview.webhook_id in refused.value.message
+    assert (await webhooks_list(ctx, params("webhooks.list", {}))).webhooks == ()
+    done = await webhooks_change_confirm(ctx, params("webhooks.change.confirm", body | proof))
+    assert (done.delivery, done.webhook.webhook_id) == ("new", preview.webhook_id)
+
+
 async def test_test_then_remove_with_revisions(ctx: ServiceContext) -> None:
     """test queues a maia.ping at revision 2; a remove naming revision 1 is refused at
     preview; at revision 2 it removes the webhook and cancels the ping."""

@@ -122,3 +122,25 @@ async def test_a_preview_under_a_command_id_that_confirmed_another_change(
     again = await call(ctx, "webhooks.change.confirm",
                        await preview(ctx, "a1", {"kind": "add", "spec": spec}))  # fmt: skip
     assert again.delivery == "duplicate"
+
+
+async def test_a_retried_add_previews_after_a_narrowing_admission(ctx: ServiceContext) -> None:
+    """An add its commandId confirmed previews again after an admission dropped its address
+    (it is not judged again), naming the webhook it made, and the confirm answers the stored
+    result: `maia webhook add --command-id C --yes` run twice exits 0. A new commandId with
+    that change is refused as before."""
+    await admit_allow(ctx, ["192.0.2.0/24"], "cfg1")
+    spec = {"url": "http://192.0.2.1/in", "eventTypes": ["turn.completed"],
+            "secretEnv": "HOOK_SECRET"}  # fmt: skip
+    change = {"kind": "add", "spec": spec}
+    made = await call(ctx, "webhooks.change.confirm", await preview(ctx, "a1", change))
+    await admit_allow(ctx, [], "cfg2")
+    again = await call(ctx, "webhooks.change.preview", {"commandId": "a1", "change": change})
+    assert (again.webhook_id, again.url) == (made.webhook.webhook_id, spec["url"])
+    body = {"commandId": "a1", "change": change, "inputDigest": again.input_digest,
+            "previewId": again.preview_id, "proof": again.proof}  # fmt: skip
+    replayed = await call(ctx, "webhooks.change.confirm", body)
+    assert (replayed.delivery, replayed.receipt_id) == ("duplicate", made.receipt_id)
+    with pytest.raises(MaiaError) as refused:
+        await preview(ctx, "a2", change)
+    assert refused.value.code == "webhook_destination_refused"
