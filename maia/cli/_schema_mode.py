@@ -42,6 +42,33 @@ def wants_schema(tokens: Sequence[str]) -> bool:
     return any(t == "--schema" or t.startswith("--schema=") for t in head)
 
 
+def pair_stem_schema(args: Sequence[str]) -> list[str]:
+    """A consequential pair's stem (`routine disable --schema`) asks about the op the stem
+    runs: `X confirm` (its `--json` answer), or `X preview` with `--dry-run`, as
+    `config admit` does. Other lines are unchanged. Without it the stem took `--schema` as
+    one of its options and ran the preview (spec: never fall through to execution)."""
+    if not wants_schema(args):
+        return list(args)
+    words = 0
+    while words < len(args) and not args[words].startswith("-"):
+        words += 1
+    stem = ".".join(args[:words])
+    from maia.protocol import REGISTRY
+
+    if not stem or stem in REGISTRY or f"{stem}.preview" not in REGISTRY:
+        return list(args)
+    confirm = REGISTRY.get(f"{stem}.confirm")
+    if confirm is None or confirm.confirmation != "required":
+        return list(args)
+    rest = list(args[words:])
+    verb = "confirm"
+    head = rest[: rest.index("--")] if "--" in rest else rest
+    if "--dry-run" in head:
+        verb = "preview"
+        rest.remove("--dry-run")
+    return [*args[:words], verb, *rest]
+
+
 def parse_schema_tokens(tokens: Sequence[str]) -> Literal["input", "output"]:
     """Which document the tokens ask for. Raises Refusal for anything schema mode refuses."""
     selectors = [t for t in tokens if t == "--schema" or t.startswith("--schema=")]

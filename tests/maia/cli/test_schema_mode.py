@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import jsonschema
 import pytest
@@ -153,3 +154,46 @@ def test_node_status_without_schema_runs_the_op(tmp_path: Path) -> None:
     assert result.returncode == 6
     assert result.stdout == b""
     assert b"node" in result.stderr.lower()
+
+
+def _stems() -> list[tuple[str, ...]]:
+    from maia.cli._pairs import pairs
+
+    return [stem for stem, _ in pairs(REGISTRY)]
+
+
+@pytest.mark.parametrize("stem", _stems(), ids=".".join)
+def test_pair_stem_prints_its_ops_documents(
+    stem: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pair's stem (`routine disable --schema`) prints its confirm's documents, and with
+    `--dry-run` its preview's, instead of running the preview (it used to call the Node)."""
+    confirm, preview = ".".join((*stem, "confirm")), ".".join((*stem, "preview"))
+    cases: list[tuple[list[str], str, Literal["input", "output"]]] = [
+        (["--schema"], confirm, "output"),
+        (["--schema=input"], confirm, "input"),
+        (["--dry-run", "--schema"], preview, "output"),
+        (["--schema=input", "--dry-run", "--json"], preview, "input"),
+    ]
+    for args, operation_id, which in cases:
+        assert main([*stem, *args]) == 0, args
+        out, err = capsys.readouterr()
+        assert err == ""
+        assert json.loads(out) == schema_document(operation_id, which)
+    assert main([*stem, "--schema", "--yes"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "--yes" in err
+
+
+def test_real_pair_stem_schema_contacts_no_node(tmp_path: Path) -> None:
+    """A real `maia routine disable --schema` with no Node prints the schema, exit 0 (it
+    was exit 6, `no Maia Node is running`: the stem ran its preview)."""
+    env = {**os.environ, "MAIA_HOME": str(tmp_path / "home")}
+    result = subprocess.run(
+        [*MAIA, "routine", "disable", "--schema"], capture_output=True, timeout=60, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == b""
+    assert json.loads(result.stdout) == schema_document("routine.disable.confirm", "output")
+    assert not (tmp_path / "home").exists()
