@@ -175,6 +175,24 @@ async def test_file_edited_between_preview_and_confirm_is_refused(
     assert done["revision"] == 1
 
 
+async def test_a_manifest_digest_the_preview_never_gave_is_a_mismatch(
+    ctx: ServiceContext, home: Path
+) -> None:
+    """A confirm whose manifestDigest is not the preview's (the file unchanged) is
+    preview_mismatch, not `file changed since the preview` (storage_conflict), and spends
+    nothing: the preview's own values still confirm."""
+    write_user(home, {"swarm": {"capacity": {"maxLiveSessions": 3}}})
+    preview = await call(ctx, "config.admit.preview", {})
+    keys = ("previewId", "proof", "inputDigest", "manifestDigest", "expectedRevision")
+    values = {k: preview[k] for k in keys}
+    wrong = {**values, "manifestDigest": "sha256:" + "0" * 64, "commandId": "a"}
+    with pytest.raises(MaiaError) as caught:
+        await call(ctx, "config.admit.confirm", wrong)
+    assert caught.value.code == "preview_mismatch"
+    done = await call(ctx, "config.admit.confirm", {**values, "commandId": "a"})
+    assert done["revision"] == 1
+
+
 async def test_invalid_file_admits_nothing_and_names_every_problem(
     ctx: ServiceContext, home: Path
 ) -> None:
