@@ -88,6 +88,14 @@ def _snapshot_unreadable(status: dict[str, Any]) -> bool:
                for p in status.get("problems", []))  # fmt: skip
 
 
+def _where(problem: dict[str, Any]) -> str:
+    """`file:line:column`, or the file alone for a problem of the file as a whole (a
+    symlink, not a regular file), as `config check` prints it."""
+    if problem.get("line") is None:
+        return str(problem["source"])
+    return f"{problem['source']}:{problem['line']}:{problem.get('column', 1)}"
+
+
 def render_config_show(result: dict[str, Any]) -> str:
     """`maia config show`: each file's state, then `key  value  (source)` lines."""
     from maia.config import EFFECTIVE_ALIASES
@@ -104,8 +112,8 @@ def render_config_show(result: dict[str, Any]) -> str:
             note = "the admitted snapshot cannot be read: `maia config admit` (below) mends it"
         lines.append(f"{status['scope']} file  {status['source']}  {note}, revision "
                      f"{status['revision']}")  # fmt: skip
-        lines += [f"  {p['source']}:{p.get('line', '?')}:{p.get('column', '?')}: "
-                  f"{p['path']}: {p['detail']}" for p in status.get("problems", [])]  # fmt: skip
+        lines += [f"  {_where(p)}: {p['path']}: {p['detail']}"
+                  for p in status.get("problems", [])]  # fmt: skip
     effective = result.get("effective") or {}
     rows: list[tuple[str, str, str]] = []
     for key, entry in sorted(effective.items()):

@@ -128,6 +128,23 @@ def test_admit_of_a_bad_project_file_names_line_and_column(node: tuple[Path, Pat
     assert (status["file"], status["revision"]) == ("invalid", 1)
 
 
+def test_show_names_a_whole_file_problem_by_its_file(node: tuple[Path, Path]) -> None:
+    """A problem of the file as a whole (a symlink: no line) is shown `file: $: ...`, as
+    `config check` prints it, not `file:?:?: $: ...`."""
+    home, work = node
+    target = work / "elsewhere.jsonc"
+    write(target, "{}")
+    (home / "config.jsonc").unlink(missing_ok=True)
+    (home / "config.jsonc").symlink_to(target)
+    try:
+        shown = run(home, work, "config", "show")
+        assert shown.returncode == 0, shown.stderr
+        assert f"  {home / 'config.jsonc'}: $: is a symbolic link" in shown.stdout
+        assert "?" not in shown.stdout
+    finally:
+        (home / "config.jsonc").unlink()
+
+
 def test_project_relocate_through_the_cli(node: tuple[Path, Path]) -> None:
     """`maia project relocate confirm KEY ROOT --yes` after a move: the preview is shown,
     the Project moves, `project show` has the new root."""
