@@ -70,6 +70,18 @@ def test_check_of_good_files_exits_0(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["ok"] is True
 
 
+def test_check_of_a_root_that_is_no_folder_is_a_problem(tmp_path: Path) -> None:
+    """`config check --root PATH` where PATH is no folder (a typo) exits 2 naming it; it
+    said `ok`, as for a Project without a file."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    missing = tmp_path / "no-such-app"
+    result = run(home, tmp_path, "config", "check", "--root", str(missing))
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stdout == f"{missing}: $: is not a folder: no Project root to check\n"
+    assert "1 problem in 1 file(s) checked" in result.stderr
+
+
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """A foreground Node on a fresh home, and a private folder for Project roots."""
