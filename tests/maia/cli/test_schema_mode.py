@@ -197,3 +197,31 @@ def test_real_pair_stem_schema_contacts_no_node(tmp_path: Path) -> None:
     assert result.stderr == b""
     assert json.loads(result.stdout) == schema_document("routine.disable.confirm", "output")
     assert not (tmp_path / "home").exists()
+
+
+def _shortcuts() -> list[tuple[tuple[str, ...], str]]:
+    from maia.cli._shortcuts import SHORTCUTS
+
+    return [(s.path, s.operation_id) for s in SHORTCUTS() if ".".join(s.path) not in REGISTRY]
+
+
+@pytest.mark.parametrize(("path", "operation_id"), _shortcuts(), ids=str)
+def test_shortcut_prints_its_ops_documents(
+    path: tuple[str, ...], operation_id: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shortcut (`webhook list --schema`, `approval allow --schema=input`) prints its op's
+    documents, and a confirm's with `--dry-run` its preview's; it refused `--schema` as an
+    unknown option."""
+    assert main([*path, "--schema"]) == 0
+    out, err = capsys.readouterr()
+    assert (json.loads(out), err) == (schema_document(operation_id, "output"), "")
+    assert main([*path, "--schema=input"]) == 0
+    assert json.loads(capsys.readouterr().out) == schema_document(operation_id, "input")
+    if operation_id.endswith(".confirm"):
+        assert main([*path, "--dry-run", "--schema"]) == 0
+        preview = operation_id.removesuffix(".confirm") + ".preview"
+        assert json.loads(capsys.readouterr().out) == schema_document(preview, "output")
+    assert main([*path, "--schema", "--node", "x"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "--node" in err
