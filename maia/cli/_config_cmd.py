@@ -35,6 +35,10 @@ def config_alias(args: Sequence[str]) -> list[str]:
         return list(args)  # `config admit preview|confirm ...`: the ops themselves
     if "--help" in rest or "-h" in rest:
         return list(args)
+    from ._schema_mode import wants_schema
+
+    if wants_schema(rest):  # schema mode's own rewrite, which refuses --yes (this drops it)
+        return list(args)
     if "--dry-run" in rest:
         flags = [a for a in rest if a != "--dry-run" and a not in _YES]
         return ["config", "admit", "preview", *flags]

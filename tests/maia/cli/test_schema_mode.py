@@ -92,6 +92,8 @@ def test_every_op_has_both_documents(operation_id: str, capsys: pytest.CaptureFi
         (["events", "read", "--schema", "--follow"], "--follow"),
         (["turn", "send", "--schema", "--wait"], "--wait"),
         (["session", "stop", "--schema", "--yes"], "--yes"),
+        (["config", "admit", "--dry-run", "--yes", "--schema"], "--yes"),
+        (["routine", "run", "--schema", "--dry-run", "-y"], "-y"),
         (["session", "show", "--schema", "--profile=p"], "--profile"),
         (["session", "show", "--schema", "-"], "'-'"),
         (["session", "show", "--schema-digest"], "No such option"),
