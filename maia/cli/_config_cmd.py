@@ -39,8 +39,16 @@ def config_alias(args: Sequence[str]) -> list[str]:
 
     if wants_schema(rest):  # schema mode's own rewrite, which refuses --yes (this drops it)
         return list(args)
-    if "--dry-run" in rest:
-        flags = [a for a in rest if a != "--dry-run" and a not in _YES]
+    if "--dry-run" in rest:  # the preview takes neither --yes nor --command-id: drop them,
+        flags: list[str] = []  # as every pair's stem does with --dry-run
+        skip = False
+        for arg in rest:
+            if skip:
+                skip = False
+            elif arg == "--command-id":
+                skip = True
+            elif arg != "--dry-run" and arg not in _YES and not arg.startswith("--command-id="):
+                flags.append(arg)
         return ["config", "admit", "preview", *flags]
     return ["config", "admit", "confirm", *rest]
 

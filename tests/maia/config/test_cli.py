@@ -120,6 +120,20 @@ def test_admit_dry_run_then_yes_then_show(node: tuple[Path, Path]) -> None:
     assert effective["effective"]["limits"] == effective["effective"]["swarm.capacity"]
 
 
+def test_admit_dry_run_takes_the_command_id_its_help_lists(node: tuple[Path, Path]) -> None:
+    """`config admit --dry-run --command-id C` previews (exit 0) and admits nothing, as
+    every pair's stem does; it was `No such option '--command-id'` (exit 2)."""
+    home, work = node
+    write(home / "config.jsonc", '{"swarm": {"capacity": {"maxLiveSessions": 5}}}')
+    before = json.loads(run(home, work, "config", "show", "--json").stdout)["result"]["user"]
+    for args in (["--command-id", "dry-1"], ["--command-id=dry-2", "--yes"]):
+        dry = run(home, work, "config", "admit", "--dry-run", *args, "--json")
+        assert dry.returncode == 0, dry.stderr
+        assert json.loads(dry.stdout)["result"]["changed"] is True
+    after = json.loads(run(home, work, "config", "show", "--json").stdout)["result"]["user"]
+    assert after["revision"] == before["revision"]
+
+
 def test_admit_of_a_bad_project_file_names_line_and_column(node: tuple[Path, Path]) -> None:
     """A Project file with mistakes: admit exits 1 naming file:line:col of each, and the
     Project's configuration stays never admitted."""
