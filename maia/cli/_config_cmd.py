@@ -60,7 +60,22 @@ def _home(explicit: str | None) -> Path:
     return Path(from_env).expanduser().absolute() if from_env else Path.home() / ".maia"
 
 
-@click.command("check")
+class _CheckCommand(click.Command):
+    """With `--json`, a usage error (`--bogus`, an extra word) is also the one error document
+    on stdout, as for every other command (docs/cli.md)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # click's parser consumes the list
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            from ._main import _usage_json
+
+            _usage_json(given, error)
+            raise
+
+
+@click.command("check", cls=_CheckCommand)
 @click.option("--home", metavar="PATH", help="The Maia home (default: $MAIA_HOME or ~/.maia).")
 @click.option("--root", "roots", multiple=True, metavar="PATH",
               help="Also check this Project root's .maia/config.jsonc (repeatable).")  # fmt: skip

@@ -82,6 +82,16 @@ def test_check_of_a_root_that_is_no_folder_is_a_problem(tmp_path: Path) -> None:
     assert "1 problem in 1 file(s) checked" in result.stderr
 
 
+def test_check_usage_error_with_json_is_one_document(tmp_path: Path) -> None:
+    """`config check --bogus --json` prints the invalid_request document naming the flag
+    (docs/cli.md: a usage error is that document too), exit 2; stdout was empty."""
+    result = run(tmp_path, tmp_path, "config", "check", "--bogus", "--json")
+    assert result.returncode == 2
+    error = json.loads(result.stdout)["error"]
+    assert (error["code"], error["details"]) == ("invalid_request", {"path": "--bogus"})
+    assert "No such option" in result.stderr
+
+
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """A foreground Node on a fresh home, and a private folder for Project roots."""
