@@ -181,6 +181,29 @@ def test_show_names_a_whole_file_problem_by_its_file(node: tuple[Path, Path]) ->
         (home / "config.jsonc").unlink()
 
 
+def test_a_problem_past_the_wire_bounds_is_cut_not_fatal(node: tuple[Path, Path]) -> None:
+    """A 600,000-character unknown key and a 2,000-character time zone: config show
+    answers (it was validation_failed on its own problems), node.status lists the file
+    invalid (it left it out), and admit --dry-run is configuration_invalid (it was a frame
+    over 1 MiB, frame_too_large)."""
+    home, work = node
+    write(home / "config.jsonc",
+          json.dumps({"k" * 600_000: 1, "swarm": {"defaultTimezone": "Z" * 2000}}))  # fmt: skip
+    shown = run(home, work, "config", "show", "--json")
+    assert shown.returncode == 0, shown.stdout[:300]
+    user = json.loads(shown.stdout)["result"]["user"]
+    assert user["file"] == "invalid"
+    assert len(user["problems"]) == 2
+    assert all(len(p["path"]) <= 512 and len(p["detail"]) <= 1024 for p in user["problems"])
+    assert user["problems"][0]["path"].endswith("\u2026")
+    status = json.loads(run(home, work, "node", "status", "--json").stdout)["result"]
+    assert ("user", "invalid") in [(f["scope"], f["file"]) for f in status["configFiles"]]
+    dry = run(home, work, "config", "admit", "--dry-run", "--json")
+    assert dry.returncode == 1
+    assert json.loads(dry.stdout)["error"]["code"] == "configuration_invalid"
+    (home / "config.jsonc").unlink()
+
+
 def test_project_relocate_through_the_cli(node: tuple[Path, Path]) -> None:
     """`maia project relocate confirm KEY ROOT --yes` after a move: the preview is shown,
     the Project moves, `project show` has the new root."""
