@@ -227,3 +227,16 @@ def test_shortcut_prints_its_ops_documents(
     out, err = capsys.readouterr()
     assert out == ""
     assert "--node" in err
+
+
+@pytest.mark.parametrize("operation_id", [op.operation_id for op in REGISTRY])
+def test_output_describes_the_clients_own_errors(operation_id: str) -> None:
+    """`--schema` describes every failure the CLI's `--json` prints for the command, the
+    client's own included: a Node of another registry (`protocol_incompatible`, raised by
+    the SDK's hello for any command) and an answer over the frame (`frame_too_large`)."""
+    from maia.protocol import MaiaError
+
+    validator = jsonschema.Draft202012Validator(schema_document(operation_id, "output"))
+    for code in ("protocol_incompatible", "frame_too_large"):
+        error = MaiaError(code, "from the client", {"limit": 1})
+        assert validator.is_valid({"ok": False, "error": error.to_wire()}), code
