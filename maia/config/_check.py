@@ -54,7 +54,7 @@ def check_configuration(home: str, roots: Sequence[str] = ()) -> CheckReport:
     checked = [user.source]
     problems = list(user.problems)
     entries, inventory_problems = _inventory(home)
-    problems += inventory_problems
+    problems += [p for p in inventory_problems if p not in problems]  # the home's, said once
     known = {os.path.normpath(e["rootPath"]): e for e in entries}
     for root in roots:
         path = os.path.normpath(os.path.abspath(root))

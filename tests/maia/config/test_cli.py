@@ -92,6 +92,19 @@ def test_check_usage_error_with_json_is_one_document(tmp_path: Path) -> None:
     assert "No such option" in result.stderr
 
 
+def test_a_home_problem_is_said_once(tmp_path: Path) -> None:
+    """A home writable by others is one problem, not two (the user file's and the
+    inventory's, both read from it)."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    os.chmod(home, 0o777)
+    result = run(home, tmp_path, "config", "check")
+    assert result.returncode == 2
+    assert len(result.stdout.splitlines()) == 1, result.stdout
+    assert "writable by group or others" in result.stdout
+    assert "1 problem in" in result.stderr
+
+
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """A foreground Node on a fresh home, and a private folder for Project roots."""
