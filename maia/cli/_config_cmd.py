@@ -35,8 +35,20 @@ def config_alias(args: Sequence[str]) -> list[str]:
         return list(args)  # `config admit preview|confirm ...`: the ops themselves
     if "--help" in rest or "-h" in rest:
         return list(args)
-    if "--dry-run" in rest:
-        flags = [a for a in rest if a != "--dry-run" and a not in _YES]
+    from ._schema_mode import wants_schema
+
+    if wants_schema(rest):  # schema mode's own rewrite, which refuses --yes (this drops it)
+        return list(args)
+    if "--dry-run" in rest:  # the preview takes neither --yes nor --command-id: drop them,
+        flags: list[str] = []  # as every pair's stem does with --dry-run
+        skip = False
+        for arg in rest:
+            if skip:
+                skip = False
+            elif arg == "--command-id":
+                skip = True
+            elif arg != "--dry-run" and arg not in _YES and not arg.startswith("--command-id="):
+                flags.append(arg)
         return ["config", "admit", "preview", *flags]
     return ["config", "admit", "confirm", *rest]
 
@@ -48,7 +60,22 @@ def _home(explicit: str | None) -> Path:
     return Path(from_env).expanduser().absolute() if from_env else Path.home() / ".maia"
 
 
-@click.command("check")
+class _CheckCommand(click.Command):
+    """With `--json`, a usage error (`--bogus`, an extra word) is also the one error document
+    on stdout, as for every other command (docs/cli.md)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # click's parser consumes the list
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            from ._main import _usage_json
+
+            _usage_json(given, error)
+            raise
+
+
+@click.command("check", cls=_CheckCommand)
 @click.option("--home", metavar="PATH", help="The Maia home (default: $MAIA_HOME or ~/.maia).")
 @click.option("--root", "roots", multiple=True, metavar="PATH",
               help="Also check this Project root's .maia/config.jsonc (repeatable).")  # fmt: skip
@@ -88,6 +115,14 @@ def _snapshot_unreadable(status: dict[str, Any]) -> bool:
                for p in status.get("problems", []))  # fmt: skip
 
 
+def _where(problem: dict[str, Any]) -> str:
+    """`file:line:column`, or the file alone for a problem of the file as a whole (a
+    symlink, not a regular file), as `config check` prints it."""
+    if problem.get("line") is None:
+        return str(problem["source"])
+    return f"{problem['source']}:{problem['line']}:{problem.get('column', 1)}"
+
+
 def render_config_show(result: dict[str, Any]) -> str:
     """`maia config show`: each file's state, then `key  value  (source)` lines."""
     from maia.config import EFFECTIVE_ALIASES
@@ -104,8 +139,8 @@ def render_config_show(result: dict[str, Any]) -> str:
             note = "the admitted snapshot cannot be read: `maia config admit` (below) mends it"
         lines.append(f"{status['scope']} file  {status['source']}  {note}, revision "
                      f"{status['revision']}")  # fmt: skip
-        lines += [f"  {p['source']}:{p.get('line', '?')}:{p.get('column', '?')}: "
-                  f"{p['path']}: {p['detail']}" for p in status.get("problems", [])]  # fmt: skip
+        lines += [f"  {_where(p)}: {p['path']}: {p['detail']}"
+                  for p in status.get("problems", [])]  # fmt: skip
     effective = result.get("effective") or {}
     rows: list[tuple[str, str, str]] = []
     for key, entry in sorted(effective.items()):

@@ -37,11 +37,15 @@ def _build(values: Mapping[str, Any]) -> dict[str, Any]:
     from maia import __version__
     from maia.protocol import PROTOCOL_VERSION, REGISTRY_DIGEST
 
-    digest = values.get("registry_digest") or REGISTRY_DIGEST
+    def given(name: str, default: str) -> str:  # an empty value is sent as typed, not replaced
+        value = values.get(name)
+        return default if value is None else str(value)
+
+    digest = given("registry_digest", REGISTRY_DIGEST)
     wire: dict[str, Any] = {
-        "protocol": values.get("protocol") or PROTOCOL_VERSION,
-        "clientName": values.get("client_name") or CLIENT_NAME,
-        "clientVersion": values.get("client_version") or __version__,
+        "protocol": given("protocol", PROTOCOL_VERSION),
+        "clientName": given("client_name", CLIENT_NAME),
+        "clientVersion": given("client_version", __version__),
     }
     if digest != "none":
         wire["registryDigest"] = digest

@@ -264,11 +264,12 @@ def _main(argv: Sequence[str] | None) -> int:
     from ._config_cmd import config_alias
     from ._deprecated import report, rewrite_deprecated
     from ._invocation import parse_invocation
+    from ._schema_mode import schema_alias
 
     args, deprecated = rewrite_deprecated(args, REGISTRY.deprecations)
     report(deprecated, sys.stderr)
     try:
-        invocation = parse_invocation(config_alias(args))
+        invocation = parse_invocation(schema_alias(config_alias(args)))
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:

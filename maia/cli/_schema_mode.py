@@ -42,6 +42,38 @@ def wants_schema(tokens: Sequence[str]) -> bool:
     return any(t == "--schema" or t.startswith("--schema=") for t in head)
 
 
+def schema_alias(args: Sequence[str]) -> list[str]:
+    """A command that runs a registered op under another name asks about that op: a
+    consequential pair's stem (`routine disable --schema`) its confirm's documents (its
+    `--json` answer), a shortcut (`webhook list --schema`) its op's; with `--dry-run`, the
+    preview's (the one answer `--dry-run` prints), as `config admit` does. Other lines are
+    unchanged. Without it a stem took `--schema` as one of its options and ran the preview
+    (spec: never fall through to execution), and a shortcut refused it as unknown."""
+    if not wants_schema(args):
+        return list(args)
+    words = 0
+    while words < len(args) and not args[words].startswith("-"):
+        words += 1
+    path = tuple(args[:words])
+    from maia.protocol import REGISTRY
+
+    from ._shortcuts import SHORTCUTS, preview_id_of
+
+    if not path or ".".join(path) in REGISTRY:
+        return list(args)
+    shortcut = next((s for s in SHORTCUTS() if s.path == path), None)
+    confirm = REGISTRY.get(shortcut.operation_id if shortcut else ".".join((*path, "confirm")))
+    if confirm is None or (shortcut is None and confirm.confirmation != "required"):
+        return list(args)
+    operation_id, rest = confirm.operation_id, list(args[words:])
+    head = rest[: rest.index("--")] if "--" in rest else rest
+    preview = preview_id_of(operation_id) if confirm.confirmation == "required" else None
+    if "--dry-run" in head and preview is not None and preview in REGISTRY:
+        operation_id = preview
+        rest.remove("--dry-run")
+    return [*operation_id.split("."), *rest]
+
+
 def parse_schema_tokens(tokens: Sequence[str]) -> Literal["input", "output"]:
     """Which document the tokens ask for. Raises Refusal for anything schema mode refuses."""
     selectors = [t for t in tokens if t == "--schema" or t.startswith("--schema=")]

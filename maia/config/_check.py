@@ -54,10 +54,14 @@ def check_configuration(home: str, roots: Sequence[str] = ()) -> CheckReport:
     checked = [user.source]
     problems = list(user.problems)
     entries, inventory_problems = _inventory(home)
-    problems += inventory_problems
+    problems += [p for p in inventory_problems if p not in problems]  # the home's, said once
     known = {os.path.normpath(e["rootPath"]): e for e in entries}
     for root in roots:
-        known.setdefault(os.path.normpath(os.path.abspath(root)), {})
+        path = os.path.normpath(os.path.abspath(root))
+        if not os.path.isdir(path):  # a mistyped --root would read as a valid absent file
+            problems.append(Problem(path, "$", "is not a folder: no Project root to check"))
+            continue
+        known.setdefault(path, {})
     for root, entry in known.items():
         key = entry.get("projectKey") if isinstance(entry.get("projectKey"), str) else None
         candidate = project_candidate(root, None, key, currency, executors)

@@ -152,5 +152,11 @@ def read_user_file(home: str) -> ConfigFile:
 
 
 def read_project_file(root: str) -> ConfigFile:
-    """`<root>/.maia/config.jsonc`. Raises FileRefused."""
-    return read_beneath(root, (".maia",), "config.jsonc")
+    """`<root>/.maia/config.jsonc`. Raises FileRefused, also when the root itself is gone:
+    a Project without a file has no configuration, but a Project whose root went away (moved,
+    an unmounted disk) is not one, and admitting it so would drop what is admitted."""
+    file = read_beneath(root, (".maia",), "config.jsonc")
+    if file.data is None and not os.path.lexists(root):
+        raise FileRefused(Problem(root, "$", "the Project's root does not exist: if it moved, "
+                                  "tell the Node (maia project relocate)"))  # fmt: skip
+    return file

@@ -24,6 +24,13 @@ MAX_INTEGER_DIGITS: Final = 100
 _NUMBER: Final = re.compile(r"-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
 _LITERALS: Final = (("true", True), ("false", False), ("null", None))
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+# The stdlib's string errors end in "at" (it appends the position, which we say as line
+# and column): said whole here.
+_STRING_ERRORS: Final = {
+    "Invalid control character at": "a raw control character (a line break, a tab) inside a "
+    "string: write it as \\n or \\t",
+    "Unterminated string starting at": "unterminated string",
+}
 
 
 Path = tuple[str | int, ...]
@@ -168,7 +175,7 @@ class _Parser:
         try:  # strict: raw control characters (a newline too) are refused inside strings
             value, self.pos = _scanstring(self.text, self.pos + 1, True)
         except json.JSONDecodeError as error:
-            self.fail(error.msg, error.pos, path)
+            self.fail(_STRING_ERRORS.get(error.msg, error.msg), error.pos, path)
         try:  # a lone surrogate escape ("\ud800") is not text: nothing could encode it
             value.encode("utf-8")
         except UnicodeEncodeError:

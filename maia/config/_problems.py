@@ -36,13 +36,32 @@ def dotted(path: Path) -> str:
     return text or "$"
 
 
+MAX_PATH: Final = 512  # ConfigProblem's bounds on the wire (config.show, node.status)
+MAX_DETAIL: Final = 1024
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _cut_path(text: str) -> str:
+    return _cut(text, MAX_PATH)
+
+
+def _cut_detail(text: str) -> str:
+    return _cut(text, MAX_DETAIL)
+
+
 @attrs.frozen
 class Problem:
-    """One mistake: which file, which key, what is wrong, and where (when known)."""
+    """One mistake: which file, which key, what is wrong, and where (when known). The key
+    and the message are cut to the wire's bounds: a file may hold a key or a value far
+    longer (a 600,000-character key), and a problem that did not fit made config.show fail
+    and node.status leave the file out."""
 
     source: str
-    path: str
-    message: str
+    path: str = attrs.field(converter=_cut_path)
+    message: str = attrs.field(converter=_cut_detail)
     line: int | None = None
     column: int | None = None
 

@@ -8,7 +8,7 @@ check; `encode_output` the JSON of a result.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from maia.core._check import check
 from maia.core._encode import to_json
@@ -16,6 +16,10 @@ from maia.core._errors import ERROR_CODES, MaiaError
 
 from ._jsonschema import SchemaBuilder, document
 from ._registry import ERROR_SCHEMA_REF, OperationDescriptor
+
+# Codes the CLI's envelope carries for any command, raised by the client rather than the op:
+# a Node of another protocol or registry (the hello), an answer or request over the frame.
+CLIENT_ERRORS: Final = ("frame_too_large", "protocol_incompatible")
 
 
 def error_schema(codes: tuple[str, ...] | None = None) -> dict[str, Any]:
@@ -75,7 +79,7 @@ def operation_schema(
             },
         ],
     }
-    builder.defs["Error"] = error_schema(op.errors)
+    builder.defs["Error"] = error_schema(tuple(sorted({*op.errors, *CLIENT_ERRORS})))
     return document(root, builder, op.output_schema_ref)
 
 

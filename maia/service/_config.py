@@ -150,17 +150,17 @@ async def _config_admit_confirm(
     candidate = await _candidate(ctx, params.project_id)
     raise_if_any(candidate.problems)
     assert candidate.manifest is not None
+    if digest != params.input_digest:  # values the preview never answered: not the file's fault
+        raise MaiaError(
+            "preview_mismatch",
+            "the input does not match the preview's digest",
+            {"previewId": params.preview_id},
+        )
     if candidate.digest != params.manifest_digest:
         raise MaiaError(
             "storage_conflict",
             f"{candidate.source} changed since the preview; preview again to see the new diff",
             {"reason": "file_changed", "source": candidate.source},
-        )
-    if digest != params.input_digest:
-        raise MaiaError(
-            "preview_mismatch",
-            "the input does not match the preview's digest",
-            {"previewId": params.preview_id},
         )
     scope = _scope(params.project_id)
     target_type, target_id = _target(params.project_id)

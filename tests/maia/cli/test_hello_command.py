@@ -66,3 +66,21 @@ def test_the_cli_node_hello_refuses_another_protocol(tmp_path: Path) -> None:
         assert old.returncode != 0
         assert "protocol_incompatible" in old.stderr, old.stderr
         assert "invalid_request" not in old.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "path"),
+    [([""], "protocol"), (["--client-name", ""], "clientName"),
+     (["--registry-digest", ""], "registryDigest")],
+)  # fmt: skip
+async def test_an_empty_value_is_sent_not_replaced_by_the_default(
+    node_process: NodeProcess, args: list[str], path: str
+) -> None:
+    """`maia node hello ""` asks the Node about an empty protocol (validation_failed naming
+    it, exit 2); it used to send this CLI's own and answer `registryMatch yes`."""
+    home, _ = node_process
+    async with open_client(home=home) as client:
+        code, out, err = await _run(client, "node", "hello", *args, "--json")
+    assert code == 2, (out, err)
+    error = json.loads(out)["error"]
+    assert (error["code"], error["details"]["path"]) == ("validation_failed", path)

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import jsonschema
 import pytest
@@ -91,6 +92,8 @@ def test_every_op_has_both_documents(operation_id: str, capsys: pytest.CaptureFi
         (["events", "read", "--schema", "--follow"], "--follow"),
         (["turn", "send", "--schema", "--wait"], "--wait"),
         (["session", "stop", "--schema", "--yes"], "--yes"),
+        (["config", "admit", "--dry-run", "--yes", "--schema"], "--yes"),
+        (["routine", "run", "--schema", "--dry-run", "-y"], "-y"),
         (["session", "show", "--schema", "--profile=p"], "--profile"),
         (["session", "show", "--schema", "-"], "'-'"),
         (["session", "show", "--schema-digest"], "No such option"),
@@ -153,3 +156,87 @@ def test_node_status_without_schema_runs_the_op(tmp_path: Path) -> None:
     assert result.returncode == 6
     assert result.stdout == b""
     assert b"node" in result.stderr.lower()
+
+
+def _stems() -> list[tuple[str, ...]]:
+    from maia.cli._pairs import pairs
+
+    return [stem for stem, _ in pairs(REGISTRY)]
+
+
+@pytest.mark.parametrize("stem", _stems(), ids=".".join)
+def test_pair_stem_prints_its_ops_documents(
+    stem: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pair's stem (`routine disable --schema`) prints its confirm's documents, and with
+    `--dry-run` its preview's, instead of running the preview (it used to call the Node)."""
+    confirm, preview = ".".join((*stem, "confirm")), ".".join((*stem, "preview"))
+    cases: list[tuple[list[str], str, Literal["input", "output"]]] = [
+        (["--schema"], confirm, "output"),
+        (["--schema=input"], confirm, "input"),
+        (["--dry-run", "--schema"], preview, "output"),
+        (["--schema=input", "--dry-run", "--json"], preview, "input"),
+    ]
+    for args, operation_id, which in cases:
+        assert main([*stem, *args]) == 0, args
+        out, err = capsys.readouterr()
+        assert err == ""
+        assert json.loads(out) == schema_document(operation_id, which)
+    assert main([*stem, "--schema", "--yes"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "--yes" in err
+
+
+def test_real_pair_stem_schema_contacts_no_node(tmp_path: Path) -> None:
+    """A real `maia routine disable --schema` with no Node prints the schema, exit 0 (it
+    was exit 6, `no Maia Node is running`: the stem ran its preview)."""
+    env = {**os.environ, "MAIA_HOME": str(tmp_path / "home")}
+    result = subprocess.run(
+        [*MAIA, "routine", "disable", "--schema"], capture_output=True, timeout=60, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == b""
+    assert json.loads(result.stdout) == schema_document("routine.disable.confirm", "output")
+    assert not (tmp_path / "home").exists()
+
+
+def _shortcuts() -> list[tuple[tuple[str, ...], str]]:
+    from maia.cli._shortcuts import SHORTCUTS
+
+    return [(s.path, s.operation_id) for s in SHORTCUTS() if ".".join(s.path) not in REGISTRY]
+
+
+@pytest.mark.parametrize(("path", "operation_id"), _shortcuts(), ids=str)
+def test_shortcut_prints_its_ops_documents(
+    path: tuple[str, ...], operation_id: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shortcut (`webhook list --schema`, `approval allow --schema=input`) prints its op's
+    documents, and a confirm's with `--dry-run` its preview's; it refused `--schema` as an
+    unknown option."""
+    assert main([*path, "--schema"]) == 0
+    out, err = capsys.readouterr()
+    assert (json.loads(out), err) == (schema_document(operation_id, "output"), "")
+    assert main([*path, "--schema=input"]) == 0
+    assert json.loads(capsys.readouterr().out) == schema_document(operation_id, "input")
+    if operation_id.endswith(".confirm"):
+        assert main([*path, "--dry-run", "--schema"]) == 0
+        preview = operation_id.removesuffix(".confirm") + ".preview"
+        assert json.loads(capsys.readouterr().out) == schema_document(preview, "output")
+    assert main([*path, "--schema", "--node", "x"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "--node" in err
+
+
+@pytest.mark.parametrize("operation_id", [op.operation_id for op in REGISTRY])
+def test_output_describes_the_clients_own_errors(operation_id: str) -> None:
+    """`--schema` describes every failure the CLI's `--json` prints for the command, the
+    client's own included: a Node of another registry (`protocol_incompatible`, raised by
+    the SDK's hello for any command) and an answer over the frame (`frame_too_large`)."""
+    from maia.protocol import MaiaError
+
+    validator = jsonschema.Draft202012Validator(schema_document(operation_id, "output"))
+    for code in ("protocol_incompatible", "frame_too_large"):
+        error = MaiaError(code, "from the client", {"limit": 1})
+        assert validator.is_valid({"ok": False, "error": error.to_wire()}), code

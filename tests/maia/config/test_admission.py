@@ -175,6 +175,24 @@ async def test_file_edited_between_preview_and_confirm_is_refused(
     assert done["revision"] == 1
 
 
+async def test_a_manifest_digest_the_preview_never_gave_is_a_mismatch(
+    ctx: ServiceContext, home: Path
+) -> None:
+    """A confirm whose manifestDigest is not the preview's (the file unchanged) is
+    preview_mismatch, not `file changed since the preview` (storage_conflict), and spends
+    nothing: the preview's own values still confirm."""
+    write_user(home, {"swarm": {"capacity": {"maxLiveSessions": 3}}})
+    preview = await call(ctx, "config.admit.preview", {})
+    keys = ("previewId", "proof", "inputDigest", "manifestDigest", "expectedRevision")
+    values = {k: preview[k] for k in keys}
+    wrong = {**values, "manifestDigest": "sha256:" + "0" * 64, "commandId": "a"}
+    with pytest.raises(MaiaError) as caught:
+        await call(ctx, "config.admit.confirm", wrong)
+    assert caught.value.code == "preview_mismatch"
+    done = await call(ctx, "config.admit.confirm", {**values, "commandId": "a"})
+    assert done["revision"] == 1
+
+
 async def test_invalid_file_admits_nothing_and_names_every_problem(
     ctx: ServiceContext, home: Path
 ) -> None:
@@ -394,3 +412,26 @@ async def test_admitted_user_config_is_what_a_restart_runs_on(
     admitted = await admitted_user_config(ctx.store)
     assert admitted is not None
     assert admitted.capacity.max_live_sessions == 3
+
+
+async def test_a_project_whose_root_is_gone_admits_nothing(ctx: ServiceContext, work: Path) -> None:
+    """A Project whose root went away (moved, unmounted) is refused at the preview, naming
+    the root and relocate, and config.show says invalid; it previewed as an absent file
+    (every admitted key `removed`), so admitting it dropped the Project's configuration."""
+    root = work / "app"
+    project_id = await add_project(ctx, root)
+    write_project(root, '{"schemaVersion": "maia.project-config.v1", "projectKey": "app",'
+                        ' "limits": {"maxLiveSessions": 2}}')  # fmt: skip
+    admitted = await admit(ctx, {"projectId": project_id}, "admit-app")
+    os.rename(root, work / "elsewhere")
+    with pytest.raises(MaiaError) as caught:
+        await call(ctx, "config.admit.preview", {"projectId": project_id})
+    assert caught.value.code == "configuration_invalid"
+    assert caught.value.details["source"] == str(root)
+    assert "maia project relocate" in caught.value.details["detail"]
+    shown = await call(ctx, "config.show", {"projectId": project_id})
+    assert (shown["project"]["file"], shown["project"]["snapshotId"]) == (
+        "invalid",
+        admitted["snapshotId"],
+    )
+    assert shown["effective"]["swarm.capacity"]["maxLiveSessions"]["value"] == 2

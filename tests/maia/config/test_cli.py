@@ -70,6 +70,41 @@ def test_check_of_good_files_exits_0(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["ok"] is True
 
 
+def test_check_of_a_root_that_is_no_folder_is_a_problem(tmp_path: Path) -> None:
+    """`config check --root PATH` where PATH is no folder (a typo) exits 2 naming it; it
+    said `ok`, as for a Project without a file."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    missing = tmp_path / "no-such-app"
+    result = run(home, tmp_path, "config", "check", "--root", str(missing))
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stdout == f"{missing}: $: is not a folder: no Project root to check\n"
+    assert "1 problem in 1 file(s) checked" in result.stderr
+
+
+def test_check_usage_error_with_json_is_one_document(tmp_path: Path) -> None:
+    """`config check --bogus --json` prints the invalid_request document naming the flag
+    (docs/cli.md: a usage error is that document too), exit 2; stdout was empty."""
+    result = run(tmp_path, tmp_path, "config", "check", "--bogus", "--json")
+    assert result.returncode == 2
+    error = json.loads(result.stdout)["error"]
+    assert (error["code"], error["details"]) == ("invalid_request", {"path": "--bogus"})
+    assert "No such option" in result.stderr
+
+
+def test_a_home_problem_is_said_once(tmp_path: Path) -> None:
+    """A home writable by others is one problem, not two (the user file's and the
+    inventory's, both read from it)."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    os.chmod(home, 0o777)
+    result = run(home, tmp_path, "config", "check")
+    assert result.returncode == 2
+    assert len(result.stdout.splitlines()) == 1, result.stdout
+    assert "writable by group or others" in result.stdout
+    assert "1 problem in" in result.stderr
+
+
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """A foreground Node on a fresh home, and a private folder for Project roots."""
@@ -108,6 +143,20 @@ def test_admit_dry_run_then_yes_then_show(node: tuple[Path, Path]) -> None:
     assert effective["effective"]["limits"] == effective["effective"]["swarm.capacity"]
 
 
+def test_admit_dry_run_takes_the_command_id_its_help_lists(node: tuple[Path, Path]) -> None:
+    """`config admit --dry-run --command-id C` previews (exit 0) and admits nothing, as
+    every pair's stem does; it was `No such option '--command-id'` (exit 2)."""
+    home, work = node
+    write(home / "config.jsonc", '{"swarm": {"capacity": {"maxLiveSessions": 5}}}')
+    before = json.loads(run(home, work, "config", "show", "--json").stdout)["result"]["user"]
+    for args in (["--command-id", "dry-1"], ["--command-id=dry-2", "--yes"]):
+        dry = run(home, work, "config", "admit", "--dry-run", *args, "--json")
+        assert dry.returncode == 0, dry.stderr
+        assert json.loads(dry.stdout)["result"]["changed"] is True
+    after = json.loads(run(home, work, "config", "show", "--json").stdout)["result"]["user"]
+    assert after["revision"] == before["revision"]
+
+
 def test_admit_of_a_bad_project_file_names_line_and_column(node: tuple[Path, Path]) -> None:
     """A Project file with mistakes: admit exits 1 naming file:line:col of each, and the
     Project's configuration stays never admitted."""
@@ -126,6 +175,46 @@ def test_admit_of_a_bad_project_file_names_line_and_column(node: tuple[Path, Pat
     shown = run(home, work, "config", "show", "--project-id", project_id, "--json")
     status = json.loads(shown.stdout)["result"]["project"]
     assert (status["file"], status["revision"]) == ("invalid", 1)
+
+
+def test_show_names_a_whole_file_problem_by_its_file(node: tuple[Path, Path]) -> None:
+    """A problem of the file as a whole (a symlink: no line) is shown `file: $: ...`, as
+    `config check` prints it, not `file:?:?: $: ...`."""
+    home, work = node
+    target = work / "elsewhere.jsonc"
+    write(target, "{}")
+    (home / "config.jsonc").unlink(missing_ok=True)
+    (home / "config.jsonc").symlink_to(target)
+    try:
+        shown = run(home, work, "config", "show")
+        assert shown.returncode == 0, shown.stderr
+        assert f"  {home / 'config.jsonc'}: $: is a symbolic link" in shown.stdout
+        assert "?" not in shown.stdout
+    finally:
+        (home / "config.jsonc").unlink()
+
+
+def test_a_problem_past_the_wire_bounds_is_cut_not_fatal(node: tuple[Path, Path]) -> None:
+    """A 600,000-character unknown key and a 2,000-character time zone: config show
+    answers (it was validation_failed on its own problems), node.status lists the file
+    invalid (it left it out), and admit --dry-run is configuration_invalid (it was a frame
+    over 1 MiB, frame_too_large)."""
+    home, work = node
+    write(home / "config.jsonc",
+          json.dumps({"k" * 600_000: 1, "swarm": {"defaultTimezone": "Z" * 2000}}))  # fmt: skip
+    shown = run(home, work, "config", "show", "--json")
+    assert shown.returncode == 0, shown.stdout[:300]
+    user = json.loads(shown.stdout)["result"]["user"]
+    assert user["file"] == "invalid"
+    assert len(user["problems"]) == 2
+    assert all(len(p["path"]) <= 512 and len(p["detail"]) <= 1024 for p in user["problems"])
+    assert user["problems"][0]["path"].endswith("\u2026")
+    status = json.loads(run(home, work, "node", "status", "--json").stdout)["result"]
+    assert ("user", "invalid") in [(f["scope"], f["file"]) for f in status["configFiles"]]
+    dry = run(home, work, "config", "admit", "--dry-run", "--json")
+    assert dry.returncode == 1
+    assert json.loads(dry.stdout)["error"]["code"] == "configuration_invalid"
+    (home / "config.jsonc").unlink()
 
 
 def test_project_relocate_through_the_cli(node: tuple[Path, Path]) -> None:

@@ -50,7 +50,9 @@ def test_plain_json_reads_as_json(value: object) -> None:
         ("['x']", 1, 2, "unexpected character"),
         ("[1] 2", 1, 5, "after the document"),
         ("/* open", 1, 1, "unterminated"),
-        ('{"a": "line\nbreak"}', 1, 12, "Invalid control character"),
+        ('{"a": "line\nbreak"}', 1, 12, "a raw control character (a line break, a tab)"),
+        ('{"a": "tab\there"}', 1, 11, "write it as \\n or \\t"),
+        ('{"a": "open', 1, 7, "unterminated string"),
         ("[0x10]", 1, 3, "expected ','"),
         ("", 1, 1, "end of input"),
     ],
@@ -61,6 +63,7 @@ def test_refusals_name_line_and_column(text: str, line: int, column: int, words:
         loads_jsonc(text, "config.jsonc")
     assert (caught.value.line, caught.value.column) == (line, column)
     assert words in caught.value.reason
+    assert not caught.value.reason.endswith(" at")  # the stdlib's, whose position we drop
     assert str(caught.value).startswith(f"config.jsonc:{line}:{column}: ")
 
 
