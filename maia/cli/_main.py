@@ -78,6 +78,16 @@ def summary() -> str:
     return "\n".join(lines) + "\n"
 
 
+def parse_line(args: Sequence[str]) -> Any:
+    """One command line as an `Invocation`, after the rewrites a typed line gets (`config
+    admit`'s stem, a pair stem's `--schema`): what `main` and the console both run."""
+    from ._config_cmd import config_alias
+    from ._invocation import parse_invocation
+    from ._schema_mode import schema_alias
+
+    return parse_invocation(schema_alias(config_alias(args)))
+
+
 def _refuse(message: str, code: int = 2) -> int:
     sys.stderr.write(f"maia: {message[:MESSAGE_MAX]}\n")
     return code
@@ -261,15 +271,12 @@ def _main(argv: Sequence[str] | None) -> int:
             return exit_.code if isinstance(exit_.code, int) else 0
     from maia.protocol import REGISTRY
 
-    from ._config_cmd import config_alias
     from ._deprecated import report, rewrite_deprecated
-    from ._invocation import parse_invocation
-    from ._schema_mode import schema_alias
 
     args, deprecated = rewrite_deprecated(args, REGISTRY.deprecations)
     report(deprecated, sys.stderr)
     try:
-        invocation = parse_invocation(schema_alias(config_alias(args)))
+        invocation = parse_line(args)
     except Refusal as refusal:
         return _refuse(refusal.message)
     except click.UsageError as error:

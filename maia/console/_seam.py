@@ -46,9 +46,9 @@ class CliSeam:
         self._tree: click.Group | None = None
 
     def parse(self, argv: Sequence[str]) -> Any:
-        from maia.cli import parse_invocation  # type: ignore[attr-defined,unused-ignore]
+        from maia.cli import parse_line
 
-        return parse_invocation(list(argv))
+        return parse_line(list(argv))
 
     async def execute(
         self,

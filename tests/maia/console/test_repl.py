@@ -69,3 +69,27 @@ def test_builtins_and_refusals(tmp_path: Path) -> None:
             assert err.getvalue().count("usage:") == 3
 
     asyncio.run(run())
+
+
+def test_a_pair_stem_with_schema_prints_its_document_offline(tmp_path: Path) -> None:
+    """`routine disable --schema` typed in the console prints routine.disable.confirm's output
+    schema, as `maia routine disable --schema` does, and contacts no Node (there is none: the
+    console's client is None), rather than running the preview."""
+    import json
+
+    from maia.protocol import schema_document
+
+    from .test_headless import Sink
+
+    async def run() -> tuple[int, str, str]:
+        out, err = Sink(), Sink()
+        with create_pipe_input() as pipe:
+            repl = Repl(client=None, seam=CliSeam(), cache=SessionCache(),
+                        history_path=tmp_path / "history", input=pipe, output=DummyOutput(),
+                        stdout=out, stderr=err)  # fmt: skip
+            code = await repl.dispatch(["routine", "disable", "--schema"])
+            return code, out.getvalue(), err.getvalue()
+
+    code, printed, said = asyncio.run(run())
+    assert (code, said) == (0, "")
+    assert json.loads(printed) == schema_document("routine.disable.confirm", "output")
