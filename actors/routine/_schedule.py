@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import attrs
 from cronsim import CronSim, CronSimError
 
-from maia.core import MaiaError
+from maia.core import MaiaError, is_iana_time_zone
 
 MIN_INTERVAL_MS: Final = 15 * 60 * 1000
 INTERVAL_HORIZON_MS: Final = 366 * 24 * 3600 * 1000  # "the next year of fires"
@@ -52,6 +52,8 @@ def _invalid(detail: str, path: str) -> MaiaError:
 def _zone(name: str) -> ZoneInfo:
     if not name or len(name) > MAX_TIMEZONE_LENGTH or name.startswith(("/", ".")):
         raise _invalid("must be an IANA time zone name such as Europe/Berlin", "timezone")
+    if not is_iana_time_zone(name):  # ZoneInfo also opens localtime, posixrules, right/…
+        raise _invalid(f"{name!r} is not an IANA time zone", "timezone")
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):

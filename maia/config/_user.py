@@ -11,17 +11,15 @@ syntax), so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import re
-import zoneinfo
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import attrs
 
-from maia.core import MaiaError, parse_definition_ref
+from maia.core import MaiaError, is_iana_time_zone, parse_definition_ref
 
 from ._agent_executors import AGENT_KINDS, ALL_AGENT_KEYS, read_agent_options
 from ._deprecated_keys import without_deprecated_keys
@@ -128,14 +126,9 @@ class UserConfig:
         return found
 
 
-@functools.cache
-def _zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones()) | {"UTC"}
-
-
 def is_time_zone(name: str) -> bool:
     """Whether `name` is an IANA time zone this machine knows (`Europe/Paris`, `UTC`)."""
-    return name in _zones()
+    return is_iana_time_zone(name)
 
 
 def read_executor(

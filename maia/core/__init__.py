@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from ._time import check_revision as check_revision
     from ._time import format_timestamp_ms as format_timestamp_ms
     from ._time import parse_timestamp as parse_timestamp
+    from ._zones import is_iana_time_zone as is_iana_time_zone
 
 _LAZY: dict[str, str] = {
     "STRICT_DECODER": "worker_bridge",
@@ -127,6 +128,7 @@ _LAZY: dict[str, str] = {
     "check_revision": "._time",
     "format_timestamp_ms": "._time",
     "parse_timestamp": "._time",
+    "is_iana_time_zone": "._zones",
 }
 __all__ = sorted(_LAZY)
 

@@ -137,6 +137,10 @@ def test_fifteen_minutes_or_more_is_accepted(cron: str) -> None:
         ("0 9 * * *", "Mars/Olympus", "schedule.timezone"),
         ("0 9 * * *", "../etc/passwd", "schedule.timezone"),
         ("0 9 * * *", "", "schedule.timezone"),
+        # Files ZoneInfo opens that name no IANA zone: the host's own, and leap-second copies.
+        ("0 9 * * *", "localtime", "schedule.timezone"),
+        ("0 9 * * *", "posixrules", "schedule.timezone"),
+        ("0 9 * * *", "right/UTC", "schedule.timezone"),
     ],
 )
 def test_invalid_schedules_name_the_field(cron: str, zone: str, path: str) -> None:

@@ -99,6 +99,7 @@ def test_unknown_executor_reference_lists_the_known() -> None:
     ("document", "path"),
     [
         ({"swarm": {"defaultTimezone": "Not/AZone"}}, "swarm.defaultTimezone"),
+        ({"swarm": {"defaultTimezone": "localtime"}}, "swarm.defaultTimezone"),  # the host's
         ({"swarm": {"capacity": {"currency": 5}}}, "swarm.capacity.currency"),
         ({"swarm": {"capacity": {"currency": "GBP"}}}, "swarm.capacity.currency"),
         (
