@@ -134,3 +134,36 @@ def test_without_a_stream_the_bounded_waits_end_it(
     assert (turn["state"], turn["outputText"]) == ("completed", "whole anyway")
     assert wire.methods[:2] == ["node.hello", "turn.send"]
     assert set(wire.methods[2:]) == {"turn.wait"}
+
+
+def test_a_retried_command_id_of_an_ended_turn_is_answered_by_the_wait(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--wait --jsonl` again with the same --command-id after the turn ended: its records
+    came before this attach, so the end comes from the Node's wait (one turn.wait that waits,
+    answered at once), not from waiting out --timeout for a stream record that never comes."""
+    from maia.client._transport import WebSocket
+
+    session = _session(cli, "retried")
+    first = cli("turn", "send", session, "once", "--command-id", "retry-1", "--wait", "--jsonl")
+    assert first.returncode == 0, first.stderr
+    waits: list[int] = []
+    send = WebSocket.send
+
+    async def counted(self: WebSocket, text: str) -> None:
+        frame = json.loads(text)
+        if frame["method"] == "turn.wait":
+            waits.append(frame["params"]["waitMilliseconds"])
+        await send(self, text)
+
+    monkeypatch.setattr(WebSocket, "send", counted)
+    again = cli(
+        "turn", "send", session, "once", "--command-id", "retry-1", "--wait", "--jsonl",
+        "--timeout", "5s",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    turn = json.loads(again.stdout.splitlines()[-1])
+    assert (turn["state"], turn["outputText"]) == ("completed", "once")
+    # Before the fix the only turn.wait came after --timeout had passed (waitMilliseconds 0).
+    assert len(waits) == 1
+    assert waits[0] > 0
