@@ -181,18 +181,24 @@ def _wanted(params: dict[str, Any]) -> str:
 async def turn_wait(client: Any, params: dict[str, Any], invocation: Invocation, out: Any) -> int:
     """Repeat `turn.wait` until satisfied or the turn completed (exit 0, even when --state
     named another state: completing is no failure), the turn failed or was interrupted
-    when that was not asked for (5) or the deadline (`--timeout`, default 60 s) passes (3)."""
+    when that was not asked for (5) or the deadline (`--timeout`, default 60 s) passes (3).
+    The first call does not wait, as in `session wait`: the Node holds an unmet wait its
+    whole 4 s even on an ended turn, which no state follows."""
     from ._execute import progress
 
     limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_TURN_WAIT_S_ALONE
     wanted = set(params.get("states") or ())
     answer: dict[str, Any] = {}
     deadline = anyio.current_time() + limit
+    first = True
     async with progress(out, f"turn {params['turnId']}"):
         while True:
             left_ms = int((deadline - anyio.current_time()) * 1000)
             call_ms = max(0, min(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX), left_ms))
-            answer = await client.request("turn.wait", {**params, "waitMilliseconds": call_ms})
+            answer = await client.request(
+                "turn.wait", {**params, "waitMilliseconds": 0 if first else call_ms}
+            )
+            first = False
             if answer["satisfied"] or answer["turn"]["state"] in TURN_ENDED or left_ms <= 0:
                 break
     out.result("turn.wait", answer)
