@@ -16,12 +16,15 @@ from typing import Any, Final
 from maia.core import parse_timestamp
 
 CELL_MAX: Final = 60
-# Values printed whole: a turn's reply, a secret to hand over (a cut token is useless) and
-# the digests a user is told to compare or pass back (`--input-digest D`).
+# Values printed whole: a turn's reply and prompt (`turn show` promises the whole prompt), a
+# transcript path, a secret to hand over (a cut token is useless) and the digests a user is
+# told to compare or pass back (`--input-digest D`).
 _WHOLE: Final = frozenset({
-    "outputText", "token", "registryDigest", "inputDigest", "manifestDigest",
-    "normalizedInputDigest", "resolvedFilterDigest", "evidenceDigest",
+    "outputText", "prompt", "transcriptPath", "token", "registryDigest", "inputDigest",
+    "manifestDigest", "normalizedInputDigest", "resolvedFilterDigest", "evidenceDigest",
 })  # fmt: skip
+# Printed whole in one object's block, cut in a table's cell (an approval's, an archive's).
+_WHOLE_IN_BLOCK: Final = frozenset({"summary"})
 # List key of a result → (column title, field) of its table.
 COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "sessions": (
@@ -80,7 +83,7 @@ OBJECTS: Final[dict[str, tuple[str, ...]]] = {
         "sessionId", "title", "state", "activity", "status", "prompt", "failureMessage",
         "projectId", "executor", "cwd", "labels", "pendingTurns", "latestTurnId",
         "latestTurnState", "usage", "settled", "settledReason", "revision", "createdAt",
-        "updatedAt", "archived",
+        "updatedAt", "archived", "archivedAt", "summary", "transcriptPath",
     ),
     "approval": (
         "approvalId", "sessionId", "turnId", "state", "kind", "summary", "options",
@@ -137,8 +140,9 @@ def _is_time(key: str) -> bool:
     return key.endswith("At")
 
 
-def cell(key: str, value: Any, now_ms: int, colour: bool = False) -> str:
-    """One value as text: times relative, lists joined, nested values as compact JSON."""
+def cell(key: str, value: Any, now_ms: int, colour: bool = False, whole: bool = False) -> str:
+    """One value as text: times relative, lists joined, nested values as compact JSON; cut
+    at `CELL_MAX` unless `whole` or the key is one printed whole."""
     if value is None:
         text = "-"
     elif isinstance(value, bool):
@@ -155,7 +159,7 @@ def cell(key: str, value: Any, now_ms: int, colour: bool = False) -> str:
     else:
         text = str(value)
     text = text.replace("\n", " ")
-    if len(text) > CELL_MAX and key not in _WHOLE:
+    if len(text) > CELL_MAX and not whole and key not in _WHOLE:
         text = text[: CELL_MAX - 1] + "…"
     if colour and key in ("state", "activity", "latestTurnState") and text in _COLOURS:
         return f"\x1b[{_COLOURS[text]}m{text}\x1b[0m"
@@ -186,7 +190,7 @@ def block(value: dict[str, Any], keys: Sequence[str] | None, now_ms: int,
     width = max((len(k) for k in chosen), default=0)
     lines = []
     for key in chosen:
-        text = cell(key, value[key], now_ms, colour)
+        text = cell(key, value[key], now_ms, colour, whole=key in _WHOLE_IN_BLOCK)
         if _is_time(key) and isinstance(value[key], str):
             text += f"  ({value[key]})"
         lines.append(f"{key.ljust(width)}  {text}")

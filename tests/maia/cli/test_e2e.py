@@ -261,3 +261,36 @@ def test_refused_token_exits_4(cli: Cli, tmp_path: Path) -> None:
     assert result.returncode == 4, result.stderr
     assert result.stdout == ""
     assert "unauthenticated" in result.stderr
+
+
+def test_an_archived_sessions_summary_is_shown(cli: Cli) -> None:
+    """`session archive --summary --transcript-path`, then `session show`: the human block
+    says when it was archived, the summary and the transcript path (not only `archived`)."""
+    made = cli("session", "create", "--title", "to-archive", "--json")
+    assert made.returncode == 0, made.stderr
+    session_id = json.loads(made.stdout)["result"]["session"]["sessionId"]
+    summary = "wrapped up the report: " + "every section checked, " * 4 + "done"
+    path = "/srv/transcripts/" + "quarterly/" * 6 + "report.md"
+    archived = cli("session", "archive", session_id, "--summary", summary,
+                   "--transcript-path", path)  # fmt: skip
+    assert archived.returncode == 0, archived.stderr
+    shown = cli("session", "show", session_id)
+    assert shown.returncode == 0, shown.stderr
+    lines = {line.split()[0]: line for line in shown.stdout.splitlines() if line.strip()}
+    assert lines["summary"].split(None, 1)[1] == summary
+    assert lines["transcriptPath"].split(None, 1)[1] == path
+    assert "archivedAt" in lines
+
+
+def test_turn_show_prints_the_whole_prompt(cli: Cli) -> None:
+    """`turn show TURN` (human) prints the whole prompt, as docs/cli.md says, not its first
+    60 characters."""
+    made = cli("session", "create", "--title", "long-prompt", "--json")
+    assert made.returncode == 0, made.stderr
+    prompt = "please answer this: " + "a rather long question, " * 10 + "end"
+    sent = cli("turn", "send", "long-prompt", prompt, "--wait", "--json")
+    assert sent.returncode == 0, sent.stderr
+    shown = cli("turn", "show", json.loads(sent.stdout)["result"]["turn"]["turnId"])
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [line for line in shown.stdout.splitlines() if line.startswith("prompt ")]
+    assert line.split(None, 1)[1] == prompt
