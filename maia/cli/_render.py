@@ -23,8 +23,9 @@ _WHOLE: Final = frozenset({
     "outputText", "prompt", "transcriptPath", "token", "registryDigest", "inputDigest",
     "manifestDigest", "normalizedInputDigest", "resolvedFilterDigest", "evidenceDigest",
 })  # fmt: skip
-# Printed whole in one object's block, cut in a table's cell (an approval's, an archive's).
-_WHOLE_IN_BLOCK: Final = frozenset({"summary"})
+# Printed whole in one object's block, cut in a table's cell: an approval's or an archive's
+# summary, a receipt's targets (`turn send`'s Ctrl-C note says its receipt names the turn).
+_WHOLE_IN_BLOCK: Final = frozenset({"summary", "targets"})
 # List key of a result → (column title, field) of its table.
 COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "sessions": (
@@ -152,6 +153,8 @@ def cell(key: str, value: Any, now_ms: int, colour: bool = False, whole: bool = 
     elif key == "prompt" and isinstance(value, dict):  # a Session's pending approval
         text = f"{value.get('kind')} {value.get('approvalId')}: {value.get('summary') or ''}"
         text = text.rstrip(": ")
+    elif key == "targets" and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        text = ", ".join(f"{t.get('targetId')} ({t.get('disposition')})" for t in value) or "-"
     elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         text = ",".join(value) or "-"
     elif isinstance(value, dict | list):
