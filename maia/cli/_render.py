@@ -23,6 +23,8 @@ _WHOLE: Final = frozenset({
     "outputText", "prompt", "transcriptPath", "token", "registryDigest", "inputDigest",
     "manifestDigest", "normalizedInputDigest", "resolvedFilterDigest", "evidenceDigest",
 })  # fmt: skip
+# Control characters (newlines, tabs, terminal escapes) shown as spaces in a cell.
+_CONTROLS: Final = dict.fromkeys((*range(0x20), 0x7F), " ")
 # Printed whole in one object's block, cut in a table's cell: an approval's or an archive's
 # summary, a receipt's targets (`turn send`'s Ctrl-C note says its receipt names the turn).
 _WHOLE_IN_BLOCK: Final = frozenset({"summary", "targets"})
@@ -161,7 +163,7 @@ def cell(key: str, value: Any, now_ms: int, colour: bool = False, whole: bool = 
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     else:
         text = str(value)
-    text = text.replace("\n", " ")
+    text = text.translate(_CONTROLS)  # a tab or an escape in a prompt would break the table
     if len(text) > CELL_MAX and not whole and key not in _WHOLE:
         text = text[: CELL_MAX - 1] + "…"
     if colour and key in ("state", "activity", "latestTurnState") and text in _COLOURS:

@@ -294,3 +294,19 @@ def test_turn_show_prints_the_whole_prompt(cli: Cli) -> None:
     assert shown.returncode == 0, shown.stderr
     (line,) = [line for line in shown.stdout.splitlines() if line.startswith("prompt ")]
     assert line.split(None, 1)[1] == prompt
+
+
+def test_control_characters_of_a_prompt_do_not_reach_the_terminal(cli: Cli) -> None:
+    """A prompt holding a tab and a terminal escape: `turn list` and `turn show` (human)
+    print them as spaces, so the table stays aligned and the terminal is not driven."""
+    made = cli("session", "create", "--title", "controls", "--json")
+    assert made.returncode == 0, made.stderr
+    sent = cli("turn", "send", "controls", "a\tb\x1b[2Jc\rd", "--wait", "--json")
+    assert sent.returncode == 0, sent.stderr
+    turn_id = json.loads(sent.stdout)["result"]["turn"]["turnId"]
+    listed = cli("turn", "list", "controls")
+    shown = cli("turn", "show", turn_id)
+    for done in (listed, shown):
+        assert done.returncode == 0, done.stderr
+        assert not any(c in done.stdout for c in "\t\x1b\r"), repr(done.stdout)
+    assert "a b [2Jc d" in listed.stdout
