@@ -26,8 +26,9 @@ _WHOLE: Final = frozenset({
 # Control characters (newlines, tabs, terminal escapes) shown as spaces in a cell.
 _CONTROLS: Final = dict.fromkeys((*range(0x20), 0x7F), " ")
 # Printed whole in one object's block, cut in a table's cell: an approval's or an archive's
-# summary, a receipt's targets (`turn send`'s Ctrl-C note says its receipt names the turn).
-_WHOLE_IN_BLOCK: Final = frozenset({"summary", "targets"})
+# summary, why a Session's launch or a turn failed, a receipt's targets (`turn send`'s
+# Ctrl-C note says its receipt names the turn).
+_WHOLE_IN_BLOCK: Final = frozenset({"summary", "failureMessage", "targets"})
 # List key of a result → (column title, field) of its table.
 COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "sessions": (

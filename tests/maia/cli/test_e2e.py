@@ -310,3 +310,22 @@ def test_control_characters_of_a_prompt_do_not_reach_the_terminal(cli: Cli) -> N
         assert done.returncode == 0, done.stderr
         assert not any(c in done.stdout for c in "\t\x1b\r"), repr(done.stdout)
     assert "a b [2Jc d" in listed.stdout
+
+
+def test_why_a_launch_failed_is_shown_whole(cli: Cli) -> None:
+    """A Session whose folder went away: `session show` (human) prints its whole
+    failureMessage, the folder's path included, not its first 60 characters."""
+    folder = cli.cwd / "soon-gone"
+    folder.mkdir()
+    made = cli("session", "create", "--title", "launch-fails", "--cwd", str(folder), "--json")
+    assert made.returncode == 0, made.stderr
+    folder.rmdir()
+    assert cli("turn", "send", "launch-fails", "hi", "--wait").returncode == 5
+    shown = cli("session", "show", "launch-fails")
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [line for line in shown.stdout.splitlines() if line.startswith("failureMessage ")]
+    message = json.loads(cli("session", "show", "launch-fails", "--json").stdout)["result"][
+        "session"
+    ]["failureMessage"]
+    assert str(folder) in message
+    assert line.split(None, 1)[1] == message
