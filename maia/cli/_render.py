@@ -255,7 +255,14 @@ def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> 
         return unserved_cursor_text(result)
     if operation_id == "turn.queue.list":
         rows = ([result["activeTurn"]] if result.get("activeTurn") else []) + result["queue"]
-        return table(rows, COLUMNS["queue"], now_ms, colour)
+        text = table(rows, COLUMNS["queue"], now_ms, colour)
+        waiting = result.get("waiting")
+        if isinstance(waiting, dict):  # why the first queued turn does not start yet
+            text += (
+                f"(waiting: {waiting.get('limit')} {waiting.get('value')} reached, "
+                f"{waiting.get('scope')} scope; it starts when a turn ends)\n"
+            )
+        return text
     out: list[str] = []
     if "delivery" in result:
         note = " (duplicate: this command ran before)" if result["delivery"] == "duplicate" else ""
