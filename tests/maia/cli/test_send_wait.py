@@ -192,3 +192,15 @@ def test_turn_wait_for_a_state_an_ended_turn_never_reaches_answers_at_once(
     assert done.returncode == code, done.stderr
     assert json.loads(done.stdout)["result"]["satisfied"] is False
     assert waits == [0]  # before the fix: [4000], answered after the Node's whole wait
+
+
+def test_a_zero_wait_per_call_does_not_turn_the_waits_into_polling(cli: Cli, wire: Wire) -> None:
+    """`session wait … --wait-milliseconds 0 --timeout 1s` on a Session that never gets
+    there: after the first call each call waits the Node's 200 ms reread at least, so a
+    second costs a handful of requests (it was ~1,500 a second: a busy loop)."""
+    session = _session(cli, "zero-wait")
+    wire.methods = []
+    done = cli("session", "wait", session, "--state", "running", "--wait-milliseconds", "0",
+               "--timeout", "1s")  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert 1 <= wire.methods.count("session.wait") <= 10  # each repeat waits 200 ms or more
