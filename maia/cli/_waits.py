@@ -176,7 +176,7 @@ def _call_ms(params: dict[str, Any], left_ms: int) -> int:
     """How long one repeated call waits: the asked `--wait-milliseconds` (default 4 s),
     never past the deadline and, once repeated, never under `MIN_CALL_MS` (with
     `--wait-milliseconds 0` the loop asked the Node ~1,500 times a second)."""
-    asked = max(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX), MIN_CALL_MS)
+    asked = max(int(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX)), MIN_CALL_MS)
     return max(0, min(asked, left_ms))
 
 
