@@ -16,12 +16,19 @@ from typing import Any, Final
 from maia.core import parse_timestamp
 
 CELL_MAX: Final = 60
-# Values printed whole: a turn's reply, a secret to hand over (a cut token is useless) and
-# the digests a user is told to compare or pass back (`--input-digest D`).
+# Values printed whole: a turn's reply and prompt (`turn show` promises the whole prompt), a
+# transcript path, a secret to hand over (a cut token is useless) and the digests a user is
+# told to compare or pass back (`--input-digest D`).
 _WHOLE: Final = frozenset({
-    "outputText", "token", "registryDigest", "inputDigest", "manifestDigest",
-    "normalizedInputDigest", "resolvedFilterDigest", "evidenceDigest",
+    "outputText", "prompt", "transcriptPath", "token", "registryDigest", "inputDigest",
+    "manifestDigest", "normalizedInputDigest", "resolvedFilterDigest", "evidenceDigest",
 })  # fmt: skip
+# Control characters (newlines, tabs, terminal escapes) shown as spaces in a cell.
+_CONTROLS: Final = dict.fromkeys((*range(0x20), 0x7F), " ")
+# Printed whole in one object's block, cut in a table's cell: an approval's or an archive's
+# summary, why a Session's launch or a turn failed, a receipt's targets (`turn send`'s
+# Ctrl-C note says its receipt names the turn).
+_WHOLE_IN_BLOCK: Final = frozenset({"summary", "failureMessage", "targets"})
 # List key of a result → (column title, field) of its table.
 COLUMNS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "sessions": (
@@ -80,7 +87,7 @@ OBJECTS: Final[dict[str, tuple[str, ...]]] = {
         "sessionId", "title", "state", "activity", "status", "prompt", "failureMessage",
         "projectId", "executor", "cwd", "labels", "pendingTurns", "latestTurnId",
         "latestTurnState", "usage", "settled", "settledReason", "revision", "createdAt",
-        "updatedAt", "archived",
+        "updatedAt", "archived", "archivedAt", "summary", "transcriptPath",
     ),
     "approval": (
         "approvalId", "sessionId", "turnId", "state", "kind", "summary", "options",
@@ -137,8 +144,9 @@ def _is_time(key: str) -> bool:
     return key.endswith("At")
 
 
-def cell(key: str, value: Any, now_ms: int, colour: bool = False) -> str:
-    """One value as text: times relative, lists joined, nested values as compact JSON."""
+def cell(key: str, value: Any, now_ms: int, colour: bool = False, whole: bool = False) -> str:
+    """One value as text: times relative, lists joined, nested values as compact JSON; cut
+    at `CELL_MAX` unless `whole` or the key is one printed whole."""
     if value is None:
         text = "-"
     elif isinstance(value, bool):
@@ -148,14 +156,16 @@ def cell(key: str, value: Any, now_ms: int, colour: bool = False) -> str:
     elif key == "prompt" and isinstance(value, dict):  # a Session's pending approval
         text = f"{value.get('kind')} {value.get('approvalId')}: {value.get('summary') or ''}"
         text = text.rstrip(": ")
+    elif key == "targets" and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        text = ", ".join(f"{t.get('targetId')} ({t.get('disposition')})" for t in value) or "-"
     elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         text = ",".join(value) or "-"
     elif isinstance(value, dict | list):
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     else:
         text = str(value)
-    text = text.replace("\n", " ")
-    if len(text) > CELL_MAX and key not in _WHOLE:
+    text = text.translate(_CONTROLS)  # a tab or an escape in a prompt would break the table
+    if len(text) > CELL_MAX and not whole and key not in _WHOLE:
         text = text[: CELL_MAX - 1] + "…"
     if colour and key in ("state", "activity", "latestTurnState") and text in _COLOURS:
         return f"\x1b[{_COLOURS[text]}m{text}\x1b[0m"
@@ -186,7 +196,7 @@ def block(value: dict[str, Any], keys: Sequence[str] | None, now_ms: int,
     width = max((len(k) for k in chosen), default=0)
     lines = []
     for key in chosen:
-        text = cell(key, value[key], now_ms, colour)
+        text = cell(key, value[key], now_ms, colour, whole=key in _WHOLE_IN_BLOCK)
         if _is_time(key) and isinstance(value[key], str):
             text += f"  ({value[key]})"
         lines.append(f"{key.ljust(width)}  {text}")
@@ -245,7 +255,14 @@ def human(operation_id: str, result: Any, now_ms: int, colour: bool = False) -> 
         return unserved_cursor_text(result)
     if operation_id == "turn.queue.list":
         rows = ([result["activeTurn"]] if result.get("activeTurn") else []) + result["queue"]
-        return table(rows, COLUMNS["queue"], now_ms, colour)
+        text = table(rows, COLUMNS["queue"], now_ms, colour)
+        waiting = result.get("waiting")
+        if isinstance(waiting, dict):  # why the first queued turn does not start yet
+            text += (
+                f"(waiting: {waiting.get('limit')} {waiting.get('value')} reached, "
+                f"{waiting.get('scope')} scope; it starts when a turn ends)\n"
+            )
+        return text
     out: list[str] = []
     if "delivery" in result:
         note = " (duplicate: this command ran before)" if result["delivery"] == "duplicate" else ""

@@ -10,6 +10,8 @@ the turn, one a line). The subscription ends with the turn's terminal record
 `turn.wait` that answers at once reads the ended turn. A stream that cannot be opened (an
 older Node) or is cut only loses the live text: the end then comes from the Node's bounded
 `turn.wait`, and what was not streamed is printed from the finished turn's `outputText`.
+So does a retried commandId (`delivery: duplicate`) and a send made before the stream
+answered: that turn's records, its end among them, may precede the attach point.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class TurnStream:
         self.out = out
         self.turn_id: str | None = None
         self.attached = anyio.Event()
+        self.opened = False  # the stream answered (attached): later turns' records follow
         self.ended = anyio.Event()
         self.gone = anyio.Event()  # the stream ended without our turn's end (or never opened)
         self.printed: dict[str, str] = {}  # item ID -> message text printed so far
@@ -84,6 +87,7 @@ class TurnStream:
             async with attach_session(client, session_id, max_retries=2) as feed:
                 async for frame in feed:
                     if frame.type in ("attached", "synchronized"):
+                        self.opened = True
                         self.attached.set()
                     for record in frame.records:
                         self.take(record)
@@ -113,12 +117,17 @@ async def send_and_stream(
         with anyio.move_on_after(ATTACH_WAIT_S):
             await stream.attached.wait()
         try:
+            live = stream.opened  # attached before the send: the new turn's records follow
             sent = await client.request("turn.send", params)
             turn = sent["turn"]
             stream.know(turn["turnId"])
             if turn["state"] not in TURN_ENDED:
-                with anyio.move_on_at(deadline):
-                    await _first(stream.ended, stream.gone)
+                # A retried commandId's turn (its stored state is the first send's) or a
+                # send made before the stream answered may have records from before the
+                # attach point, its end among them: only the Node's wait can say it ended.
+                if live and sent.get("delivery") != "duplicate":
+                    with anyio.move_on_at(deadline):
+                        await _first(stream.ended, stream.gone)
                 turn = await _waited(client, turn, deadline)
         except Exception as error:  # re-raised below, not wrapped by the task group
             failure = error

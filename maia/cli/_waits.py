@@ -37,6 +37,7 @@ TURN_ENDED: Final = ("completed", "failed", "interrupted")
 SESSION_ENDED: Final = ("stopped", "failed")  # terminal: a Session in one never leaves it
 FOLLOW_PAUSE_S: Final = (0.1, 0.25, 0.5, 1.0)
 PROJECT_PAGES_MAX: Final = 50
+MIN_CALL_MS: Final = 200  # the Node rereads every 200 ms: a shorter repeated wait only polls
 
 
 async def current_project(client: Any, out: Any) -> str:
@@ -148,7 +149,7 @@ async def session_wait(
     async with progress(out, f"session {params['sessionId']}"):
         while True:
             left_ms = int((deadline - anyio.current_time()) * 1000)
-            call_ms = max(0, min(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX), left_ms))
+            call_ms = _call_ms(params, left_ms)
             answer = await client.request(
                 "session.wait", {**params, "waitMilliseconds": 0 if first else call_ms}
             )
@@ -171,6 +172,14 @@ async def session_wait(
     return _exit.TIMEOUT
 
 
+def _call_ms(params: dict[str, Any], left_ms: int) -> int:
+    """How long one repeated call waits: the asked `--wait-milliseconds` (default 4 s),
+    never past the deadline and, once repeated, never under `MIN_CALL_MS` (with
+    `--wait-milliseconds 0` the loop asked the Node ~1,500 times a second)."""
+    asked = max(int(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX)), MIN_CALL_MS)
+    return max(0, min(asked, left_ms))
+
+
 def _wanted(params: dict[str, Any]) -> str:
     """The states and activities a `session wait` asked for, as a person reads them."""
     wanted = [f"state {s}" for s in params.get("states") or ()]
@@ -181,18 +190,24 @@ def _wanted(params: dict[str, Any]) -> str:
 async def turn_wait(client: Any, params: dict[str, Any], invocation: Invocation, out: Any) -> int:
     """Repeat `turn.wait` until satisfied or the turn completed (exit 0, even when --state
     named another state: completing is no failure), the turn failed or was interrupted
-    when that was not asked for (5) or the deadline (`--timeout`, default 60 s) passes (3)."""
+    when that was not asked for (5) or the deadline (`--timeout`, default 60 s) passes (3).
+    The first call does not wait, as in `session wait`: the Node holds an unmet wait its
+    whole 4 s even on an ended turn, which no state follows."""
     from ._execute import progress
 
     limit = invocation.timeout_s if invocation.timeout_s is not None else DEFAULT_TURN_WAIT_S_ALONE
     wanted = set(params.get("states") or ())
     answer: dict[str, Any] = {}
     deadline = anyio.current_time() + limit
+    first = True
     async with progress(out, f"turn {params['turnId']}"):
         while True:
             left_ms = int((deadline - anyio.current_time()) * 1000)
-            call_ms = max(0, min(params.get("waitMilliseconds", WAIT_MILLISECONDS_MAX), left_ms))
-            answer = await client.request("turn.wait", {**params, "waitMilliseconds": call_ms})
+            call_ms = _call_ms(params, left_ms)
+            answer = await client.request(
+                "turn.wait", {**params, "waitMilliseconds": 0 if first else call_ms}
+            )
+            first = False
             if answer["satisfied"] or answer["turn"]["state"] in TURN_ENDED or left_ms <= 0:
                 break
     out.result("turn.wait", answer)

@@ -209,6 +209,15 @@ def _read(ctx: ServiceContext, params: EventsReadInput, conn: sqlite3.Connection
             if error.code != "cursor_reset_required":
                 raise
             raise _Unserved(error, f"owner:{owner}", horizon, _head(conn)) from None
+        if records and records[0].owner_type != position.owner_type:
+            # An owner has one type: another one names no owner (and the page's cursor,
+            # scoped by owner ID, would read the other owner's events after all).
+            raise MaiaError(
+                "validation_failed",
+                f"position.ownerType: {owner} is a {records[0].owner_type}, "
+                f"not a {position.owner_type}",
+                {"path": "position.ownerType", "ownerType": records[0].owner_type},
+            )
         after = records[-1].position if records else None
         if after is None:  # nothing yet: continue after the journal's end
             after = _head(conn)

@@ -3,7 +3,7 @@
 An exact ID wins outright. Otherwise the matches of an ID prefix of at least four
 hexadecimal digits (with or without the type prefix: `3fa2`, `session_3fa2`, `hook_3fa2`)
 and of an exact title (Sessions), project key (Projects) or name (routines),
-case-insensitively, are gathered
+case-insensitively (Unicode case folding for text that is not ASCII), are gathered
 together: more than one distinct ID is `ambiguous` with at most ten candidates
 (`moreCandidates` when an eleventh matched); none is
 `resource_not_found`.
@@ -60,12 +60,22 @@ def _resolve(conn: sqlite3.Connection, params: ReferenceResolveInput) -> list[tu
         ):
             found.setdefault(row_id, row_label)
     if label != "NULL":
+        # SQLite's lower() folds ASCII only: a title typed with other letters ("émile" for
+        # "Émile") is compared casefolded, in Python, row by row (a scan, as lower() is).
+        folded = text.isascii()
+        if not folded:
+            conn.create_function("maia_casefold", 1, _casefold, deterministic=True)
+        match = f"lower({label}) = lower(?)" if folded else f"maia_casefold({label}) = ?"
         for row_id, row_label in conn.execute(
-            select + f"lower({label}) = lower(?){scope} LIMIT ?",
-            [text, *scope_args, MAX_CANDIDATES + 1],
+            select + f"{match}{scope} LIMIT ?",
+            [text if folded else text.casefold(), *scope_args, MAX_CANDIDATES + 1],
         ):
             found.setdefault(row_id, row_label)
     return list(found.items())[: MAX_CANDIDATES + 1]
+
+
+def _casefold(value: object) -> str | None:
+    return value.casefold() if isinstance(value, str) else None
 
 
 async def reference_resolve(

@@ -261,3 +261,71 @@ def test_refused_token_exits_4(cli: Cli, tmp_path: Path) -> None:
     assert result.returncode == 4, result.stderr
     assert result.stdout == ""
     assert "unauthenticated" in result.stderr
+
+
+def test_an_archived_sessions_summary_is_shown(cli: Cli) -> None:
+    """`session archive --summary --transcript-path`, then `session show`: the human block
+    says when it was archived, the summary and the transcript path (not only `archived`)."""
+    made = cli("session", "create", "--title", "to-archive", "--json")
+    assert made.returncode == 0, made.stderr
+    session_id = json.loads(made.stdout)["result"]["session"]["sessionId"]
+    summary = "wrapped up the report: " + "every section checked, " * 4 + "done"
+    path = "/srv/transcripts/" + "quarterly/" * 6 + "report.md"
+    archived = cli("session", "archive", session_id, "--summary", summary,
+                   "--transcript-path", path)  # fmt: skip
+    assert archived.returncode == 0, archived.stderr
+    shown = cli("session", "show", session_id)
+    assert shown.returncode == 0, shown.stderr
+    lines = {line.split()[0]: line for line in shown.stdout.splitlines() if line.strip()}
+    assert lines["summary"].split(None, 1)[1] == summary
+    assert lines["transcriptPath"].split(None, 1)[1] == path
+    assert "archivedAt" in lines
+
+
+def test_turn_show_prints_the_whole_prompt(cli: Cli) -> None:
+    """`turn show TURN` (human) prints the whole prompt, as docs/cli.md says, not its first
+    60 characters."""
+    made = cli("session", "create", "--title", "long-prompt", "--json")
+    assert made.returncode == 0, made.stderr
+    prompt = "please answer this: " + "a rather long question, " * 10 + "end"
+    sent = cli("turn", "send", "long-prompt", prompt, "--wait", "--json")
+    assert sent.returncode == 0, sent.stderr
+    shown = cli("turn", "show", json.loads(sent.stdout)["result"]["turn"]["turnId"])
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [line for line in shown.stdout.splitlines() if line.startswith("prompt ")]
+    assert line.split(None, 1)[1] == prompt
+
+
+def test_control_characters_of_a_prompt_do_not_reach_the_terminal(cli: Cli) -> None:
+    """A prompt holding a tab and a terminal escape: `turn list` and `turn show` (human)
+    print them as spaces, so the table stays aligned and the terminal is not driven."""
+    made = cli("session", "create", "--title", "controls", "--json")
+    assert made.returncode == 0, made.stderr
+    sent = cli("turn", "send", "controls", "a\tb\x1b[2Jc\rd", "--wait", "--json")
+    assert sent.returncode == 0, sent.stderr
+    turn_id = json.loads(sent.stdout)["result"]["turn"]["turnId"]
+    listed = cli("turn", "list", "controls")
+    shown = cli("turn", "show", turn_id)
+    for done in (listed, shown):
+        assert done.returncode == 0, done.stderr
+        assert not any(c in done.stdout for c in "\t\x1b\r"), repr(done.stdout)
+    assert "a b [2Jc d" in listed.stdout
+
+
+def test_why_a_launch_failed_is_shown_whole(cli: Cli) -> None:
+    """A Session whose folder went away: `session show` (human) prints its whole
+    failureMessage, the folder's path included, not its first 60 characters."""
+    folder = cli.cwd / "soon-gone"
+    folder.mkdir()
+    made = cli("session", "create", "--title", "launch-fails", "--cwd", str(folder), "--json")
+    assert made.returncode == 0, made.stderr
+    folder.rmdir()
+    assert cli("turn", "send", "launch-fails", "hi", "--wait").returncode == 5
+    shown = cli("session", "show", "launch-fails")
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [line for line in shown.stdout.splitlines() if line.startswith("failureMessage ")]
+    message = json.loads(cli("session", "show", "launch-fails", "--json").stdout)["result"][
+        "session"
+    ]["failureMessage"]
+    assert str(folder) in message
+    assert line.split(None, 1)[1] == message

@@ -204,6 +204,9 @@ def test_ctrl_c_during_send_wait_says_the_turn_goes_on_and_how_to_find_it(cli: C
     receipt = cli("receipt", "get", "--command-id", "cmd-ctrl-c", "--json")
     assert receipt.returncode == 0, receipt.stderr
     turn_id = json.loads(receipt.stdout)["result"]["receipt"]["targets"][0]["targetId"]
+    # A person reads it in the human output too: the turn's whole ID, not its first digits.
+    human = cli("receipt", "get", "--command-id", "cmd-ctrl-c")
+    assert f"targets        {turn_id} (" in human.stdout, human.stdout
     shown = cli("turn", "show", turn_id, "--json")
     assert json.loads(shown.stdout)["result"]["turn"]["state"] in ("queued", "running")
     assert cli("turn", "interrupt", turn_id).returncode == 0

@@ -1,6 +1,7 @@
 """`maia turn send ID TEXT --wait` against a real Node, the CLI run in this process with its
 sockets counted: one connection and two requests (hello, send) when nothing follows the turn
-live; `--jsonl` streams records whose items are `turn show`'s."""
+live; `--jsonl` streams records whose items are `turn show`'s. And the bounded waits
+behind `--wait` and `turn wait`, by the waitMilliseconds each turn.wait carries."""
 
 from __future__ import annotations
 
@@ -134,3 +135,72 @@ def test_without_a_stream_the_bounded_waits_end_it(
     assert (turn["state"], turn["outputText"]) == ("completed", "whole anyway")
     assert wire.methods[:2] == ["node.hello", "turn.send"]
     assert set(wire.methods[2:]) == {"turn.wait"}
+
+
+def test_a_retried_command_id_of_an_ended_turn_is_answered_by_the_wait(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--wait --jsonl` again with the same --command-id after the turn ended: its records
+    came before this attach, so the end comes from the Node's wait (one turn.wait that waits,
+    answered at once), not from waiting out --timeout for a stream record that never comes."""
+    session = _session(cli, "retried")
+    first = cli("turn", "send", session, "once", "--command-id", "retry-1", "--wait", "--jsonl")
+    assert first.returncode == 0, first.stderr
+    waits = _turn_waits(monkeypatch)
+    again = cli(
+        "turn", "send", session, "once", "--command-id", "retry-1", "--wait", "--jsonl",
+        "--timeout", "5s",
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    turn = json.loads(again.stdout.splitlines()[-1])
+    assert (turn["state"], turn["outputText"]) == ("completed", "once")
+    # Before the fix the only turn.wait came after --timeout had passed (waitMilliseconds 0).
+    assert len(waits) == 1
+    assert waits[0] > 0
+
+
+def _turn_waits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The waitMilliseconds of every turn.wait the SDK sends from now on."""
+    from maia.client._transport import WebSocket
+
+    waits: list[int] = []
+    send = WebSocket.send
+
+    async def counted(self: WebSocket, text: str) -> None:
+        frame = json.loads(text)
+        if frame["method"] == "turn.wait":
+            waits.append(frame["params"]["waitMilliseconds"])
+        await send(self, text)
+
+    monkeypatch.setattr(WebSocket, "send", counted)
+    return waits
+
+
+@pytest.mark.parametrize(("prompt", "code"), [("done", 0), ("/crash", 5)])
+def test_turn_wait_for_a_state_an_ended_turn_never_reaches_answers_at_once(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, prompt: str, code: int
+) -> None:
+    """`turn wait TURN --state running` on a turn that already ended: one turn.wait that does
+    not wait (the Node would hold it its whole 4 s: no state follows an end), exit 0 for a
+    completed turn, 5 for a failed one, as `session wait` on a stopped Session."""
+    session = _session(cli, f"ended-{code}")
+    sent = cli("turn", "send", session, prompt, "--wait", "--json")
+    assert sent.returncode == code, sent.stderr
+    turn_id = json.loads(sent.stdout)["result"]["turn"]["turnId"]
+    waits = _turn_waits(monkeypatch)
+    done = cli("turn", "wait", turn_id, "--state", "running", "--timeout", "30s", "--json")
+    assert done.returncode == code, done.stderr
+    assert json.loads(done.stdout)["result"]["satisfied"] is False
+    assert waits == [0]  # before the fix: [4000], answered after the Node's whole wait
+
+
+def test_a_zero_wait_per_call_does_not_turn_the_waits_into_polling(cli: Cli, wire: Wire) -> None:
+    """`session wait … --wait-milliseconds 0 --timeout 1s` on a Session that never gets
+    there: after the first call each call waits the Node's 200 ms reread at least, so a
+    second costs a handful of requests (it was ~1,500 a second: a busy loop)."""
+    session = _session(cli, "zero-wait")
+    wire.methods = []
+    done = cli("session", "wait", session, "--state", "running", "--wait-milliseconds", "0",
+               "--timeout", "1s")  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert 1 <= wire.methods.count("session.wait") <= 10  # each repeat waits 200 ms or more

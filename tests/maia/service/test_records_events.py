@@ -126,3 +126,17 @@ def test_a_result_whose_fields_disagree_with_its_status_is_refused() -> None:
         with pytest.raises(MaiaError) as refused:
             check(EventsReadOutput, wire, root="result")
         assert refused.value.code == "validation_failed"
+
+
+async def test_a_sequence_read_under_another_owner_type_is_refused(ctx: ServiceContext) -> None:
+    """`{"kind": "sequence"}` names an owner by type and ID: the right type reads its events;
+    another type names no such owner and is refused naming `position.ownerType` (it read the
+    session's events as if they were the other type's)."""
+    await ctx.store.write(_append("session_seq", 3))
+    position = {"kind": "sequence", "ownerId": "session_seq", "afterSequence": 0}
+    page = await _read(ctx, {**position, "ownerType": "session"})
+    assert [e.owner_sequence for e in page.events] == [1, 2, 3]
+    with pytest.raises(MaiaError) as refused:
+        await _read(ctx, {**position, "ownerType": "project"})
+    assert refused.value.code == "validation_failed"
+    assert refused.value.details["path"] == "position.ownerType"

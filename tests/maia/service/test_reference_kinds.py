@@ -63,3 +63,26 @@ async def test_approvals_resolve_by_id_prefix(ctx: ServiceContext, tmp_path: Pat
     with pytest.raises(MaiaError) as missing:
         await resolve("ffff")
     assert missing.value.code == "resource_not_found"
+
+
+async def test_a_title_in_other_letters_resolves_ignoring_case(
+    ctx: ServiceContext, tmp_path: Path
+) -> None:
+    """A Session titled `Émile Zola` is named by `émile zola` and `ÉMILE ZOLA` too (case
+    is ignored beyond ASCII, as for `Hello`/`hello`); a different name still names nothing."""
+    root = tmp_path / "letters"
+    root.mkdir()
+    project = {"commandId": "pl", "rootPath": str(root)}
+    added = await project_add(ctx, params("project.add", project))
+    body = {"commandId": "sl", "projectId": added.project.project_id, "title": "Émile Zola"}
+    session_id = (await session_create(ctx, params("session.create", body))).session.session_id
+
+    async def resolve(reference: str) -> object:
+        body = {"reference": reference, "kind": "session"}
+        return await reference_resolve(ctx, params("reference.resolve", body))
+
+    for text in ("Émile Zola", "émile zola", "ÉMILE ZOLA", "émile ZOLA"):
+        assert (await resolve(text)).id == session_id  # type: ignore[attr-defined]
+    with pytest.raises(MaiaError) as missing:
+        await resolve("émile zolà")
+    assert missing.value.code == "resource_not_found"
