@@ -228,6 +228,12 @@ def _op_callback(operation_id: str, pair: bool = False) -> Callable[..., None]:
         after = values.get("after")
         params = pair_wire(op, values) if pair else wire_params(op, values)
         if after is not None:
+            if "position" in params:  # one would silently win over the other
+                raise NamedUsageError(
+                    "--after and --position exclude each other (--after CURSOR is the position"
+                    ' {"kind": "cursor", "cursor": CURSOR})',
+                    "--after",
+                )
             params["position"] = {"kind": "cursor", "cursor": after}
         elif operation_id == "events.read" and "position" not in params:
             params["position"] = {"kind": "start"}

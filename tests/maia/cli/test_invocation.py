@@ -101,6 +101,16 @@ def test_events_read_position_after_follow_timeout() -> None:
     assert invocation.timeout_s == 120.0
 
 
+def test_events_read_after_and_position_exclude_each_other() -> None:
+    """--after CURSOR is a position itself: given with --position, one would silently win."""
+    from maia.cli._invocation import NamedUsageError
+
+    with pytest.raises(NamedUsageError) as refused:
+        parse_invocation(["events", "read", "--after", "c1.x", "--position", '{"kind":"start"}'])
+    assert refused.value.path == "--after"
+    assert "--after and --position exclude each other" in refused.value.format_message()
+
+
 @pytest.mark.parametrize(
     ("text", "seconds"), [("30s", 30.0), ("500ms", 0.5), ("2m", 120.0), ("1h", 3600.0), ("7", 7.0)]
 )
