@@ -200,8 +200,11 @@ def _runtime_options(operation_id: str, confirm: bool) -> list[click.Parameter]:
     ]
     for wanted, names, settings in extra:
         if wanted:
-            flag = "metavar" not in settings
-            options.append(click.Option(names, is_flag=flag, **settings))
+            if "metavar" not in settings:
+                settings = {**settings, "is_flag": True}
+            # A valued option is left to click's default: an explicit is_flag=False makes its
+            # value optional, and then `--timeout -1s` read `-1s` as an option.
+            options.append(click.Option(names, **settings))
     return options
 
 

@@ -232,3 +232,21 @@ def test_help_says_what_each_group_is_for_and_hides_what_the_cli_fills() -> None
                                  "sha256:" + "0" * 64, "--yes"])  # fmt: skip
     assert scripted.params["proof"] == "p" * 16
     assert "repeats the call" in parse_invocation(["session", "wait", "--help"]).text
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--timeout=-1s"], "Invalid value for --timeout: expects a duration"),
+        (["--timeout", "-1s"], "Invalid value for --timeout: expects a duration"),
+        (["--timeout"], "'--timeout' requires an argument"),
+    ],
+)
+def test_a_valued_flag_takes_a_word_that_begins_with_a_dash(flags: list[str], says: str) -> None:
+    """`--timeout -1s` is a bad duration, not an unknown option '-1', and a valued flag
+    given no value is refused, not taken as set."""
+    import click
+
+    with pytest.raises(click.UsageError) as refused:
+        parse_invocation(["turn", "send", "s", "hi", "--wait", *flags])
+    assert says in refused.value.format_message()
