@@ -37,11 +37,12 @@ def is_exact_id(reference: str, kind: str) -> bool:
 
 
 def naming_field(error: MaiaError, path: str) -> MaiaError:
-    """A reference's `resource_not_found` naming the field it was typed for (`path`, in the
-    message and `details.path`), as a schema refusal names its field; other errors as
-    they are. reference.resolve's own answer names its `reference` field: the CLI's field
-    replaces it."""
-    if error.code != "resource_not_found" or error.details.get("path", "reference") != "reference":
+    """A reference's `resource_not_found` (or `validation_failed`: an empty one, say) naming
+    the field it was typed for (`path`, in the message and `details.path`), as a schema
+    refusal names its field; other errors as they are. reference.resolve's own answer names
+    its `reference` field: the CLI's field replaces it."""
+    named = error.details.get("path", "reference" if error.code == "resource_not_found" else None)
+    if error.code not in ("resource_not_found", "validation_failed") or named != "reference":
         return error
     message = error.message.removeprefix("reference: ")
     return MaiaError(error.code, f"{path}: {message}", {**error.details, "path": path})

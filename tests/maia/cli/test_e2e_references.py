@@ -89,6 +89,23 @@ def test_a_webhook_is_named_by_id_prefix(cli: Cli) -> None:
 @pytest.mark.parametrize(
     ("argv", "path"),
     [
+        (["session", "show", ""], "sessionId"),
+        (["session", "create", "--project-id", "", "--title", "t"], "projectId"),
+    ],
+)
+def test_an_empty_reference_names_its_field(cli: Cli, argv: list[str], path: str) -> None:
+    """An empty reference is refused validation_failed (exit 2) naming the field it was given
+    for, not reference.resolve's own `reference` field."""
+    done = cli(*argv, "--json")
+    assert done.returncode == 2, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert (error["code"], error["details"]["path"]) == ("validation_failed", path)
+    assert error["message"] == f"{path}: must be 1-256 characters"
+
+
+@pytest.mark.parametrize(
+    ("argv", "path"),
+    [
         (["session", "show", "no-such-session"], "sessionId"),
         (["routine", "show", "no-such-routine"], "routineId"),
         (["approval", "show", "abcd0123"], "approvalId"),
