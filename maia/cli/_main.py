@@ -55,6 +55,8 @@ def _run_served(path: tuple[str, ...], args: Sequence[str]) -> int:
         return 1
     if not isinstance(command, click.Command):
         return int(command(list(args)))
+    # -h as every other command takes it (click's default is --help alone).
+    command.context_settings.setdefault("help_option_names", ["-h", "--help"])
     try:
         command.main(list(args), prog_name="maia " + " ".join(path), standalone_mode=False)
     except SystemExit as exit_:
