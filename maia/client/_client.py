@@ -24,7 +24,7 @@ import anyio.abc
 import orjson
 from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 
-from maia.protocol import REGISTRY, MaiaError
+from maia.protocol import MaiaError
 
 from ._locate import Endpoint, locate_node
 from ._projection import (
@@ -34,6 +34,7 @@ from ._projection import (
     descriptor_of,
     encode_params,
     hello_params,
+    registry_mismatch,
 )
 from ._transport import (
     CUT_REASON,
@@ -206,14 +207,10 @@ class MaiaClient:
         self._waits = _Waits(socket.under_trio)
         self._reader_scope = anyio.CancelScope()
         self._group.start_soon(self._read, socket, self._reader_scope)
-        hello = await self.request("node.hello", hello_params(self._hello_options))
+        sent = hello_params(self._hello_options)
+        hello = await self.request("node.hello", sent)
         if self._require_registry_match and not hello.get("registryMatch", False):
-            raise MaiaError(
-                "protocol_incompatible",
-                f"protocol {REGISTRY.digest} is not {hello.get('registryDigest')}: this SDK "
-                "was built on another operation registry than the Node's (upgrade both)",
-                {"client": REGISTRY.digest, "node": hello.get("registryDigest")},
-            )
+            raise registry_mismatch(sent, hello)
         self.hello = hello
 
     async def _disconnect(self) -> None:

@@ -30,7 +30,7 @@ from wsproto.utilities import LocalProtocolError, RemoteProtocolError
 from maia.core import MaiaError
 
 from ._locate import Endpoint
-from ._projection import hello_params
+from ._projection import hello_params, registry_mismatch
 from ._transport import WebSocket, _await_accept, error_from_wire, split_url
 
 OBSERVATIONS_PATH: Final = "/api/v1/observations"
@@ -99,9 +99,9 @@ async def say_hello(socket: WebSocket, *, require_registry_match: bool = True,
     Raises `MaiaError`: the Node's refusal (`protocol_incompatible`, ...), `unavailable`
     when no answer comes within `timeout_s`, `protocol_incompatible` for another registry
     digest unless `require_registry_match=False`."""
-    from maia.protocol import REGISTRY
 
-    hello_request = {"id": 0, "method": "node.hello", "params": hello_params()}
+    sent = hello_params()
+    hello_request = {"id": 0, "method": "node.hello", "params": sent}
     await socket.send(orjson.dumps(hello_request).decode())
     with anyio.move_on_after(timeout_s):
         message = await socket.receive()
@@ -117,12 +117,7 @@ async def say_hello(socket: WebSocket, *, require_registry_match: bool = True,
             raise error_from_wire(envelope.get("error"))
         hello: dict[str, Any] = envelope.get("result", {})
         if require_registry_match and hello.get("registryMatch") is not True:
-            raise MaiaError(
-                "protocol_incompatible",
-                f"registry {REGISTRY.digest} is not {hello.get('registryDigest')}: this SDK "
-                "was built on another operation registry than the Node's (upgrade both)",
-                {"client": REGISTRY.digest, "node": hello.get("registryDigest")},
-            )
+            raise registry_mismatch(sent, hello)
         return hello
     raise MaiaError("unavailable", f"no answer to node.hello within {timeout_s:g} s", {})
 

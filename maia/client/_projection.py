@@ -25,6 +25,18 @@ from maia.core import FieldSpec, new_id
 from maia.protocol import PROTOCOL_VERSION, REGISTRY, MaiaError, OperationDescriptor, check, to_json
 
 
+def registry_mismatch(sent: Mapping[str, Any], answer: Mapping[str, Any]) -> MaiaError:
+    """`protocol_incompatible` for a Node whose `node.hello` answer said (`registryMatch`
+    false) that the registry digest the hello `sent` is not its own: both digests."""
+    client, node = sent.get("registryDigest"), answer.get("registryDigest")
+    return MaiaError(
+        "protocol_incompatible",
+        f"this SDK's operation registry {client} is not the Node's {node}: they were built"
+        " on other registries (upgrade both)",
+        {"client": client, "node": node},
+    )
+
+
 def hello_params(options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The params of this SDK's `node.hello`: its protocol version and registry digest,
     with `options` (wire names) over them; an option set to None sends no such field."""

@@ -307,23 +307,18 @@ def connect_sync(
     """Connect to a Node and perform the hello, blocking (its answer: `client.hello`); the
     Node is found, and `hello` says its options, as with `open_client`. Raises `MaiaError`
     as `open_client` does."""
-    from maia.protocol import REGISTRY
 
     from ._locate import locate_node
-    from ._projection import hello_params
+    from ._projection import hello_params, registry_mismatch
 
     endpoint = locate_node(url, token=token, home=Path(home) if home is not None else None)
     client = SyncClient(endpoint, timeout_s=timeout_s)
     try:
         client.connect()
-        answer = client.request("node.hello", hello_params(hello))
+        sent = hello_params(hello)
+        answer = client.request("node.hello", sent)
         if require_registry_match and not answer.get("registryMatch", False):
-            raise _error(
-                "protocol_incompatible",
-                f"protocol {REGISTRY.digest} is not {answer.get('registryDigest')}: this SDK "
-                "was built on another operation registry than the Node's (upgrade both)",
-                {"client": REGISTRY.digest, "node": answer.get("registryDigest")},
-            )
+            raise registry_mismatch(sent, answer)
         client.hello = answer
         yield client
     finally:

@@ -133,5 +133,10 @@ async def test_registry_mismatch_is_refused_by_the_sdk(node_process: NodeProcess
         async with open_client(home=home, hello=other):
             pass
     assert caught.value.code == "protocol_incompatible"
+    assert caught.value.message == (
+        f"this SDK's operation registry sha256:{'1' * 64} is not the Node's {REGISTRY.digest}:"
+        " they were built on other registries (upgrade both)"
+    )
+    assert caught.value.details == {"client": other["registryDigest"], "node": REGISTRY.digest}
     async with open_client(home=home, require_registry_match=False, hello=other) as client:
         assert client.hello["registryMatch"] is False
