@@ -277,6 +277,7 @@ async def follow_events(
     nudge, woken = anyio.create_memory_object_stream[None](1)
     interrupted = anyio.Event()
     failure: Exception | None = None
+    served = False  # whether `position` is a cursor the Node gave (one to continue from)
     try:
         with anyio.move_on_after(limit) as scope:
             async with anyio.create_task_group() as group, woken, nudge:
@@ -291,12 +292,14 @@ async def follow_events(
 
                             out.message(unserved_cursor_text(page).rstrip())
                             position = {"kind": "cursor", "cursor": page["snapshot"]["cursor"]}
+                            served = True
                             continue
                         if page["status"] != "page":
                             raise MaiaError(page["status"], page.get("reason", ""), {})
                         for event in page["events"]:
                             out.data(_event_text(event, out))
                         position = {"kind": "cursor", "cursor": page["nextCursor"]}
+                        served = True
                         if not page["hasMore"]:
                             await woken.receive()
                 except Exception as error:  # re-raised below, not wrapped by the task group
@@ -307,6 +310,8 @@ async def follow_events(
         _say_cursor(position, out)  # on from, then let the cancel run its course
         raise
     if failure is not None:
+        if served:  # the connection went, say: where this follow got to (not a refused cursor)
+            _say_cursor(position, out)
         raise failure
     _say_cursor(position, out)
     if interrupted.is_set():
