@@ -363,7 +363,7 @@ SESSION_OPERATIONS = (
     mutation(
         operation_id="session.archive",
         agent_exposure="eligible",
-        summary="Archive a stopped Session.",
+        summary="Archive a stopped or idle Session.",
         input_type=SessionArchiveInput,
         output_type=SessionResult,
         errors=_CHANGE,
