@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, TextIO
+from typing import Any, Final, Protocol, TextIO
 
 import anyio
 
@@ -37,6 +37,10 @@ class Requester(Protocol):
     """What `execute` needs of a client (the SDK's `MaiaClient` is one)."""
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any: ...
+
+
+# The routine ops whose template may take its Project from the current directory.
+_ROUTINE_CREATES: Final = frozenset({"routine.create.preview", "routine.create.confirm"})
 
 
 class Refused(Exception):
@@ -142,6 +146,14 @@ async def execute(
             params[FROM_FILE[op.operation_id]] = text
         if invocation.operation_id == "session.create" and "projectId" not in params:
             params["projectId"] = await _waits.current_project(client, out)
+        template = params.get("template")
+        if (invocation.operation_id in _ROUTINE_CREATES and isinstance(template, dict)
+                and "projectId" not in template):  # fmt: skip
+            # The cwd's Project, as session create takes it, but only one that exists: a
+            # preview (--dry-run) must add nothing; without one the Node names the field.
+            found = await _waits.found_project(client)
+            if found is not None:
+                params["template"] = {**template, "projectId": found}
         if op.input_type is not None and not _confirm.previews_first(op, params):
             check(op.input_type, params)  # refuse locally what the Node would refuse
         if op.confirmation == "required":

@@ -47,6 +47,20 @@ async def current_project(client: Any, out: Any) -> str:
     """
     from maia.core import new_id
 
+    found = await found_project(client)
+    if found is not None:
+        return found
+    here = os.path.realpath(os.getcwd())  # noqa: ASYNC240 - one local call, no I/O wait
+    added = await client.request("project.add", {"commandId": new_id("command"), "rootPath": here})
+    project = added["project"]
+    out.message(
+        f"added Project {project['projectKey']} ({here}); pass --project-id to choose another"
+    )
+    return str(project["projectId"])
+
+
+async def found_project(client: Any) -> str | None:
+    """The ID of the Project whose root is the current directory, or None (nothing added)."""
     here = os.path.realpath(os.getcwd())  # noqa: ASYNC240 - one local call, no I/O wait
     cursor = None
     for _ in range(PROJECT_PAGES_MAX):
@@ -59,12 +73,7 @@ async def current_project(client: Any, out: Any) -> str:
         cursor = page.get("nextCursor")
         if not cursor:
             break
-    added = await client.request("project.add", {"commandId": new_id("command"), "rootPath": here})
-    project = added["project"]
-    out.message(
-        f"added Project {project['projectKey']} ({here}); pass --project-id to choose another"
-    )
-    return str(project["projectId"])
+    return None
 
 
 def streams_live(out: Any) -> bool:
