@@ -196,7 +196,7 @@ class _StorageWriter:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
             conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA busy_timeout = 5000")
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")  # migrations may wait
             # Bounded (`cache_mib`, 1 MiB by default): a cache that grows with the database
             # grows the Node's RSS; pages it drops come back from the OS page cache.
             conn.execute(f"PRAGMA cache_size = -{self.cache_mib * 1024}")

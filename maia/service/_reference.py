@@ -62,13 +62,13 @@ def _resolve(conn: sqlite3.Connection, params: ReferenceResolveInput) -> list[tu
     if label != "NULL":
         # SQLite's lower() folds ASCII only: a title typed with other letters ("émile" for
         # "Émile") is compared casefolded, in Python, row by row (a scan, as lower() is).
-        folded = text.isascii()
-        if not folded:
+        ascii_only = text.isascii()
+        if not ascii_only:
             conn.create_function("maia_casefold", 1, _casefold, deterministic=True)
-        match = f"lower({label}) = lower(?)" if folded else f"maia_casefold({label}) = ?"
+        match = f"lower({label}) = lower(?)" if ascii_only else f"maia_casefold({label}) = ?"
         for row_id, row_label in conn.execute(
             select + f"{match}{scope} LIMIT ?",
-            [text if folded else text.casefold(), *scope_args, MAX_CANDIDATES + 1],
+            [text if ascii_only else text.casefold(), *scope_args, MAX_CANDIDATES + 1],
         ):
             found.setdefault(row_id, row_label)
     return list(found.items())[: MAX_CANDIDATES + 1]

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from maia.cli import main
 from tests._node_process import stop_node as stop_node  # SIGTERM, SIGKILL past a bound
@@ -75,6 +76,18 @@ class Cli:
             [*MAIA, *args], cwd=self.cwd, env=self.environment(), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
         )  # fmt: skip
+
+
+@contextmanager
+def reaped(process: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
+    """`process`, killed and waited for on the way out if it still runs: a failed assertion
+    leaves no `maia` child behind."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def start_node(home: Path) -> subprocess.Popen[bytes]:

@@ -16,7 +16,7 @@ import pytest
 
 from maia.client import read_discovery
 
-from ._node import MAIA, TIMEOUT_S, Cli, running_node
+from ._node import MAIA, TIMEOUT_S, Cli, reaped, running_node
 
 
 @pytest.fixture(scope="module")
@@ -137,16 +137,12 @@ def test_events_follow_prints_then_stops_at_timeout(cli: Cli) -> None:
         cwd=cli.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip
-    try:
+    with reaped(process):
         time.sleep(1.5)  # not an assertion: usually lets the follower catch up first
         made = cli("session", "create", "--title", "watched", "--json")
         assert made.returncode == 0, made.stderr
         session_id = json.loads(made.stdout)["result"]["session"]["sessionId"]
         out, err = process.communicate(timeout=TIMEOUT_S)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 0, err
     events = [json.loads(line) for line in out.splitlines()]
     assert ("session.created", session_id) in {(e["eventType"], e["ownerId"]) for e in events}
@@ -188,16 +184,12 @@ def test_ctrl_c_during_wait_exits_130(cli: Cli) -> None:
         cwd=cli.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip
-    try:
+    with reaped(process):
         assert process.stderr is not None
         line = process.stderr.readline()  # the progress note: the turn is being waited for
         assert "waiting for the turn" in line
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=TIMEOUT_S)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 130, err
     assert out == ""
     assert "interrupted" in err
@@ -233,15 +225,11 @@ def test_session_attach_follows_live_turns(cli: Cli) -> None:
         cwd=cli.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip
-    try:
+    with reaped(process):
         assert process.stdout is not None
         assert json.loads(process.stdout.readline())["type"] == "attached"
         assert cli("turn", "send", "followed", "seen live").returncode == 0
         out, err = process.communicate(timeout=TIMEOUT_S)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 0, err
     records = [r for line in out.splitlines() for r in json.loads(line).get("records", [])]
     assert {"record": "turn.completed", "turnState": "completed"}.items() <= records[-1].items()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ._node import MAIA, TIMEOUT_S, Cli, running_node
+from ._node import MAIA, TIMEOUT_S, Cli, reaped, running_node
 
 
 @pytest.fixture(scope="module")
@@ -189,15 +189,11 @@ def test_ctrl_c_during_send_wait_says_the_turn_goes_on_and_how_to_find_it(cli: C
     session = _session(cli, "interrupted-wait")
     process = cli.popen("turn", "send", session, "/sleep 60000 late", "--wait",
                         "--command-id", "cmd-ctrl-c")  # fmt: skip
-    try:
+    with reaped(process):
         assert process.stderr is not None
         assert "waiting for the turn" in process.stderr.readline()  # sent, now waiting
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=TIMEOUT_S)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 130, err
     note = "`maia receipt get --command-id cmd-ctrl-c --operation-id turn.send`"
     assert f"the turn, if sent, goes on: {note}" in err

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ._node import TIMEOUT_S, running_node, start_node, stop_node
+from ._node import TIMEOUT_S, reaped, running_node, start_node, stop_node
 
 
 def test_a_follow_whose_node_goes_says_where_it_got_to(tmp_path: Path) -> None:
@@ -14,17 +14,13 @@ def test_a_follow_whose_node_goes_says_where_it_got_to(tmp_path: Path) -> None:
         created = cli("session", "create", "--title", "followed", "--json")
         assert created.returncode == 0, created.stderr
         process = cli.popen("events", "read", "--follow", "--jsonl", "--timeout", "60s")
-        try:
+        with reaped(process):
             assert process.stdout is not None
             first = json.loads(process.stdout.readline())  # caught up to at least one event
             assert first["journalPosition"] >= 1
             stopped = cli("node", "stop")
             assert stopped.returncode == 0, stopped.stderr
             _, err = process.communicate(timeout=TIMEOUT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
         assert process.returncode == 6, err
         marker = "continue with --after "
         assert marker in err, err

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ._node import TIMEOUT_S, Cli, running_node
+from ._node import TIMEOUT_S, Cli, reaped, running_node
 
 
 @pytest.fixture(scope="module")
@@ -104,16 +104,12 @@ def test_ctrl_c_on_events_follow_prints_the_resume_cursor(cli: Cli) -> None:
     on from, which `events read --after` accepts."""
     _session(cli, "journaled")
     process = cli.popen("events", "read", "--follow", "--jsonl")
-    try:
+    with reaped(process):
         assert process.stdout is not None
         first = json.loads(process.stdout.readline())  # caught up to at least one event
         assert first["journalPosition"] >= 1
         process.send_signal(signal.SIGINT)
         _, err = process.communicate(timeout=TIMEOUT_S)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 130, err
     marker = "continue with --after "
     assert marker in err, err
